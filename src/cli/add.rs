@@ -1,0 +1,299 @@
+//! `gza add` and `gza edit`: define a task.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::{Context, output, usage};
+use crate::config::ProviderKind;
+use crate::error::Error;
+use crate::project::Project;
+use crate::store::{NewTask, TaskEdit};
+use crate::task::{TaskStatus, TaskType};
+
+/// Prompts above this size are refused: far beyond any agent's context window.
+const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
+
+/// Where the prompt comes from, shared by add and edit.
+#[derive(Debug, Args)]
+struct PromptSource {
+    /// Read the prompt from a UTF-8 text file.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["prompt", "edit"])]
+    prompt_file: Option<PathBuf>,
+    /// Write the prompt in $VISUAL or $EDITOR.
+    #[arg(long, conflicts_with = "prompt")]
+    edit: bool,
+}
+
+/// Task options shared by add and edit.
+#[derive(Debug, Args)]
+struct TaskOptions {
+    /// Task type: implement, explore, plan, review or improve.
+    #[arg(long = "type", short = 't', value_name = "TYPE", value_parser = parse_type)]
+    task_type: Option<TaskType>,
+    /// Build on this task's branch and results.
+    #[arg(long, value_name = "ID")]
+    based_on: Option<i64>,
+    /// Run only after this task has completed.
+    #[arg(long, value_name = "ID")]
+    depends_on: Option<i64>,
+    /// Put the task in a group.
+    #[arg(long, value_name = "GROUP")]
+    group: Option<String>,
+    /// Include this spec file in the prompt.
+    #[arg(long, value_name = "FILE")]
+    spec: Option<PathBuf>,
+    /// Model for this task (overrides gza.yaml).
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+    /// Agent provider for this task: claude, codex, gemini or command.
+    #[arg(long, value_name = "PROVIDER", value_parser = parse_provider)]
+    provider: Option<ProviderKind>,
+    /// Do not inject learnings into this task's prompt, nor learn from it.
+    #[arg(long)]
+    no_learnings: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// What the agent should do.
+    prompt: Option<String>,
+    #[command(flatten)]
+    source: PromptSource,
+    #[command(flatten)]
+    options: TaskOptions,
+    /// Run this task before every other pending task.
+    #[arg(long)]
+    next: bool,
+    /// Print only the new task's id.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// The task to change.
+    id: i64,
+    /// The new prompt.
+    prompt: Option<String>,
+    #[command(flatten)]
+    source: PromptSource,
+    #[command(flatten)]
+    options: TaskOptions,
+    /// Undo --no-learnings: inject learnings and learn from this task again.
+    #[arg(long, conflicts_with = "no_learnings")]
+    learnings: bool,
+    /// Make the task urgent (run before other pending tasks).
+    #[arg(long)]
+    next: bool,
+}
+
+fn parse_type(text: &str) -> Result<TaskType, String> {
+    TaskType::parse(text).ok_or_else(|| format!("expected one of {}", TaskType::names()))
+}
+
+fn parse_provider(text: &str) -> Result<ProviderKind, String> {
+    ProviderKind::parse(text).ok_or_else(|| "expected one of claude, codex, gemini, command".into())
+}
+
+pub fn cmd_add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let prompt = match resolve_prompt(args.prompt, &args.source, "")? {
+        Some(p) => p,
+        None => {
+            return Err(usage(
+                "no prompt given; pass it as an argument, with --prompt-file FILE, or use --edit",
+            ));
+        }
+    };
+    let o = &args.options;
+    let new = NewTask {
+        prompt,
+        task_type: o.task_type,
+        based_on: o.based_on,
+        depends_on: o.depends_on,
+        group: o.group.clone(),
+        spec: o
+            .spec
+            .as_deref()
+            .map(|s| resolve_spec(&project, s))
+            .transpose()?,
+        model: o.model.clone(),
+        provider: o.provider.map(|p| p.as_str().to_string()),
+        skip_learnings: o.no_learnings,
+        urgent: args.next,
+    };
+    let id = store.insert_task(&new)?;
+    let mut out = output::stdout();
+    if args.quiet {
+        writeln!(out, "{id}")?;
+    } else {
+        writeln!(out, "{} Added task {id}", output::paint(output::GREEN, "✓"))?;
+    }
+    Ok(())
+}
+
+pub fn cmd_edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let task = store.get_task(args.id)?;
+    let o = &args.options;
+    let nothing_else = args.prompt.is_none()
+        && args.source.prompt_file.is_none()
+        && o.task_type.is_none()
+        && o.based_on.is_none()
+        && o.depends_on.is_none()
+        && o.group.is_none()
+        && o.spec.is_none()
+        && o.model.is_none()
+        && o.provider.is_none()
+        && !args.next;
+    let learnings_only = nothing_else && !args.source.edit;
+    let mut edit = TaskEdit::default();
+    if o.no_learnings {
+        edit.skip_learnings = Some(true);
+    }
+    if args.learnings {
+        edit.skip_learnings = Some(false);
+    }
+    if learnings_only && edit.skip_learnings.is_none() {
+        if !std::io::stdin().is_terminal() {
+            return Err(usage(format!(
+                "nothing to change; pass a new prompt or options (`gza edit {} --help`)",
+                args.id
+            )));
+        }
+        // `gza edit ID` alone opens the prompt in the editor, like `--edit`.
+    }
+    if !learnings_only || edit.skip_learnings.is_none() {
+        if task.status != TaskStatus::Pending {
+            return Err(usage(format!(
+                "task {} is {}; only pending tasks can be changed (`gza retry {}` queues it again)",
+                task.id, task.status, task.id
+            )));
+        }
+        let force_editor = nothing_else && edit.skip_learnings.is_none();
+        let source = PromptSource {
+            prompt_file: args.source.prompt_file.clone(),
+            edit: args.source.edit || force_editor,
+        };
+        edit.prompt = resolve_prompt(args.prompt, &source, &task.prompt)?;
+        edit.task_type = o.task_type;
+        edit.based_on = o.based_on.map(Some);
+        edit.depends_on = o.depends_on.map(Some);
+        edit.group = o.group.clone().map(Some);
+        edit.spec = o
+            .spec
+            .as_deref()
+            .map(|s| resolve_spec(&project, s).map(Some))
+            .transpose()?;
+        edit.model = o.model.clone().map(Some);
+        edit.provider = o.provider.map(|p| Some(p.as_str().to_string()));
+        if args.next {
+            edit.urgent = Some(true);
+        }
+    }
+    store.edit_task(args.id, &edit)?;
+    writeln!(
+        output::stdout(),
+        "{} Updated task {}",
+        output::paint(output::GREEN, "✓"),
+        args.id
+    )?;
+    Ok(())
+}
+
+/// The prompt from the argument, a file, or the editor (seeded with `current`); `None` if none was given.
+fn resolve_prompt(
+    arg: Option<String>,
+    source: &PromptSource,
+    current: &str,
+) -> anyhow::Result<Option<String>> {
+    let prompt = if let Some(text) = arg {
+        text
+    } else if let Some(path) = &source.prompt_file {
+        read_prompt_file(path)?
+    } else if source.edit {
+        edit_in_editor(current)?
+    } else {
+        return Ok(None);
+    };
+    validate_prompt(&prompt)?;
+    Ok(Some(prompt))
+}
+
+fn validate_prompt(prompt: &str) -> Result<(), Error> {
+    if prompt.trim().is_empty() {
+        return Err(Error::Usage(
+            "the prompt is empty; say what the agent should do".into(),
+        ));
+    }
+    if let Some(at) = prompt.find('\0') {
+        return Err(Error::Usage(format!(
+            "the prompt contains a NUL byte (at byte {at}); prompts must be plain text"
+        )));
+    }
+    if prompt.len() > MAX_PROMPT_BYTES {
+        return Err(Error::Usage(format!(
+            "the prompt is {} bytes; the limit is {MAX_PROMPT_BYTES}: put large material in a --spec file",
+            prompt.len()
+        )));
+    }
+    Ok(())
+}
+
+fn read_prompt_file(path: &Path) -> Result<String, Error> {
+    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::Usage(format!("prompt file {} does not exist", path.display()))
+        }
+        _ => Error::io(path, "read prompt file", e),
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        Error::Usage(format!(
+            "prompt file {} is not UTF-8 text (invalid byte at offset {}); convert it to UTF-8",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// Open $VISUAL or $EDITOR on a temporary file holding `current`, and return what the user saved.
+fn edit_in_editor(current: &str) -> anyhow::Result<String> {
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".into());
+    let dir = tempfile::Builder::new().prefix("gza-edit").tempdir()?;
+    let path = dir.path().join("PROMPT.md");
+    std::fs::write(&path, current)?;
+    // The editor setting may carry arguments ("code --wait"), so let the shell split it.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(&path)
+        .status()
+        .map_err(|e| usage(format!("cannot start editor `{editor}`: {e}; set $EDITOR")))?;
+    if !status.success() {
+        return Err(usage(format!(
+            "editor `{editor}` exited with {status}; nothing was changed"
+        )));
+    }
+    Ok(read_prompt_file(&path)?)
+}
+
+/// A spec path as stored: relative to the project root when inside it. The file must exist.
+fn resolve_spec(project: &Project, spec: &Path) -> Result<String, Error> {
+    let absolute = std::path::absolute(spec).map_err(|e| Error::io(spec, "resolve", e))?;
+    if !absolute.is_file() {
+        return Err(Error::Usage(format!(
+            "spec file {} does not exist",
+            spec.display()
+        )));
+    }
+    Ok(absolute
+        .strip_prefix(&project.root)
+        .unwrap_or(&absolute)
+        .to_string_lossy()
+        .into_owned())
+}

@@ -1,0 +1,73 @@
+//! `gza history`: tasks, newest first.
+
+use std::io::Write;
+
+use clap::Args;
+
+use super::{Context, output};
+use crate::store::HistoryFilter;
+use crate::task::{TaskStatus, TaskType};
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// How many tasks to list (0 lists all).
+    #[arg(short = 'n', long = "limit", default_value_t = 20)]
+    limit: u32,
+    /// Only tasks with this status: pending, in_progress, completed, failed or dropped.
+    #[arg(long, value_parser = parse_status)]
+    status: Option<TaskStatus>,
+    /// Only tasks of this type.
+    #[arg(long = "type", short = 't', value_parser = parse_type)]
+    task_type: Option<TaskType>,
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn parse_status(text: &str) -> Result<TaskStatus, String> {
+    TaskStatus::parse(text).ok_or_else(|| format!("expected one of {}", TaskStatus::names()))
+}
+
+fn parse_type(text: &str) -> Result<TaskType, String> {
+    TaskType::parse(text).ok_or_else(|| format!("expected one of {}", TaskType::names()))
+}
+
+pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
+    let (_, store) = ctx.open()?;
+    let filter = HistoryFilter {
+        limit: (args.limit > 0).then_some(args.limit),
+        status: args.status,
+        task_type: args.task_type,
+    };
+    let tasks = store.history(&filter)?;
+    let mut out = output::stdout();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &tasks)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if tasks.is_empty() {
+        writeln!(out, "No tasks yet. Add one with: gza add \"…\"")?;
+        return Ok(());
+    }
+    let mut table = output::Table::new(vec![
+        "ID", "STATUS", "TYPE", "CREATED", "COST", "TIME", "PROMPT",
+    ]);
+    for t in &tasks {
+        let status = match &t.failure_reason {
+            Some(reason) if t.status == TaskStatus::Failed => format!("failed ({reason})"),
+            _ => t.status.to_string(),
+        };
+        table.row(vec![
+            t.id.to_string(),
+            output::paint(output::status_style(t.status), status),
+            t.task_type.to_string(),
+            output::short_time(&t.created_at),
+            output::cost(t.cost_usd),
+            output::duration(t.duration_seconds),
+            t.prompt.clone(),
+        ]);
+    }
+    table.print(&mut out)?;
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! `gza init`: set up a project.
+
+use std::io::Write;
+use std::path::Path;
+
+use clap::Args;
+
+use super::{Context, output, usage};
+use crate::config::EXAMPLE_YAML;
+use crate::error::Error;
+use crate::project::{CONFIG_FILE, STATE_DIR};
+use crate::store::Store;
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Overwrite an existing gza.yaml (the task database is kept).
+    #[arg(long)]
+    force: bool,
+}
+
+/// Lines `gza init` makes sure .gitignore has: gza's runtime files, never its learnings.
+const GITIGNORE_LINES: [&str; 3] = ["/.gza/gza.db*", "/.gza/logs/", "/.gza/worktrees/"];
+
+pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
+    let root = ctx.dir();
+    if !root.is_dir() {
+        return Err(usage(format!(
+            "{} is not a directory; create it first",
+            root.display()
+        )));
+    }
+    let root = std::path::absolute(root).map_err(|e| Error::io(root, "resolve", e))?;
+    let config_path = root.join(CONFIG_FILE);
+    if config_path.exists() && !args.force {
+        return Err(usage(format!(
+            "{} already exists; pass --force to overwrite it (tasks are kept)",
+            config_path.display()
+        )));
+    }
+    let name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "project".into());
+    let yaml = EXAMPLE_YAML.replacen(
+        "project_name: null",
+        &format!("project_name: {}", serde_json::to_string(&name)?),
+        1,
+    );
+    write_atomically(&config_path, yaml.as_bytes())?;
+
+    let state = root.join(STATE_DIR);
+    let store = Store::open(&state.join("gza.db"))?;
+    drop(store);
+    let added = ensure_gitignore(&root.join(".gitignore"))?;
+
+    let mut out = output::stdout();
+    writeln!(
+        out,
+        "{} Initialized gza in {}",
+        output::paint(output::GREEN, "✓"),
+        root.display()
+    )?;
+    writeln!(
+        out,
+        "  {CONFIG_FILE}     configuration (every key documented)"
+    )?;
+    writeln!(out, "  {STATE_DIR}/gza.db  task database")?;
+    if added > 0 {
+        writeln!(
+            out,
+            "  .gitignore   {added} entries for gza's runtime files"
+        )?;
+    }
+    writeln!(out, "Next: gza add \"describe a task\" && gza work")?;
+    Ok(())
+}
+
+/// Write `bytes` to `path` through a temporary file and a rename, so a crash never leaves half a file.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, bytes).map_err(|e| Error::io(&partial, "write", e))?;
+    std::fs::rename(&partial, path).map_err(|e| Error::io(path, "replace", e))
+}
+
+/// Append the runtime-file entries .gitignore lacks; returns how many were added.
+fn ensure_gitignore(path: &Path) -> Result<usize, Error> {
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(Error::io(path, "read", e)),
+    };
+    let missing: Vec<&str> = GITIGNORE_LINES
+        .iter()
+        .copied()
+        .filter(|line| !existing.lines().any(|l| l.trim() == *line))
+        .collect();
+    if missing.is_empty() {
+        return Ok(0);
+    }
+    let mut text = existing;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# gza runtime files\n");
+    for line in &missing {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(path, text).map_err(|e| Error::io(path, "write", e))?;
+    Ok(missing.len())
+}

@@ -1,0 +1,134 @@
+//! The command line: argument parsing and one thin module per command group.
+//!
+//! Commands parse their arguments, call into the library, and print. Exit codes: 0 success,
+//! 1 an error the user can fix, 2 bad arguments (clap), 3 broken pipe, 255 internal error.
+
+mod add;
+mod history;
+mod init;
+mod manage;
+mod next;
+pub(crate) mod output;
+mod show;
+mod stats;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::Error;
+use crate::project::Project;
+use crate::store::Store;
+
+/// gza: queue coding tasks for AI agents; every finished task teaches the next ones.
+#[derive(Debug, Parser)]
+#[command(name = "gza", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// Run as if gza was started in DIR.
+    #[arg(short = 'C', long = "project", value_name = "DIR", global = true)]
+    pub project: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create gza.yaml, .gza/ and the task database in the project directory.
+    Init(init::InitArgs),
+    /// Queue a new task.
+    Add(add::AddArgs),
+    /// Change a task (its prompt and options while pending; --learnings/--no-learnings at any time).
+    Edit(add::EditArgs),
+    /// Show what `gza work` would run next, in pickup order.
+    Next(next::NextArgs),
+    /// List tasks, newest first.
+    History(history::HistoryArgs),
+    /// Show one task in full.
+    Show(show::ShowArgs),
+    /// Delete a task that is not running.
+    Delete(manage::DeleteArgs),
+    /// Queue a failed or finished task again, as a new task based on it.
+    Retry(manage::RetryArgs),
+    /// Counts by status, and cost, token and duration totals.
+    Stats(stats::StatsArgs),
+}
+
+/// Where commands find the project, from the global `-C` flag.
+pub struct Context {
+    dir: PathBuf,
+}
+
+impl Context {
+    /// The directory the user pointed at (or the current one).
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
+    /// The project containing the directory, with its config loaded.
+    pub fn project(&self) -> Result<Project, Error> {
+        Project::discover(&self.dir)
+    }
+
+    /// The project and its open database.
+    pub fn open(&self) -> Result<(Project, Store), Error> {
+        let project = self.project()?;
+        let store = Store::open(&project.db_path())?;
+        Ok((project, store))
+    }
+}
+
+/// Parse the command line, run the command, and turn its outcome into an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let dir = cli.project.clone().unwrap_or_else(|| PathBuf::from("."));
+    let ctx = Context { dir };
+    match run(&ctx, cli.command) {
+        Ok(code) => code,
+        Err(err) => report(&err),
+    }
+}
+
+fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Init(args) => init::cmd_init(ctx, args),
+        Command::Add(args) => add::cmd_add(ctx, args),
+        Command::Edit(args) => add::cmd_edit(ctx, args),
+        Command::Next(args) => next::cmd_next(ctx, args),
+        Command::History(args) => history::cmd_history(ctx, args),
+        Command::Show(args) => show::cmd_show(ctx, args),
+        Command::Delete(args) => manage::cmd_delete(ctx, args),
+        Command::Retry(args) => manage::cmd_retry(ctx, args),
+        Command::Stats(args) => stats::cmd_stats(ctx, args),
+    }?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Print `err` as one line and choose the exit code.
+fn report(err: &anyhow::Error) -> ExitCode {
+    let broken_pipe = err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return ExitCode::from(3);
+    }
+    let user = err
+        .downcast_ref::<Error>()
+        .is_some_and(Error::is_user_error);
+    let mut stderr = output::stderr();
+    let _ = writeln!(stderr, "{} {err:#}", output::paint(output::RED, "Error:"));
+    if user {
+        ExitCode::from(1)
+    } else {
+        ExitCode::from(255)
+    }
+}
+
+/// A user error with a message saying what to do.
+pub(crate) fn usage(message: impl Into<String>) -> anyhow::Error {
+    Error::Usage(message.into()).into()
+}

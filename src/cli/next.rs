@@ -1,0 +1,104 @@
+//! `gza next`: the pending queue in the order `gza work` takes it.
+
+use std::io::Write;
+
+use clap::Args;
+
+use super::{Context, output};
+
+#[derive(Debug, Args)]
+pub struct NextArgs {
+    /// Also list tasks blocked by an unfinished dependency.
+    #[arg(long)]
+    all: bool,
+    /// How many tasks to list (0 lists all).
+    #[arg(short = 'n', long = "limit", default_value_t = 50)]
+    limit: u32,
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
+    let (_, store) = ctx.open()?;
+    let limit = (args.limit > 0).then_some(args.limit);
+    let ready = store.pickup_queue(false, limit)?;
+    let blocked_count = store.count_blocked()?;
+    let mut out = output::stdout();
+    if args.json {
+        let entries = if args.all {
+            store.pickup_queue(true, limit)?
+        } else {
+            ready
+        };
+        serde_json::to_writer_pretty(&mut out, &entries)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if ready.is_empty() && blocked_count == 0 {
+        writeln!(out, "No pending tasks")?;
+        return Ok(());
+    }
+    if ready.is_empty() {
+        writeln!(out, "No runnable tasks")?;
+    } else {
+        let mut table = output::Table::new(vec!["#", "ID", "TYPE", "PROMPT"]);
+        for (pos, entry) in ready.iter().enumerate() {
+            let t = &entry.task;
+            let mut kind = t.task_type.to_string();
+            if t.urgent {
+                kind.push_str(" (urgent)");
+            }
+            table.row(vec![
+                (pos + 1).to_string(),
+                t.id.to_string(),
+                kind,
+                t.prompt.clone(),
+            ]);
+        }
+        table.print(&mut out)?;
+        if let Some(limit) = limit.filter(|&l| ready.len() == l as usize) {
+            let total = store.count_ready()?;
+            if total > i64::from(limit) {
+                writeln!(
+                    out,
+                    "{}",
+                    output::paint(
+                        output::DIM,
+                        format!("… {} more ready (-n 0 lists all)", total - i64::from(limit))
+                    )
+                )?;
+            }
+        }
+    }
+    if blocked_count == 0 {
+        return Ok(());
+    }
+    if !args.all {
+        let noun = if blocked_count == 1 { "task" } else { "tasks" };
+        writeln!(
+            out,
+            "\n({blocked_count} {noun} blocked by dependencies; --all lists them)"
+        )?;
+        return Ok(());
+    }
+    let blocked: Vec<_> = store
+        .pickup_queue(true, None)?
+        .into_iter()
+        .filter(|e| e.blocked_by.is_some())
+        .collect();
+    writeln!(out, "\nBlocked:")?;
+    let mut table = output::Table::new(vec!["#", "ID", "TYPE", "WAITS FOR", "PROMPT"]);
+    for entry in &blocked {
+        let (dep, status) = entry.blocked_by.expect("filtered to blocked entries");
+        table.row(vec![
+            "-".into(),
+            entry.task.id.to_string(),
+            entry.task.task_type.to_string(),
+            output::paint(output::YELLOW, format!("{dep} ({status})")),
+            entry.task.prompt.clone(),
+        ]);
+    }
+    table.print(&mut out)?;
+    Ok(())
+}

@@ -1,0 +1,215 @@
+//! Terminal output: colour that respects NO_COLOR and non-terminals, aligned tables, short text.
+
+use std::io::{IsTerminal, Write};
+
+use anstyle::{AnsiColor, Style};
+
+use crate::task::TaskStatus;
+
+/// Standard output that strips colour when it is not a terminal or NO_COLOR is set.
+pub fn stdout() -> anstream::AutoStream<std::io::Stdout> {
+    anstream::AutoStream::auto(std::io::stdout())
+}
+
+/// Standard error, like [`stdout`].
+pub fn stderr() -> anstream::AutoStream<std::io::Stderr> {
+    anstream::AutoStream::auto(std::io::stderr())
+}
+
+pub const BOLD: Style = Style::new().bold();
+pub const DIM: Style = Style::new().dimmed();
+pub const GREEN: Style = AnsiColor::Green.on_default();
+pub const RED: Style = AnsiColor::Red.on_default();
+pub const YELLOW: Style = AnsiColor::Yellow.on_default();
+pub const CYAN: Style = AnsiColor::Cyan.on_default();
+
+/// Wrap `text` in `style`.
+pub fn paint(style: Style, text: impl std::fmt::Display) -> String {
+    format!("{style}{text}{style:#}")
+}
+
+/// The colour of a status word.
+pub fn status_style(status: TaskStatus) -> Style {
+    match status {
+        TaskStatus::Pending => DIM,
+        TaskStatus::InProgress => CYAN,
+        TaskStatus::Completed => GREEN,
+        TaskStatus::Failed => RED,
+        TaskStatus::Dropped => YELLOW,
+    }
+}
+
+/// Columns available for a table: the terminal's width, else $COLUMNS, else 100.
+pub fn width() -> usize {
+    if std::io::stdout().is_terminal() {
+        // SAFETY: TIOCGWINSZ fills a winsize struct we own; failure leaves it zeroed.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+        if ok && ws.ws_col > 0 {
+            return usize::from(ws.ws_col);
+        }
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .filter(|&c: &usize| c >= 20)
+        .unwrap_or(100)
+}
+
+/// One line of `text`: whitespace collapsed, cut to `max` characters with an ellipsis.
+pub fn one_line(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    for word in text.split_whitespace() {
+        let needed = word.chars().count() + usize::from(!out.is_empty());
+        if count + needed > max {
+            let room = max.saturating_sub(count + usize::from(!out.is_empty()) + 1);
+            if !out.is_empty() && room > 0 {
+                out.push(' ');
+            }
+            out.extend(word.chars().filter(|c| !c.is_control()).take(room));
+            out.push('…');
+            return out;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.extend(word.chars().map(|c| if c.is_control() { '�' } else { c }));
+        count += needed;
+    }
+    out
+}
+
+/// A table with a header row; cells may hold colour codes, which do not count towards width.
+#[derive(Default)]
+pub struct Table {
+    header: Vec<&'static str>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(header: Vec<&'static str>) -> Self {
+        Table {
+            header,
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    fn widths(&self) -> Vec<usize> {
+        let mut widths: Vec<usize> = self.header.iter().map(|h| h.len()).collect();
+        for row in &self.rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(visible_width(cell));
+            }
+        }
+        widths
+    }
+
+    /// Print the table; the last column (free text) is cut to one line that fits the screen.
+    pub fn print(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let mut widths = self.widths();
+        let last = widths.len() - 1;
+        widths[last] = 0;
+        let used: usize = widths[..last].iter().map(|w| w + 2).sum();
+        let room = width().saturating_sub(used).max(20);
+        let header: Vec<String> = self.header.iter().map(|h| h.to_string()).collect();
+        write_row(out, &header, &widths, last, BOLD)?;
+        for row in &self.rows {
+            let mut row = row.clone();
+            if let Some(text) = row.get_mut(last) {
+                *text = one_line(text, room);
+            }
+            write_row(out, &row, &widths, last, Style::new())?;
+        }
+        Ok(())
+    }
+}
+
+fn write_row(
+    out: &mut impl Write,
+    cells: &[String],
+    widths: &[usize],
+    last: usize,
+    style: Style,
+) -> std::io::Result<()> {
+    let mut line = String::new();
+    for (i, cell) in cells.iter().enumerate() {
+        line.push_str(cell);
+        if i < last {
+            let pad = widths[i] - visible_width(cell) + 2;
+            line.extend(std::iter::repeat_n(' ', pad));
+        }
+    }
+    writeln!(out, "{}", paint(style, line.trim_end()))
+}
+
+/// Characters a cell occupies on screen, ignoring ANSI escape sequences.
+fn visible_width(text: &str) -> usize {
+    let mut n = 0;
+    let mut in_escape = false;
+    for c in text.chars() {
+        match (in_escape, c) {
+            (false, '\x1b') => in_escape = true,
+            (true, 'm') => in_escape = false,
+            (true, _) => {}
+            (false, _) => n += 1,
+        }
+    }
+    n
+}
+
+/// Money as people read it: `$0.0123`, or `-` when unknown.
+pub fn cost(cost: Option<f64>) -> String {
+    match cost {
+        Some(c) if c >= 1.0 => format!("${c:.2}"),
+        Some(c) => format!("${c:.4}"),
+        None => "-".into(),
+    }
+}
+
+/// A duration in seconds as `42s`, `3m 05s` or `1h 02m`; `-` when unknown.
+pub fn duration(seconds: Option<f64>) -> String {
+    let Some(s) = seconds else { return "-".into() };
+    let s = s.round() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// The date and minute of an RFC 3339 timestamp, as `2026-11-22 07:50`.
+pub fn short_time(ts: &str) -> String {
+    ts.get(..16)
+        .map(|t| t.replace('T', " "))
+        .unwrap_or_else(|| ts.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_collapses_and_cuts() {
+        assert_eq!(one_line("a\n  b\tc", 20), "a b c");
+        assert_eq!(one_line("hello wonderful world", 12), "hello wond…");
+        assert_eq!(one_line("abcdefghij", 5), "abcd…");
+    }
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(duration(Some(42.4)), "42s");
+        assert_eq!(duration(Some(185.0)), "3m 05s");
+        assert_eq!(duration(Some(3720.0)), "1h 02m");
+        assert_eq!(duration(None), "-");
+    }
+
+    #[test]
+    fn escape_codes_do_not_count() {
+        assert_eq!(visible_width(&paint(GREEN, "done")), 4);
+    }
+}

@@ -1,0 +1,137 @@
+//! `gza show`: one task in full.
+
+use std::io::Write;
+
+use clap::Args;
+
+use super::{Context, output};
+use crate::prompt::build_prompt;
+use crate::task::{Task, TaskStatus};
+
+/// Output lines shown before cutting, unless --full.
+const OUTPUT_PREVIEW_LINES: usize = 40;
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The task to show.
+    id: i64,
+    /// Print JSON for scripts.
+    #[arg(long, conflicts_with = "prompt")]
+    json: bool,
+    /// Print the exact prompt `gza work` would send.
+    #[arg(long)]
+    prompt: bool,
+    /// Show all of the output, however long.
+    #[arg(long)]
+    full: bool,
+}
+
+pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let task = store.get_task(args.id)?;
+    let mut out = output::stdout();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &task)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if args.prompt {
+        let learnings = crate::prompt::read_learnings_file(&project)?;
+        let text = build_prompt(&project, &task, learnings.as_ref())?;
+        writeln!(out, "{text}")?;
+        return Ok(());
+    }
+    print_task(&mut out, &task, args.full)?;
+    Ok(())
+}
+
+fn print_task(out: &mut impl Write, t: &Task, full: bool) -> std::io::Result<()> {
+    let rule = "-".repeat(50);
+    writeln!(
+        out,
+        "{}",
+        output::paint(output::BOLD, format!("Task {}", t.id))
+    )?;
+    writeln!(out, "{}", "=".repeat(50))?;
+    let status = output::paint(output::status_style(t.status), t.status);
+    field(out, "Status", Some(status))?;
+    if t.status == TaskStatus::Failed {
+        field(
+            out,
+            "Failure reason",
+            Some(t.failure_reason.clone().unwrap_or("UNKNOWN".into())),
+        )?;
+    }
+    field(out, "Type", Some(t.task_type.to_string()))?;
+    field(
+        out,
+        "Provider",
+        Some(t.provider.clone().unwrap_or("- (gza.yaml)".into())),
+    )?;
+    field(
+        out,
+        "Model",
+        Some(t.model.clone().unwrap_or("- (gza.yaml)".into())),
+    )?;
+    field(out, "Based on", t.based_on.map(|id| format!("task {id}")))?;
+    field(
+        out,
+        "Depends on",
+        t.depends_on.map(|id| format!("task {id}")),
+    )?;
+    field(out, "Group", t.group.clone())?;
+    field(out, "Spec", t.spec.clone())?;
+    field(out, "Urgent", t.urgent.then(|| "yes".to_string()))?;
+    let learnings = if t.skip_learnings {
+        "skipped (--no-learnings)"
+    } else {
+        "injected and learned from"
+    };
+    field(out, "Learnings", Some(learnings.to_string()))?;
+    field(out, "Branch", t.branch.clone())?;
+    field(out, "Log", t.log_file.clone())?;
+    field(out, "Session ID", t.session_id.clone())?;
+    field(out, "Created", Some(t.created_at.clone()))?;
+    field(out, "Started", t.started_at.clone())?;
+    field(out, "Completed", t.completed_at.clone())?;
+    field(out, "PID", t.running_pid.map(|p| p.to_string()))?;
+    if t.duration_seconds.is_some() || t.cost_usd.is_some() || t.num_turns.is_some() {
+        let stats = format!(
+            "{} | {} turns | {} | {} in / {} out tokens",
+            output::duration(t.duration_seconds),
+            t.num_turns.map(|n| n.to_string()).unwrap_or("-".into()),
+            output::cost(t.cost_usd),
+            t.input_tokens.map(|n| n.to_string()).unwrap_or("-".into()),
+            t.output_tokens.map(|n| n.to_string()).unwrap_or("-".into()),
+        );
+        field(out, "Stats", Some(stats))?;
+    }
+    writeln!(out, "\nPrompt:\n{rule}\n{}\n{rule}", t.prompt.trim_end())?;
+    if let Some(text) = t.output.as_deref().filter(|o| !o.trim().is_empty()) {
+        writeln!(out, "\nOutput:\n{rule}")?;
+        let lines: Vec<&str> = text.trim_end().lines().collect();
+        if full || lines.len() <= OUTPUT_PREVIEW_LINES {
+            writeln!(out, "{}", lines.join("\n"))?;
+        } else {
+            writeln!(out, "{}", lines[..OUTPUT_PREVIEW_LINES].join("\n"))?;
+            let more = lines.len() - OUTPUT_PREVIEW_LINES;
+            writeln!(
+                out,
+                "{}",
+                output::paint(
+                    output::DIM,
+                    format!("(… {more} more lines: gza show {} --full)", t.id)
+                )
+            )?;
+        }
+        writeln!(out, "{rule}")?;
+    }
+    Ok(())
+}
+
+fn field(out: &mut impl Write, name: &str, value: Option<String>) -> std::io::Result<()> {
+    match value {
+        Some(v) => writeln!(out, "{:<16}{v}", format!("{name}:")),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,324 @@
+//! `gza.yaml`: the project configuration.
+//!
+//! YAML is read with serde_norway, the maintained fork of serde_yaml (serde_yaml is deprecated
+//! and serde_yml is unsound). It keeps serde_yaml's error locations, so a bad key is reported
+//! with its line and column. Secrets never live here: API keys are read from the environment.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The commented example written by `gza init`; it documents every key with its default.
+pub const EXAMPLE_YAML: &str = include_str!("../gza.example.yaml");
+
+/// Which agent CLI runs a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    #[default]
+    Claude,
+    Codex,
+    Gemini,
+    Command,
+}
+
+impl ProviderKind {
+    pub const ALL: [ProviderKind; 4] = [Self::Claude, Self::Codex, Self::Gemini, Self::Command];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Claude => "claude",
+            Self::Codex => "codex",
+            Self::Gemini => "gemini",
+            Self::Command => "command",
+        }
+    }
+
+    /// Parse a provider name given on the command line or stored with a task.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+}
+
+/// The whole of gza.yaml.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Display name; defaults to the directory name.
+    pub project_name: Option<String>,
+    /// Default agent provider for new tasks.
+    pub provider: ProviderKind,
+    /// Default model passed to the provider (provider default when unset).
+    pub model: Option<String>,
+    /// Wall-clock limit for one task, in minutes; 0 means no limit.
+    pub timeout_minutes: u64,
+    /// Maximum agent turns per task, passed to providers that support it.
+    pub max_turns: u32,
+    /// Learning accumulation.
+    pub learnings: LearningsConfig,
+    /// Per-provider binaries and arguments.
+    pub providers: ProvidersConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            project_name: None,
+            provider: ProviderKind::Claude,
+            model: None,
+            timeout_minutes: 30,
+            max_turns: 50,
+            learnings: LearningsConfig::default(),
+            providers: ProvidersConfig::default(),
+        }
+    }
+}
+
+/// Which client extracts learnings from finished tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExtractionProvider {
+    /// `anthropic` when ANTHROPIC_API_KEY is set, else `claude-cli` when claude is on PATH, else `none`.
+    #[default]
+    Auto,
+    Anthropic,
+    Openai,
+    ClaudeCli,
+    None,
+}
+
+/// The `learnings:` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LearningsConfig {
+    pub enabled: bool,
+    pub window_size: u32,
+    pub regenerate_every: u32,
+    pub extraction_provider: ExtractionProvider,
+    pub extraction_model: String,
+    pub max_tokens: u32,
+    /// Endpoint override for the `anthropic` and `openai` clients.
+    pub base_url: Option<String>,
+    /// Environment variable holding the key for the `openai` client.
+    pub api_key_env: String,
+    pub timeout_seconds: u64,
+    pub max_retries: u32,
+    pub concurrency: u32,
+    pub sections: Vec<String>,
+}
+
+impl Default for LearningsConfig {
+    fn default() -> Self {
+        LearningsConfig {
+            enabled: true,
+            window_size: 15,
+            regenerate_every: 5,
+            extraction_provider: ExtractionProvider::Auto,
+            extraction_model: "haiku".into(),
+            max_tokens: 2000,
+            base_url: None,
+            api_key_env: "OPENAI_API_KEY".into(),
+            timeout_seconds: 60,
+            max_retries: 3,
+            concurrency: 4,
+            sections: DEFAULT_SECTIONS.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
+/// The spec's learnings sections, in file order.
+pub const DEFAULT_SECTIONS: [&str; 6] = [
+    "Testing Patterns",
+    "Code Style",
+    "Git Workflow",
+    "Architecture Decisions",
+    "Common Pitfalls",
+    "General",
+];
+
+/// The `providers:` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProvidersConfig {
+    pub claude: ClaudeConfig,
+    pub codex: AgentBinaryConfig,
+    pub gemini: AgentBinaryConfig,
+    pub command: CommandConfig,
+}
+
+/// `providers.claude`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClaudeConfig {
+    pub path: String,
+    /// Tools the agent may use; sent as both `--tools` and `--allowedTools`.
+    pub tools: Vec<String>,
+    /// Extra arguments appended to the command line.
+    pub args: Vec<String>,
+}
+
+impl Default for ClaudeConfig {
+    fn default() -> Self {
+        ClaudeConfig {
+            path: "claude".into(),
+            tools: ["Read", "Write", "Edit", "Glob", "Grep", "Bash"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            args: Vec::new(),
+        }
+    }
+}
+
+/// `providers.codex` and `providers.gemini`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentBinaryConfig {
+    pub path: String,
+    pub args: Vec<String>,
+}
+
+impl Default for AgentBinaryConfig {
+    fn default() -> Self {
+        AgentBinaryConfig {
+            path: String::new(),
+            args: Vec::new(),
+        }
+    }
+}
+
+impl AgentBinaryConfig {
+    /// The configured binary, or `default` when unset.
+    pub fn path_or<'a>(&'a self, default: &'a str) -> &'a str {
+        if self.path.is_empty() {
+            default
+        } else {
+            &self.path
+        }
+    }
+}
+
+/// `providers.command`: any agent that reads a prompt on stdin and prints text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct CommandConfig {
+    /// Program and arguments; `{model}` is replaced by the task's model.
+    pub command: Vec<String>,
+}
+
+impl Config {
+    /// Read and validate `path`.
+    pub fn load(path: &Path) -> Result<Config> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+        let text = String::from_utf8(bytes).map_err(|e| Error::Config {
+            path: path.to_path_buf(),
+            location: None,
+            message: format!(
+                "not UTF-8 text (bad byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// Parse config text; `path` is only used in error messages.
+    pub fn parse(path: &Path, text: &str) -> Result<Config> {
+        let is_empty = text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
+        if is_empty {
+            return Ok(Config::default());
+        }
+        let config: Config = serde_norway::from_str(text).map_err(|e| {
+            let location = e.location().map(|l| (l.line(), l.column()));
+            Error::Config {
+                path: path.to_path_buf(),
+                location,
+                message: clean_yaml_message(&e.to_string()),
+            }
+        })?;
+        config.validate(path)?;
+        Ok(config)
+    }
+
+    fn validate(&self, path: &Path) -> Result<()> {
+        let bad = |message: String| Error::Config {
+            path: path.to_path_buf(),
+            location: None,
+            message,
+        };
+        let l = &self.learnings;
+        if l.window_size == 0 {
+            return Err(bad("learnings.window_size must be at least 1".into()));
+        }
+        if l.regenerate_every == 0 {
+            return Err(bad("learnings.regenerate_every must be at least 1".into()));
+        }
+        if l.sections.is_empty() {
+            return Err(bad(
+                "learnings.sections must name at least one section".into()
+            ));
+        }
+        if self.max_turns == 0 {
+            return Err(bad("max_turns must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// serde_norway appends " at line L column C"; we print the location ourselves.
+fn clean_yaml_message(message: &str) -> String {
+    let message = match message.find(" at line ") {
+        Some(i) => &message[..i],
+        None => message,
+    };
+    message.replace("unknown field", "unknown key")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config> {
+        Config::parse(Path::new("gza.yaml"), text)
+    }
+
+    #[test]
+    fn example_file_parses_to_the_defaults() {
+        let mut parsed = parse(EXAMPLE_YAML).unwrap();
+        parsed.project_name = None;
+        assert_eq!(parsed, Config::default());
+    }
+
+    #[test]
+    fn empty_or_comment_only_file_is_the_default() {
+        assert_eq!(parse("").unwrap(), Config::default());
+        assert_eq!(parse("# nothing\n\n").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn unknown_key_names_key_and_line() {
+        let err = parse("provider: claude\nlearnings:\n  windw_size: 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("gza.yaml:3:"), "{err}");
+        assert!(err.contains("unknown key `windw_size`"), "{err}");
+    }
+
+    #[test]
+    fn wrong_type_names_key_and_line() {
+        let err = parse("timeout_minutes: soon\n").unwrap_err().to_string();
+        assert!(err.contains("gza.yaml:1:"), "{err}");
+        assert!(err.contains("timeout_minutes"), "{err}");
+    }
+
+    #[test]
+    fn zero_window_is_rejected() {
+        let err = parse("learnings:\n  window_size: 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("window_size must be at least 1"), "{err}");
+    }
+}

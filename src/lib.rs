@@ -1,0 +1,15 @@
+//! gza: a task runner for AI coding agents whose finished tasks teach the next ones.
+//!
+//! The crate is laid out by room: `cli` parses and prints, `runner` runs agents, `learn` turns
+//! finished tasks into learnings, `llm` talks to extraction models, `prompt` builds what an agent
+//! is sent, and `store` keeps everything in SQLite. Data flows one way: cli → runner/learn → store.
+
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod project;
+pub mod prompt;
+pub mod store;
+pub mod task;
+
+pub use error::{Error, Result};

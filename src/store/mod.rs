@@ -1,0 +1,158 @@
+//! SQLite persistence: opening the database, migrations, and the queries behind every command.
+//!
+//! Nothing in here knows about the command line.
+
+mod tasks;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use crate::error::{Error, Result};
+
+pub use tasks::{HistoryFilter, NewTask, QueueEntry, Stats, TaskEdit, TaskSummary};
+
+mod embedded {
+    refinery::embed_migrations!("migrations");
+}
+
+/// How long a statement waits for another process's write lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// An open gza database.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Open (creating if needed) the database at `path` and bring its schema up to date.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.configure().map_err(|e| classify(path, e))?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn configure(&self) -> rusqlite::Result<()> {
+        self.conn.busy_timeout(BUSY_TIMEOUT)?;
+        // journal_mode answers with a row, so it is queried rather than executed.
+        let _mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        self.conn.execute_batch(
+            "PRAGMA foreign_keys = ON;
+             PRAGMA synchronous = NORMAL;",
+        )
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let runner = embedded::migrations::runner();
+        let known = runner
+            .get_migrations()
+            .iter()
+            .map(|m| i64::from(m.version()))
+            .max()
+            .unwrap_or(0);
+        let has_history: bool = self
+            .conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'refinery_schema_history')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| classify(&self.path, e))?;
+        if has_history {
+            let found: i64 = self
+                .conn
+                .query_row(
+                    "SELECT COALESCE(MAX(version), 0) FROM refinery_schema_history",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| classify(&self.path, e))?;
+            if found > known {
+                return Err(Error::NewerDatabase {
+                    path: self.path.clone(),
+                    found,
+                    known,
+                });
+            }
+            if found == known {
+                return Ok(());
+            }
+        } else {
+            let tables: i64 = self
+                .conn
+                .query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get(0))
+                .map_err(|e| classify(&self.path, e))?;
+            if tables > 0 {
+                return Err(Error::BadDatabase {
+                    path: self.path.clone(),
+                    reason: "it is an SQLite database of another program".into(),
+                });
+            }
+        }
+        runner.run(&mut self.conn).map_err(|e| {
+            std::error::Error::source(&e)
+                .and_then(|s| s.downcast_ref::<rusqlite::Error>())
+                .and_then(|s| s.sqlite_error_code())
+                .and_then(|code| classify_code(&self.path, code))
+                .unwrap_or_else(|| Error::Migration(e.to_string()))
+        })?;
+        Ok(())
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The underlying connection, for modules that own their own queries.
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Map a rusqlite error from this store into a user-facing one.
+    pub(crate) fn err(&self, e: rusqlite::Error) -> Error {
+        classify(&self.path, e)
+    }
+}
+
+/// Turn SQLite failures a user can act on into clear errors; keep the rest as they are.
+fn classify(path: &Path, e: rusqlite::Error) -> Error {
+    e.sqlite_error_code()
+        .and_then(|code| classify_code(path, code))
+        .unwrap_or(Error::Sqlite(e))
+}
+
+fn classify_code(path: &Path, code: ErrorCode) -> Option<Error> {
+    let path = path.to_path_buf();
+    Some(match code {
+        ErrorCode::NotADatabase => Error::BadDatabase {
+            path,
+            reason: "the file is not an SQLite database".into(),
+        },
+        ErrorCode::DatabaseCorrupt => Error::BadDatabase {
+            path,
+            reason: "the database file is corrupt".into(),
+        },
+        ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Error::Locked(path),
+        ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied => {
+            Error::ReadOnly(path)
+        }
+        _ => return None,
+    })
+}
