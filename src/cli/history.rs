@@ -33,7 +33,7 @@ fn parse_type(text: &str) -> Result<TaskType, String> {
 }
 
 pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
-    let (_, store) = ctx.open()?;
+    let (_, store) = ctx.open_for_reading()?;
     let filter = HistoryFilter {
         limit: (args.limit > 0).then_some(args.limit),
         status: args.status,

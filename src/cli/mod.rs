@@ -78,6 +78,13 @@ impl Context {
         let store = Store::open(&project.db_path())?;
         Ok((project, store))
     }
+
+    /// The project and its database opened for commands that only read.
+    pub fn open_for_reading(&self) -> Result<(Project, Store), Error> {
+        let project = self.project()?;
+        let store = Store::open_for_reading(&project.db_path())?;
+        Ok((project, store))
+    }
 }
 
 /// Parse the command line, run the command, and turn its outcome into an exit code.

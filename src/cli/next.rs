@@ -20,7 +20,7 @@ pub struct NextArgs {
 }
 
 pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
-    let (_, store) = ctx.open()?;
+    let (_, store) = ctx.open_for_reading()?;
     let limit = (args.limit > 0).then_some(args.limit);
     let ready = store.pickup_queue(false, limit)?;
     let blocked_count = store.count_blocked()?;

@@ -27,7 +27,7 @@ pub struct ShowArgs {
 }
 
 pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
-    let (project, store) = ctx.open()?;
+    let (project, store) = ctx.open_for_reading()?;
     let task = store.get_task(args.id)?;
     let mut out = output::stdout();
     if args.json {

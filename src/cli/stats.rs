@@ -14,7 +14,7 @@ pub struct StatsArgs {
 }
 
 pub fn cmd_stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
-    let (_, store) = ctx.open()?;
+    let (_, store) = ctx.open_for_reading()?;
     let stats = store.stats()?;
     let mut out = output::stdout();
     if args.json {

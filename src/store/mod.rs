@@ -46,6 +46,49 @@ impl Store {
         Ok(store)
     }
 
+    /// Open for reading only. Used by commands that never write, so they still work when
+    /// `.gza/` is on a read-only file system (where SQLite cannot create its WAL index).
+    pub fn open_for_reading(path: &Path) -> Result<Store> {
+        match Store::open(path) {
+            Err(Error::ReadOnly(_)) if path.is_file() => {}
+            other => return other,
+        }
+        let uri = format!("file:{}?immutable=1", path.display());
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(uri, flags).map_err(|e| classify(path, e))?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        let (found, known) = store.schema_versions()?;
+        if found != known {
+            // Migrations would be needed, and they cannot be written here.
+            return Err(Error::ReadOnly(path.to_path_buf()));
+        }
+        Ok(store)
+    }
+
+    /// The schema version stored in the database and the newest this gza knows.
+    fn schema_versions(&self) -> Result<(i64, i64)> {
+        let known = embedded::migrations::runner()
+            .get_migrations()
+            .iter()
+            .map(|m| i64::from(m.version()))
+            .max()
+            .unwrap_or(0);
+        let found = self
+            .conn
+            .query_row(
+                "SELECT COALESCE(MAX(version), 0) FROM refinery_schema_history",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| classify(&self.path, e))?;
+        Ok((found, known))
+    }
+
     fn configure(&self) -> rusqlite::Result<()> {
         self.conn.busy_timeout(BUSY_TIMEOUT)?;
         // journal_mode answers with a row, so it is queried rather than executed.
@@ -60,12 +103,6 @@ impl Store {
 
     fn migrate(&mut self) -> Result<()> {
         let runner = embedded::migrations::runner();
-        let known = runner
-            .get_migrations()
-            .iter()
-            .map(|m| i64::from(m.version()))
-            .max()
-            .unwrap_or(0);
         let has_history: bool = self
             .conn
             .query_row(
@@ -75,14 +112,7 @@ impl Store {
             )
             .map_err(|e| classify(&self.path, e))?;
         if has_history {
-            let found: i64 = self
-                .conn
-                .query_row(
-                    "SELECT COALESCE(MAX(version), 0) FROM refinery_schema_history",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(|e| classify(&self.path, e))?;
+            let (found, known) = self.schema_versions()?;
             if found > known {
                 return Err(Error::NewerDatabase {
                     path: self.path.clone(),

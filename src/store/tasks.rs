@@ -322,7 +322,7 @@ impl Store {
         if let Some(Some(dep)) = edit.depends_on {
             if let Some(path) = self.dependency_path(dep, id)? {
                 return Err(Error::Usage(format!(
-                    "--depends-on {dep} would make a cycle ({} -> {id}); choose another task",
+                    "--depends-on {dep} would make a cycle ({id} -> {}); choose another task",
                     path.iter()
                         .map(|i| i.to_string())
                         .collect::<Vec<_>>()

@@ -1,0 +1,208 @@
+//! A hermetic gza project in a temp directory, and running the real binary in it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// A temp project that gza has been initialized in.
+pub struct TestProject {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+/// What one run of gza did.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    root: PathBuf,
+}
+
+impl TestProject {
+    /// A fresh directory, not yet initialized.
+    pub fn empty() -> TestProject {
+        let tmp = tempfile::Builder::new().prefix("gza-test").tempdir().unwrap();
+        let root = tmp.path().join("proj");
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        TestProject {
+            root: root.canonicalize().unwrap(),
+            home,
+            _tmp: tmp,
+            env: Vec::new(),
+        }
+    }
+
+    /// A project after `gza init`.
+    pub fn new() -> TestProject {
+        let p = TestProject::empty();
+        p.ok(&["init"]);
+        p
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// Set an environment variable for every later run.
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.push((key.into(), value.into()));
+    }
+
+    /// A command for the gza binary with a cleared, fixed environment, run in the project.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gza"));
+        cmd.args(args)
+            .current_dir(&self.root)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("NO_COLOR", "1")
+            .env("COLUMNS", "100")
+            .env("TZ", "UTC")
+            .env("LANG", "C.UTF-8")
+            .stdin(std::process::Stdio::null());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        let out = self.command(args).output().expect("gza runs");
+        self.finish(out)
+    }
+
+    /// Run with `input` on stdin.
+    pub fn run_with_stdin(&self, args: &[&str], input: &[u8]) -> Run {
+        use std::io::Write;
+        let mut child = self
+            .command(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        self.finish(out)
+    }
+
+    pub fn finish(&self, out: Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            root: self.root.clone(),
+        }
+    }
+
+    /// Run and insist on success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let run = self.run(args);
+        assert_eq!(run.code, 0, "gza {args:?} failed:\n{run}");
+        run.stdout
+    }
+
+    /// Run and insist on the user-error exit code 1 with a one-line message; returns it.
+    pub fn user_error(&self, args: &[&str]) -> String {
+        let run = self.run(args);
+        assert_eq!(run.code, 1, "gza {args:?} should fail with 1:\n{run}");
+        assert_eq!(run.stderr.lines().count(), 1, "one-line error expected:\n{run}");
+        assert!(run.stderr.starts_with("Error: "), "{run}");
+        run.normalized_stderr()
+    }
+
+    /// Add a task and return its id.
+    pub fn add(&self, args: &[&str]) -> i64 {
+        let mut all = vec!["add", "-q"];
+        all.extend_from_slice(args);
+        self.ok(&all).trim().parse().expect("add -q prints the id")
+    }
+
+    /// Open the project's database directly, as a test oracle.
+    pub fn db(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.path(".gza/gza.db")).unwrap()
+    }
+
+    /// Everything stored about every task, for "nothing changed" checks.
+    pub fn dump(&self) -> String {
+        self.ok(&["history", "-n", "0", "--json"])
+    }
+
+    /// The JSON gza prints for `args`.
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        serde_json::from_str(&self.ok(args)).expect("valid JSON")
+    }
+}
+
+impl Run {
+    fn normalize(&self, text: &str) -> String {
+        let root = self.root.display().to_string();
+        let text = text.replace(&root, "[PROJECT]");
+        normalize_times(&text)
+    }
+
+    pub fn normalized_stderr(&self) -> String {
+        self.normalize(&self.stderr)
+    }
+}
+
+/// Replace `2026-11-22T07:50:09Z` and `2026-11-22 07:50` with `[TIME]`, so snapshots are stable.
+pub fn normalize_times(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let digit = |j: usize| b.get(j).is_some_and(u8::is_ascii_digit);
+    while i < b.len() {
+        let date = (0..4).all(|k| digit(i + k))
+            && b.get(i + 4) == Some(&b'-')
+            && digit(i + 5)
+            && digit(i + 6)
+            && b.get(i + 7) == Some(&b'-')
+            && digit(i + 8)
+            && digit(i + 9);
+        let time = date
+            && matches!(b.get(i + 10), Some(b'T' | b' '))
+            && digit(i + 11)
+            && digit(i + 12)
+            && b.get(i + 13) == Some(&b':')
+            && digit(i + 14)
+            && digit(i + 15);
+        if time {
+            let mut end = i + 16;
+            if b.get(end) == Some(&b':') && digit(end + 1) && digit(end + 2) {
+                end += 3;
+            }
+            if b.get(end) == Some(&b'Z') {
+                end += 1;
+            }
+            out.push_str("[TIME]");
+            i = end;
+        } else {
+            let ch = text[i..].chars().next().unwrap();
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+impl fmt::Display for Run {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "exit: {}\n--- stdout\n{}--- stderr\n{}",
+            self.code,
+            self.normalize(&self.stdout),
+            self.normalize(&self.stderr)
+        )
+    }
+}
