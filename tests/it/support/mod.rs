@@ -1,0 +1,2 @@
+pub mod fake_anthropic;
+pub mod project;
