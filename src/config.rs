@@ -173,20 +173,11 @@ impl Default for ClaudeConfig {
 }
 
 /// `providers.codex` and `providers.gemini`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct AgentBinaryConfig {
     pub path: String,
     pub args: Vec<String>,
-}
-
-impl Default for AgentBinaryConfig {
-    fn default() -> Self {
-        AgentBinaryConfig {
-            path: String::new(),
-            args: Vec::new(),
-        }
-    }
 }
 
 impl AgentBinaryConfig {

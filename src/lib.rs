@@ -7,8 +7,11 @@
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod fsutil;
+pub mod learn;
 pub mod project;
 pub mod prompt;
+pub mod runner;
 pub mod store;
 pub mod task;
 

@@ -93,6 +93,18 @@ pub struct Task {
     pub num_turns: Option<i64>,
     pub duration_seconds: Option<f64>,
     pub session_id: Option<String>,
+    /// Start time (clock ticks since boot) of the worker in `running_pid`.
+    pub running_pid_start: Option<i64>,
+    /// The agent process (leader of its own process group) and its start time.
+    pub agent_pid: Option<i64>,
+    pub agent_start: Option<i64>,
+    pub worktree: Option<String>,
+    /// `git diff --shortstat` of the task's branch against where it started.
+    pub diff_stats: Option<String>,
+    /// Where an explore, plan or review task's report was written.
+    pub report_file: Option<String>,
+    /// The agent session this task continues (`gza resume`).
+    pub resume_session_id: Option<String>,
 }
 
 /// The current time as stored in the database: RFC 3339, UTC, whole seconds.

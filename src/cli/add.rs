@@ -123,6 +123,7 @@ pub fn cmd_add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
         provider: o.provider.map(|p| p.as_str().to_string()),
         skip_learnings: o.no_learnings,
         urgent: args.next,
+        resume_session_id: None,
     };
     let id = store.insert_task(&new)?;
     let mut out = output::stdout();
@@ -138,44 +139,47 @@ pub fn cmd_edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
     let task = store.get_task(args.id)?;
     let o = &args.options;
-    let nothing_else = args.prompt.is_none()
-        && args.source.prompt_file.is_none()
-        && o.task_type.is_none()
-        && o.based_on.is_none()
-        && o.depends_on.is_none()
-        && o.group.is_none()
-        && o.spec.is_none()
-        && o.model.is_none()
-        && o.provider.is_none()
-        && !args.next;
-    let learnings_only = nothing_else && !args.source.edit;
-    let mut edit = TaskEdit::default();
-    if o.no_learnings {
-        edit.skip_learnings = Some(true);
-    }
-    if args.learnings {
-        edit.skip_learnings = Some(false);
-    }
-    if learnings_only && edit.skip_learnings.is_none() {
+    let mut edit = TaskEdit {
+        skip_learnings: match (o.no_learnings, args.learnings) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
+        ..TaskEdit::default()
+    };
+    let mut use_editor = args.source.edit;
+    let changes_definition = args.prompt.is_some()
+        || args.source.prompt_file.is_some()
+        || use_editor
+        || o.task_type.is_some()
+        || o.based_on.is_some()
+        || o.depends_on.is_some()
+        || o.group.is_some()
+        || o.spec.is_some()
+        || o.model.is_some()
+        || o.provider.is_some()
+        || args.next;
+    if !changes_definition && edit.skip_learnings.is_none() {
+        // `gza edit ID` alone opens the prompt in the editor.
         if !std::io::stdin().is_terminal() {
             return Err(usage(format!(
                 "nothing to change; pass a new prompt or options (`gza edit {} --help`)",
                 args.id
             )));
         }
-        // `gza edit ID` alone opens the prompt in the editor, like `--edit`.
+        use_editor = true;
     }
-    if !learnings_only || edit.skip_learnings.is_none() {
+    if changes_definition || use_editor {
+        // Learnings can be switched on or off at any time; the rest is fixed once a task has run.
         if task.status != TaskStatus::Pending {
             return Err(usage(format!(
                 "task {} is {}; only pending tasks can be changed (`gza retry {}` queues it again)",
                 task.id, task.status, task.id
             )));
         }
-        let force_editor = nothing_else && edit.skip_learnings.is_none();
         let source = PromptSource {
             prompt_file: args.source.prompt_file.clone(),
-            edit: args.source.edit || force_editor,
+            edit: use_editor,
         };
         edit.prompt = resolve_prompt(args.prompt, &source, &task.prompt)?;
         edit.task_type = o.task_type;
@@ -189,9 +193,7 @@ pub fn cmd_edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
             .transpose()?;
         edit.model = o.model.clone().map(Some);
         edit.provider = o.provider.map(|p| Some(p.as_str().to_string()));
-        if args.next {
-            edit.urgent = Some(true);
-        }
+        edit.urgent = args.next.then_some(true);
     }
     store.edit_task(args.id, &edit)?;
     writeln!(

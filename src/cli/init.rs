@@ -46,7 +46,7 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
         &format!("project_name: {}", serde_json::to_string(&name)?),
         1,
     );
-    write_atomically(&config_path, yaml.as_bytes())?;
+    crate::fsutil::write_atomically(&config_path, yaml.as_bytes())?;
 
     let state = root.join(STATE_DIR);
     let store = Store::open(&state.join("gza.db"))?;
@@ -73,13 +73,6 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     }
     writeln!(out, "Next: gza add \"describe a task\" && gza work")?;
     Ok(())
-}
-
-/// Write `bytes` to `path` through a temporary file and a rename, so a crash never leaves half a file.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let partial = path.with_extension("partial");
-    std::fs::write(&partial, bytes).map_err(|e| Error::io(&partial, "write", e))?;
-    std::fs::rename(&partial, path).map_err(|e| Error::io(path, "replace", e))
 }
 
 /// Append the runtime-file entries .gitignore lacks; returns how many were added.

@@ -18,6 +18,12 @@ pub struct DeleteArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The failed task whose agent session to continue.
+    id: i64,
+}
+
+#[derive(Debug, Args)]
 pub struct RetryArgs {
     /// The failed or finished task to run again.
     id: i64,
@@ -95,11 +101,58 @@ pub fn cmd_retry(ctx: &Context, args: RetryArgs) -> anyhow::Result<()> {
         provider: task.provider.clone(),
         skip_learnings: task.skip_learnings,
         urgent: false,
+        resume_session_id: None,
     };
     let id = store.insert_task(&new)?;
     writeln!(
         output::stdout(),
         "{} Created task {id} (retry of {})",
+        output::paint(output::GREEN, "✓"),
+        task.id
+    )?;
+    Ok(())
+}
+
+pub fn cmd_resume(ctx: &Context, args: ResumeArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let task = store.get_task(args.id)?;
+    if task.status != TaskStatus::Failed {
+        return Err(usage(format!(
+            "task {} is {}; only failed tasks can be resumed",
+            task.id, task.status
+        )));
+    }
+    let kind = crate::runner::provider_of(&project, &task);
+    if !crate::runner::providers::supports_resume(kind) {
+        return Err(usage(format!(
+            "provider {} cannot continue a session; `gza retry {}` runs the task again",
+            kind.as_str(),
+            task.id
+        )));
+    }
+    let Some(session) = task.session_id.clone() else {
+        return Err(usage(format!(
+            "task {} has no agent session to resume; `gza retry {}` runs it again",
+            task.id, task.id
+        )));
+    };
+    let new = NewTask {
+        prompt: task.prompt.clone(),
+        task_type: Some(task.task_type),
+        based_on: Some(task.id),
+        depends_on: None,
+        group: task.group.clone(),
+        spec: task.spec.clone(),
+        model: task.model.clone(),
+        provider: Some(kind.as_str().to_string()),
+        skip_learnings: task.skip_learnings,
+        urgent: true,
+        resume_session_id: Some(session),
+    };
+    let id = store.insert_task(&new)?;
+    writeln!(
+        output::stdout(),
+        "{} Created task {id} (resume of {}); `gza work {id}` runs it",
         output::paint(output::GREEN, "✓"),
         task.id
     )?;

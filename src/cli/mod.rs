@@ -6,11 +6,15 @@
 mod add;
 mod history;
 mod init;
+mod log;
 mod manage;
 mod next;
 pub(crate) mod output;
+mod ps;
 mod show;
 mod stats;
+mod work;
+mod work_ui;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -54,6 +58,18 @@ pub enum Command {
     Retry(manage::RetryArgs),
     /// Counts by status, and cost, token and duration totals.
     Stats(stats::StatsArgs),
+    /// Run queued tasks through their agent, each code task in its own worktree and branch.
+    Work(work::WorkArgs),
+    /// List running tasks.
+    Ps(ps::PsArgs),
+    /// Show what an agent did in a task.
+    Log(log::LogArgs),
+    /// Stop a running task (it fails with KILLED).
+    Kill(ps::KillArgs),
+    /// Queue a failed task again, continuing its agent session.
+    Resume(manage::ResumeArgs),
+    /// Remove the worktrees of finished tasks (their branches are kept).
+    Clean(work::CleanArgs),
 }
 
 /// Where commands find the project, from the global `-C` flag.
@@ -76,6 +92,7 @@ impl Context {
     pub fn open(&self) -> Result<(Project, Store), Error> {
         let project = self.project()?;
         let store = Store::open(&project.db_path())?;
+        crate::runner::reap_orphans(&store);
         Ok((project, store))
     }
 
@@ -83,6 +100,7 @@ impl Context {
     pub fn open_for_reading(&self) -> Result<(Project, Store), Error> {
         let project = self.project()?;
         let store = Store::open_for_reading(&project.db_path())?;
+        crate::runner::reap_orphans(&store);
         Ok((project, store))
     }
 }
@@ -100,6 +118,7 @@ pub fn main() -> ExitCode {
 
 fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Work(args) => return work::cmd_work(ctx, args),
         Command::Init(args) => init::cmd_init(ctx, args),
         Command::Add(args) => add::cmd_add(ctx, args),
         Command::Edit(args) => add::cmd_edit(ctx, args),
@@ -109,6 +128,11 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Delete(args) => manage::cmd_delete(ctx, args),
         Command::Retry(args) => manage::cmd_retry(ctx, args),
         Command::Stats(args) => stats::cmd_stats(ctx, args),
+        Command::Ps(args) => ps::cmd_ps(ctx, args),
+        Command::Log(args) => log::cmd_log(ctx, args),
+        Command::Kill(args) => ps::cmd_kill(ctx, args),
+        Command::Resume(args) => manage::cmd_resume(ctx, args),
+        Command::Clean(args) => work::cmd_clean(ctx, args),
     }?;
     Ok(ExitCode::SUCCESS)
 }

@@ -196,7 +196,8 @@ mod tests {
     #[test]
     fn one_line_collapses_and_cuts() {
         assert_eq!(one_line("a\n  b\tc", 20), "a b c");
-        assert_eq!(one_line("hello wonderful world", 12), "hello wond…");
+        assert_eq!(one_line("hello wonderful world", 12), "hello wonde…");
+        assert_eq!(one_line("hello wonderful world", 12).chars().count(), 12);
         assert_eq!(one_line("abcdefghij", 5), "abcd…");
     }
 

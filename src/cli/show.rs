@@ -89,6 +89,9 @@ fn print_task(out: &mut impl Write, t: &Task, full: bool) -> std::io::Result<()>
     };
     field(out, "Learnings", Some(learnings.to_string()))?;
     field(out, "Branch", t.branch.clone())?;
+    field(out, "Changes", t.diff_stats.clone())?;
+    field(out, "Worktree", t.worktree.clone())?;
+    field(out, "Report", t.report_file.clone())?;
     field(out, "Log", t.log_file.clone())?;
     field(out, "Session ID", t.session_id.clone())?;
     field(out, "Created", Some(t.created_at.clone()))?;

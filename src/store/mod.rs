@@ -2,6 +2,7 @@
 //!
 //! Nothing in here knows about the command line.
 
+mod runs;
 mod tasks;
 
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::error::{Error, Result};
 
+pub use runs::{FinishReport, Outcome, WorkerId};
 pub use tasks::{HistoryFilter, NewTask, QueueEntry, Stats, TaskEdit, TaskSummary};
 
 mod embedded {

@@ -7,10 +7,11 @@ use super::Store;
 use crate::error::{Error, Result};
 use crate::task::{Task, TaskStatus, TaskType, now_timestamp};
 
-const TASK_COLUMNS: &str = "id, prompt, task_type, status, based_on, depends_on, group_name, spec, \
+pub(super) const TASK_COLUMNS: &str = "id, prompt, task_type, status, based_on, depends_on, group_name, spec, \
      model, provider, skip_learnings, urgent, created_at, started_at, completed_at, running_pid, \
      branch, log_file, output, failure_reason, cost_usd, input_tokens, output_tokens, num_turns, \
-     duration_seconds, session_id";
+     duration_seconds, session_id, running_pid_start, agent_pid, agent_start, worktree, diff_stats, \
+     report_file, resume_session_id";
 
 /// Characters of a prompt kept in list views; full prompts can be megabytes.
 const SUMMARY_PROMPT_CHARS: i64 = 200;
@@ -19,6 +20,8 @@ const SUMMARY_PROMPT_CHARS: i64 = 200;
 #[derive(Debug, Clone, Default)]
 pub struct NewTask {
     pub prompt: String,
+    /// Continue this agent session (`gza resume`).
+    pub resume_session_id: Option<String>,
     pub task_type: Option<TaskType>,
     pub based_on: Option<i64>,
     pub depends_on: Option<i64>,
@@ -103,7 +106,7 @@ fn parse_enum<T>(row: &Row, idx: usize, parse: fn(&str) -> Option<T>) -> rusqlit
     })
 }
 
-fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
+pub(super) fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
     Ok(Task {
         id: row.get(0)?,
         prompt: row.get(1)?,
@@ -131,6 +134,13 @@ fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
         num_turns: row.get(23)?,
         duration_seconds: row.get(24)?,
         session_id: row.get(25)?,
+        running_pid_start: row.get(26)?,
+        agent_pid: row.get(27)?,
+        agent_start: row.get(28)?,
+        worktree: row.get(29)?,
+        diff_stats: row.get(30)?,
+        report_file: row.get(31)?,
+        resume_session_id: row.get(32)?,
     })
 }
 
@@ -164,8 +174,8 @@ impl Store {
         self.conn
             .execute(
                 "INSERT INTO tasks (prompt, task_type, based_on, depends_on, group_name, spec, model, \
-                 provider, skip_learnings, urgent, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                 provider, skip_learnings, urgent, created_at, resume_session_id) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     new.prompt,
                     new.task_type.unwrap_or(TaskType::Implement).as_str(),
@@ -178,6 +188,7 @@ impl Store {
                     new.skip_learnings,
                     new.urgent,
                     now_timestamp(),
+                    new.resume_session_id,
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -319,16 +330,16 @@ impl Store {
             }
             self.require_task(reference)?;
         }
-        if let Some(Some(dep)) = edit.depends_on {
-            if let Some(path) = self.dependency_path(dep, id)? {
-                return Err(Error::Usage(format!(
-                    "--depends-on {dep} would make a cycle ({id} -> {}); choose another task",
-                    path.iter()
-                        .map(|i| i.to_string())
-                        .collect::<Vec<_>>()
-                        .join(" -> ")
-                )));
-            }
+        if let Some(Some(dep)) = edit.depends_on
+            && let Some(path) = self.dependency_path(dep, id)?
+        {
+            return Err(Error::Usage(format!(
+                "--depends-on {dep} would make a cycle ({id} -> {}); choose another task",
+                path.iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" -> ")
+            )));
         }
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         let set = |column: &str, value: &dyn rusqlite::ToSql| -> Result<()> {

@@ -1,5 +1,5 @@
 //! Integration tests: one binary, each test a hermetic project driven through the real `gza`.
 
+mod fake_claude_e2e;
 mod support;
 mod tasks;
-mod fake_claude_e2e;

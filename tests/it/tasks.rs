@@ -34,9 +34,16 @@ fn init_refuses_to_overwrite_without_force_and_force_keeps_tasks() {
     std::fs::write(p.path("gza.yaml"), "max_turns: 7\n").unwrap();
     p.add(&["keep me"]);
     assert_snapshot!("init_again", p.user_error(&["init"]));
-    assert_eq!(std::fs::read_to_string(p.path("gza.yaml")).unwrap(), "max_turns: 7\n");
+    assert_eq!(
+        std::fs::read_to_string(p.path("gza.yaml")).unwrap(),
+        "max_turns: 7\n"
+    );
     p.ok(&["init", "--force"]);
-    assert!(std::fs::read_to_string(p.path("gza.yaml")).unwrap().contains("max_turns: 50"));
+    assert!(
+        std::fs::read_to_string(p.path("gza.yaml"))
+            .unwrap()
+            .contains("max_turns: 50")
+    );
     assert!(p.ok(&["history"]).contains("keep me"));
     // .gitignore entries are not duplicated.
     let gitignore = std::fs::read_to_string(p.path(".gitignore")).unwrap();
@@ -98,7 +105,9 @@ fn add_prints_the_new_id_and_stores_every_option() {
     assert_eq!(t["status"], "pending");
     let stored: i64 = p
         .db()
-        .query_row("SELECT skip_learnings FROM tasks WHERE id = 2", [], |r| r.get(0))
+        .query_row("SELECT skip_learnings FROM tasks WHERE id = 2", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(stored, 1);
 }
@@ -108,7 +117,10 @@ fn add_with_editor_uses_what_was_saved() {
     let mut p = TestProject::new();
     p.set_env("EDITOR", "sh -c 'printf \"from the editor\" > \"$0\"'");
     p.ok(&["add", "--edit"]);
-    assert_eq!(p.json(&["show", "1", "--json"])["prompt"], "from the editor");
+    assert_eq!(
+        p.json(&["show", "1", "--json"])["prompt"],
+        "from the editor"
+    );
     p.set_env("VISUAL", "false");
     let err = p.user_error(&["add", "--edit"]);
     assert!(err.contains("nothing was changed"), "{err}");
@@ -124,18 +136,38 @@ fn next_lists_in_pickup_order_and_never_offers_a_blocked_task() {
     assert_snapshot!("next", p.run(&["next"]).to_string());
     assert_snapshot!("next_all", p.run(&["next", "--all"]).to_string());
     let queue = p.json(&["next", "--json"]);
-    let ids: Vec<i64> = queue.as_array().unwrap().iter().map(|e| e["id"].as_i64().unwrap()).collect();
+    let ids: Vec<i64> = queue
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_i64().unwrap())
+        .collect();
     assert_eq!(ids, vec![4, 1, 2]);
     let all = p.json(&["next", "--all", "--json"]);
-    let blocked = all.as_array().unwrap().iter().find(|e| e["id"] == 3).unwrap();
+    let blocked = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == 3)
+        .unwrap();
     assert_eq!(blocked["blocked_by"], serde_json::json!([1, "pending"]));
 
     // Once the dependency completes, the task becomes ready.
-    p.db().execute("UPDATE tasks SET status = 'completed' WHERE id = 1", []).unwrap();
-    let ids: Vec<i64> = p.json(&["next", "--json"]).as_array().unwrap().iter().map(|e| e["id"].as_i64().unwrap()).collect();
+    p.db()
+        .execute("UPDATE tasks SET status = 'completed' WHERE id = 1", [])
+        .unwrap();
+    let ids: Vec<i64> = p
+        .json(&["next", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_i64().unwrap())
+        .collect();
     assert_eq!(ids, vec![4, 2, 3]);
     // A failed dependency keeps it blocked.
-    p.db().execute("UPDATE tasks SET status = 'failed' WHERE id = 1", []).unwrap();
+    p.db()
+        .execute("UPDATE tasks SET status = 'failed' WHERE id = 1", [])
+        .unwrap();
     assert!(p.ok(&["next"]).contains("1 task blocked"));
 }
 
@@ -170,11 +202,20 @@ fn history_filters_and_json() {
         )
         .unwrap();
     assert_snapshot!("history", p.run(&["history"]).to_string());
-    assert_snapshot!("history_failed", p.run(&["history", "--status", "failed"]).to_string());
+    assert_snapshot!(
+        "history_failed",
+        p.run(&["history", "--status", "failed"]).to_string()
+    );
     let plans = p.json(&["history", "--type", "plan", "--json"]);
     assert_eq!(plans.as_array().unwrap().len(), 1);
     assert_eq!(plans[0]["prompt"], "two");
-    assert_eq!(p.json(&["history", "-n", "1", "--json"]).as_array().unwrap().len(), 1);
+    assert_eq!(
+        p.json(&["history", "-n", "1", "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     let run = p.run(&["history", "--status", "bogus"]);
     assert_eq!(run.code, 2, "{run}");
 }
@@ -192,13 +233,23 @@ fn show_prints_the_task_and_its_prompt() {
 fn show_prompt_injects_learnings_unless_the_task_opts_out() {
     let p = TestProject::new();
     std::fs::create_dir_all(p.path(".gza")).unwrap();
-    std::fs::write(p.path(".gza/learnings.md"), "# Project Learnings\n\n## Testing Patterns\n- Run cargo test\n").unwrap();
+    std::fs::write(
+        p.path(".gza/learnings.md"),
+        "# Project Learnings\n\n## Testing Patterns\n- Run cargo test\n",
+    )
+    .unwrap();
     p.add(&["with learnings"]);
     p.add(&["without", "--no-learnings"]);
-    assert!(p.ok(&["show", "1", "--prompt"]).contains("- Run cargo test"));
+    assert!(
+        p.ok(&["show", "1", "--prompt"])
+            .contains("- Run cargo test")
+    );
     assert!(!p.ok(&["show", "2", "--prompt"]).contains("Run cargo test"));
     p.ok(&["edit", "2", "--learnings"]);
-    assert!(p.ok(&["show", "2", "--prompt"]).contains("- Run cargo test"));
+    assert!(
+        p.ok(&["show", "2", "--prompt"])
+            .contains("- Run cargo test")
+    );
 }
 
 #[test]
@@ -206,7 +257,19 @@ fn edit_changes_a_pending_task() {
     let p = TestProject::new();
     p.add(&["old prompt"]);
     p.add(&["other"]);
-    assert_snapshot!("edit", p.run(&["edit", "1", "new prompt", "--type", "plan", "--depends-on", "2"]).to_string());
+    assert_snapshot!(
+        "edit",
+        p.run(&[
+            "edit",
+            "1",
+            "new prompt",
+            "--type",
+            "plan",
+            "--depends-on",
+            "2"
+        ])
+        .to_string()
+    );
     let t = p.json(&["show", "1", "--json"]);
     assert_eq!(t["prompt"], "new prompt");
     assert_eq!(t["task_type"], "plan");
@@ -221,9 +284,14 @@ fn edit_changes_a_pending_task() {
 fn edit_of_a_finished_task_only_toggles_learnings() {
     let p = TestProject::new();
     p.add(&["done already"]);
-    p.db().execute("UPDATE tasks SET status = 'completed' WHERE id = 1", []).unwrap();
+    p.db()
+        .execute("UPDATE tasks SET status = 'completed' WHERE id = 1", [])
+        .unwrap();
     let before = p.dump();
-    assert_snapshot!("edit_finished", p.user_error(&["edit", "1", "rewrite history"]));
+    assert_snapshot!(
+        "edit_finished",
+        p.user_error(&["edit", "1", "rewrite history"])
+    );
     assert_eq!(p.dump(), before);
     p.ok(&["edit", "1", "--no-learnings"]);
     assert_eq!(p.json(&["show", "1", "--json"])["skip_learnings"], true);
@@ -236,18 +304,36 @@ fn delete_asks_for_confirmation_and_refuses_running_tasks() {
     p.add(&["b", "--depends-on", "1"]);
     assert!(p.user_error(&["delete", "1"]).contains("pass --yes"));
     assert_snapshot!("delete", p.run(&["delete", "1", "--yes"]).to_string());
-    assert_eq!(p.json(&["show", "2", "--json"])["depends_on"], serde_json::Value::Null);
-    p.db().execute("UPDATE tasks SET status = 'in_progress' WHERE id = 2", []).unwrap();
-    assert!(p.user_error(&["delete", "2", "--yes"]).contains("gza kill 2"));
+    assert_eq!(
+        p.json(&["show", "2", "--json"])["depends_on"],
+        serde_json::Value::Null
+    );
+    p.db()
+        .execute("UPDATE tasks SET status = 'in_progress' WHERE id = 2", [])
+        .unwrap();
+    assert!(
+        p.user_error(&["delete", "2", "--yes"])
+            .contains("gza kill 2")
+    );
 }
 
 #[test]
 fn retry_queues_a_new_task_based_on_the_old_one() {
     let p = TestProject::new();
-    p.add(&["flaky work", "--type", "explore", "--no-learnings", "--group", "g"]);
+    p.add(&[
+        "flaky work",
+        "--type",
+        "explore",
+        "--no-learnings",
+        "--group",
+        "g",
+    ]);
     assert!(p.user_error(&["retry", "1"]).contains("is pending"));
     p.db()
-        .execute("UPDATE tasks SET status = 'failed', failure_reason = 'TIMEOUT' WHERE id = 1", [])
+        .execute(
+            "UPDATE tasks SET status = 'failed', failure_reason = 'TIMEOUT' WHERE id = 1",
+            [],
+        )
         .unwrap();
     assert_snapshot!("retry", p.run(&["retry", "1"]).to_string());
     let t = p.json(&["show", "2", "--json"]);
@@ -307,7 +393,10 @@ fn malformed_config_names_file_key_and_line() {
     let p = TestProject::new();
     p.add(&["stored before"]);
     let cases = [
-        ("unknown_key", "provider: claude\nlearnings:\n  windw_size: 3\n"),
+        (
+            "unknown_key",
+            "provider: claude\nlearnings:\n  windw_size: 3\n",
+        ),
         ("wrong_type", "max_turns: many\n"),
         ("bad_yaml", "provider: [claude\n"),
         ("half_written", "learnings:\n  enabled: tr"),
@@ -346,9 +435,15 @@ fn a_database_from_a_newer_gza_is_refused_untouched() {
     let err = p.user_error(&["add", "more"]);
     assert!(err.contains("newer gza (schema version 999"), "{err}");
     assert!(err.contains("upgrade gza"), "{err}");
-    let count: i64 = p.db().query_row("SELECT COUNT(*) FROM tasks", [], |r| r.get(0)).unwrap();
+    let count: i64 = p
+        .db()
+        .query_row("SELECT COUNT(*) FROM tasks", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(count, 1);
-    assert_eq!(std::fs::read(p.path(".gza/gza.db")).unwrap().len(), bytes_before.len());
+    assert_eq!(
+        std::fs::read(p.path(".gza/gza.db")).unwrap().len(),
+        bytes_before.len()
+    );
 }
 
 #[test]
@@ -371,8 +466,14 @@ fn read_only_state_directory() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stdout.contains("add=1"), "{stdout}\n{stderr}");
-    assert!(stderr.contains("cannot write to") && stderr.contains("check that .gza/ is writable"), "{stderr}");
-    assert!(stdout.contains("stored"), "reads still work on a read-only .gza/: {stdout}");
+    assert!(
+        stderr.contains("cannot write to") && stderr.contains("check that .gza/ is writable"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("stored"),
+        "reads still work on a read-only .gza/: {stdout}"
+    );
     assert_eq!(p.json(&["history", "--json"]).as_array().unwrap().len(), 1);
 }
 
@@ -381,29 +482,49 @@ fn prompt_input_errors() {
     let p = TestProject::new();
     p.add(&["existing"]);
     let before = p.dump();
-    assert_snapshot!("prompt_file_missing", p.user_error(&["add", "--prompt-file", "nope.md"]));
+    assert_snapshot!(
+        "prompt_file_missing",
+        p.user_error(&["add", "--prompt-file", "nope.md"])
+    );
     assert_snapshot!("prompt_empty", p.user_error(&["add", "   "]));
     assert_snapshot!("prompt_none", p.user_error(&["add"]));
     std::fs::write(p.path("nul.md"), b"hello\0world").unwrap();
-    assert_snapshot!("prompt_nul", p.user_error(&["add", "--prompt-file", "nul.md"]));
+    assert_snapshot!(
+        "prompt_nul",
+        p.user_error(&["add", "--prompt-file", "nul.md"])
+    );
     std::fs::write(p.path("latin1.md"), b"caf\xe9 au lait").unwrap();
-    assert_snapshot!("prompt_not_utf8", p.user_error(&["add", "--prompt-file", "latin1.md"]));
-    assert!(p.user_error(&["add", "x", "--spec", "missing.md"]).contains("spec file missing.md does not exist"));
+    assert_snapshot!(
+        "prompt_not_utf8",
+        p.user_error(&["add", "--prompt-file", "latin1.md"])
+    );
+    assert!(
+        p.user_error(&["add", "x", "--spec", "missing.md"])
+            .contains("spec file missing.md does not exist")
+    );
     assert_eq!(p.dump(), before);
 }
 
 #[test]
 fn a_one_megabyte_prompt_is_stored_faithfully() {
     let p = TestProject::new();
-    let big: String = (0..1_048_576).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    let big: String = (0..1_048_576)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
     let big = format!("{big}\nünïcödé ✓ last line");
     std::fs::write(p.path("big.md"), &big).unwrap();
     p.add(&["--prompt-file", "big.md"]);
-    let stored: String = p.db().query_row("SELECT prompt FROM tasks WHERE id = 1", [], |r| r.get(0)).unwrap();
+    let stored: String = p
+        .db()
+        .query_row("SELECT prompt FROM tasks WHERE id = 1", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(stored, big);
     // List views stay one short line per task.
     let history = p.ok(&["history"]);
-    assert!(history.lines().all(|l| l.chars().count() <= 100), "{history}");
+    assert!(
+        history.lines().all(|l| l.chars().count() <= 100),
+        "{history}"
+    );
 }
 
 #[test]
@@ -414,7 +535,10 @@ fn dependency_cycles_are_refused() {
     p.add(&["c", "--depends-on", "2"]);
     let before = p.dump();
     assert_snapshot!("cycle", p.user_error(&["edit", "1", "--depends-on", "3"]));
-    assert!(p.user_error(&["edit", "1", "--depends-on", "1"]).contains("cannot refer to itself"));
+    assert!(
+        p.user_error(&["edit", "1", "--depends-on", "1"])
+            .contains("cannot refer to itself")
+    );
     assert_eq!(p.dump(), before);
 }
 

@@ -23,7 +23,10 @@ pub struct Run {
 impl TestProject {
     /// A fresh directory, not yet initialized.
     pub fn empty() -> TestProject {
-        let tmp = tempfile::Builder::new().prefix("gza-test").tempdir().unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("gza-test")
+            .tempdir()
+            .unwrap();
         let root = tmp.path().join("proj");
         let home = tmp.path().join("home");
         std::fs::create_dir_all(&root).unwrap();
@@ -80,21 +83,6 @@ impl TestProject {
         self.finish(out)
     }
 
-    /// Run with `input` on stdin.
-    pub fn run_with_stdin(&self, args: &[&str], input: &[u8]) -> Run {
-        use std::io::Write;
-        let mut child = self
-            .command(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(input).unwrap();
-        let out = child.wait_with_output().unwrap();
-        self.finish(out)
-    }
-
     pub fn finish(&self, out: Output) -> Run {
         Run {
             code: out.status.code().unwrap_or(-1),
@@ -115,7 +103,11 @@ impl TestProject {
     pub fn user_error(&self, args: &[&str]) -> String {
         let run = self.run(args);
         assert_eq!(run.code, 1, "gza {args:?} should fail with 1:\n{run}");
-        assert_eq!(run.stderr.lines().count(), 1, "one-line error expected:\n{run}");
+        assert_eq!(
+            run.stderr.lines().count(),
+            1,
+            "one-line error expected:\n{run}"
+        );
         assert!(run.stderr.starts_with("Error: "), "{run}");
         run.normalized_stderr()
     }

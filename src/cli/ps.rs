@@ -1,0 +1,79 @@
+//! `gza ps` and `gza kill`: running tasks.
+
+use std::io::Write;
+
+use clap::Args;
+
+use super::{Context, output};
+use crate::runner;
+
+#[derive(Debug, Args)]
+pub struct PsArgs {
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct KillArgs {
+    /// The running task to stop.
+    id: i64,
+}
+
+pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
+    let (_, store) = ctx.open_for_reading()?;
+    let tasks = store.in_progress_tasks()?;
+    let mut out = output::stdout();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &tasks)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if tasks.is_empty() {
+        writeln!(out, "No tasks running")?;
+        return Ok(());
+    }
+    let now = chrono::Utc::now();
+    let mut table = output::Table::new(vec![
+        "ID", "TYPE", "PROVIDER", "PID", "STARTED", "ELAPSED", "TURNS", "COST", "PROMPT",
+    ]);
+    for t in &tasks {
+        let elapsed = t
+            .started_at
+            .as_deref()
+            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+            .map(|s| (now - s.with_timezone(&chrono::Utc)).num_seconds().max(0) as f64);
+        table.row(vec![
+            t.id.to_string(),
+            t.task_type.to_string(),
+            t.provider.clone().unwrap_or_else(|| "-".into()),
+            t.running_pid
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "-".into()),
+            t.started_at
+                .as_deref()
+                .map(output::short_time)
+                .unwrap_or_default(),
+            output::duration(elapsed),
+            t.num_turns
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "-".into()),
+            output::cost(t.cost_usd),
+            t.prompt.clone(),
+        ]);
+    }
+    table.print(&mut out)?;
+    Ok(())
+}
+
+pub fn cmd_kill(ctx: &Context, args: KillArgs) -> anyhow::Result<()> {
+    let (_, store) = ctx.open()?;
+    runner::kill_task(&store, args.id)?;
+    writeln!(
+        output::stdout(),
+        "{} Task {} killed",
+        output::paint(output::GREEN, "✓"),
+        args.id
+    )?;
+    Ok(())
+}

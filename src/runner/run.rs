@@ -1,0 +1,519 @@
+//! Running one claimed task from start to recorded outcome.
+
+use std::io::{BufWriter, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::providers::{self, AgentRequest, Progress, Verdict};
+use super::{Observer, Status, complete, process, worktree};
+use crate::config::ProviderKind;
+use crate::error::{Error, Result};
+use crate::project::Project;
+use crate::prompt;
+use crate::store::{Outcome, Store, WorkerId};
+use crate::task::{Task, TaskStatus};
+
+/// Grace between SIGTERM and SIGKILL when gza ends an agent.
+pub const KILL_GRACE: Duration = Duration::from_secs(3);
+/// Longest line of agent output parsed; longer lines are logged in full but parsed cut.
+const MAX_PARSED_LINE: usize = 4 * 1024 * 1024;
+
+/// What happened to one task, for the caller's summary.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub id: i64,
+    pub status: TaskStatus,
+    pub failure_reason: Option<String>,
+    pub cost_usd: Option<f64>,
+    pub num_turns: Option<i64>,
+    pub duration: Duration,
+    pub branch: Option<String>,
+    pub diff_stats: Option<String>,
+}
+
+/// The provider a task runs with.
+pub fn provider_of(project: &Project, task: &Task) -> ProviderKind {
+    task.provider
+        .as_deref()
+        .and_then(ProviderKind::parse)
+        .unwrap_or(project.config.provider)
+}
+
+/// Check that `program` can be started; the error names the binary and its config key.
+pub fn check_binary(program: &str, config_key: &str) -> Result<()> {
+    if program.is_empty() {
+        return Err(Error::Usage(format!(
+            "no agent command configured; set {config_key} in gza.yaml"
+        )));
+    }
+    let found = if program.contains('/') {
+        is_executable(Path::new(program))
+    } else {
+        std::env::var_os("PATH")
+            .map(|paths| std::env::split_paths(&paths).any(|dir| is_executable(&dir.join(program))))
+            .unwrap_or(false)
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "agent binary `{program}` not found; install it or set {config_key} in gza.yaml"
+        )))
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Where the agent works.
+struct Workspace {
+    dir: PathBuf,
+    worktree: Option<worktree::Worktree>,
+}
+
+fn prepare_workspace(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    ui: &dyn Observer,
+) -> Result<Workspace> {
+    let in_place = Workspace {
+        dir: project.root.clone(),
+        worktree: None,
+    };
+    if !task.task_type.changes_code() {
+        return Ok(in_place);
+    }
+    let Some(head) = worktree::head_commit(&project.root) else {
+        ui.warn(&format!(
+            "task {}: {} is not a git repository with a commit; running in place, without a branch",
+            task.id,
+            project.root.display()
+        ));
+        return Ok(in_place);
+    };
+    // A resumed session must continue in the directory it started in.
+    if let (Some(_), Some(parent)) = (&task.resume_session_id, task.based_on) {
+        let parent = store.get_task(parent)?;
+        if let (Some(dir), Some(branch)) = (&parent.worktree, &parent.branch) {
+            let dir = PathBuf::from(dir);
+            if dir.is_dir() {
+                let base_commit = worktree::worktree_head(&dir)?;
+                return Ok(Workspace {
+                    dir: dir.clone(),
+                    worktree: Some(worktree::Worktree {
+                        path: dir,
+                        branch: branch.clone(),
+                        base_commit,
+                    }),
+                });
+            }
+        }
+    }
+    let base = match task
+        .based_on
+        .map(|id| store.branch_of(id))
+        .transpose()?
+        .flatten()
+    {
+        Some(branch) if worktree::branch_exists(&project.root, &branch) => branch,
+        _ => head,
+    };
+    if worktree::is_dirty(&project.root) {
+        ui.warn(&format!(
+            "task {}: the main worktree has uncommitted changes; the task starts from the last commit without them",
+            task.id
+        ));
+    }
+    let wt = worktree::create(
+        &project.root,
+        &project.worktrees_dir(),
+        task.id,
+        &task.prompt,
+        &base,
+    )?;
+    Ok(Workspace {
+        dir: wt.path.clone(),
+        worktree: Some(wt),
+    })
+}
+
+/// The prompt for a resumed session: a new message in the old conversation.
+fn resume_prompt(task: &Task) -> String {
+    format!(
+        "Your previous run of this task was interrupted. Do not trust earlier claims about what is \
+         done: check the working tree (git status, git diff) first, then finish the task.\n\n\
+         The task: {}",
+        task.prompt
+    )
+}
+
+/// Run `task` (already claimed by `worker`) to its end and record the outcome.
+pub fn run_task(
+    project: &Project,
+    store: &Store,
+    worker: WorkerId,
+    task: Task,
+    ui: &dyn Observer,
+) -> Result<Finished> {
+    let started = Instant::now();
+    let kind = provider_of(project, &task);
+    let logs = project.logs_dir();
+    std::fs::create_dir_all(&logs).map_err(|e| Error::io(&logs, "create directory", e))?;
+    let log_path = logs.join(format!("{}.jsonl", task.id));
+
+    let fail_early = |reason: &str, detail: String| -> Result<Finished> {
+        let outcome = Outcome {
+            status: Some(TaskStatus::Failed),
+            failure_reason: Some(reason.into()),
+            output: Some(format!("gza: {detail}")),
+            duration_seconds: Some(started.elapsed().as_secs_f64()),
+            ..Outcome::default()
+        };
+        finish(project, store, worker, &task, &outcome, None, started, ui)
+    };
+
+    let workspace = match prepare_workspace(project, store, &task, ui) {
+        Ok(w) => w,
+        Err(e) => return fail_early("GIT_ERROR", e.to_string()),
+    };
+    let (branch, wt_path) = match &workspace.worktree {
+        Some(wt) => (
+            Some(wt.branch.as_str()),
+            Some(wt.path.to_string_lossy().into_owned()),
+        ),
+        None => (None, None),
+    };
+    store.set_run_location(
+        task.id,
+        branch,
+        wt_path.as_deref(),
+        &log_path.to_string_lossy(),
+    )?;
+
+    let prompt_text = if task.resume_session_id.is_some() {
+        resume_prompt(&task)
+    } else {
+        let learnings = crate::learn::learnings_for_prompt(project, store, &task);
+        match prompt::build_prompt(project, &task, learnings.as_ref()) {
+            Ok(p) => p,
+            Err(e) => return fail_early("PROMPT_ERROR", e.to_string()),
+        }
+    };
+    let request = AgentRequest {
+        prompt: &prompt_text,
+        model: task.model.as_deref().or(project.config.model.as_deref()),
+        max_turns: project.config.max_turns,
+        resume_session: task.resume_session_id.as_deref(),
+    };
+    let invocation = providers::invocation(kind, &project.config, &request);
+
+    let log_file =
+        std::fs::File::create(&log_path).map_err(|e| Error::io(&log_path, "create", e))?;
+    let stderr_path = logs.join(format!("{}.stderr.log", task.id));
+    let stderr_file =
+        std::fs::File::create(&stderr_path).map_err(|e| Error::io(&stderr_path, "create", e))?;
+    let mut cmd = Command::new(&invocation.program);
+    cmd.args(&invocation.args)
+        .current_dir(&workspace.dir)
+        .env("GZA_TASK_ID", task.id.to_string())
+        .env("GZA_PROJECT_ROOT", &project.root)
+        .stdin(if invocation.prompt_on_stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(stderr_file)
+        .process_group(0);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return fail_early(
+                "AGENT_START",
+                format!(
+                    "cannot start `{}` ({}): {e}",
+                    invocation.program, invocation.config_key
+                ),
+            );
+        }
+    };
+    let pgid = i64::from(child.id());
+    store.set_agent_process(task.id, pgid, process::start_ticks(pgid))?;
+    ui.started(&task, kind);
+
+    if let Some(mut stdin) = child.stdin.take() {
+        let text = prompt_text.clone();
+        // A separate thread, so an agent that does not read its stdin cannot block gza.
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(text.as_bytes());
+        });
+    }
+    let progress = Arc::new(Mutex::new(Progress::default()));
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let reader = {
+        let progress = Arc::clone(&progress);
+        let mut parser = providers::parser(kind);
+        std::thread::spawn(move || {
+            pump_output(stdout, log_file, &mut *parser, &progress);
+            parser
+        })
+    };
+    let (exit_tx, exit_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = exit_tx.send(child.wait());
+    });
+
+    let timeout = (project.config.timeout_minutes > 0)
+        .then(|| Duration::from_secs(project.config.timeout_minutes * 60));
+    let mut forced: Option<&'static str> = None;
+    let mut last_saved = Progress::default();
+    let mut last_save_at = Instant::now();
+    let exit = loop {
+        match exit_rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(status) => break status.ok(),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break None,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if forced.is_none() {
+            if process::stop_requested() {
+                forced = Some("KILLED");
+            } else if timeout.is_some_and(|t| started.elapsed() >= t) {
+                forced = Some("TIMEOUT");
+            }
+            if forced.is_some() {
+                let grace = KILL_GRACE;
+                std::thread::spawn(move || process::terminate_group(pgid, grace));
+            }
+        }
+        let now = progress.lock().expect("progress lock").clone();
+        ui.progress(
+            task.id,
+            Status {
+                elapsed: started.elapsed(),
+                progress: now.clone(),
+            },
+        );
+        if now != last_saved && last_save_at.elapsed() >= Duration::from_secs(1) {
+            let _ = store.set_progress(task.id, now.turns, now.cost_usd, now.session_id.as_deref());
+            last_saved = now;
+            last_save_at = Instant::now();
+        }
+    };
+    // Whatever the agent left running in its group goes with it.
+    process::terminate_group(pgid, Duration::from_millis(500));
+    let parser = reader.join().expect("output reader does not panic");
+    let exit_ok = exit.is_some_and(|s| s.success());
+    let report = parser.finish(exit_ok);
+
+    let mut outcome = Outcome {
+        output: report.output.clone(),
+        session_id: report.session_id.clone(),
+        cost_usd: report.cost_usd,
+        input_tokens: report.input_tokens,
+        output_tokens: report.output_tokens,
+        num_turns: report.num_turns,
+        duration_seconds: Some(started.elapsed().as_secs_f64()),
+        ..Outcome::default()
+    };
+    let (status, reason) = match (forced, &report.verdict) {
+        (Some(reason), _) => (TaskStatus::Failed, Some(reason.to_string())),
+        (None, Verdict::Success) => (TaskStatus::Completed, None),
+        (None, Verdict::Failed { reason, .. }) => (TaskStatus::Failed, Some(reason.to_string())),
+        (None, Verdict::NoResult) if exit_ok => (TaskStatus::Failed, Some("NO_RESULT".to_string())),
+        (None, Verdict::NoResult) => (TaskStatus::Failed, Some("AGENT_EXIT".to_string())),
+    };
+    outcome.status = Some(status);
+    outcome.failure_reason = reason;
+    if status == TaskStatus::Failed {
+        let detail = failure_detail(&report.verdict, forced, exit, &stderr_path, project);
+        outcome.output = Some(match outcome.output.take() {
+            Some(out) if !out.trim().is_empty() => format!("{out}\n\ngza: {detail}"),
+            _ => format!("gza: {detail}"),
+        });
+    }
+
+    if let Some(wt) = &workspace.worktree {
+        let first_line = task.prompt.lines().next().unwrap_or("").trim();
+        let message = format!(
+            "gza task {}{}: {}\n\nTask-Id: {}",
+            task.id,
+            if status == TaskStatus::Completed {
+                ""
+            } else {
+                " (unfinished)"
+            },
+            providers::clip(first_line, 60),
+            task.id
+        );
+        let committed = worktree::commit_all(&wt.path, &message)
+            .and_then(|_| worktree::diff_stats(&wt.path, &wt.base_commit));
+        match committed {
+            Ok(stats) => outcome.diff_stats = Some(stats),
+            Err(e) => {
+                ui.warn(&format!(
+                    "task {}: could not commit the agent's changes: {e}",
+                    task.id
+                ));
+                if status == TaskStatus::Completed {
+                    outcome.status = Some(TaskStatus::Failed);
+                    outcome.failure_reason = Some("GIT_ERROR".into());
+                }
+            }
+        }
+    } else if !task.task_type.changes_code() {
+        outcome.report_file = write_report(project, &task, outcome.output.as_deref());
+    }
+    let branch = workspace.worktree.as_ref().map(|w| w.branch.clone());
+    finish(project, store, worker, &task, &outcome, branch, started, ui)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    project: &Project,
+    store: &Store,
+    worker: WorkerId,
+    task: &Task,
+    outcome: &Outcome,
+    branch: Option<String>,
+    started: Instant,
+    ui: &dyn Observer,
+) -> Result<Finished> {
+    let report = store.finish_task(task.id, worker, outcome, |tx, done| {
+        complete::on_task_finished(tx, project, done)
+    })?;
+    if let Some(err) = &report.hook_error {
+        complete::log_hook_error(project, task.id, err);
+    }
+    let stored = store.get_task(task.id)?;
+    let finished = Finished {
+        id: task.id,
+        status: stored.status,
+        failure_reason: stored.failure_reason.clone(),
+        cost_usd: stored.cost_usd,
+        num_turns: stored.num_turns,
+        duration: started.elapsed(),
+        branch,
+        diff_stats: stored.diff_stats.clone(),
+    };
+    ui.finished(&finished);
+    Ok(finished)
+}
+
+/// Copy the agent's stdout to the log file as it comes, and feed complete lines to the parser.
+fn pump_output(
+    mut stdout: impl Read,
+    log_file: std::fs::File,
+    parser: &mut dyn providers::StreamParser,
+    progress: &Mutex<Progress>,
+) {
+    let mut log = BufWriter::new(log_file);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut line: Vec<u8> = Vec::new();
+    let mut overflow = false;
+    let take_line = |line: &mut Vec<u8>, parser: &mut dyn providers::StreamParser| {
+        let text = String::from_utf8_lossy(line);
+        parser.line(text.trim_end_matches('\r'));
+        *progress.lock().expect("progress lock") = parser.progress();
+        line.clear();
+    };
+    loop {
+        let n = match stdout.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let _ = log.write_all(&buf[..n]);
+        let _ = log.flush();
+        for &byte in &buf[..n] {
+            if byte == b'\n' {
+                take_line(&mut line, parser);
+                overflow = false;
+            } else if line.len() < MAX_PARSED_LINE {
+                line.push(byte);
+            } else if !overflow {
+                overflow = true;
+            }
+        }
+    }
+    if !line.is_empty() {
+        take_line(&mut line, parser);
+    }
+}
+
+fn failure_detail(
+    verdict: &Verdict,
+    forced: Option<&str>,
+    exit: Option<std::process::ExitStatus>,
+    stderr_path: &Path,
+    project: &Project,
+) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let exit_text = match exit {
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            _ => "unknown exit".into(),
+        },
+        None => "exit status unknown".into(),
+    };
+    let mut detail = match (forced, verdict) {
+        (Some("TIMEOUT"), _) => format!(
+            "timed out after {} minutes; the agent was stopped",
+            project.config.timeout_minutes
+        ),
+        (Some(_), _) => "stopped by the user; the agent was ended".into(),
+        (None, Verdict::Failed { detail, .. }) => format!("the agent reported failure: {detail}"),
+        (None, _) => format!("the agent ended without a final result ({exit_text})"),
+    };
+    let stderr_tail = tail_of_file(stderr_path, 600);
+    if !stderr_tail.is_empty() {
+        detail.push_str("; stderr: ");
+        detail.push_str(&stderr_tail);
+    }
+    detail
+}
+
+/// The last `max` bytes of a file as one line of text.
+fn tail_of_file(path: &Path, max: u64) -> String {
+    use std::io::{Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(max)));
+    let mut bytes = Vec::new();
+    let _ = f.take(max).read_to_end(&mut bytes);
+    providers::clip(&String::from_utf8_lossy(&bytes), max as usize)
+}
+
+/// Save an explore/plan/review task's output as its report; returns the path.
+fn write_report(project: &Project, task: &Task, output: Option<&str>) -> Option<String> {
+    let output = output?;
+    let dir = project.reports_dir();
+    std::fs::create_dir_all(&dir).ok()?;
+    let path = dir.join(format!(
+        "{}-{}.md",
+        task.id,
+        worktree::slugify(&task.prompt)
+    ));
+    let text = format!(
+        "# Task {} ({})\n\n{}\n",
+        task.id,
+        task.task_type,
+        output.trim_end()
+    );
+    crate::fsutil::write_atomically(&path, text.as_bytes()).ok()?;
+    Some(
+        path.strip_prefix(&project.root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
