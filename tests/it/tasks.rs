@@ -308,8 +308,12 @@ fn delete_asks_for_confirmation_and_refuses_running_tasks() {
         p.json(&["show", "2", "--json"])["depends_on"],
         serde_json::Value::Null
     );
+    // A live worker (this test process) owns the task.
     p.db()
-        .execute("UPDATE tasks SET status = 'in_progress' WHERE id = 2", [])
+        .execute(
+            "UPDATE tasks SET status = 'in_progress', running_pid = ?1 WHERE id = 2",
+            [std::process::id()],
+        )
         .unwrap();
     assert!(
         p.user_error(&["delete", "2", "--yes"])
