@@ -24,6 +24,18 @@ pub struct HistoryArgs {
     json: bool,
 }
 
+impl HistoryArgs {
+    /// What plain `gza history` shows.
+    pub fn default_view() -> Self {
+        HistoryArgs {
+            limit: 20,
+            status: None,
+            task_type: None,
+            json: false,
+        }
+    }
+}
+
 pub(crate) fn parse_status(text: &str) -> Result<TaskStatus, String> {
     TaskStatus::parse(text).ok_or_else(|| format!("expected one of {}", TaskStatus::names()))
 }

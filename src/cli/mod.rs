@@ -4,6 +4,7 @@
 //! 1 an error the user can fix, 2 bad arguments (clap), 3 broken pipe, 255 internal error.
 
 mod add;
+mod demo;
 mod history;
 mod init;
 mod log;
@@ -70,6 +71,11 @@ pub enum Command {
     Resume(manage::ResumeArgs),
     /// Remove the worktrees of finished tasks (their branches are kept).
     Clean(work::CleanArgs),
+    /// Watch gza run six tasks offline with a scripted agent, in a temporary project.
+    Demo(demo::DemoArgs),
+    /// The demo's scripted agent (reads a prompt on stdin).
+    #[command(hide = true, name = "demo-agent")]
+    DemoAgent(demo::DemoAgentArgs),
 }
 
 /// Where commands find the project, from the global `-C` flag.
@@ -133,6 +139,8 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Kill(args) => ps::cmd_kill(ctx, args),
         Command::Resume(args) => manage::cmd_resume(ctx, args),
         Command::Clean(args) => work::cmd_clean(ctx, args),
+        Command::Demo(args) => demo::cmd_demo(ctx, args),
+        Command::DemoAgent(args) => demo::cmd_demo_agent(args),
     }?;
     Ok(ExitCode::SUCCESS)
 }

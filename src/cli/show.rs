@@ -26,6 +26,18 @@ pub struct ShowArgs {
     full: bool,
 }
 
+impl ShowArgs {
+    /// `gza show ID --prompt`.
+    pub fn prompt_of(id: i64) -> Self {
+        ShowArgs {
+            id,
+            json: false,
+            prompt: true,
+            full: false,
+        }
+    }
+}
+
 pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
     let task = store.get_task(args.id)?;
