@@ -52,8 +52,8 @@ pub struct Config {
     pub provider: ProviderKind,
     /// Default model passed to the provider (provider default when unset).
     pub model: Option<String>,
-    /// Wall-clock limit for one task, in minutes; 0 means no limit.
-    pub timeout_minutes: u64,
+    /// Wall-clock limit for one task, in minutes (fractions allowed); 0 means no limit.
+    pub timeout_minutes: f64,
     /// Maximum agent turns per task, passed to providers that support it.
     pub max_turns: u32,
     /// Learning accumulation.
@@ -68,7 +68,7 @@ impl Default for Config {
             project_name: None,
             provider: ProviderKind::Claude,
             model: None,
-            timeout_minutes: 30,
+            timeout_minutes: 30.0,
             max_turns: 50,
             learnings: LearningsConfig::default(),
             providers: ProvidersConfig::default(),
@@ -250,6 +250,11 @@ impl Config {
         if l.sections.is_empty() {
             return Err(bad(
                 "learnings.sections must name at least one section".into()
+            ));
+        }
+        if !(self.timeout_minutes >= 0.0 && self.timeout_minutes.is_finite()) {
+            return Err(bad(
+                "timeout_minutes must be 0 (no limit) or a positive number of minutes".into(),
             ));
         }
         if self.max_turns == 0 {

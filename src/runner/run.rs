@@ -271,8 +271,8 @@ pub fn run_task(
         let _ = exit_tx.send(child.wait());
     });
 
-    let timeout = (project.config.timeout_minutes > 0)
-        .then(|| Duration::from_secs(project.config.timeout_minutes * 60));
+    let timeout = (project.config.timeout_minutes > 0.0)
+        .then(|| Duration::from_secs_f64(project.config.timeout_minutes * 60.0));
     let mut forced: Option<&'static str> = None;
     let mut last_saved = Progress::default();
     let mut last_save_at = Instant::now();

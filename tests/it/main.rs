@@ -3,3 +3,4 @@
 mod fake_claude_e2e;
 mod support;
 mod tasks;
+mod work;

@@ -198,3 +198,89 @@ impl fmt::Display for Run {
         )
     }
 }
+
+impl TestProject {
+    /// A project inside a git repository with one commit.
+    pub fn in_git_repo() -> TestProject {
+        let p = TestProject::empty();
+        p.git(&["init", "--quiet", "--initial-branch=main"]);
+        std::fs::write(p.path("README.md"), "# test repo\n").unwrap();
+        p.ok(&["init"]);
+        p.git(&["add", "--all"]);
+        p.git(&["commit", "--quiet", "-m", "initial"]);
+        p
+    }
+
+    /// Run git in the project; returns stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args(["-c", "user.name=Test", "-c", "user.email=test@localhost"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Write gza.yaml.
+    pub fn config(&self, yaml: &str) {
+        std::fs::write(self.path("gza.yaml"), yaml).unwrap();
+    }
+
+    /// Use a shell script (kept outside the project) as the `command` agent, plus `extra` YAML.
+    pub fn command_agent(&self, script: &str, extra: &str) {
+        let path = self.home.join(format!(
+            "agent-{}.sh",
+            self.home.read_dir().unwrap().count()
+        ));
+        std::fs::write(&path, script).unwrap();
+        self.config(&format!(
+            "provider: command\nproviders:\n  command:\n    command: [sh, {}]\n{extra}",
+            serde_json::to_string(&path.to_string_lossy()).unwrap()
+        ));
+    }
+
+    /// A directory outside the project for test files.
+    pub fn scratch(&self) -> &Path {
+        &self.home
+    }
+
+    /// One column of a task row.
+    pub fn task_field<T: rusqlite::types::FromSql>(&self, id: i64, column: &str) -> T {
+        self.db()
+            .query_row(
+                &format!("SELECT {column} FROM tasks WHERE id = ?1"),
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+}
+
+/// Poll `cond` every 50 ms until it holds or `secs` pass.
+pub fn wait_until(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !cond() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// True if process `pid` exists (and is not a zombie).
+pub fn process_alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            let state = s[s.rfind(')').unwrap() + 2..].chars().next().unwrap();
+            state != 'Z'
+        })
+        .unwrap_or(false)
+}

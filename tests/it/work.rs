@@ -1,0 +1,456 @@
+//! `gza work` and friends with scripted agents: isolation, limits, faults, parallel workers.
+
+use std::time::Duration;
+
+use crate::support::project::{TestProject, process_alive, wait_until};
+
+const WRITE_AND_ANSWER: &str =
+    "cat > /dev/null\necho 'hello' > hello.txt\necho 'Added hello.txt'\n";
+
+#[test]
+fn a_code_task_is_committed_on_its_own_branch() {
+    let p = TestProject::in_git_repo();
+    p.command_agent(WRITE_AND_ANSWER, "");
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure"]);
+    p.add(&["Add a hello file"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.stdout.contains("1 completed, 0 failed"), "{run}");
+    let branch: String = p.task_field(1, "branch");
+    assert_eq!(branch, "gza/1-add-a-hello-file");
+    assert_eq!(p.task_field::<String>(1, "status"), "completed");
+    assert_eq!(p.task_field::<String>(1, "output"), "Added hello.txt");
+    assert_eq!(
+        p.task_field::<String>(1, "diff_stats"),
+        "1 file changed, 1 insertion(+)"
+    );
+    let log = p.git(&["log", "--format=%s%n%b", "-1", &branch]);
+    assert!(log.starts_with("gza task 1: Add a hello file"), "{log}");
+    assert!(log.contains("Task-Id: 1"), "{log}");
+    assert_eq!(p.git(&["show", &format!("{branch}:hello.txt")]), "hello\n");
+    // The main worktree is untouched.
+    assert!(!p.path("hello.txt").exists());
+    assert!(p.path(".gza/logs/1.jsonl").is_file());
+    // clean removes the finished worktree and keeps the branch.
+    let worktree: String = p.task_field(1, "worktree");
+    assert!(std::path::Path::new(&worktree).is_dir());
+    assert!(p.ok(&["clean"]).contains("Worktrees cleaned: 1"));
+    assert!(!std::path::Path::new(&worktree).exists());
+    assert!(p.git(&["branch", "--list", &branch]).contains(&branch));
+}
+
+#[test]
+fn a_task_based_on_another_starts_from_its_branch() {
+    let p = TestProject::in_git_repo();
+    p.command_agent(
+        "cat > /dev/null\necho \"$GZA_TASK_ID\" >> trail.txt\necho ok\n",
+        "",
+    );
+    p.add(&["first"]);
+    p.add(&["second", "--based-on", "1"]);
+    p.ok(&["work", "--all"]);
+    let branch: String = p.task_field(2, "branch");
+    assert_eq!(p.git(&["show", &format!("{branch}:trail.txt")]), "1\n2\n");
+}
+
+#[test]
+fn explore_tasks_run_in_place_and_keep_a_report() {
+    let p = TestProject::in_git_repo();
+    p.command_agent(
+        "cat > /dev/null\necho '## Findings'\necho 'It is slow.'\n",
+        "",
+    );
+    p.add(&["Why is it slow?", "--type", "explore"]);
+    p.ok(&["work"]);
+    let report: String = p.task_field(1, "report_file");
+    assert_eq!(report, ".gza/reports/1-why-is-it-slow.md");
+    let text = std::fs::read_to_string(p.path(&report)).unwrap();
+    assert!(text.contains("It is slow."), "{text}");
+    assert_eq!(p.task_field::<Option<String>>(1, "branch"), None);
+}
+
+#[test]
+fn outside_git_a_code_task_runs_in_place_with_a_warning() {
+    let p = TestProject::new();
+    p.command_agent(WRITE_AND_ANSWER, "");
+    p.add(&["no repo here"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.stderr.contains("is not a git repository"), "{run}");
+    assert!(p.path("hello.txt").is_file());
+}
+
+#[test]
+fn a_dirty_main_worktree_is_warned_about_and_left_alone() {
+    let p = TestProject::in_git_repo();
+    p.command_agent(WRITE_AND_ANSWER, "");
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure"]);
+    std::fs::write(p.path("README.md"), "uncommitted edit\n").unwrap();
+    p.add(&["task"]);
+    let run = p.run(&["work"]);
+    assert!(run.stderr.contains("uncommitted changes"), "{run}");
+    let branch: String = p.task_field(1, "branch");
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:README.md")]),
+        "# test repo\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("README.md")).unwrap(),
+        "uncommitted edit\n"
+    );
+}
+
+#[test]
+fn an_existing_branch_name_gets_a_suffix() {
+    let p = TestProject::in_git_repo();
+    p.command_agent(WRITE_AND_ANSWER, "");
+    p.git(&["branch", "gza/1-task"]);
+    p.add(&["task"]);
+    p.ok(&["work"]);
+    assert_eq!(p.task_field::<String>(1, "branch"), "gza/1-task-2");
+    assert_eq!(p.task_field::<String>(1, "status"), "completed");
+}
+
+#[test]
+fn a_missing_agent_binary_claims_nothing() {
+    let p = TestProject::new();
+    p.config("provider: command\nproviders:\n  command:\n    command: [/nonexistent/agent]\n");
+    p.add(&["waits"]);
+    let err = p.user_error(&["work"]);
+    assert!(err.contains("`/nonexistent/agent` not found"), "{err}");
+    assert!(err.contains("providers.command.command"), "{err}");
+    assert_eq!(p.task_field::<String>(1, "status"), "pending");
+    assert_eq!(p.task_field::<Option<String>>(1, "started_at"), None);
+    // The default provider's binary is named with its key too.
+    p.config("providers:\n  claude:\n    path: /nonexistent/claude\n");
+    let err = p.user_error(&["work"]);
+    assert!(
+        err.contains("`/nonexistent/claude` not found; install it or set providers.claude.path"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_agent_that_fails_is_recorded_with_its_stderr() {
+    let p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho 'partial work'\necho 'boom: no API key' >&2\nexit 3\n",
+        "",
+    );
+    p.add(&["will fail"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert_eq!(p.task_field::<String>(1, "status"), "failed");
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "AGENT_EXIT");
+    let output: String = p.task_field(1, "output");
+    assert!(output.contains("partial work"), "{output}");
+    assert!(output.contains("exit status 3"), "{output}");
+    assert!(output.contains("boom: no API key"), "{output}");
+    // retry queues it again, based on the failed one.
+    assert!(
+        p.ok(&["retry", "1"])
+            .contains("Created task 2 (retry of 1)")
+    );
+}
+
+#[test]
+fn garbage_and_invalid_utf8_from_a_stream_agent() {
+    let p = TestProject::new();
+    let script = p.scratch().join("fake-claude.sh");
+    std::fs::write(&script, "#!/bin/sh\ncat > /dev/null\nprintf 'not json\\n\\377\\376 bytes\\n{\"type\":\"assistant\"\\n'\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    p.config(&format!(
+        "providers:\n  claude:\n    path: {}\n",
+        script.display()
+    ));
+    p.add(&["t"]);
+    p.run(&["work"]);
+    assert_eq!(p.task_field::<String>(1, "status"), "failed");
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "NO_RESULT");
+    let log = std::fs::read(p.path(".gza/logs/1.jsonl")).unwrap();
+    assert!(
+        log.windows(2).any(|w| w == b"\xff\xfe"),
+        "the raw stream is logged byte for byte"
+    );
+}
+
+#[test]
+fn a_stream_agent_reporting_max_turns() {
+    let p = TestProject::new();
+    let script = p.scratch().join("fake-claude.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncat > /dev/null\necho '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s-42\",\"model\":\"m\"}'\n\
+         echo '{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true,\"num_turns\":3,\"total_cost_usd\":0.5,\"session_id\":\"s-42\",\"usage\":{\"input_tokens\":7,\"output_tokens\":2}}'\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    p.config(&format!(
+        "max_turns: 3\nproviders:\n  claude:\n    path: {}\n",
+        script.display()
+    ));
+    p.add(&["t"]);
+    p.run(&["work"]);
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "MAX_TURNS");
+    assert_eq!(p.task_field::<String>(1, "session_id"), "s-42");
+    assert_eq!(p.task_field::<f64>(1, "cost_usd"), 0.5);
+    assert_eq!(p.task_field::<i64>(1, "num_turns"), 3);
+    // A failed task with a session can be resumed.
+    assert!(
+        p.ok(&["resume", "1"])
+            .contains("Created task 2 (resume of 1)")
+    );
+    assert_eq!(p.task_field::<String>(2, "resume_session_id"), "s-42");
+}
+
+#[test]
+fn a_hundred_megabytes_of_output_stays_on_disk_not_in_the_database() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\nyes 'line of agent output that goes on and on' | head -c 100000000\necho THE-END\n", "");
+    p.add(&["chatty"]);
+    p.ok(&["work"]);
+    let log_len = std::fs::metadata(p.path(".gza/logs/1.jsonl"))
+        .unwrap()
+        .len();
+    assert!(log_len >= 100_000_000, "{log_len}");
+    let output: String = p.task_field(1, "output");
+    assert!(output.len() < 300 * 1024, "{}", output.len());
+    assert!(output.ends_with("THE-END"));
+    assert!(output.starts_with("[… "), "the cut is marked");
+}
+
+#[test]
+fn a_timeout_ends_the_whole_process_group() {
+    let p = TestProject::new();
+    let pids = p.scratch().join("pids");
+    p.command_agent(
+        &format!(
+            "sleep 300 &\necho $! > {0}\necho $$ >> {0}\nsleep 300\n",
+            pids.display()
+        ),
+        "timeout_minutes: 0.02\n",
+    );
+    p.add(&["hangs"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "TIMEOUT");
+    for pid in std::fs::read_to_string(&pids).unwrap().lines() {
+        let pid: i64 = pid.parse().unwrap();
+        wait_until(5, "agent processes to end", || !process_alive(pid));
+    }
+}
+
+fn start_worker(p: &TestProject, args: &[&str]) -> std::process::Child {
+    p.command(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn agent_pid_of(p: &TestProject, pids: &std::path::Path) -> i64 {
+    wait_until(10, "the agent to start", || {
+        std::fs::read_to_string(pids).is_ok_and(|s| s.lines().count() >= 2)
+    });
+    wait_until(5, "the task to be in progress", || {
+        p.task_field::<String>(1, "status") == "in_progress"
+    });
+    std::fs::read_to_string(pids)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn ctrl_c_stops_the_agent_and_records_killed() {
+    let p = TestProject::new();
+    let pids = p.scratch().join("pids");
+    p.command_agent(
+        &format!(
+            "sleep 300 &\necho $! > {0}\necho $$ >> {0}\nwait\n",
+            pids.display()
+        ),
+        "",
+    );
+    p.add(&["long"]);
+    let worker = start_worker(&p, &["work"]);
+    let agent = agent_pid_of(&p, &pids);
+    unsafe { libc::kill(worker.id() as i32, libc::SIGINT) };
+    let out = worker.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(p.task_field::<String>(1, "status"), "failed");
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "KILLED");
+    wait_until(5, "the agent to end", || !process_alive(agent));
+}
+
+#[test]
+fn gza_kill_stops_a_task_run_by_another_process() {
+    let p = TestProject::new();
+    let pids = p.scratch().join("pids");
+    p.command_agent(
+        &format!(
+            "sleep 300 &\necho $! > {0}\necho $$ >> {0}\nwait\n",
+            pids.display()
+        ),
+        "",
+    );
+    p.add(&["long"]);
+    let worker = start_worker(&p, &["work"]);
+    let agent = agent_pid_of(&p, &pids);
+    let ps = p.ok(&["ps"]);
+    assert!(ps.contains("long"), "{ps}");
+    assert!(p.ok(&["kill", "1"]).contains("Task 1 killed"));
+    let out = worker.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "KILLED");
+    assert!(!process_alive(agent));
+    assert!(p.user_error(&["kill", "1"]).contains("not running"));
+}
+
+#[test]
+fn a_worker_killed_with_sigkill_leaves_no_task_in_progress() {
+    let p = TestProject::new();
+    let pids = p.scratch().join("pids");
+    p.command_agent(
+        &format!(
+            "sleep 300 &\necho $! > {0}\necho $$ >> {0}\nwait\n",
+            pids.display()
+        ),
+        "",
+    );
+    p.add(&["long"]);
+    let mut worker = start_worker(&p, &["work"]);
+    let agent = agent_pid_of(&p, &pids);
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    // The agent runs in its own process group, so it outlived its worker...
+    assert!(process_alive(agent));
+    // ...until any gza command looks at the queue.
+    let next = p.ok(&["next"]);
+    assert_eq!(next, "No pending tasks\n");
+    assert_eq!(p.task_field::<String>(1, "status"), "failed");
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "WORKER_DIED");
+    wait_until(5, "the orphaned agent to end", || !process_alive(agent));
+    assert!(p.ok(&["retry", "1"]).contains("retry of 1"));
+}
+
+#[test]
+fn two_processes_with_four_workers_each_run_every_task_exactly_once() {
+    let p = TestProject::new();
+    let trail = p.scratch().join("trail");
+    p.command_agent(
+        &format!(
+            "cat > /dev/null\necho \"$GZA_TASK_ID\" >> {}\necho done\n",
+            trail.display()
+        ),
+        "",
+    );
+    let db = p.db();
+    db.execute_batch(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60) \
+         INSERT INTO tasks (prompt, task_type) SELECT 'task ' || i, 'explore' FROM n;",
+    )
+    .unwrap();
+    let a = start_worker(&p, &["work", "--all", "--parallel", "4", "--quiet"]);
+    let b = start_worker(&p, &["work", "--all", "--parallel", "4", "--quiet"]);
+    assert!(a.wait_with_output().unwrap().status.success());
+    assert!(b.wait_with_output().unwrap().status.success());
+    let mut ran: Vec<i64> = std::fs::read_to_string(&trail)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    ran.sort();
+    assert_eq!(
+        ran,
+        (1..=60).collect::<Vec<_>>(),
+        "each task ran exactly once"
+    );
+    let completed: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM tasks WHERE status = 'completed'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(completed, 60);
+}
+
+#[test]
+fn work_runs_only_the_given_ids_and_respects_dependencies() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho ok\n", "");
+    p.add(&["a"]);
+    p.add(&["b", "--depends-on", "1"]);
+    p.add(&["c"]);
+    p.ok(&["work", "3"]);
+    assert_eq!(p.task_field::<String>(3, "status"), "completed");
+    assert_eq!(p.task_field::<String>(1, "status"), "pending");
+    let run = p.run(&["work", "2"]);
+    assert!(
+        run.stdout.contains("No tasks ready"),
+        "blocked tasks do not run: {run}"
+    );
+    assert!(p.user_error(&["work", "3"]).contains("task 3 is completed"));
+    p.ok(&["work", "--all"]);
+    assert_eq!(p.task_field::<String>(2, "status"), "completed");
+}
+
+#[test]
+fn log_renders_and_follows() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho first line\necho second line\n", "");
+    p.add(&["t"]);
+    p.ok(&["work"]);
+    assert_eq!(p.ok(&["log", "1"]), "first line\nsecond line\n");
+    assert_eq!(p.ok(&["log", "1", "--follow"]), "first line\nsecond line\n");
+    assert!(p.user_error(&["log", "9"]).contains("no task with id 9"));
+}
+
+#[test]
+fn a_failing_completion_hook_never_changes_the_outcome() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho ok\n", "");
+    p.add(&["t"]);
+    // Break the table the hook writes to.
+    p.db()
+        .execute_batch("DROP TABLE learnings_metadata;")
+        .unwrap();
+    p.run(&["work"]);
+    assert_eq!(p.task_field::<String>(1, "status"), "completed");
+    let hooks = std::fs::read_to_string(p.path(".gza/logs/hooks.log")).unwrap();
+    assert!(
+        hooks.contains("task 1: cannot count the task towards learnings"),
+        "{hooks}"
+    );
+}
+
+#[test]
+fn completed_tasks_count_towards_the_next_regeneration() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho ok\n", "");
+    p.add(&["a"]);
+    p.add(&["b", "--no-learnings"]);
+    p.add(&["c"]);
+    p.ok(&["work", "--all"]);
+    let count: i64 = p
+        .db()
+        .query_row(
+            "SELECT tasks_since_regen FROM learnings_metadata",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(count, 2, "the --no-learnings task does not count");
+    let _ = Duration::ZERO;
+}
