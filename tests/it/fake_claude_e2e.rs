@@ -19,22 +19,7 @@ use crate::support::fake_anthropic::{FakeAnthropic, Reply, RequestKind, Usage};
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 fn claude_bin() -> Option<PathBuf> {
-    let p = std::env::var_os("GZA_TEST_CLAUDE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/node_modules/.bin/claude")
-        });
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("GZA_REQUIRE_CLAUDE").is_ok_and(|v| v == "1") {
-        panic!("claude binary not found at {}", p.display());
-    }
-    eprintln!(
-        "SKIP: claude binary not found at {} (set GZA_TEST_CLAUDE)",
-        p.display()
-    );
-    None
+    crate::support::claude::claude_bin()
 }
 
 struct ClaudeRun {

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, each test a hermetic project driven through the real `gza`.
 
+mod claude_work;
 mod fake_claude_e2e;
 mod support;
 mod tasks;

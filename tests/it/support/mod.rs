@@ -1,2 +1,3 @@
+pub mod claude;
 pub mod fake_anthropic;
 pub mod project;
