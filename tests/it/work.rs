@@ -454,3 +454,23 @@ fn completed_tasks_count_towards_the_next_regeneration() {
     assert_eq!(count, 2, "the --no-learnings task does not count");
     let _ = Duration::ZERO;
 }
+
+#[test]
+fn a_background_worker_runs_the_queue_detached() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\nsleep 0.2\necho ok\n", "");
+    p.add(&["a"]);
+    p.add(&["b"]);
+    let out = p.ok(&["work", "--all", "--background"]);
+    assert!(out.contains("Started a background worker"), "{out}");
+    wait_until(20, "both tasks to complete", || {
+        p.task_field::<String>(2, "status") == "completed"
+            && p.task_field::<String>(1, "status") == "completed"
+    });
+    let logs: Vec<_> = std::fs::read_dir(p.path(".gza/logs"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("worker-"))
+        .collect();
+    assert_eq!(logs.len(), 1, "the worker's output has a log file");
+}
