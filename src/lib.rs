@@ -9,6 +9,7 @@ pub mod config;
 pub mod error;
 pub mod fsutil;
 pub mod learn;
+pub mod llm;
 pub mod project;
 pub mod prompt;
 pub mod runner;

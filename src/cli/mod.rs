@@ -7,6 +7,7 @@ mod add;
 mod demo;
 mod history;
 mod init;
+mod learnings;
 mod log;
 mod manage;
 mod next;
@@ -71,6 +72,8 @@ pub enum Command {
     Resume(manage::ResumeArgs),
     /// Remove the worktrees of finished tasks (their branches are kept).
     Clean(work::CleanArgs),
+    /// See, rebuild, curate and clear what finished tasks taught (.gza/learnings.md).
+    Learnings(learnings::LearningsArgs),
     /// Watch gza run six tasks offline with a scripted agent, in a temporary project.
     Demo(demo::DemoArgs),
     /// The demo's scripted agent (reads a prompt on stdin).
@@ -139,6 +142,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Kill(args) => ps::cmd_kill(ctx, args),
         Command::Resume(args) => manage::cmd_resume(ctx, args),
         Command::Clean(args) => work::cmd_clean(ctx, args),
+        Command::Learnings(args) => learnings::cmd_learnings(ctx, args),
         Command::Demo(args) => demo::cmd_demo(ctx, args),
         Command::DemoAgent(args) => demo::cmd_demo_agent(args),
     }?;

@@ -69,15 +69,23 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
     }
     let remaining = AtomicUsize::new(options.count.unwrap_or(usize::MAX));
     let worker = this_worker();
+    let regenerations = std::sync::Mutex::new(Vec::new());
     let results = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..options.parallel.max(1))
-            .map(|_| scope.spawn(|| worker_loop(project, options, worker, &remaining, ui)))
+            .map(|_| {
+                scope
+                    .spawn(|| worker_loop(project, options, worker, &remaining, &regenerations, ui))
+            })
             .collect();
         handles
             .into_iter()
             .map(|h| h.join().expect("worker thread does not panic"))
             .collect::<Vec<_>>()
     });
+    // A regeneration still running is finished before gza exits, never cut off half-way.
+    for handle in regenerations.into_inner().expect("regeneration list lock") {
+        let _ = handle.join();
+    }
     let mut finished = Vec::new();
     let mut first_error = None;
     for result in results {
@@ -104,6 +112,7 @@ fn worker_loop(
     options: &WorkOptions,
     worker: WorkerId,
     remaining: &AtomicUsize,
+    regenerations: &std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>,
     ui: &dyn Observer,
 ) -> Result<Vec<Finished>> {
     let store = Store::open(&project.db_path())?;
@@ -141,6 +150,12 @@ fn worker_loop(
             return Err(e);
         }
         done.push(run::run_task(project, &store, worker, task, ui)?);
+        if let Some(handle) = crate::learn::after_task(project, &store) {
+            regenerations
+                .lock()
+                .expect("regeneration list lock")
+                .push(handle);
+        }
     }
     Ok(done)
 }

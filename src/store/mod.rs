@@ -2,6 +2,7 @@
 //!
 //! Nothing in here knows about the command line.
 
+mod learnings;
 mod runs;
 mod tasks;
 
@@ -12,6 +13,9 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::error::{Error, Result};
 
+pub use learnings::{
+    LearningsMetadata, LearningsTotals, StoredLearning, VersionRecord, WindowTask,
+};
 pub use runs::{FinishReport, Outcome, WorkerId};
 pub use tasks::{HistoryFilter, NewTask, QueueEntry, Stats, TaskEdit, TaskSummary};
 

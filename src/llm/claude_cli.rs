@@ -1,0 +1,113 @@
+//! The user's installed Claude Code as the extraction model: works with their existing login,
+//! no key. Lean on purpose: no tools and gza's own system prompt, so a request is about 1 KB
+//! instead of the ~89 KB a full agent turn sends.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::{Completion, ExtractionClient, LlmError};
+
+pub struct ClaudeCliClient {
+    path: String,
+    model: String,
+    timeout: Duration,
+}
+
+impl ClaudeCliClient {
+    pub fn new(path: &str, model: &str, timeout: Duration) -> Self {
+        ClaudeCliClient {
+            path: path.into(),
+            model: model.into(),
+            timeout,
+        }
+    }
+}
+
+impl ExtractionClient for ClaudeCliClient {
+    fn provider(&self) -> &'static str {
+        "claude-cli"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn complete(&self, system: &str, user: &str) -> Result<Completion, LlmError> {
+        use std::os::unix::process::CommandExt;
+        let mut child = Command::new(&self.path)
+            .args([
+                "-p",
+                "--model",
+                &self.model,
+                "--output-format",
+                "json",
+                "--tools",
+                "",
+                "--max-turns",
+                "1",
+            ])
+            .arg("--system-prompt")
+            .arg(system)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| LlmError::Failed(format!("cannot start `{}`: {e}", self.path)))?;
+        let mut stdin = child.stdin.take().expect("piped");
+        let input = user.to_string();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
+        let mut stdout = child.stdout.take().expect("piped");
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stdout.read_to_string(&mut s);
+            s
+        });
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child
+                .try_wait()
+                .map_err(|e| LlmError::Failed(e.to_string()))?
+            {
+                break status;
+            }
+            if started.elapsed() > self.timeout {
+                crate::runner::process::terminate_group(
+                    i64::from(child.id()),
+                    Duration::from_secs(1),
+                );
+                let _ = child.wait();
+                return Err(LlmError::Timeout(self.timeout));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let out = reader.join().unwrap_or_default();
+        let reply: Value = serde_json::from_str(out.trim()).map_err(|_| {
+            LlmError::Failed(format!("claude exited with {status} and no JSON result"))
+        })?;
+        if reply["is_error"] == true {
+            return Err(LlmError::Failed(format!(
+                "claude reported an error: {}",
+                reply["result"].as_str().unwrap_or("unknown")
+            )));
+        }
+        let usage = &reply["usage"];
+        Ok(Completion {
+            text: reply["result"].as_str().unwrap_or_default().to_string(),
+            input_tokens: [
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+            ]
+            .iter()
+            .filter_map(|k| usage[*k].as_i64())
+            .sum(),
+            output_tokens: usage["output_tokens"].as_i64().unwrap_or(0),
+        })
+    }
+}
