@@ -180,7 +180,19 @@ pub fn cmd_demo(_ctx: &Context, args: DemoArgs) -> anyhow::Result<()> {
     writeln!(
         out,
         "\n{}",
-        output::paint(output::BOLD, "$ gza show 6 --prompt")
+        output::paint(
+            output::BOLD,
+            "$ cat .gza/learnings.md   # rebuilt after the fifth task"
+        )
+    )?;
+    out.write_all(&std::fs::read(project.learnings_path()).unwrap_or_default())?;
+    writeln!(
+        out,
+        "\n{}",
+        output::paint(
+            output::BOLD,
+            "$ gza show 6 --prompt   # the sixth task was given them"
+        )
     )?;
     out.flush()?;
     super::show::cmd_show(&ctx, super::show::ShowArgs::prompt_of(6))?;

@@ -2,6 +2,7 @@
 
 mod claude_work;
 mod fake_claude_e2e;
+mod learnings;
 mod support;
 mod tasks;
 mod work;

@@ -287,6 +287,8 @@ fn content_text(content: &Value) -> String {
 }
 
 struct Inner {
+    /// Whether tool-less haiku requests are answered aside, without using up the script.
+    side_messages: AtomicBool,
     script: Mutex<VecDeque<Reply>>,
     default: Reply,
     next_slot: Mutex<usize>,
@@ -332,6 +334,12 @@ pub struct FakeAnthropic {
 }
 
 impl FakeAnthropic {
+    /// Script every request, including tool-less haiku ones (for testing gza's own haiku calls).
+    pub fn without_side_messages(self) -> FakeAnthropic {
+        self.inner.side_messages.store(false, Ordering::SeqCst);
+        self
+    }
+
     /// Start serving `script`; the default reply after it is `Reply::Text("done")`.
     pub fn start(script: Vec<Reply>) -> FakeAnthropic {
         FakeAnthropic::start_with_default(script, Reply::text("done"))
@@ -345,6 +353,7 @@ impl FakeAnthropic {
             script: Mutex::new(script.into()),
             default,
             next_slot: Mutex::new(0),
+            side_messages: AtomicBool::new(true),
             requests: Mutex::new(Vec::new()),
             stopped: AtomicBool::new(false),
             stop_lock: Mutex::new(false),
@@ -712,7 +721,7 @@ fn classify(req: &Request, json: &Value, inner: &Inner) -> (RequestKind, Option<
     match route {
         "/v1/messages/count_tokens" => (RequestKind::CountTokens, None),
         "/v1/messages" => {
-            if is_side_message(json) {
+            if inner.side_messages.load(Ordering::SeqCst) && is_side_message(json) {
                 return (RequestKind::SideMessage, None);
             }
             let mut slot = inner.next_slot.lock().unwrap();

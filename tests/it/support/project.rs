@@ -235,15 +235,18 @@ impl TestProject {
 
     /// Use a shell script (kept outside the project) as the `command` agent, plus `extra` YAML.
     pub fn command_agent(&self, script: &str, extra: &str) {
-        let path = self.home.join(format!(
-            "agent-{}.sh",
-            self.home.read_dir().unwrap().count()
-        ));
-        std::fs::write(&path, script).unwrap();
+        let path = self.agent_script(script);
         self.config(&format!(
-            "provider: command\nproviders:\n  command:\n    command: [sh, {}]\n{extra}",
-            serde_json::to_string(&path.to_string_lossy()).unwrap()
+            "provider: command\nproviders:\n  command:\n    command: [sh, {path}]\n{extra}"
         ));
+    }
+
+    /// Save a shell script outside the project; returns its path quoted for YAML.
+    pub fn agent_script(&self, script: &str) -> String {
+        let n = self.home.read_dir().unwrap().count();
+        let path = self.home.join(format!("agent-{n}.sh"));
+        std::fs::write(&path, script).unwrap();
+        serde_json::to_string(&path.to_string_lossy()).unwrap()
     }
 
     /// A directory outside the project for test files.
