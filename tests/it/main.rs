@@ -1,6 +1,7 @@
 //! Integration tests: one binary, each test a hermetic project driven through the real `gza`.
 
 mod claude_work;
+mod extraction_http;
 mod fake_claude_e2e;
 mod learnings;
 mod support;

@@ -1,0 +1,121 @@
+//! JSON over HTTP for the extraction clients: a timeout per request, and retries with
+//! exponential backoff on 429, 5xx and 529 (and on connection failures), honouring `retry-after`.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::LlmError;
+
+/// Longest wait between attempts, whatever `retry-after` asks.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+
+pub struct JsonPoster {
+    client: reqwest::blocking::Client,
+    max_retries: u32,
+    timeout: Duration,
+}
+
+impl JsonPoster {
+    pub fn new(timeout: Duration, max_retries: u32) -> Result<Self, LlmError> {
+        let client = reqwest::blocking::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| LlmError::Failed(format!("cannot set up HTTP: {e}")))?;
+        Ok(JsonPoster {
+            client,
+            max_retries,
+            timeout,
+        })
+    }
+
+    /// POST `body` to `url` with `headers`; the JSON reply of the first successful attempt.
+    pub fn post(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &Value,
+    ) -> Result<Value, LlmError> {
+        let mut attempt = 0;
+        loop {
+            let mut request = self.client.post(url).json(body);
+            for (name, value) in headers {
+                request = request.header(*name, value);
+            }
+            let (retryable, error, retry_after) = match request.send() {
+                Ok(response) => {
+                    let status = response.status();
+                    let retry_after = response
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                        .map(Duration::from_secs_f64);
+                    let text = response.text().unwrap_or_default();
+                    if status.is_success() {
+                        return serde_json::from_str(&text).map_err(|_| {
+                            LlmError::Failed(format!(
+                                "{url} answered {status} with a body that is not JSON"
+                            ))
+                        });
+                    }
+                    let code = status.as_u16();
+                    let retryable = code == 429 || code >= 500;
+                    let message = serde_json::from_str::<Value>(&text)
+                        .ok()
+                        .and_then(|v| v["error"]["message"].as_str().map(String::from))
+                        .unwrap_or_else(|| text.chars().take(200).collect());
+                    (
+                        retryable,
+                        format!("{url} answered {status}: {message}"),
+                        retry_after,
+                    )
+                }
+                Err(e) if e.is_timeout() => (
+                    true,
+                    format!("{url} did not answer within {:?}", self.timeout),
+                    None,
+                ),
+                Err(e) => (true, format!("cannot reach {url}: {e}"), None),
+            };
+            if !retryable || attempt >= self.max_retries {
+                return Err(LlmError::Failed(if attempt > 0 {
+                    format!("{error} (after {} attempts)", attempt + 1)
+                } else {
+                    error
+                }));
+            }
+            std::thread::sleep(
+                retry_after
+                    .unwrap_or_else(|| backoff(attempt))
+                    .min(MAX_BACKOFF),
+            );
+            attempt += 1;
+        }
+    }
+}
+
+/// 0.5 s, 1 s, 2 s, … with up to 25% jitter so parallel extractions do not retry in step.
+fn backoff(attempt: u32) -> Duration {
+    let base = FIRST_BACKOFF * 2u32.saturating_pow(attempt.min(6));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    base + base.mul_f64(f64::from(nanos % 250) / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_with_bounded_jitter() {
+        for attempt in 0..4 {
+            let base = FIRST_BACKOFF * 2u32.pow(attempt);
+            let d = backoff(attempt);
+            assert!(d >= base && d <= base.mul_f64(1.25), "{attempt}: {d:?}");
+        }
+    }
+}
