@@ -178,8 +178,11 @@ fn anthropic_without_a_key_says_what_to_do() {
     assert!(err.contains("ANTHROPIC_API_KEY is not set"), "{err}");
 }
 
+/// What the OpenAI-compatible server saw: request line, authorization header, body.
+type Seen = Arc<Mutex<Vec<(String, String, String)>>>;
+
 /// A one-request-at-a-time OpenAI-compatible server: records requests, answers `reply`.
-fn openai_server(reply: &'static str) -> (String, Arc<Mutex<Vec<(String, String, String)>>>) {
+fn openai_server(reply: &'static str) -> (String, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
