@@ -105,6 +105,8 @@ pub struct Task {
     pub report_file: Option<String>,
     /// The agent session this task continues (`gza resume`).
     pub resume_session_id: Option<String>,
+    /// The learnings version (`learnings_versions.id`) this task's prompt was given.
+    pub learnings_version: Option<i64>,
 }
 
 /// The current time as stored in the database: RFC 3339, UTC, whole seconds.

@@ -94,12 +94,12 @@ fn print_task(out: &mut impl Write, t: &Task, full: bool) -> std::io::Result<()>
     field(out, "Group", t.group.clone())?;
     field(out, "Spec", t.spec.clone())?;
     field(out, "Urgent", t.urgent.then(|| "yes".to_string()))?;
-    let learnings = if t.skip_learnings {
-        "skipped (--no-learnings)"
-    } else {
-        "injected and learned from"
+    let learnings = match (t.skip_learnings, t.learnings_version) {
+        (true, _) => "skipped (--no-learnings)".to_string(),
+        (false, Some(v)) => format!("given version {v}; learned from"),
+        (false, None) => "injected and learned from".to_string(),
     };
-    field(out, "Learnings", Some(learnings.to_string()))?;
+    field(out, "Learnings", Some(learnings))?;
     field(out, "Branch", t.branch.clone())?;
     field(out, "Changes", t.diff_stats.clone())?;
     field(out, "Worktree", t.worktree.clone())?;

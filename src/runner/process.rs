@@ -7,11 +7,16 @@ use std::time::{Duration, Instant};
 static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn remember_signal(sig: libc::c_int) {
-    STOP_SIGNAL.store(sig, Ordering::SeqCst);
+    // A second signal means "now": the first already asked every agent to stop.
+    if STOP_SIGNAL.swap(sig, Ordering::SeqCst) != 0 {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(130) };
+    }
 }
 
 /// Catch SIGINT and SIGTERM so running agents can be stopped and their tasks recorded.
 /// Agents run in their own process groups, so a terminal's Ctrl-C reaches only gza.
+/// A second signal exits at once.
 pub fn install_stop_handler() {
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe {

@@ -11,7 +11,7 @@ pub(super) const TASK_COLUMNS: &str = "id, prompt, task_type, status, based_on, 
      model, provider, skip_learnings, urgent, created_at, started_at, completed_at, running_pid, \
      branch, log_file, output, failure_reason, cost_usd, input_tokens, output_tokens, num_turns, \
      duration_seconds, session_id, running_pid_start, agent_pid, agent_start, worktree, diff_stats, \
-     report_file, resume_session_id";
+     report_file, resume_session_id, learnings_version";
 
 /// Characters of a prompt kept in list views; full prompts can be megabytes.
 const SUMMARY_PROMPT_CHARS: i64 = 200;
@@ -141,6 +141,7 @@ pub(super) fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
         diff_stats: row.get(30)?,
         report_file: row.get(31)?,
         resume_session_id: row.get(32)?,
+        learnings_version: row.get(33)?,
     })
 }
 
