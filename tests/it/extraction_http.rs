@@ -259,3 +259,77 @@ fn openai_compatible_request_format_and_parsing() {
     assert_eq!(body["messages"][0]["role"], "system");
     assert_eq!(body["messages"][1]["role"], "user");
 }
+
+#[test]
+fn only_one_regeneration_runs_at_a_time() {
+    let server = FakeAnthropic::start_with_default(
+        Vec::new(),
+        Reply::Delayed(
+            Duration::from_millis(1500),
+            Box::new(Reply::text("- [General] Slow answers still land")),
+        ),
+    )
+    .without_side_messages();
+    let p = project_with_done_task("anthropic", &server.url(), "");
+    let first = p
+        .command(&["learnings", "update"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::support::project::wait_until(10, "the first extraction request", || {
+        !server.message_requests().is_empty()
+    });
+    let err = p.user_error(&["learnings", "update"]);
+    assert!(
+        err.contains("another learnings regeneration is running"),
+        "{err}"
+    );
+    assert!(first.wait_with_output().unwrap().status.success());
+    assert_eq!(server.message_requests().len(), 1);
+    assert!(
+        std::fs::read_to_string(p.path(".gza/learnings.md"))
+            .unwrap()
+            .contains("Slow answers still land")
+    );
+}
+
+#[test]
+fn kill_9_during_a_regeneration_loses_nothing() {
+    let server = FakeAnthropic::start_with_default(
+        Vec::new(),
+        Reply::text("- [General] Pinned lines survive crashes"),
+    )
+    .without_side_messages();
+    let p = project_with_done_task("anthropic", &server.url(), "");
+    p.ok(&["learnings", "update"]);
+    let before = std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap();
+    // A second task, whose extraction hangs; the regeneration is killed mid-way.
+    server.push(Reply::Hang);
+    p.ok(&["add", "second", "--type", "explore"]);
+    p.ok(&["work"]);
+    let mut regen = p.command(&["learnings", "update"]).spawn().unwrap();
+    crate::support::project::wait_until(10, "the hanging request", || {
+        server.message_requests().len() == 2
+    });
+    regen.kill().unwrap();
+    regen.wait().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap(),
+        before,
+        "never half-written"
+    );
+    let versions: i64 = p
+        .db()
+        .query_row("SELECT COUNT(*) FROM learnings_versions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(versions, 1);
+    // The lock died with the process; the next regeneration extracts task 2 and succeeds.
+    p.ok(&["learnings", "update"]);
+    let extracted: i64 = p
+        .db()
+        .query_row("SELECT COUNT(*) FROM learning_extractions", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(extracted, 2);
+}
