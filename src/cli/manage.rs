@@ -90,19 +90,7 @@ pub fn cmd_retry(ctx: &Context, args: RetryArgs) -> anyhow::Result<()> {
             task.id, task.status
         )));
     }
-    let new = NewTask {
-        prompt: task.prompt.clone(),
-        task_type: Some(task.task_type),
-        based_on: Some(task.id),
-        depends_on: None,
-        group: task.group.clone(),
-        spec: task.spec.clone(),
-        model: task.model.clone(),
-        provider: task.provider.clone(),
-        skip_learnings: task.skip_learnings,
-        urgent: false,
-        resume_session_id: None,
-    };
+    let new = NewTask::follow_up(&task);
     let id = store.insert_task(&new)?;
     writeln!(
         output::stdout(),
@@ -137,17 +125,10 @@ pub fn cmd_resume(ctx: &Context, args: ResumeArgs) -> anyhow::Result<()> {
         )));
     };
     let new = NewTask {
-        prompt: task.prompt.clone(),
-        task_type: Some(task.task_type),
-        based_on: Some(task.id),
-        depends_on: None,
-        group: task.group.clone(),
-        spec: task.spec.clone(),
-        model: task.model.clone(),
         provider: Some(kind.as_str().to_string()),
-        skip_learnings: task.skip_learnings,
         urgent: true,
         resume_session_id: Some(session),
+        ..NewTask::follow_up(&task)
     };
     let id = store.insert_task(&new)?;
     writeln!(

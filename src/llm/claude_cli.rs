@@ -99,14 +99,7 @@ impl ExtractionClient for ClaudeCliClient {
         let usage = &reply["usage"];
         Ok(Completion {
             text: reply["result"].as_str().unwrap_or_default().to_string(),
-            input_tokens: [
-                "input_tokens",
-                "cache_creation_input_tokens",
-                "cache_read_input_tokens",
-            ]
-            .iter()
-            .filter_map(|k| usage[*k].as_i64())
-            .sum(),
+            input_tokens: super::anthropic_input_tokens(usage),
             output_tokens: usage["output_tokens"].as_i64().unwrap_or(0),
         })
     }

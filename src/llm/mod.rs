@@ -39,6 +39,18 @@ pub trait ExtractionClient: Send + Sync {
     fn complete(&self, system: &str, user: &str) -> Result<Completion, LlmError>;
 }
 
+/// Input tokens of an Anthropic `usage` object: fresh, cache-write and cache-read together.
+pub fn anthropic_input_tokens(usage: &serde_json::Value) -> i64 {
+    [
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ]
+    .iter()
+    .filter_map(|k| usage[*k].as_i64())
+    .sum()
+}
+
 /// Environment variable with the Anthropic key.
 pub const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
 

@@ -33,6 +33,25 @@ pub struct NewTask {
     pub urgent: bool,
 }
 
+impl NewTask {
+    /// A new pending task that runs `task` again: same prompt and options, based on it.
+    pub fn follow_up(task: &Task) -> NewTask {
+        NewTask {
+            prompt: task.prompt.clone(),
+            resume_session_id: None,
+            task_type: Some(task.task_type),
+            based_on: Some(task.id),
+            depends_on: None,
+            group: task.group.clone(),
+            spec: task.spec.clone(),
+            model: task.model.clone(),
+            provider: task.provider.clone(),
+            skip_learnings: task.skip_learnings,
+            urgent: false,
+        }
+    }
+}
+
 /// Changes to a pending task; `None` leaves a field as it is, `Some(None)` clears it.
 #[derive(Debug, Clone, Default)]
 pub struct TaskEdit {

@@ -15,6 +15,7 @@ use super::{
     AgentReport, AgentRequest, Invocation, Progress, StreamParser, Verdict, bound_output, clip,
 };
 use crate::config::Config;
+use crate::llm::anthropic_input_tokens as input_tokens;
 
 pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
     let c = &config.providers.claude;
@@ -54,18 +55,6 @@ pub struct ClaudeParser {
     output_tokens: i64,
     last_text: Option<String>,
     result: Option<Value>,
-}
-
-/// Input tokens of a usage object: fresh, cache-write and cache-read together.
-fn input_tokens(usage: &Value) -> i64 {
-    [
-        "input_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-    ]
-    .iter()
-    .filter_map(|k| usage.get(*k).and_then(Value::as_i64))
-    .sum()
 }
 
 impl StreamParser for ClaudeParser {
