@@ -12,6 +12,7 @@ pub mod learn;
 pub mod llm;
 pub mod project;
 pub mod prompt;
+pub mod redact;
 pub mod runner;
 pub mod store;
 pub mod task;

@@ -1,8 +1,8 @@
 //! Per-task extraction: 0-3 learnings from one completed task, once.
 
 use super::items::{self, Item, MAX_ITEMS_PER_TASK};
-use super::redact::redact_secrets;
 use crate::llm::{Completion, ExtractionClient, LlmError};
+use crate::redact::redact_secrets;
 use crate::store::WindowTask;
 
 /// Characters of a task's prompt and output sent for extraction (the output's end: the summary).

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use super::redact::{one_clean_line, redact_secrets};
+use crate::redact::{one_clean_line, redact_secrets};
 
 /// At most this many learnings come from one task.
 pub const MAX_ITEMS_PER_TASK: usize = 3;

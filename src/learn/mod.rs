@@ -6,7 +6,6 @@
 
 pub mod extract;
 pub mod items;
-pub mod redact;
 pub mod regenerate;
 
 use crate::project::Project;

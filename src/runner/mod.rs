@@ -57,6 +57,15 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
     {
         let store = Store::open(&project.db_path())?;
         reap_orphans(&store);
+        // Refuse before claiming anything when the next task's agent cannot start. (Later
+        // tasks are checked after their claim, and put back if their agent is missing.)
+        if let Some(next) = store
+            .pickup_queue(false, None)?
+            .into_iter()
+            .find(|e| options.ids.is_empty() || options.ids.contains(&e.task.id))
+        {
+            check_agent(project, &store.get_task(next.task.id)?)?;
+        }
         for &id in &options.ids {
             let task = store.get_task(id)?;
             if task.status != TaskStatus::Pending {
@@ -158,6 +167,19 @@ fn worker_loop(
         }
     }
     Ok(done)
+}
+
+/// Check that the agent `task` runs with can be started; the error names it and its config key.
+fn check_agent(project: &Project, task: &Task) -> Result<()> {
+    let kind = provider_of(project, task);
+    let probe = providers::AgentRequest {
+        prompt: "",
+        model: None,
+        max_turns: 1,
+        resume_session: None,
+    };
+    let key = providers::invocation(kind, &project.config, &probe).config_key;
+    check_binary(&providers::binary(kind, &project.config), key)
 }
 
 /// Fail every in-progress task whose worker is gone (`WORKER_DIED`) and end the agent it left

@@ -314,7 +314,9 @@ pub fn run_task(
     let report = parser.finish(exit_ok);
 
     let mut outcome = Outcome {
-        output: report.output.clone(),
+        // Agents can echo keys they were given; what gza stores is redacted (the raw stream in
+        // the log file is kept byte for byte).
+        output: report.output.as_deref().map(crate::redact::redact_secrets),
         session_id: report.session_id.clone(),
         cost_usd: report.cost_usd,
         input_tokens: report.input_tokens,

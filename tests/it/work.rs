@@ -474,3 +474,30 @@ fn a_background_worker_runs_the_queue_detached() {
         .collect();
     assert_eq!(logs.len(), 1, "the worker's output has a log file");
 }
+
+#[test]
+fn secrets_an_agent_prints_are_redacted_before_they_are_stored() {
+    let p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho 'used key sk-ant-api03-LEAKEDLEAKEDLEAKEDLEAKED to deploy'\n",
+        "",
+    );
+    p.add(&["deploy"]);
+    p.ok(&["work"]);
+    let output: String = p.task_field(1, "output");
+    assert_eq!(output, "used key [REDACTED] to deploy");
+    let db = std::fs::read(p.path(".gza/gza.db")).unwrap();
+    assert!(!String::from_utf8_lossy(&db).contains("LEAKEDLEAKED"));
+}
+
+#[test]
+fn tasks_naming_another_provider_run_when_the_default_is_missing() {
+    let p = TestProject::new();
+    let agent = p.agent_script("cat > /dev/null\necho ok\n");
+    p.config(&format!(
+        "providers:\n  claude:\n    path: /nonexistent/claude\n  command:\n    command: [sh, {agent}]\n"
+    ));
+    p.add(&["via command", "--provider", "command"]);
+    p.ok(&["work"]);
+    assert_eq!(p.task_field::<String>(1, "status"), "completed");
+}

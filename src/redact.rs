@@ -1,5 +1,6 @@
-//! Text that came from an agent is data: secrets are redacted and control characters stripped
-//! before it is sent for extraction or written to learnings.md.
+//! Text that came from an agent is data: secrets are redacted before it is stored in the
+//! database, sent for extraction or written to learnings.md, and control characters are
+//! stripped from anything injected into a later prompt.
 
 use std::sync::LazyLock;
 
