@@ -60,7 +60,7 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
         // Refuse before claiming anything when the next task's agent cannot start. (Later
         // tasks are checked after their claim, and put back if their agent is missing.)
         if let Some(next) = store
-            .pickup_queue(false, None)?
+            .pickup_queue(false, options.ids.is_empty().then_some(1))?
             .into_iter()
             .find(|e| options.ids.is_empty() || options.ids.contains(&e.task.id))
         {
