@@ -23,7 +23,7 @@ pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     let (_, store) = ctx.open_for_reading()?;
     let limit = (args.limit > 0).then_some(args.limit);
     let ready = store.pickup_queue(false, limit)?;
-    let blocked_count = store.count_blocked()?;
+    let (ready_count, blocked_count) = store.pending_counts()?;
     let mut out = output::stdout();
     if args.json {
         let entries = if args.all {
@@ -58,7 +58,7 @@ pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
         }
         table.print(&mut out)?;
         if let Some(limit) = limit.filter(|&l| ready.len() == l as usize) {
-            let total = store.count_ready()?;
+            let total = ready_count;
             if total > i64::from(limit) {
                 writeln!(
                     out,

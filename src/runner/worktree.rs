@@ -8,7 +8,12 @@ use crate::error::{Error, Result};
 /// Run git in `dir`; stdout on success, a [`Error::Usage`] naming the command otherwise.
 fn git(dir: &Path, args: &[&str]) -> Result<String> {
     let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir).args(args);
+    cmd.arg("-C").arg(dir);
+    if args.first() == Some(&"commit") {
+        // A task's commit should not start git's background maintenance (about 10 ms each).
+        cmd.args(["-c", "maintenance.auto=false"]);
+    }
+    cmd.args(args);
     // Commits need an identity; a machine without one configured still gets a clear author.
     if args.first() == Some(&"commit") && !has_identity(dir) {
         cmd.args_env_identity();
@@ -44,13 +49,24 @@ impl IdentityEnv for Command {
     }
 }
 
+/// Whether git has a committer identity here; asked once per process (per repository).
 fn has_identity(dir: &Path) -> bool {
-    Command::new("git")
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static KNOWN: OnceLock<Mutex<HashMap<PathBuf, bool>>> = OnceLock::new();
+    let known = KNOWN.get_or_init(Mutex::default);
+    let key = dir.parent().unwrap_or(dir).to_path_buf();
+    if let Some(&answer) = known.lock().expect("identity cache").get(&key) {
+        return answer;
+    }
+    let answer = Command::new("git")
         .arg("-C")
         .arg(dir)
         .args(["config", "user.email"])
         .output()
-        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+    known.lock().expect("identity cache").insert(key, answer);
+    answer
 }
 
 /// The commit HEAD points at, or `None` outside a repository or before the first commit.

@@ -59,11 +59,24 @@ impl Store {
             Err(Error::ReadOnly(_)) if path.is_file() => {}
             other => return other,
         }
-        let uri = format!("file:{}?immutable=1", path.display());
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(uri, flags).map_err(|e| classify(path, e))?;
+        // Read-only with the WAL (it holds commits not yet checkpointed) when its index exists;
+        // else the file as it is on disk.
+        let read_only = Connection::open_with_flags(path, flags).and_then(|c| {
+            c.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|_| c)
+        });
+        let conn = match read_only {
+            Ok(c) => c,
+            Err(_) => {
+                let uri = format!("file:{}?immutable=1", path.display());
+                Connection::open_with_flags(uri, flags).map_err(|e| classify(path, e))?
+            }
+        };
         let store = Store {
             conn,
             path: path.to_path_buf(),

@@ -312,27 +312,16 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// How many pending tasks wait on an unfinished dependency.
-    pub fn count_blocked(&self) -> Result<i64> {
+    /// How many pending tasks are ready to run, and how many wait on an unfinished dependency
+    /// (one pass over the pending tasks).
+    pub fn pending_counts(&self) -> Result<(i64, i64)> {
         self.conn
             .query_row(
-                "SELECT COUNT(*) FROM tasks t LEFT JOIN tasks d ON d.id = t.depends_on \
-                 WHERE t.status = 'pending' AND t.depends_on IS NOT NULL \
-                   AND (d.status IS NULL OR d.status != 'completed')",
+                "SELECT COALESCE(SUM(t.depends_on IS NULL OR d.status = 'completed'), 0), \
+                        COALESCE(SUM(t.depends_on IS NOT NULL AND (d.status IS NULL OR d.status != 'completed')), 0) \
+                 FROM tasks t LEFT JOIN tasks d ON d.id = t.depends_on WHERE t.status = 'pending'",
                 [],
-                |r| r.get(0),
-            )
-            .map_err(|e| self.err(e))
-    }
-
-    /// How many pending tasks are ready to run.
-    pub fn count_ready(&self) -> Result<i64> {
-        self.conn
-            .query_row(
-                "SELECT COUNT(*) FROM tasks t LEFT JOIN tasks d ON d.id = t.depends_on \
-                 WHERE t.status = 'pending' AND (t.depends_on IS NULL OR d.status = 'completed')",
-                [],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .map_err(|e| self.err(e))
     }
