@@ -353,3 +353,55 @@ fn claude_agents_see_the_learnings_of_tasks_one_to_five_in_task_six() {
         "a --no-learnings task gets none"
     );
 }
+
+#[test]
+fn a_deleted_line_stays_out_of_every_later_claude_request() {
+    let Some(claude) = claude_bin() else { return };
+    let server = FakeAnthropic::start(Vec::new());
+    server.push(Reply::text(format!(
+        "Done.\n\n## Learnings\n- [General] {}\n- [General] {}",
+        LESSONS[0], LESSONS[1]
+    )));
+    for _ in 0..4 {
+        server.push(Reply::text(format!(
+            "Done.\n\n## Learnings\n- [General] {}",
+            LESSONS[0]
+        )));
+    }
+    let mut p = TestProject::new();
+    p.config(&format!(
+        "learnings:\n  extraction_provider: none\n  regenerate_every: 1\nproviders:\n  claude:\n    path: {}\n",
+        claude.display()
+    ));
+    for (k, v) in server.claude_env() {
+        p.set_env(k, &v);
+    }
+    p.set_env("CLAUDE_CODE_MAX_RETRIES", "0");
+    p.add(&["--type", "explore", "first"]);
+    p.ok(&["work"]);
+    let file = std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap();
+    assert!(
+        file.contains(LESSONS[0]) && file.contains(LESSONS[1]),
+        "{file}"
+    );
+    // The user deletes the first lesson; later tasks keep teaching it.
+    std::fs::write(
+        p.path(".gza/learnings.md"),
+        file.replace(&format!("- {}\n", LESSONS[0]), ""),
+    )
+    .unwrap();
+    for i in 2..=5 {
+        p.add(&["--type", "explore", &format!("later task {i}")]);
+    }
+    p.ok(&["work", "--all"]);
+    let later: Vec<_> = server
+        .message_requests()
+        .into_iter()
+        .filter(|r| r.all_text().contains("Complete this task: later task"))
+        .collect();
+    assert_eq!(later.len(), 4);
+    for r in &later {
+        assert!(!r.body.contains(LESSONS[0]), "the deleted line came back");
+        assert!(r.body.contains(LESSONS[1]), "the kept line is still there");
+    }
+}
