@@ -129,10 +129,7 @@ pub fn cmd_demo(_ctx: &Context, args: DemoArgs) -> anyhow::Result<()> {
             1,
         );
     std::fs::write(root.join("gza.yaml"), yaml)?;
-    std::fs::write(
-        root.join(".gitignore"),
-        "/.gza/gza.db*\n/.gza/logs/\n/.gza/worktrees/\n",
-    )?;
+    super::init::ensure_gitignore(&root.join(".gitignore"))?;
     git(&["add", "--all"])?;
     git(&["commit", "--quiet", "-m", "Start the demo project"])?;
 

@@ -76,7 +76,7 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
 }
 
 /// Append the runtime-file entries .gitignore lacks; returns how many were added.
-fn ensure_gitignore(path: &Path) -> Result<usize, Error> {
+pub(crate) fn ensure_gitignore(path: &Path) -> Result<usize, Error> {
     let existing = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),

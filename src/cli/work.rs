@@ -10,7 +10,6 @@ use super::work_ui::Ui;
 use super::{Context, output, usage};
 use crate::error::Error;
 use crate::runner::{self, WorkOptions, process, worktree};
-use crate::store::Store;
 use crate::task::TaskStatus;
 
 #[derive(Debug, Args)]
@@ -42,14 +41,14 @@ pub struct CleanArgs {
 }
 
 pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
-    let (project, store) = ctx.open()?;
+    // runner::work opens the database (and sweeps orphans) itself.
+    let project = ctx.project()?;
     if args.parallel == 0 {
         return Err(usage("--parallel must be at least 1"));
     }
     if args.background {
-        return start_background(&project, &store);
+        return start_background(&project);
     }
-    drop(store);
     process::install_stop_handler();
     let count = if args.all {
         None
@@ -94,7 +93,7 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Re-run this command detached from the terminal, its output in `.gza/logs/worker-PID.log`.
-fn start_background(project: &crate::project::Project, _store: &Store) -> anyhow::Result<ExitCode> {
+fn start_background(project: &crate::project::Project) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe()?;
     let args: Vec<String> = std::env::args()
         .skip(1)

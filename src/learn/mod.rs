@@ -27,11 +27,7 @@ pub fn learnings_for_prompt(
     match crate::prompt::read_learnings_file(project) {
         Ok(learnings) => {
             if learnings.is_some() {
-                let version = store
-                    .last_learnings_version()
-                    .ok()
-                    .flatten()
-                    .map(|(id, _)| id);
+                let version = store.last_learnings_version_id().ok().flatten();
                 let _ = store.set_learnings_version(task.id, version);
             }
             learnings

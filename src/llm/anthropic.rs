@@ -68,14 +68,7 @@ impl ExtractionClient for AnthropicClient {
             ("anthropic-version", "2023-06-01".to_string()),
         ];
         let reply = self.http.post(&self.url, &headers, &body)?;
-        // Read text by block type: a reply may also hold thinking or other blocks.
-        let text: Vec<&str> = reply["content"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|b| b["type"] == "text")
-            .filter_map(|b| b["text"].as_str())
-            .collect();
+        let text = super::anthropic_text_blocks(&reply["content"]);
         let usage = &reply["usage"];
         Ok(Completion {
             text: text.join("\n"),

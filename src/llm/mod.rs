@@ -51,6 +51,18 @@ pub fn anthropic_input_tokens(usage: &serde_json::Value) -> i64 {
     .sum()
 }
 
+/// The text of an Anthropic message's content blocks, read by block type (a message may also
+/// hold tool calls, thinking or other blocks).
+pub fn anthropic_text_blocks(content: &serde_json::Value) -> Vec<&str> {
+    content
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b["type"] == "text")
+        .filter_map(|b| b["text"].as_str())
+        .collect()
+}
+
 /// Environment variable with the Anthropic key.
 pub const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
 

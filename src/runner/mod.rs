@@ -140,20 +140,7 @@ fn worker_loop(
         let Some(task) = store.claim_next_task(worker, &options.ids)? else {
             break;
         };
-        let kind = provider_of(project, &task);
-        let program = providers::binary(kind, &project.config);
-        let key = providers::invocation(
-            kind,
-            &project.config,
-            &providers::AgentRequest {
-                prompt: "",
-                model: None,
-                max_turns: 1,
-                resume_session: None,
-            },
-        )
-        .config_key;
-        if let Err(e) = check_binary(&program, key) {
+        if let Err(e) = check_agent(project, &task) {
             // The agent cannot start: the task goes back to the queue untouched.
             store.release_task(task.id, worker)?;
             return Err(e);
@@ -172,14 +159,10 @@ fn worker_loop(
 /// Check that the agent `task` runs with can be started; the error names it and its config key.
 fn check_agent(project: &Project, task: &Task) -> Result<()> {
     let kind = provider_of(project, task);
-    let probe = providers::AgentRequest {
-        prompt: "",
-        model: None,
-        max_turns: 1,
-        resume_session: None,
-    };
-    let key = providers::invocation(kind, &project.config, &probe).config_key;
-    check_binary(&providers::binary(kind, &project.config), key)
+    check_binary(
+        &providers::binary(kind, &project.config),
+        providers::config_key(kind),
+    )
 }
 
 /// Fail every in-progress task whose worker is gone (`WORKER_DIED`) and end the agent it left

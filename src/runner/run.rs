@@ -240,7 +240,8 @@ pub fn run_task(
                 "AGENT_START",
                 format!(
                     "cannot start `{}` ({}): {e}",
-                    invocation.program, invocation.config_key
+                    invocation.program,
+                    providers::config_key(kind)
                 ),
             );
         }

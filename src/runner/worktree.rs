@@ -16,7 +16,14 @@ fn git(dir: &Path, args: &[&str]) -> Result<String> {
     cmd.args(args);
     // Commits need an identity; a machine without one configured still gets a clear author.
     if args.first() == Some(&"commit") && !has_identity(dir) {
-        cmd.args_env_identity();
+        for (key, value) in [
+            ("GIT_AUTHOR_NAME", "gza"),
+            ("GIT_AUTHOR_EMAIL", "gza@localhost"),
+            ("GIT_COMMITTER_NAME", "gza"),
+            ("GIT_COMMITTER_EMAIL", "gza@localhost"),
+        ] {
+            cmd.env(key, value);
+        }
     }
     let out = cmd.output().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
@@ -33,19 +40,6 @@ fn git(dir: &Path, args: &[&str]) -> Result<String> {
             dir.display(),
             String::from_utf8_lossy(&out.stderr).trim()
         )))
-    }
-}
-
-trait IdentityEnv {
-    fn args_env_identity(&mut self) -> &mut Self;
-}
-
-impl IdentityEnv for Command {
-    fn args_env_identity(&mut self) -> &mut Self {
-        self.env("GIT_AUTHOR_NAME", "gza")
-            .env("GIT_AUTHOR_EMAIL", "gza@localhost")
-            .env("GIT_COMMITTER_NAME", "gza")
-            .env("GIT_COMMITTER_EMAIL", "gza@localhost")
     }
 }
 

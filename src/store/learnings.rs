@@ -213,6 +213,13 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The id of the newest version gza wrote.
+    pub fn last_learnings_version_id(&self) -> Result<Option<i64>> {
+        self.conn
+            .query_row("SELECT MAX(id) FROM learnings_versions", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
     /// Record a new version and reset the regeneration counter, in one transaction.
     pub fn record_learnings_version(&self, record: &VersionRecord, content: &str) -> Result<i64> {
         self.immediate(|tx| {

@@ -164,16 +164,6 @@ impl Store {
         Ok(())
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The underlying connection, for modules that own their own queries.
-    pub fn conn(&self) -> &Connection {
-        &self.conn
-    }
-
     /// Map a rusqlite error from this store into a user-facing one.
     pub(crate) fn err(&self, e: rusqlite::Error) -> Error {
         classify(&self.path, e)

@@ -14,13 +14,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::support::claude::claude_bin;
 use crate::support::fake_anthropic::{FakeAnthropic, Reply, RequestKind, Usage};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
-
-fn claude_bin() -> Option<PathBuf> {
-    crate::support::claude::claude_bin()
-}
 
 struct ClaudeRun {
     status: ExitStatus,

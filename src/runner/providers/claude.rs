@@ -42,7 +42,6 @@ pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
         program: c.path.clone(),
         args,
         prompt_on_stdin: true,
-        config_key: "providers.claude.path",
     }
 }
 
@@ -75,13 +74,7 @@ impl StreamParser for ClaudeParser {
                     self.input_tokens += input_tokens(usage);
                     self.output_tokens += usage["output_tokens"].as_i64().unwrap_or(0);
                 }
-                let text: Vec<&str> = message["content"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|b| b["type"] == "text")
-                    .filter_map(|b| b["text"].as_str())
-                    .collect();
+                let text = crate::llm::anthropic_text_blocks(&message["content"]);
                 if !text.is_empty() {
                     self.last_text = Some(text.join("\n"));
                 }

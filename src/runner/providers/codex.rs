@@ -28,7 +28,6 @@ pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
         program: c.path_or("codex").to_string(),
         args,
         prompt_on_stdin: true,
-        config_key: "providers.codex.path",
     }
 }
 

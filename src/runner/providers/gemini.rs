@@ -28,7 +28,6 @@ pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
         program: c.path_or("gemini").to_string(),
         args,
         prompt_on_stdin: false,
-        config_key: "providers.gemini.path",
     }
 }
 

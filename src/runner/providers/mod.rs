@@ -20,8 +20,6 @@ pub struct Invocation {
     pub args: Vec<String>,
     /// Whether the prompt is written to the agent's stdin (otherwise it is in `args`).
     pub prompt_on_stdin: bool,
-    /// The config key that names `program`, for "binary not found" errors.
-    pub config_key: &'static str,
 }
 
 /// What a task asks of its agent.
@@ -76,6 +74,16 @@ pub trait StreamParser: Send {
     fn progress(&self) -> Progress;
     /// The final report; `exit_ok` says whether the process exited with status 0.
     fn finish(self: Box<Self>, exit_ok: bool) -> AgentReport;
+}
+
+/// The gza.yaml key that names a provider's binary, for "binary not found" errors.
+pub fn config_key(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Claude => "providers.claude.path",
+        ProviderKind::Codex => "providers.codex.path",
+        ProviderKind::Gemini => "providers.gemini.path",
+        ProviderKind::Command => "providers.command.command",
+    }
 }
 
 /// The binary a provider runs, from config.
