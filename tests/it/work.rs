@@ -242,6 +242,21 @@ fn a_timeout_ends_the_whole_process_group() {
     }
 }
 
+/// Queue one task whose agent runs (with a background child) until it is ended; returns the
+/// file where the agent writes its child's PID and then its own.
+fn queue_a_long_running_task(p: &TestProject) -> std::path::PathBuf {
+    let pids = p.scratch().join("pids");
+    p.command_agent(
+        &format!(
+            "sleep 300 &\necho $! > {0}\necho $$ >> {0}\nwait\n",
+            pids.display()
+        ),
+        "",
+    );
+    p.add(&["long"]);
+    pids
+}
+
 fn start_worker(p: &TestProject, args: &[&str]) -> std::process::Child {
     p.command(args)
         .stdout(std::process::Stdio::piped())
@@ -269,15 +284,7 @@ fn agent_pid_of(p: &TestProject, pids: &std::path::Path) -> i64 {
 #[test]
 fn ctrl_c_stops_the_agent_and_records_killed() {
     let p = TestProject::new();
-    let pids = p.scratch().join("pids");
-    p.command_agent(
-        &format!(
-            "sleep 300 &\necho $! > {0}\necho $$ >> {0}\nwait\n",
-            pids.display()
-        ),
-        "",
-    );
-    p.add(&["long"]);
+    let pids = queue_a_long_running_task(&p);
     let worker = start_worker(&p, &["work"]);
     let agent = agent_pid_of(&p, &pids);
     unsafe { libc::kill(worker.id() as i32, libc::SIGINT) };
@@ -296,15 +303,7 @@ fn ctrl_c_stops_the_agent_and_records_killed() {
 #[test]
 fn gza_kill_stops_a_task_run_by_another_process() {
     let p = TestProject::new();
-    let pids = p.scratch().join("pids");
-    p.command_agent(
-        &format!(
-            "sleep 300 &\necho $! > {0}\necho $$ >> {0}\nwait\n",
-            pids.display()
-        ),
-        "",
-    );
-    p.add(&["long"]);
+    let pids = queue_a_long_running_task(&p);
     let worker = start_worker(&p, &["work"]);
     let agent = agent_pid_of(&p, &pids);
     let ps = p.ok(&["ps"]);
@@ -320,15 +319,7 @@ fn gza_kill_stops_a_task_run_by_another_process() {
 #[test]
 fn a_worker_killed_with_sigkill_leaves_no_task_in_progress() {
     let p = TestProject::new();
-    let pids = p.scratch().join("pids");
-    p.command_agent(
-        &format!(
-            "sleep 300 &\necho $! > {0}\necho $$ >> {0}\nwait\n",
-            pids.display()
-        ),
-        "",
-    );
-    p.add(&["long"]);
+    let pids = queue_a_long_running_task(&p);
     let mut worker = start_worker(&p, &["work"]);
     let agent = agent_pid_of(&p, &pids);
     worker.kill().unwrap();
