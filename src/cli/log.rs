@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::{Context, output, usage};
+use crate::config::ProviderKind;
 use crate::error::Error;
 use crate::runner::{provider_of, providers};
 use crate::task::TaskStatus;
@@ -35,19 +36,19 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
     let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, "open log", e))?;
     let kind = provider_of(&project, &task);
     let mut reader = BufReader::new(file);
-    let mut out = output::stdout();
+    // --raw is the stream byte for byte, so it bypasses the colour-stripping writer.
+    let mut out: Box<dyn Write> = if args.raw {
+        Box::new(std::io::stdout().lock())
+    } else {
+        Box::new(output::stdout())
+    };
     let mut line = String::new();
     let mut polls = 0u32;
     loop {
         line.clear();
         let n = reader.read_line(&mut line)?;
         if n > 0 && line.ends_with('\n') {
-            let text = line.trim_end_matches(['\n', '\r']);
-            if args.raw {
-                writeln!(out, "{text}")?;
-            } else if let Some(rendered) = providers::render_line(kind, text) {
-                writeln!(out, "{rendered}")?;
-            }
+            print_line(&mut out, kind, args.raw, &line)?;
             continue;
         }
         if n > 0 {
@@ -56,15 +57,8 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
         }
         if !args.follow {
             if n > 0 {
-                writeln!(
-                    out,
-                    "{}",
-                    if args.raw {
-                        line.clone()
-                    } else {
-                        providers::render_line(kind, &line).unwrap_or_default()
-                    }
-                )?;
+                // The stream's last line, unterminated because the agent was cut off.
+                print_line(&mut out, kind, args.raw, &line)?;
             }
             break;
         }
@@ -75,15 +69,36 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
             let mut rest = String::new();
             reader.read_to_string(&mut rest)?;
             for l in rest.lines() {
-                if args.raw {
-                    writeln!(out, "{l}")?;
-                } else if let Some(rendered) = providers::render_line(kind, l) {
-                    writeln!(out, "{rendered}")?;
-                }
+                print_line(&mut out, kind, args.raw, l)?;
             }
             break;
         }
         std::thread::sleep(Duration::from_millis(200));
     }
     Ok(())
+}
+
+/// Print one logged line: as written with `--raw`, else rendered. Rendered text came from an
+/// agent, so control characters (terminal escape sequences among them) are dropped; newlines
+/// and tabs stay.
+fn print_line(
+    out: &mut impl Write,
+    kind: ProviderKind,
+    raw: bool,
+    line: &str,
+) -> std::io::Result<()> {
+    let line = line.trim_end_matches(['\n', '\r']);
+    if raw {
+        return writeln!(out, "{line}");
+    }
+    match providers::render_line(kind, line) {
+        Some(text) => {
+            let clean: String = text
+                .chars()
+                .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+                .collect();
+            writeln!(out, "{clean}")
+        }
+        None => Ok(()),
+    }
 }

@@ -492,3 +492,24 @@ fn tasks_naming_another_provider_run_when_the_default_is_missing() {
     p.ok(&["work"]);
     assert_eq!(p.task_field::<String>(1, "status"), "completed");
 }
+
+#[test]
+fn log_drops_terminal_escapes_an_agent_printed_unless_raw() {
+    let p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\nprintf 'red \\033[31malert\\033]0;title\\007 done\\n'\n",
+        "",
+    );
+    p.add(&["t"]);
+    p.ok(&["work"]);
+    let shown = p.ok(&["log", "1"]);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains("alert") && shown.contains("done"),
+        "{shown:?}"
+    );
+    assert!(p.ok(&["log", "1", "--raw"]).contains("\u{1b}[31m"));
+}
