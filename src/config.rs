@@ -58,6 +58,8 @@ pub struct Config {
     pub max_turns: u32,
     /// Learning accumulation.
     pub learnings: LearningsConfig,
+    /// Claude Code hook handlers.
+    pub hooks: HooksConfig,
     /// Per-provider binaries and arguments.
     pub providers: ProvidersConfig,
 }
@@ -71,6 +73,7 @@ impl Default for Config {
             timeout_minutes: 30.0,
             max_turns: 50,
             learnings: LearningsConfig::default(),
+            hooks: HooksConfig::default(),
             providers: ProvidersConfig::default(),
         }
     }
@@ -87,6 +90,19 @@ pub enum ExtractionProvider {
     Openai,
     ClaudeCli,
     None,
+}
+
+/// Which learnings a task is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum InjectMode {
+    /// The windowed learnings.md, bounded by max_tokens (the spec).
+    #[default]
+    File,
+    /// Only what the ranker picks for the task, plus every CRITICAL learning that matches.
+    Relevant,
+    /// The file, plus up to `recall` relevant learnings that fell out of its window.
+    Both,
 }
 
 /// The `learnings:` block.
@@ -107,6 +123,33 @@ pub struct LearningsConfig {
     pub max_retries: u32,
     pub concurrency: u32,
     pub sections: Vec<String>,
+    /// Which learnings a task is given.
+    pub inject: InjectMode,
+    /// How many relevant learnings `relevant` and `both` add at most.
+    pub recall: u32,
+    /// A sentence-transformers model folder (relative to the project root); unset: the default.
+    pub model_dir: Option<std::path::PathBuf>,
+    /// Drafts (learnings awaiting review) are given to agents, marked as drafts.
+    pub inject_drafts: bool,
+}
+
+/// The `hooks:` block: gza's Claude Code hook handlers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HooksConfig {
+    /// Lowest trigger score that injects process knowledge before a tool call.
+    pub threshold: f64,
+    /// Most learnings a prompt is given by the UserPromptSubmit hook.
+    pub prompt_learnings: u32,
+}
+
+impl Default for HooksConfig {
+    fn default() -> Self {
+        HooksConfig {
+            threshold: 0.7,
+            prompt_learnings: 3,
+        }
+    }
 }
 
 impl Default for LearningsConfig {
@@ -124,6 +167,10 @@ impl Default for LearningsConfig {
             max_retries: 3,
             concurrency: 4,
             sections: DEFAULT_SECTIONS.iter().map(|s| s.to_string()).collect(),
+            inject: InjectMode::File,
+            recall: 5,
+            model_dir: None,
+            inject_drafts: true,
         }
     }
 }
@@ -246,6 +293,9 @@ impl Config {
         }
         if l.regenerate_every == 0 {
             return Err(bad("learnings.regenerate_every must be at least 1".into()));
+        }
+        if !(0.0..=10.0).contains(&self.hooks.threshold) {
+            return Err(bad("hooks.threshold must be between 0 and 10".into()));
         }
         if l.sections.is_empty() {
             return Err(bad(

@@ -32,7 +32,7 @@ const SCRIPT: [(TaskType, &str, &str, &[&str]); 6] = [
         "Add a health-check endpoint to the API",
         "api/health.py",
         &[
-            "[Testing Patterns] Run `pytest -q tests/` before finishing; the suite takes two seconds",
+            "[Testing Patterns] Run `pytest -q tests/` before finishing the task",
             "[Code Style] Handlers live in api/, one module per resource",
         ],
     ),

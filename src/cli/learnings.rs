@@ -1,4 +1,4 @@
-//! `gza learnings`: see, rebuild, curate and clear what finished tasks taught.
+//! `gza learnings`: see, search, curate, rebuild and clear what finished tasks taught.
 
 use std::io::{IsTerminal, Write};
 
@@ -6,7 +6,11 @@ use clap::{Args, Subcommand};
 
 use super::{Context, output, usage};
 use crate::error::Error;
+use crate::learn::rank::{self, Ranker};
 use crate::learn::{items, regenerate};
+use crate::learning::{Learning, NewLearning, Origin, Priority, Status, label, parse_label};
+use crate::project::Project;
+use crate::store::{LearningEdit, Store};
 
 #[derive(Debug, Args)]
 pub struct LearningsArgs {
@@ -16,16 +20,161 @@ pub struct LearningsArgs {
 
 #[derive(Debug, Subcommand)]
 enum LearningsCommand {
+    /// List learnings by section (or one learning in full: `show L12`).
+    Show(ShowArgs),
+    /// Find the learnings that matter for a text, by meaning and by words.
+    Search(SearchArgs),
+    /// Add a learning of your own; it stays until you remove it. Prints its id.
+    Add(AddArgs),
+    /// Change a learning's text, section, priority or keywords.
+    Edit(EditArgs),
+    /// Retire learnings: they are no longer injected or shown in learnings.md.
+    Archive(ArchiveArgs),
+    /// Bring archived learnings back.
+    Restore(RestoreArgs),
     /// Rebuild .gza/learnings.md now from recent completed tasks.
     Update(UpdateArgs),
-    /// Print .gza/learnings.md.
-    Show(ShowArgs),
-    /// Pin a learning: it stays in every regeneration until you delete its line from the file.
-    Add(AddArgs),
-    /// Delete the file, every stored learning and the regeneration history.
-    Clear(ClearArgs),
-    /// Counts, extraction provider, last regeneration, and calls and tokens spent.
+    /// Counts by section, status and priority; injections; extraction calls and tokens.
     Stats(StatsArgs),
+    /// Delete the file, every learning and the regeneration history.
+    Clear(ClearArgs),
+}
+
+#[derive(Debug, Args)]
+struct ShowArgs {
+    /// Only this section, or one learning by id (e.g. L12).
+    section: Option<String>,
+    /// Include archived learnings.
+    #[arg(long)]
+    all: bool,
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+    /// Print .gza/learnings.md as it is on disk.
+    #[arg(long, conflicts_with_all = ["json", "all", "section"])]
+    file: bool,
+    /// Page through the output with $PAGER (on a terminal).
+    #[arg(long)]
+    pager: bool,
+}
+
+#[derive(Debug, Args)]
+struct SearchArgs {
+    /// What to find learnings for: a task, a question, some words (`-` reads standard input).
+    query: String,
+    /// Return at most this many.
+    #[arg(short = 'k', long, default_value_t = 3)]
+    k: usize,
+    /// Print JSON for scripts: a list of {id, text, section, score, …}, best first.
+    #[arg(long)]
+    json: bool,
+    /// Show how each score was made, including the best items below the cut.
+    #[arg(long)]
+    explain: bool,
+}
+
+#[derive(Debug, Args)]
+struct AddArgs {
+    /// The learning (2 to 20 words).
+    text: String,
+    /// Its section (default: the last configured section).
+    #[arg(long, short = 's')]
+    section: Option<String>,
+    /// Searchable terms, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    keywords: Vec<String>,
+    /// CRITICAL, HIGH, MEDIUM (default) or LOW.
+    #[arg(long, value_parser = parse_priority)]
+    priority: Option<Priority>,
+    #[command(flatten)]
+    triggers: TriggerArgs,
+}
+
+/// Trigger conditions: before which tool calls the Claude Code PreToolUse hook injects it.
+#[derive(Debug, Args, Default)]
+struct TriggerArgs {
+    /// A tool it applies to (repeatable), e.g. Write, Edit, Bash.
+    #[arg(long = "tool", value_name = "TOOL")]
+    tools: Vec<String>,
+    /// A glob of files it applies to (repeatable), e.g. '**/plugin.json'.
+    #[arg(long = "file", value_name = "GLOB")]
+    files: Vec<String>,
+    /// Words in what the tool is asked to do (repeatable), e.g. "version bump".
+    #[arg(long = "keyword", value_name = "WORDS")]
+    actions: Vec<String>,
+    /// Words anywhere in the call's context (repeatable).
+    #[arg(long = "context", value_name = "WORDS")]
+    contexts: Vec<String>,
+    /// A checklist item shown with it (repeatable).
+    #[arg(long = "check", value_name = "ITEM")]
+    checklist: Vec<String>,
+}
+
+impl TriggerArgs {
+    fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+            && self.files.is_empty()
+            && self.actions.is_empty()
+            && self.contexts.is_empty()
+            && self.checklist.is_empty()
+    }
+
+    /// The triggers, checked: every glob must compile.
+    fn triggers(&self) -> anyhow::Result<crate::learning::Triggers> {
+        let clean = |list: &[String]| -> Vec<String> {
+            list.iter()
+                .map(|s| crate::redact::one_clean_line(s))
+                .filter(|s| !s.is_empty())
+                .collect()
+        };
+        for g in &self.files {
+            globset::Glob::new(g).map_err(|e| usage(format!("--file {g:?} is not a glob: {e}")))?;
+        }
+        Ok(crate::learning::Triggers {
+            tools: clean(&self.tools),
+            files: clean(&self.files),
+            actions: clean(&self.actions),
+            contexts: clean(&self.contexts),
+        })
+    }
+}
+
+#[derive(Debug, Args)]
+struct EditArgs {
+    /// The learning's id (e.g. L12).
+    id: String,
+    #[arg(long)]
+    text: Option<String>,
+    #[arg(long, short = 's')]
+    section: Option<String>,
+    #[arg(long, value_parser = parse_priority)]
+    priority: Option<Priority>,
+    /// Searchable terms, comma-separated (replaces the old ones).
+    #[arg(long, value_delimiter = ',')]
+    keywords: Option<Vec<String>>,
+    /// Replace its trigger conditions and checklist with these.
+    #[command(flatten)]
+    triggers: TriggerArgs,
+    /// Remove its trigger conditions and checklist.
+    #[arg(long, conflicts_with_all = ["tools", "files", "actions", "contexts", "checklist"])]
+    no_triggers: bool,
+}
+
+#[derive(Debug, Args)]
+struct ArchiveArgs {
+    /// Ids of the learnings (e.g. L12 L13).
+    #[arg(required = true)]
+    ids: Vec<String>,
+    /// Why, kept with the learning.
+    #[arg(long)]
+    reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct RestoreArgs {
+    /// Ids of the learnings (e.g. L12).
+    #[arg(required = true)]
+    ids: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -36,22 +185,6 @@ struct UpdateArgs {
     /// Print the file that would be written and the calls that would be made; change nothing.
     #[arg(long)]
     dry_run: bool,
-}
-
-#[derive(Debug, Args)]
-struct ShowArgs {
-    /// Page through the file with $PAGER (on a terminal).
-    #[arg(long)]
-    pager: bool,
-}
-
-#[derive(Debug, Args)]
-struct AddArgs {
-    /// The learning (at most 20 words).
-    text: String,
-    /// Its section (default: the last configured section).
-    #[arg(long, short = 's')]
-    section: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -68,14 +201,503 @@ struct StatsArgs {
     json: bool,
 }
 
+fn parse_priority(text: &str) -> Result<Priority, String> {
+    Priority::parse(text).ok_or_else(|| "expected CRITICAL, HIGH, MEDIUM or LOW".to_string())
+}
+
 pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
     match args.command {
-        LearningsCommand::Update(a) => update(ctx, a),
         LearningsCommand::Show(a) => show(ctx, a),
+        LearningsCommand::Search(a) => search(ctx, a),
         LearningsCommand::Add(a) => add(ctx, a),
-        LearningsCommand::Clear(a) => clear(ctx, a),
+        LearningsCommand::Edit(a) => edit(ctx, a),
+        LearningsCommand::Archive(a) => archive(ctx, a),
+        LearningsCommand::Restore(a) => restore(ctx, a),
+        LearningsCommand::Update(a) => update(ctx, a),
         LearningsCommand::Stats(a) => stats(ctx, a),
+        LearningsCommand::Clear(a) => clear(ctx, a),
     }
+}
+
+/// The learning an id names, or a one-line error saying what to do.
+fn learning_by_id(store: &Store, id: &str) -> anyhow::Result<Learning> {
+    let Some(n) = parse_label(id) else {
+        return Err(usage(format!(
+            "{:?} is not a learning id; ids look like L12 (`gza learnings show` lists them)",
+            output::one_line(id, 40)
+        )));
+    };
+    store.learning(n)?.ok_or_else(|| {
+        usage(format!(
+            "no learning {}; `gza learnings show --all` lists them",
+            label(n)
+        ))
+    })
+}
+
+/// The configured section a name means, or a one-line error listing them.
+fn section_arg(project: &Project, name: &str) -> anyhow::Result<String> {
+    let sections = &project.config.learnings.sections;
+    sections
+        .iter()
+        .find(|c| c.eq_ignore_ascii_case(name.trim()))
+        .cloned()
+        .ok_or_else(|| {
+            usage(format!(
+                "unknown section {name:?}; learnings.sections lists: {}",
+                sections.join(", ")
+            ))
+        })
+}
+
+fn learning_text(text: &str) -> anyhow::Result<String> {
+    items::clean_item(text).ok_or_else(|| {
+        usage(format!(
+            "a learning is 2 to {} words of plain text that does not address the agent",
+            items::MAX_WORDS
+        ))
+    })
+}
+
+/// Rewrite learnings.md from the records after a change, taking in the person's edits first.
+fn rewrite_file(project: &Project, store: &Store, ranker: Option<&Ranker>) -> anyhow::Result<()> {
+    let options = regenerate::Options::rewrite(project.config.learnings.window_size);
+    regenerate::regenerate(project, store, None, ranker, options)?;
+    Ok(())
+}
+
+fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open_for_reading()?;
+    if args.file {
+        return show_file(&project, args.pager);
+    }
+    if let Some(id) = args.section.as_deref().filter(|s| parse_label(s).is_some()) {
+        let learning = learning_by_id(&store, id)?;
+        return show_one(&store, &learning, args.json);
+    }
+    let section = match &args.section {
+        Some(s) => Some(section_arg(&project, s)?),
+        None => None,
+    };
+    let mut list = store.learnings(args.all)?;
+    list.retain(|l| section.as_ref().is_none_or(|s| &l.section == s));
+    let mut out = output::stdout();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &list)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if list.is_empty() {
+        writeln!(
+            out,
+            "No learnings yet: they come from completed tasks, or `gza learnings add TEXT`"
+        )?;
+        return Ok(());
+    }
+    let mut text = String::new();
+    let mut order: Vec<String> = project.config.learnings.sections.clone();
+    for l in &list {
+        if !order.contains(&l.section) {
+            order.push(l.section.clone());
+        }
+    }
+    for section in order {
+        let in_section: Vec<&Learning> = list.iter().filter(|l| l.section == section).collect();
+        if in_section.is_empty() {
+            continue;
+        }
+        text.push_str(&format!("{}\n", output::paint(output::BOLD, &section)));
+        for l in in_section {
+            let mut facts = vec![l.origin.as_str().to_string()];
+            if l.priority != Priority::Medium {
+                facts.insert(0, l.priority.as_str().to_string());
+            }
+            if l.support > 1 {
+                facts.push(format!("{} tasks", l.support));
+            }
+            if l.status == Status::Archived {
+                facts.push("archived".into());
+            }
+            text.push_str(&format!(
+                "  {:<5} {} {}\n",
+                label(l.id),
+                l.text,
+                output::paint(output::DIM, format!("[{}]", facts.join(" · ")))
+            ));
+        }
+    }
+    page(&text, args.pager)
+}
+
+fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
+    let sources = store.learning_sources(l.id)?;
+    let mut out = output::stdout();
+    if json {
+        let mut value = serde_json::to_value(l)?;
+        value["sources"] = serde_json::to_value(&sources)?;
+        serde_json::to_writer_pretty(&mut out, &value)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(out, "{} {}", output::paint(output::BOLD, l.label()), l.text)?;
+    let field =
+        |out: &mut dyn Write, name: &str, value: String| writeln!(out, "  {name:<12} {value}");
+    field(&mut out, "Section", l.section.clone())?;
+    field(&mut out, "Priority", l.priority.to_string())?;
+    field(&mut out, "Confidence", format!("{:.2}", l.confidence))?;
+    let status = match (&l.status_reason, &l.status_changed_at) {
+        (Some(r), Some(at)) => format!("{} ({r}, {at})", l.status.as_str()),
+        _ => l.status.as_str().to_string(),
+    };
+    field(&mut out, "Status", status)?;
+    field(&mut out, "Origin", l.origin.as_str().to_string())?;
+    if !l.keywords.is_empty() {
+        field(&mut out, "Keywords", l.keywords.join(", "))?;
+    }
+    if !l.applies_when.is_empty() {
+        field(&mut out, "Applies when", l.applies_when.join("; "))?;
+    }
+    if l.kind != "learning" {
+        field(&mut out, "Kind", l.kind.clone())?;
+    }
+    let t = &l.triggers;
+    for (name, list) in [
+        ("Tools", &t.tools),
+        ("Files", &t.files),
+        ("Keywords on", &t.actions),
+        ("Context", &t.contexts),
+    ] {
+        if !list.is_empty() {
+            field(&mut out, name, list.join(", "))?;
+        }
+    }
+    for item in &l.checklist {
+        field(&mut out, "Checklist", format!("[ ] {item}"))?;
+    }
+    if let Some(i) = &l.insight {
+        field(&mut out, "Insight", i.clone())?;
+    }
+    if let Some(e) = &l.example {
+        field(&mut out, "Example", e.clone())?;
+    }
+    let from: Vec<String> = sources
+        .iter()
+        .map(|s| {
+            let what = match (&s.task, &s.session) {
+                (Some(t), _) => format!("task {t}"),
+                (None, Some(session)) => format!("session {}", output::one_line(session, 12)),
+                (None, None) => "?".into(),
+            };
+            if s.kind == "taught" {
+                what
+            } else {
+                format!("{what} (confirmed)")
+            }
+        })
+        .collect();
+    if !from.is_empty() {
+        field(&mut out, "Sources", from.join(", "))?;
+    }
+    field(&mut out, "Injected", format!("{} times", l.injected))?;
+    field(&mut out, "Created", l.created_at.clone())?;
+    field(&mut out, "Updated", l.updated_at.clone())?;
+    field(&mut out, "Confirmed", l.confirmed_at.clone())?;
+    let events = store.learning_events(l.id)?;
+    if !events.is_empty() {
+        writeln!(out, "  History")?;
+        for (at, event, detail) in events {
+            let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
+            writeln!(out, "    {at}  {event}{detail}")?;
+        }
+    }
+    Ok(())
+}
+
+fn show_file(project: &Project, pager: bool) -> anyhow::Result<()> {
+    let path = project.learnings_path();
+    let text = match std::fs::read(&path) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            writeln!(
+                output::stdout(),
+                "No learnings file yet: {} appears after `gza learnings update` or every {} completed tasks",
+                path.display(),
+                project.config.learnings.regenerate_every
+            )?;
+            return Ok(());
+        }
+        Err(e) => return Err(Error::io(&path, "read", e).into()),
+    };
+    page(&text, pager)
+}
+
+fn page(text: &str, pager: bool) -> anyhow::Result<()> {
+    if pager && std::io::stdout().is_terminal() {
+        let pager = std::env::var("PAGER").unwrap_or_else(|_| "less".into());
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&pager)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| usage(format!("cannot start pager `{pager}`: {e}")))?;
+        let _ = child
+            .stdin
+            .take()
+            .expect("piped")
+            .write_all(text.as_bytes());
+        child.wait()?;
+        return Ok(());
+    }
+    write!(output::stdout(), "{text}")?;
+    Ok(())
+}
+
+fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open_for_reading()?;
+    if args.k == 0 {
+        return Err(usage("-k must be at least 1"));
+    }
+    let query = if args.query == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)?;
+        String::from_utf8_lossy(&bytes).into_owned()
+    } else {
+        args.query.clone()
+    };
+    if query.trim().is_empty() {
+        return Err(usage(
+            "nothing to search for; give some words, or `-` to read them from standard input",
+        ));
+    }
+    let ranker = Ranker::load(&project);
+    if let Some(problem) = &ranker.model_problem {
+        writeln!(
+            output::stderr(),
+            "{} {problem}; ranking by words only",
+            output::paint(output::YELLOW, "warning:")
+        )?;
+    }
+    let hits = ranker.search(
+        &store,
+        rank::Query {
+            text: &query,
+            k: args.k,
+            calibrated: true,
+            drafts: true,
+        },
+    )?;
+    let found = rank::hits_with_records(&store, &hits)?;
+    let mut out = output::stdout();
+    if args.json {
+        let list: Vec<serde_json::Value> = found
+            .iter()
+            .map(|(h, l)| {
+                serde_json::json!({
+                    "id": l.label(),
+                    "text": l.text,
+                    "section": l.section,
+                    "score": (h.score * 1000.0).round() / 1000.0,
+                    "semantic": h.semantic.map(|s| (s * 1000.0).round() / 1000.0),
+                    "lexical": (h.lexical * 1000.0).round() / 1000.0,
+                    "priority": l.priority,
+                })
+            })
+            .collect();
+        serde_json::to_writer_pretty(&mut out, &list)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if found.is_empty() {
+        writeln!(out, "No learning matches.")?;
+    }
+    for (h, l) in &found {
+        writeln!(
+            out,
+            "{:<5} {:.2}  {} {}",
+            l.label(),
+            h.score,
+            l.text,
+            output::paint(output::DIM, format!("[{}]", l.section))
+        )?;
+        if args.explain {
+            explain(&mut out, h)?;
+        }
+    }
+    if args.explain {
+        let all = ranker.search(
+            &store,
+            rank::Query {
+                text: &query,
+                k: args.k + found.len(),
+                calibrated: false,
+                drafts: true,
+            },
+        )?;
+        let below: Vec<rank::Hit> = all
+            .into_iter()
+            .filter(|h| !found.iter().any(|(f, _)| f.id == h.id))
+            .take(args.k)
+            .collect();
+        if !below.is_empty() {
+            writeln!(out, "Below the cut:")?;
+            for (h, l) in rank::hits_with_records(&store, &below)? {
+                writeln!(out, "{:<5} {:.2}  {}", l.label(), h.score, l.text)?;
+                explain(&mut out, &h)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn explain(out: &mut impl Write, h: &rank::Hit) -> std::io::Result<()> {
+    let semantic = h
+        .semantic
+        .map_or("no model".to_string(), |s| format!("{s:.3}"));
+    let matched = if h.matched.is_empty() {
+        "none".to_string()
+    } else {
+        h.matched.join(", ")
+    };
+    writeln!(
+        out,
+        "      meaning {semantic} · words {:.3} (matched: {matched})",
+        h.lexical
+    )
+}
+
+fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let section = match &args.section {
+        Some(s) => section_arg(&project, s)?,
+        None => items::section_named("", &project.config.learnings.sections),
+    };
+    let text = learning_text(&args.text)?;
+    let mut learning = NewLearning::new(&section, &text, Origin::User);
+    learning.keywords = args
+        .keywords
+        .iter()
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty())
+        .collect();
+    learning.priority = args.priority.unwrap_or_default();
+    learning.triggers = args.triggers.triggers()?;
+    learning.checklist = args.triggers.checklist.clone();
+    let id = store.add_learning(&learning)?;
+    let ranker = Ranker::load(&project);
+    if let Err(e) = ranker.embed_missing(&store) {
+        crate::learn::log(&project, &format!("embedding {} failed: {e}", label(id)));
+    }
+    rewrite_file(&project, &store, Some(&ranker))?;
+    writeln!(
+        output::stdout(),
+        "{} Added {} under {section}: {text}",
+        output::paint(output::GREEN, "✓"),
+        label(id)
+    )?;
+    Ok(())
+}
+
+fn edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let learning = learning_by_id(&store, &args.id)?;
+    let triggers = if args.no_triggers {
+        Some((Default::default(), Vec::new()))
+    } else if args.triggers.is_empty() {
+        None
+    } else {
+        Some((args.triggers.triggers()?, args.triggers.checklist.clone()))
+    };
+    let edit = LearningEdit {
+        triggers,
+        text: args.text.as_deref().map(learning_text).transpose()?,
+        section: args
+            .section
+            .as_deref()
+            .map(|s| section_arg(&project, s))
+            .transpose()?,
+        priority: args.priority,
+        keywords: args.keywords.map(|k| {
+            k.into_iter()
+                .map(|k| k.trim().to_string())
+                .filter(|k| !k.is_empty())
+                .collect()
+        }),
+    };
+    if edit.text.is_none()
+        && edit.section.is_none()
+        && edit.priority.is_none()
+        && edit.keywords.is_none()
+        && edit.triggers.is_none()
+    {
+        return Err(usage(
+            "nothing to change; pass --text, --section, --priority, --keywords or triggers (--tool, --file, …)",
+        ));
+    }
+    // Take in the file's pending edits first, so this change is made on top of them.
+    rewrite_file(&project, &store, None)?;
+    store.edit_learning(learning.id, &edit)?;
+    let ranker = Ranker::load(&project);
+    let _ = ranker.embed_missing(&store);
+    rewrite_file(&project, &store, Some(&ranker))?;
+    writeln!(
+        output::stdout(),
+        "{} Updated {}",
+        output::paint(output::GREEN, "✓"),
+        learning.label()
+    )?;
+    Ok(())
+}
+
+fn archive(ctx: &Context, args: ArchiveArgs) -> anyhow::Result<()> {
+    set_status(ctx, &args.ids, Status::Archived, args.reason.as_deref())
+}
+
+fn restore(ctx: &Context, args: RestoreArgs) -> anyhow::Result<()> {
+    set_status(ctx, &args.ids, Status::Active, None)
+}
+
+fn set_status(
+    ctx: &Context,
+    ids: &[String],
+    status: Status,
+    reason: Option<&str>,
+) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    // Every id is checked before anything changes.
+    let learnings = ids
+        .iter()
+        .map(|id| learning_by_id(&store, id))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    rewrite_file(&project, &store, None)?;
+    let reason = reason.map(crate::redact::one_clean_line);
+    let mut out = output::stdout();
+    for l in &learnings {
+        let (default_reason, verb) = if status == Status::Archived {
+            ("archived with `gza learnings archive`", "Archived")
+        } else {
+            ("restored with `gza learnings restore`", "Restored")
+        };
+        let changed = store.set_learning_status(
+            l.id,
+            status,
+            Some(reason.as_deref().unwrap_or(default_reason)),
+        )?;
+        if changed {
+            writeln!(
+                out,
+                "{} {verb} {}: {}",
+                output::paint(output::GREEN, "✓"),
+                l.label(),
+                l.text
+            )?;
+        } else {
+            writeln!(out, "  {} was already {}", l.label(), status.as_str())?;
+        }
+    }
+    let ranker = Ranker::load(&project);
+    let _ = ranker.embed_missing(&store);
+    rewrite_file(&project, &store, Some(&ranker))?;
+    Ok(())
 }
 
 fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
@@ -100,19 +722,23 @@ fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
         )?;
         err.flush()?;
     }
+    let ranker = Ranker::load(&project);
     let report = regenerate::regenerate(
         &project,
         &store,
         client.as_deref(),
+        Some(&ranker),
         regenerate::Options {
             window,
             dry_run: args.dry_run,
+            extract: true,
         },
     )?;
     if std::io::stderr().is_terminal() && !args.dry_run {
         write!(err, "\r\x1b[2K")?;
     }
     let mut out = output::stdout();
+    let e = &report.edits;
     if args.dry_run {
         writeln!(
             out,
@@ -130,11 +756,14 @@ fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
                 ids.join(", ")
             )?;
         }
-        for line in &report.pinned {
-            writeln!(out, "Would pin your line: {line}")?;
+        for (_, line) in &e.added {
+            writeln!(out, "Would add your line: {line}")?;
         }
-        for line in &report.suppressed {
-            writeln!(out, "Would keep out your deleted line: {line}")?;
+        for id in &e.deleted {
+            writeln!(out, "Would archive {} (you deleted its line)", label(*id))?;
+        }
+        for (id, _) in &e.edited {
+            writeln!(out, "Would take your edit of {}", label(*id))?;
         }
         writeln!(out, "--- {} would be:", project.learnings_path().display())?;
         write!(out, "{}", report.content)?;
@@ -157,19 +786,34 @@ fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
         "  Learnings:    {} (+{} / -{} / ={})",
         r.items, r.added, r.removed, r.kept
     )?;
+    if report.confirmed > 0 {
+        writeln!(
+            out,
+            "  Confirmed:    {} known learning(s) taught again",
+            report.confirmed
+        )?;
+    }
     writeln!(
         out,
         "  LLM calls:    {} ({provider}; {} in / {} out tokens)",
         r.llm_calls, r.input_tokens, r.output_tokens
     )?;
-    if !report.pinned.is_empty() {
-        writeln!(out, "  Pinned your:  {} added line(s)", report.pinned.len())?;
+    if !e.added.is_empty() {
+        writeln!(out, "  Yours:        {} added line(s) kept", e.added.len())?;
     }
-    if !report.suppressed.is_empty() {
+    if !e.edited.is_empty() {
         writeln!(
             out,
-            "  Kept out:     {} line(s) you deleted",
-            report.suppressed.len()
+            "  Edited:       {} line(s) you changed",
+            e.edited.len()
+        )?;
+    }
+    if !e.deleted.is_empty() {
+        let ids: Vec<String> = e.deleted.iter().map(|i| label(*i)).collect();
+        writeln!(
+            out,
+            "  Archived:     {} (you deleted their lines; `gza learnings restore` brings them back)",
+            ids.join(", ")
         )?;
     }
     if let Some(bak) = &report.backup {
@@ -185,75 +829,6 @@ fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
             output::paint(output::YELLOW, "warning:")
         )?;
     }
-    Ok(())
-}
-
-fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
-    let project = ctx.project()?;
-    let path = project.learnings_path();
-    let text = match std::fs::read(&path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            writeln!(
-                output::stdout(),
-                "No learnings yet: {} appears after `gza learnings update` or every {} completed tasks",
-                path.display(),
-                project.config.learnings.regenerate_every
-            )?;
-            return Ok(());
-        }
-        Err(e) => return Err(Error::io(&path, "read", e).into()),
-    };
-    if args.pager && std::io::stdout().is_terminal() {
-        let pager = std::env::var("PAGER").unwrap_or_else(|_| "less".into());
-        let mut child = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(&pager)
-            .stdin(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|e| usage(format!("cannot start pager `{pager}`: {e}")))?;
-        let _ = child
-            .stdin
-            .take()
-            .expect("piped")
-            .write_all(text.as_bytes());
-        child.wait()?;
-        return Ok(());
-    }
-    write!(output::stdout(), "{text}")?;
-    Ok(())
-}
-
-fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
-    let (project, store) = ctx.open()?;
-    let sections = &project.config.learnings.sections;
-    let section = items::section_named(args.section.as_deref().unwrap_or(""), sections);
-    if let Some(s) = &args.section
-        && !sections.iter().any(|c| c.eq_ignore_ascii_case(s))
-    {
-        return Err(usage(format!(
-            "unknown section {s:?}; learnings.sections lists: {}",
-            sections.join(", ")
-        )));
-    }
-    let Some(content) = items::clean_item(&args.text) else {
-        return Err(usage(format!(
-            "a learning is 2 to {} words of plain text",
-            items::MAX_WORDS
-        )));
-    };
-    store.pin_learning(&section, &content)?;
-    // Rebuild the file so the pin shows at once, without extracting anything new.
-    let options = regenerate::Options {
-        window: project.config.learnings.window_size,
-        dry_run: false,
-    };
-    regenerate::regenerate(&project, &store, None, options)?;
-    writeln!(
-        output::stdout(),
-        "{} Pinned under {section}: {content}",
-        output::paint(output::GREEN, "✓")
-    )?;
     Ok(())
 }
 
@@ -274,6 +849,7 @@ fn clear(ctx: &Context, args: ClearArgs) -> anyhow::Result<()> {
             return Ok(());
         }
     }
+    let _lock = regenerate::RegenLock::acquire(&project)?;
     store.clear_learnings()?;
     let path = project.learnings_path();
     match std::fs::remove_file(&path) {
@@ -293,6 +869,7 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
     let totals = store.learnings_totals()?;
     let meta = store.learnings_metadata()?;
+    let most = store.most_injected(5)?;
     let config = &project.config.learnings;
     let provider = match crate::llm::client_for(config, &project.config.providers.claude.path) {
         Ok(Some(c)) => format!("{} ({})", c.provider(), c.model()),
@@ -304,7 +881,9 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         let json = serde_json::json!({
             "enabled": config.enabled,
             "provider": provider,
+            "inject": config.inject,
             "totals": totals,
+            "most_injected": most.iter().map(|(id, text, n)| serde_json::json!({"id": label(*id), "text": text, "injected": n})).collect::<Vec<_>>(),
             "metadata": meta,
             "regenerate_every": config.regenerate_every,
             "window_size": config.window_size,
@@ -313,15 +892,42 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
+    let pairs = |list: &[(String, i64)]| {
+        if list.is_empty() {
+            "-".to_string()
+        } else {
+            list.iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
     writeln!(out, "Enabled:            {}", config.enabled)?;
     writeln!(out, "Extraction:         {provider}")?;
     writeln!(
         out,
-        "Stored learnings:   {} from {} extracted tasks",
-        totals.stored, totals.tasks_extracted
+        "Learnings:          {} active, {} archived",
+        totals.active, totals.archived
     )?;
-    writeln!(out, "Pinned by you:      {}", totals.pinned)?;
-    writeln!(out, "Deleted by you:     {}", totals.suppressed)?;
+    writeln!(out, "  by section:       {}", pairs(&totals.by_section))?;
+    writeln!(out, "  by priority:      {}", pairs(&totals.by_priority))?;
+    writeln!(out, "  by origin:        {}", pairs(&totals.by_origin))?;
+    writeln!(
+        out,
+        "Injections:         {} ({}); {} active never injected",
+        totals.injections,
+        pairs(&totals.injections_by_event),
+        totals.never_injected
+    )?;
+    for (id, text, n) in &most {
+        writeln!(
+            out,
+            "  {:<5} {n:>4}×  {}",
+            label(*id),
+            output::one_line(text, 60)
+        )?;
+    }
+    writeln!(out, "Tasks extracted:    {}", totals.tasks_extracted)?;
     writeln!(out, "Regenerations:      {}", totals.regenerations)?;
     writeln!(
         out,

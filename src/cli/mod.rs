@@ -6,6 +6,7 @@
 mod add;
 mod demo;
 mod history;
+mod hook;
 mod init;
 mod learnings;
 mod log;
@@ -33,7 +34,13 @@ use crate::store::Store;
 #[command(name = "gza", version, about, max_term_width = 100)]
 pub struct Cli {
     /// Run as if gza was started in DIR.
-    #[arg(short = 'C', long = "project", value_name = "DIR", global = true)]
+    #[arg(
+        id = "directory",
+        short = 'C',
+        long = "directory",
+        value_name = "DIR",
+        global = true
+    )]
     pub project: Option<PathBuf>,
 
     #[command(subcommand)]
@@ -74,6 +81,8 @@ pub enum Command {
     Clean(work::CleanArgs),
     /// See, rebuild, curate and clear what finished tasks taught (.gza/learnings.md).
     Learnings(learnings::LearningsArgs),
+    /// Put learnings into every Claude Code session: install gza's hooks, and their handlers.
+    Hook(hook::HookArgs),
     /// Watch gza run six tasks offline with a scripted agent, in a temporary project.
     Demo(demo::DemoArgs),
     /// The demo's scripted agent (reads a prompt on stdin).
@@ -116,7 +125,13 @@ impl Context {
 
 /// Parse the command line, run the command, and turn its outcome into an exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // A hook handler must never fail on its arguments (exit 2 would block the tool), so it is
+    // dispatched before they are parsed.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(name) = crate::hooks::handler_in_args(&args) {
+        return crate::hooks::run_handler(&name);
+    }
+    let cli = Cli::parse_from(args);
     let dir = cli.project.clone().unwrap_or_else(|| PathBuf::from("."));
     let ctx = Context { dir };
     match run(&ctx, cli.command) {
@@ -143,6 +158,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Resume(args) => manage::cmd_resume(ctx, args),
         Command::Clean(args) => work::cmd_clean(ctx, args),
         Command::Learnings(args) => learnings::cmd_learnings(ctx, args),
+        Command::Hook(args) => hook::cmd_hook(ctx, args),
         Command::Demo(args) => demo::cmd_demo(ctx, args),
         Command::DemoAgent(args) => demo::cmd_demo_agent(args),
     }?;

@@ -48,16 +48,33 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if args.prompt {
-        let learnings = crate::prompt::read_learnings_file(&project)?;
-        let text = build_prompt(&project, &task, learnings.as_ref())?;
+        // What was sent, when the task has run; otherwise what `gza work` would send now.
+        let text = match store.prompt_sent(task.id)? {
+            Some(sent) => sent,
+            None => {
+                let learnings = crate::learn::learnings_for_prompt(
+                    &project,
+                    &store,
+                    &task,
+                    crate::learn::Selection::Preview,
+                );
+                build_prompt(&project, &task, learnings.as_ref())?
+            }
+        };
         writeln!(out, "{text}")?;
         return Ok(());
     }
-    print_task(&mut out, &task, args.full)?;
+    let given = store.task_injections(task.id)?;
+    print_task(&mut out, &task, args.full, &given)?;
     Ok(())
 }
 
-fn print_task(out: &mut impl Write, t: &Task, full: bool) -> std::io::Result<()> {
+fn print_task(
+    out: &mut impl Write,
+    t: &Task,
+    full: bool,
+    given: &[(i64, String)],
+) -> std::io::Result<()> {
     let rule = "-".repeat(50);
     writeln!(
         out,
@@ -94,9 +111,19 @@ fn print_task(out: &mut impl Write, t: &Task, full: bool) -> std::io::Result<()>
     field(out, "Group", t.group.clone())?;
     field(out, "Spec", t.spec.clone())?;
     field(out, "Urgent", t.urgent.then(|| "yes".to_string()))?;
+    let ids: Vec<String> = given
+        .iter()
+        .map(|(id, _)| crate::learning::label(*id))
+        .collect();
+    let ids = if ids.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", ids.join(", "))
+    };
     let learnings = match (t.skip_learnings, t.learnings_version) {
         (true, _) => "skipped (--no-learnings)".to_string(),
-        (false, Some(v)) => format!("given version {v}; learned from"),
+        (false, Some(v)) => format!("given version {v}{ids}; learned from"),
+        (false, None) if !ids.is_empty() => format!("given{ids}; learned from"),
         (false, None) => "injected and learned from".to_string(),
     };
     field(out, "Learnings", Some(learnings))?;

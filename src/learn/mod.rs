@@ -4,31 +4,61 @@
 //! source); a regeneration merges the learnings of the window of recent tasks with the user's
 //! pinned lines and renders `.gza/learnings.md` deterministically.
 
+pub mod dedupe;
+pub mod embed;
 pub mod extract;
 pub mod items;
+pub mod rank;
 pub mod regenerate;
+pub mod session;
+pub mod view;
 
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use crate::config::InjectMode;
+use crate::learning::{Priority, Status};
 use crate::project::Project;
 use crate::prompt::InjectedLearnings;
 use crate::store::Store;
 use crate::task::Task;
 
-/// The learnings a task is given, or `None` when there are none or the task opts out; records
-/// which version the task saw. A broken learnings file is logged and skipped: it must never
-/// stop a task from running.
+/// Below this similarity a CRITICAL learning does not "match at all" and stays out.
+const CRITICAL_FLOOR: f64 = 0.3;
+
+/// Whether to record what is selected (a run) or only show it (a preview).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    Record,
+    Preview,
+}
+
+/// The learnings a task is given, chosen by `learnings.inject`, or `None` when there are none or
+/// the task opts out. With [`Selection::Record`] the ids given are recorded against the task.
+/// A failure anywhere here is logged and the task runs without learnings: it never stops a task.
 pub fn learnings_for_prompt(
     project: &Project,
     store: &Store,
     task: &Task,
+    selection: Selection,
 ) -> Option<InjectedLearnings> {
     if task.skip_learnings || !project.config.learnings.enabled {
         return None;
     }
-    match crate::prompt::read_learnings_file(project) {
+    match select(project, store, task, selection) {
         Ok(learnings) => {
-            if learnings.is_some() {
-                let version = store.last_learnings_version_id().ok().flatten();
-                let _ = store.set_learnings_version(task.id, version);
+            if selection == Selection::Record
+                && let Some(l) = &learnings
+            {
+                let _ = store.set_learnings_version(task.id, l.version);
+                for (event, ids) in l.events() {
+                    if let Err(e) = store.record_injections(Some(task.id), None, event, &ids) {
+                        log(
+                            project,
+                            &format!("task {}: injections not recorded: {e}", task.id),
+                        );
+                    }
+                }
             }
             learnings
         }
@@ -40,6 +70,131 @@ pub fn learnings_for_prompt(
             None
         }
     }
+}
+
+fn select(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    selection: Selection,
+) -> crate::Result<Option<InjectedLearnings>> {
+    let mode = project.config.learnings.inject;
+    let mut injected = InjectedLearnings::default();
+    if matches!(mode, InjectMode::File | InjectMode::Both) {
+        if selection == Selection::Record {
+            // The person's latest edits become records first, so every line maps to an id.
+            regenerate::sync_edits(project, store)?;
+        }
+        if let Some(file) = crate::prompt::read_learnings_file(project)? {
+            let in_file = ids_of_lines(store, &file.text)?;
+            injected.text = view::strip_ids(&file.text);
+            injected.file_ids = in_file;
+            injected.version = view::parse(&file.text)
+                .version
+                .or(store.last_learnings_version()?.map(|(v, _)| v));
+        }
+    }
+    if matches!(mode, InjectMode::Relevant | InjectMode::Both) {
+        let query = task_query(project, task);
+        let ranker = rank::Ranker::load(project);
+        let recall = project.config.learnings.recall as usize;
+        let skip: HashSet<i64> = injected.file_ids.iter().copied().collect();
+        let mut picked: Vec<i64> = ranker
+            .search(
+                store,
+                rank::Query {
+                    text: &query,
+                    k: recall + skip.len(),
+                    calibrated: true,
+                    drafts: project.config.learnings.inject_drafts,
+                },
+            )?
+            .into_iter()
+            .map(|h| h.id)
+            .filter(|id| !skip.contains(id))
+            .take(recall)
+            .collect();
+        if mode == InjectMode::Relevant {
+            // Every CRITICAL learning that matches at all, even below the usual cut.
+            let all = ranker.search(
+                store,
+                rank::Query {
+                    text: &query,
+                    k: usize::MAX,
+                    calibrated: false,
+                    drafts: project.config.learnings.inject_drafts,
+                },
+            )?;
+            for h in all {
+                let matches = h.lexical > 0.0 || h.semantic.is_some_and(|s| s >= CRITICAL_FLOOR);
+                if matches
+                    && !picked.contains(&h.id)
+                    && store
+                        .learning(h.id)?
+                        .is_some_and(|l| l.priority == Priority::Critical)
+                {
+                    picked.push(h.id);
+                }
+            }
+        }
+        let mut records = Vec::new();
+        for id in &picked {
+            if let Some(l) = store
+                .learning(*id)?
+                .filter(|l| l.status != Status::Archived)
+            {
+                records.push(l);
+            }
+        }
+        if !records.is_empty() {
+            let mut text = String::new();
+            if !injected.text.trim().is_empty() {
+                text.push_str(injected.text.trim_end());
+                text.push_str("\n\n## Also relevant to this task\n");
+            }
+            for l in &records {
+                let _ = writeln!(text, "- [{}] {}", l.section, l.text);
+            }
+            injected.text = text;
+            injected.relevant_ids = records.iter().map(|l| l.id).collect();
+        }
+    }
+    Ok((!injected.text.trim().is_empty()).then_some(injected))
+}
+
+/// What a task is about, for the ranker: its prompt and its spec file.
+fn task_query(project: &Project, task: &Task) -> String {
+    let mut query = task.prompt.clone();
+    if let Some(spec) = &task.spec
+        && let Ok(text) = std::fs::read_to_string(project.root.join(spec))
+    {
+        query.push('\n');
+        query.extend(text.chars().take(4_000));
+    }
+    query
+}
+
+/// The learnings the lines of a file stand for: their ids, or, for a line without one, the
+/// active learning with exactly its text.
+fn ids_of_lines(store: &Store, text: &str) -> crate::Result<Vec<i64>> {
+    let parsed = view::parse(text);
+    let need_text = parsed.lines.iter().any(|l| l.id.is_none());
+    let by_text: std::collections::HashMap<String, i64> = if need_text {
+        store
+            .learnings(false)?
+            .into_iter()
+            .map(|l| (l.text, l.id))
+            .collect()
+    } else {
+        Default::default()
+    };
+    let mut seen = HashSet::new();
+    Ok(parsed
+        .lines
+        .iter()
+        .filter_map(|l| l.id.or_else(|| by_text.get(&l.text).copied()))
+        .filter(|id| seen.insert(*id))
+        .collect())
 }
 
 /// Append a line to `.gza/logs/learnings.log`.
@@ -90,8 +245,10 @@ fn regenerate_and_log(
     let options = regenerate::Options {
         window: project.config.learnings.window_size,
         dry_run: false,
+        extract: true,
     };
-    match regenerate::regenerate(project, store, client, options) {
+    let ranker = rank::Ranker::load(project);
+    match regenerate::regenerate(project, store, client, Some(&ranker), options) {
         Ok(report) => {
             for (id, err) in &report.failures {
                 log(

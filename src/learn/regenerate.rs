@@ -1,28 +1,49 @@
-//! Regeneration: extract what is missing, merge, rank, and write learnings.md deterministically.
+//! Regeneration: take in the person's edits, extract what is missing, and write learnings.md
+//! as a view of the records.
 
-use std::collections::BTreeSet;
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
 
 use super::extract::{self, Extraction};
-use super::items::{self, Candidate};
+use super::items;
+use super::rank::Ranker;
+use super::view::{self, ParsedView};
 use crate::error::{Error, Result};
+use crate::learning::Learning;
 use crate::llm::ExtractionClient;
 use crate::project::Project;
-use crate::store::{Store, VersionRecord, WindowTask};
+use crate::store::{FileEdits, Store, Taught, VersionRecord, WindowTask};
 
 /// Files larger than this are not a learnings file a person wrote; they are backed up and replaced.
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// How many times a regeneration takes in edits made while it ran before it gives up writing.
+const MAX_SYNC_ROUNDS: usize = 5;
 
 /// How to regenerate.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     pub window: u32,
     pub dry_run: bool,
+    /// Extract the window's tasks that are not yet (false: only take in edits and rewrite the
+    /// file, as after `gza learnings add`; the regeneration counter is left alone).
+    pub extract: bool,
+}
+
+impl Options {
+    /// Rewrite the file from the records after a change made on the command line.
+    pub fn rewrite(window: u32) -> Options {
+        Options {
+            window,
+            dry_run: false,
+            extract: false,
+        }
+    }
 }
 
 /// What a regeneration did (or, with dry_run, would do).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Report {
     pub content: String,
     pub record: VersionRecord,
@@ -30,17 +51,20 @@ pub struct Report {
     pub calls: Vec<i64>,
     /// Extraction failures (the task is tried again next time).
     pub failures: Vec<(i64, String)>,
-    /// The user's edits taken from the file: lines pinned and lines deleted.
-    pub pinned: Vec<String>,
-    pub suppressed: Vec<String>,
+    /// The person's edits taken from the file.
+    pub edits: FileEdits,
+    /// Learnings re-confirmed by a newly extracted one instead of being added twice.
+    pub confirmed: usize,
     pub backup: Option<String>,
 }
 
-/// An exclusive lock on `.gza/learnings.lock`, held (by keeping the file open) for one regeneration.
-struct RegenLock(#[allow(dead_code)] std::fs::File);
+/// An exclusive lock on `.gza/learnings.lock`, held (by keeping the file open) while the
+/// records and the file are being brought together.
+pub struct RegenLock(#[allow(dead_code)] std::fs::File);
 
 impl RegenLock {
-    fn try_acquire(project: &Project) -> Result<Option<RegenLock>> {
+    /// Take the lock, or `None` when another process holds it.
+    pub fn try_acquire(project: &Project) -> Result<Option<RegenLock>> {
         use std::os::unix::io::AsRawFd;
         let path = project.state_dir().join("learnings.lock");
         let file = std::fs::OpenOptions::new()
@@ -53,54 +77,140 @@ impl RegenLock {
         let ok = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
         Ok(ok.then_some(RegenLock(file)))
     }
+
+    /// Take the lock, failing with a usage error when another process holds it.
+    pub fn acquire(project: &Project) -> Result<RegenLock> {
+        Self::try_acquire(project)?.ok_or_else(|| {
+            Error::Usage("another learnings regeneration is running; try again when it ends".into())
+        })
+    }
+}
+
+/// The file as found on disk.
+enum OnDisk {
+    Missing,
+    /// Not usable as learnings (not UTF-8, NUL bytes, too large): backed up, never imported.
+    Unreadable,
+    Text(String),
+}
+
+fn read_file(path: &Path) -> OnDisk {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return OnDisk::Missing;
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return OnDisk::Unreadable;
+    }
+    match std::fs::read(path).map(String::from_utf8) {
+        Ok(Ok(text)) if !text.contains('\0') => OnDisk::Text(text),
+        Ok(_) => OnDisk::Unreadable,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => OnDisk::Missing,
+        Err(_) => OnDisk::Unreadable,
+    }
+}
+
+/// Find the person's edits in the file: compared with the version the file names (or, when it
+/// names none, the newest version gza wrote).
+fn edits_in(project: &Project, store: &Store, text: &str) -> Result<FileEdits> {
+    let file = view::parse(text);
+    let base_text = match file.version {
+        Some(v) => store.learnings_version(v)?,
+        None => None,
+    };
+    let base_text = match base_text {
+        Some(t) => Some(t),
+        None => store.last_learnings_version()?.map(|(_, c)| c),
+    };
+    let base: Option<ParsedView> = base_text.as_deref().map(view::parse);
+    let records: HashMap<i64, Learning> = store
+        .learnings(true)?
+        .into_iter()
+        .map(|l| (l.id, l))
+        .collect();
+    let sections = &project.config.learnings.sections;
+    Ok(view::diff(
+        &file,
+        base.as_ref(),
+        &records,
+        items::clean_item,
+        |s| items::section_named(s, sections),
+    ))
+}
+
+/// Bring the person's edits in the file into the records (unless `dry_run`). Returns the edits
+/// and the file's bytes as read, or `None` for the text when the file is missing or unreadable.
+fn take_in_edits(
+    project: &Project,
+    store: &Store,
+    dry_run: bool,
+) -> Result<(FileEdits, Option<String>, bool)> {
+    match read_file(&project.learnings_path()) {
+        OnDisk::Missing => Ok((FileEdits::default(), None, false)),
+        OnDisk::Unreadable => Ok((FileEdits::default(), None, true)),
+        OnDisk::Text(text) => {
+            let edits = edits_in(project, store, &text)?;
+            if !dry_run && !edits.is_empty() {
+                store.apply_file_edits(&edits)?;
+            }
+            Ok((edits, Some(text), false))
+        }
+    }
+}
+
+/// Take in the person's edits to learnings.md now, under the lock; used before a task reads the
+/// file so that what it is given maps to records. Skipped when a regeneration holds the lock (it
+/// takes them in itself).
+pub fn sync_edits(project: &Project, store: &Store) -> Result<()> {
+    let Some(_lock) = RegenLock::try_acquire(project)? else {
+        return Ok(());
+    };
+    take_in_edits(project, store, false).map(|_| ())
 }
 
 /// Regenerate learnings.md from the last `options.window` completed tasks.
 ///
 /// Only one regeneration runs at a time; another finds the lock taken and returns
-/// [`Error::Usage`]. The user's edits to the file since gza last wrote it are kept: added lines
-/// are pinned, deleted lines are suppressed for good.
+/// [`Error::Usage`]. Edits the person makes while it runs are taken in before the file is
+/// written; the file is recorded as a version before it is renamed into place.
 pub fn regenerate(
     project: &Project,
     store: &Store,
     client: Option<&dyn ExtractionClient>,
+    ranker: Option<&Ranker>,
     options: Options,
 ) -> Result<Report> {
     let started = Instant::now();
     let _lock = if options.dry_run {
         None
     } else {
-        Some(RegenLock::try_acquire(project)?.ok_or_else(|| {
-            Error::Usage("another learnings regeneration is running; try again when it ends".into())
-        })?)
+        Some(RegenLock::acquire(project)?)
+    };
+    let consumed = if options.extract {
+        store.learnings_metadata()?.tasks_since_regen
+    } else {
+        0
     };
     let sections = &project.config.learnings.sections;
     let path = project.learnings_path();
+    let mut report = Report::default();
 
-    // 1. The user's edits since gza last wrote the file.
-    let last = store.last_learnings_version()?;
-    let (edits, backup_needed) = read_user_edits(&path, last.as_ref().map(|(_, c)| c.as_str()));
-    let mut backup = None;
-    if !options.dry_run {
-        for (section, content) in &edits.added {
-            store.pin_learning(&items::section_named(section, sections), content)?;
-        }
-        for content in &edits.deleted {
-            store.suppress_learning(content)?;
-        }
-    }
+    // 1. The person's edits since gza last wrote the file.
+    let (edits, mut seen, unreadable) = take_in_edits(project, store, options.dry_run)?;
+    report.edits = edits;
 
     // 2. Extract the tasks in the window that have not been extracted yet.
     let window = store.learnings_window(options.window)?;
-    let missing: Vec<&WindowTask> = window.iter().filter(|t| !t.extracted).collect();
-    let mut record = VersionRecord {
+    // Oldest first, so the first wording of a lesson stands and later ones confirm it.
+    let missing: Vec<&WindowTask> = window
+        .iter()
+        .rev()
+        .filter(|t| options.extract && !t.extracted)
+        .collect();
+    report.record = VersionRecord {
         from_task_id: window.first().map(|t| t.id),
         window_tasks: window.len() as i64,
         ..VersionRecord::default()
     };
-    let mut calls = Vec::new();
-    let mut failures = Vec::new();
-    let mut preview: Vec<Candidate> = Vec::new();
     let results = extract_all(
         client,
         &missing,
@@ -108,119 +218,135 @@ pub fn regenerate(
         project.config.learnings.concurrency,
         options.dry_run,
     );
+    let mut known = store.learnings(true)?;
+    let mut preview: Vec<Learning> = Vec::new();
     for (task, result) in missing.iter().zip(results) {
         if client.is_some() {
-            calls.push(task.id);
+            report.calls.push(task.id);
         }
-        match result {
-            Ok(ex) => {
-                record.llm_calls += i64::from(ex.llm_call);
-                record.input_tokens += ex.tokens.0;
-                record.output_tokens += ex.tokens.1;
-                if options.dry_run {
-                    preview.extend(ex.items.iter().map(|i| Candidate {
-                        section: i.section.clone(),
-                        content: i.content.clone(),
-                        task_id: Some(task.id),
-                    }));
-                } else {
-                    let rows: Vec<(String, String, &str)> = ex
-                        .items
-                        .iter()
-                        .map(|i| (i.section.clone(), i.content.clone(), ex.origin))
-                        .collect();
-                    store.record_extraction(
-                        task.id,
-                        client.map(|c| c.provider()).unwrap_or("none"),
-                        client.map(|c| c.model()),
-                        &rows,
-                        ex.tokens,
-                    )?;
+        let (ex, extracted) = match result {
+            Ok(ex) => (ex, true),
+            Err(message) => {
+                report.record.llm_calls += 1;
+                report.failures.push((task.id, message));
+                // Not marked extracted, so the call is tried again next time; meanwhile the
+                // agent's own list stands in (the retry re-confirms rather than repeats it).
+                (extract::from_agent(task, sections), false)
+            }
+        };
+        report.record.llm_calls += i64::from(ex.llm_call);
+        report.record.input_tokens += ex.tokens.0;
+        report.record.output_tokens += ex.tokens.1;
+        let taught = super::dedupe::decide(&ex.items, ex.origin, &known, ranker, store);
+        report.confirmed += taught
+            .iter()
+            .filter(|t| matches!(t, Taught::Confirms(_)))
+            .count();
+        if options.dry_run {
+            for t in &taught {
+                if let Taught::New(n) = t {
+                    let placeholder = -(preview.len() as i64) - 1;
+                    preview.push(super::dedupe::preview(n, placeholder));
                 }
             }
-            Err(message) => {
-                record.llm_calls += 1;
-                // Not recorded as extracted: it is tried again next time. Meanwhile the agent's own
-                // list stands in for it.
-                let own = extract::from_agent(task, sections);
-                preview.extend(own.items.iter().map(|i| Candidate {
-                    section: i.section.clone(),
-                    content: i.content.clone(),
-                    task_id: Some(task.id),
-                }));
-                failures.push((task.id, message));
+            continue;
+        }
+        let provider = client.map(|c| c.provider()).unwrap_or("none");
+        let new_ids = store.record_extraction(
+            task.id,
+            extracted.then(|| (provider, client.map(|c| c.model()), ex.tokens)),
+            &taught,
+        )?;
+        for id in new_ids {
+            if let Some(l) = store.learning(id)? {
+                known.push(l);
             }
         }
     }
-
-    // 3. Merge, rank and render.
-    let ids: Vec<i64> = window.iter().map(|t| t.id).collect();
-    let mut candidates: Vec<Candidate> = store
-        .learnings_of(&ids)?
-        .into_iter()
-        .map(|l| Candidate {
-            section: l.section,
-            content: l.content,
-            task_id: l.task_id,
-        })
-        .collect();
-    candidates.extend(preview);
-    let mut suppressed = store.suppressed_learnings()?;
-    if options.dry_run {
-        suppressed.extend(edits.deleted.iter().cloned());
-        candidates.extend(edits.added.iter().map(|(s, c)| Candidate {
-            section: items::section_named(s, sections),
-            content: c.clone(),
-            task_id: None,
-        }));
+    if let Some(ranker) = ranker
+        && !options.dry_run
+    {
+        // New learnings are embedded now, so a search never pays for it.
+        if let Err(e) = ranker.embed_missing(store) {
+            super::log(project, &format!("embedding new learnings failed: {e}"));
+        }
     }
-    let merged = items::consolidate(&candidates, &suppressed);
+
+    // 3. Render the view; take in edits made meanwhile; record the version; write the file.
+    let window_ids: Vec<i64> = window.iter().map(|t| t.id).collect();
+    let before: Vec<i64> = match store.last_learnings_version()? {
+        Some((_, c)) => view::ids_in(&c),
+        None => Vec::new(),
+    };
     let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
-    let (content, kept_items) = items::render(
-        &merged,
-        sections,
-        &date,
-        window.len(),
-        project.config.learnings.max_tokens as usize,
-    );
-
-    let before: BTreeSet<String> = last
-        .as_ref()
-        .map(|(_, c)| {
-            items::parse_file(c)
-                .into_iter()
-                .map(|i| i.content)
-                .collect()
-        })
-        .unwrap_or_default();
-    let after: BTreeSet<String> = items::parse_file(&content)
-        .into_iter()
-        .map(|i| i.content)
-        .collect();
-    record.items = kept_items as i64;
-    record.added = after.difference(&before).count() as i64;
-    record.removed = before.difference(&after).count() as i64;
-    record.kept = after.intersection(&before).count() as i64;
-    record.duration_ms = started.elapsed().as_millis() as i64;
-
-    if !options.dry_run {
-        if backup_needed && path.exists() {
+    let budget = project.config.learnings.max_tokens as usize * crate::prompt::CHARS_PER_TOKEN;
+    let latest = store.latest_sources()?;
+    let render = |version: i64| -> Result<(String, Vec<i64>)> {
+        let mut items = store.learnings_in_window(&window_ids)?;
+        items.extend(preview.iter().cloned());
+        view::rank_for_file(&mut items, &latest);
+        let header = view::Header {
+            date: &date,
+            window_tasks: window.len(),
+            version,
+        };
+        Ok(view::render(&items, sections, &header, budget))
+    };
+    if options.dry_run {
+        let (content, ids) = render(0)?;
+        fill_counts(&mut report.record, &before, &ids);
+        report.record.duration_ms = started.elapsed().as_millis() as i64;
+        report.content = content;
+        return Ok(report);
+    }
+    for _ in 0..MAX_SYNC_ROUNDS {
+        let now = match read_file(&path) {
+            OnDisk::Text(t) => Some(t),
+            _ => None,
+        };
+        if now != seen {
+            // The person saved the file while this ran: take those edits in first.
+            let (more, text, _) = take_in_edits(project, store, false)?;
+            merge_edits(&mut report.edits, more);
+            seen = text;
+            continue;
+        }
+        let (_, ids) = render(0)?;
+        fill_counts(&mut report.record, &before, &ids);
+        report.record.duration_ms = started.elapsed().as_millis() as i64;
+        let mut rendered = Ok(String::new());
+        let (_, content) = store.record_learnings_version(&report.record, consumed, |v| {
+            rendered = render(v).map(|(c, _)| c);
+            rendered.as_ref().cloned().unwrap_or_default()
+        })?;
+        rendered?;
+        if unreadable && path.exists() {
             let bak = path.with_extension("md.bak");
             std::fs::copy(&path, &bak).map_err(|e| Error::io(&bak, "back up learnings to", e))?;
-            backup = Some(bak.to_string_lossy().into_owned());
+            report.backup = Some(bak.to_string_lossy().into_owned());
         }
         crate::fsutil::write_atomically(&path, content.as_bytes())?;
-        store.record_learnings_version(&record, &content)?;
+        report.content = content;
+        return Ok(report);
     }
-    Ok(Report {
-        content,
-        record,
-        calls,
-        failures,
-        pinned: edits.added.into_iter().map(|(_, c)| c).collect(),
-        suppressed: edits.deleted,
-        backup,
-    })
+    Err(Error::Usage(format!(
+        "{} kept changing while gza tried to rewrite it; your edits are saved in the database, run `gza learnings update` again",
+        path.display()
+    )))
+}
+
+fn fill_counts(record: &mut VersionRecord, before: &[i64], after: &[i64]) {
+    record.items = after.len() as i64;
+    record.added = after.iter().filter(|i| !before.contains(i)).count() as i64;
+    record.removed = before.iter().filter(|i| !after.contains(i)).count() as i64;
+    record.kept = after.iter().filter(|i| before.contains(i)).count() as i64;
+}
+
+fn merge_edits(into: &mut FileEdits, more: FileEdits) {
+    into.added.extend(more.added);
+    into.edited.extend(more.edited);
+    into.deleted.extend(more.deleted);
+    into.restored.extend(more.restored);
 }
 
 /// Run the extractions, at most `concurrency` at once. In a dry run no call is made: the agent's
@@ -260,53 +386,4 @@ fn extract_all(
         results.extend(chunk_results);
     }
     results
-}
-
-/// Lines the user added to (pinned) or deleted from the file since gza last wrote `last`.
-#[derive(Debug, Default)]
-struct UserEdits {
-    added: Vec<(String, String)>,
-    deleted: Vec<String>,
-}
-
-/// Compare the file with the last version gza wrote. A file that is not UTF-8 text, holds NUL
-/// bytes or is huge is not diffed; it is backed up (the `bool`) before being replaced.
-fn read_user_edits(path: &Path, last: Option<&str>) -> (UserEdits, bool) {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return (UserEdits::default(), false);
-    };
-    if meta.len() > MAX_FILE_BYTES {
-        return (UserEdits::default(), true);
-    }
-    let Ok(bytes) = std::fs::read(path) else {
-        return (UserEdits::default(), true);
-    };
-    let Ok(text) = String::from_utf8(bytes) else {
-        return (UserEdits::default(), true);
-    };
-    if text.contains('\0') {
-        return (UserEdits::default(), true);
-    }
-    let in_file = items::parse_file(&text);
-    let in_last: Vec<String> = last
-        .map(items::parse_file)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|i| i.content)
-        .collect();
-    let file_contents: BTreeSet<&str> = in_file.iter().map(|i| i.content.as_str()).collect();
-    let mut edits = UserEdits::default();
-    for item in &in_file {
-        if !in_last.contains(&item.content)
-            && let Some(clean) = items::clean_item(&item.content)
-        {
-            edits.added.push((item.section.clone(), clean));
-        }
-    }
-    for content in &in_last {
-        if !file_contents.contains(content.as_str()) {
-            edits.deleted.push(content.clone());
-        }
-    }
-    (edits, false)
 }

@@ -51,6 +51,8 @@ impl ExtractionClient for ClaudeCliClient {
             ])
             .arg("--system-prompt")
             .arg(system)
+            // gza's own extraction run must not feed gza's hooks (or learn from itself).
+            .env("GZA_HOOKS", "off")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

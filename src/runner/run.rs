@@ -201,12 +201,18 @@ pub fn run_task(
     let prompt_text = if task.resume_session_id.is_some() {
         resume_prompt(&task)
     } else {
-        let learnings = crate::learn::learnings_for_prompt(project, store, &task);
+        let learnings = crate::learn::learnings_for_prompt(
+            project,
+            store,
+            &task,
+            crate::learn::Selection::Record,
+        );
         match prompt::build_prompt(project, &task, learnings.as_ref()) {
             Ok(p) => p,
             Err(e) => return fail_early("PROMPT_ERROR", e.to_string()),
         }
     };
+    store.set_prompt_sent(task.id, &prompt_text)?;
     let request = AgentRequest {
         prompt: &prompt_text,
         model: task.model.as_deref().or(project.config.model.as_deref()),

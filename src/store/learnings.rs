@@ -1,10 +1,11 @@
-//! Queries for learnings: extractions, pinned and suppressed lines, versions, metadata.
+//! Queries for learnings: records, sources, embeddings, injections, extractions, versions.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, Row, Transaction, params};
 use serde::Serialize;
 
 use super::Store;
 use crate::error::Result;
+use crate::learning::{Learning, NewLearning, Origin, Priority, Status, confirmed_confidence};
 use crate::task::now_timestamp;
 
 /// A completed task in the learnings window.
@@ -15,14 +16,6 @@ pub struct WindowTask {
     pub task_type: String,
     pub output: Option<String>,
     pub extracted: bool,
-}
-
-/// A stored learning.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredLearning {
-    pub task_id: Option<i64>,
-    pub section: String,
-    pub content: String,
 }
 
 /// What one regeneration did, as recorded.
@@ -48,12 +41,20 @@ pub struct LearningsMetadata {
     pub tasks_since_regen: i64,
 }
 
-/// Totals for `gza learnings stats`.
+/// Counts for `gza learnings stats`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct LearningsTotals {
-    pub stored: i64,
-    pub pinned: i64,
-    pub suppressed: i64,
+    pub active: i64,
+    pub archived: i64,
+    pub drafts: i64,
+    /// Claude Code sessions that were given learnings.
+    pub sessions: i64,
+    pub by_section: Vec<(String, i64)>,
+    pub by_priority: Vec<(String, i64)>,
+    pub by_origin: Vec<(String, i64)>,
+    pub injections: i64,
+    pub injections_by_event: Vec<(String, i64)>,
+    pub never_injected: i64,
     pub tasks_extracted: i64,
     pub regenerations: i64,
     pub llm_calls: i64,
@@ -62,7 +63,541 @@ pub struct LearningsTotals {
     pub last: Option<VersionRecord>,
 }
 
+/// What to do with one item a task taught.
+#[derive(Debug, Clone)]
+pub enum Taught {
+    /// A new learning.
+    New(Box<NewLearning>),
+    /// It says what this learning says: count the task as a confirmation.
+    Confirms(i64),
+}
+
+/// A task or Claude Code session that taught or re-confirmed a learning.
+#[derive(Debug, Clone, Serialize)]
+pub struct Source {
+    pub task: Option<i64>,
+    pub session: Option<String>,
+    /// `taught` or `confirmed`.
+    pub kind: String,
+    pub at: String,
+}
+
+/// What the ranker reads of an active learning.
+#[derive(Debug, Clone)]
+pub struct RankRow {
+    pub id: i64,
+    pub section: String,
+    pub text: String,
+    pub keywords: Vec<String>,
+    pub applies_when: Vec<String>,
+    pub priority: Priority,
+    pub confidence: f64,
+}
+
+/// A change to a learning's content.
+#[derive(Debug, Clone, Default)]
+pub struct LearningEdit {
+    /// New trigger conditions and checklist.
+    pub triggers: Option<(crate::learning::Triggers, Vec<String>)>,
+    pub text: Option<String>,
+    pub section: Option<String>,
+    pub priority: Option<Priority>,
+    pub keywords: Option<Vec<String>>,
+}
+
+const LEARNING_COLUMNS: &str = "l.id, l.section, l.text, l.insight, l.example, l.keywords, l.applies_when, \
+     l.confidence, l.priority, l.status, l.status_reason, l.status_changed_at, l.origin, l.created_at, \
+     l.updated_at, l.confirmed_at, l.kind, l.triggers, l.checklist, \
+     (SELECT COUNT(*) FROM learning_sources s WHERE s.learning_id = l.id), \
+     (SELECT COUNT(*) FROM learning_injections i WHERE i.learning_id = l.id)";
+
+fn json_list(text: String) -> Vec<String> {
+    serde_json::from_str(&text).unwrap_or_default()
+}
+
+fn learning_from_row(r: &Row) -> rusqlite::Result<Learning> {
+    Ok(Learning {
+        id: r.get(0)?,
+        section: r.get(1)?,
+        text: r.get(2)?,
+        insight: r.get(3)?,
+        example: r.get(4)?,
+        keywords: json_list(r.get(5)?),
+        applies_when: json_list(r.get(6)?),
+        confidence: r.get(7)?,
+        priority: Priority::parse(&r.get::<_, String>(8)?).unwrap_or_default(),
+        status: Status::parse(&r.get::<_, String>(9)?).unwrap_or(Status::Active),
+        status_reason: r.get(10)?,
+        status_changed_at: r.get(11)?,
+        origin: Origin::parse(&r.get::<_, String>(12)?).unwrap_or(Origin::User),
+        created_at: r.get(13)?,
+        updated_at: r.get(14)?,
+        confirmed_at: r.get(15)?,
+        kind: r.get(16)?,
+        triggers: serde_json::from_str(&r.get::<_, String>(17)?).unwrap_or_default(),
+        checklist: json_list(r.get(18)?),
+        support: r.get(19)?,
+        injected: r.get(20)?,
+    })
+}
+
+/// Add a line to a learning's evolution log.
+fn log_event(
+    tx: &Transaction,
+    id: i64,
+    event: &str,
+    detail: Option<&str>,
+    now: &str,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO learning_events (learning_id, at, event, detail) VALUES (?1, ?2, ?3, ?4)",
+        params![id, now, event, detail],
+    )
+    .map(|_| ())
+}
+
+fn insert_learning(tx: &Transaction, l: &NewLearning, now: &str) -> rusqlite::Result<i64> {
+    tx.execute(
+        "INSERT INTO learnings (section, text, insight, example, keywords, applies_when, confidence, \
+         priority, origin, created_at, updated_at, confirmed_at, kind, triggers, checklist, status) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?10, ?11, ?12, ?13, ?14)",
+        params![
+            l.section,
+            l.text,
+            l.insight,
+            l.example,
+            serde_json::to_string(&l.keywords).unwrap_or_else(|_| "[]".into()),
+            serde_json::to_string(&l.applies_when).unwrap_or_else(|_| "[]".into()),
+            l.confidence.clamp(0.0, 1.0),
+            l.priority.as_str(),
+            l.origin.as_str(),
+            now,
+            l.kind,
+            serde_json::to_string(&l.triggers).unwrap_or_else(|_| "{}".into()),
+            serde_json::to_string(&l.checklist).unwrap_or_else(|_| "[]".into()),
+            l.status.as_str(),
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    log_event(tx, id, "created", Some(l.origin.as_str()), now)?;
+    Ok(id)
+}
+
+fn set_status(
+    tx: &Transaction,
+    id: i64,
+    status: Status,
+    reason: Option<&str>,
+    now: &str,
+) -> rusqlite::Result<bool> {
+    let changed = tx.execute(
+        "UPDATE learnings SET status = ?2, status_reason = ?3, status_changed_at = ?4 \
+         WHERE id = ?1 AND status <> ?2",
+        params![id, status.as_str(), reason, now],
+    )?;
+    if changed > 0 {
+        log_event(tx, id, status.as_str(), reason, now)?;
+    }
+    Ok(changed > 0)
+}
+
+fn apply_edit(tx: &Transaction, id: i64, edit: &LearningEdit, now: &str) -> rusqlite::Result<()> {
+    if let Some(text) = &edit.text {
+        let changed = tx.execute(
+            "UPDATE learnings SET text = ?2, updated_at = ?3 WHERE id = ?1 AND text <> ?2",
+            params![id, text, now],
+        )?;
+        if changed > 0 {
+            tx.execute(
+                "DELETE FROM learning_embeddings WHERE learning_id = ?1",
+                [id],
+            )?;
+            log_event(tx, id, "edited", Some("text"), now)?;
+        }
+    }
+    if let Some(section) = &edit.section {
+        let changed = tx.execute(
+            "UPDATE learnings SET section = ?2, updated_at = ?3 WHERE id = ?1 AND section <> ?2",
+            params![id, section, now],
+        )?;
+        if changed > 0 {
+            log_event(tx, id, "edited", Some(&format!("section: {section}")), now)?;
+        }
+    }
+    if let Some(priority) = edit.priority {
+        let changed = tx.execute(
+            "UPDATE learnings SET priority = ?2, updated_at = ?3 WHERE id = ?1 AND priority <> ?2",
+            params![id, priority.as_str(), now],
+        )?;
+        if changed > 0 {
+            log_event(
+                tx,
+                id,
+                "edited",
+                Some(&format!("priority: {priority}")),
+                now,
+            )?;
+        }
+    }
+    if let Some((triggers, checklist)) = &edit.triggers {
+        tx.execute(
+            "UPDATE learnings SET triggers = ?2, checklist = ?3, updated_at = ?4 WHERE id = ?1",
+            params![
+                id,
+                serde_json::to_string(triggers).unwrap_or_else(|_| "{}".into()),
+                serde_json::to_string(checklist).unwrap_or_else(|_| "[]".into()),
+                now
+            ],
+        )?;
+        log_event(tx, id, "edited", Some("triggers"), now)?;
+    }
+    if let Some(keywords) = &edit.keywords {
+        tx.execute(
+            "UPDATE learnings SET keywords = ?2, updated_at = ?3 WHERE id = ?1",
+            params![
+                id,
+                serde_json::to_string(keywords).unwrap_or_else(|_| "[]".into()),
+                now
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// Edits a person made to learnings.md, as found by comparing it with the version gza wrote.
+#[derive(Debug, Clone, Default)]
+pub struct FileEdits {
+    /// Lines without a known id: new user learnings (section, text).
+    pub added: Vec<(String, String)>,
+    /// Lines whose text or section changed.
+    pub edited: Vec<(i64, LearningEdit)>,
+    /// Ids whose lines were deleted.
+    pub deleted: Vec<i64>,
+    /// Archived ids whose lines the person put back.
+    pub restored: Vec<i64>,
+}
+
+impl FileEdits {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty()
+            && self.edited.is_empty()
+            && self.deleted.is_empty()
+            && self.restored.is_empty()
+    }
+}
+
 impl Store {
+    /// One learning by id.
+    pub fn learning(&self, id: i64) -> Result<Option<Learning>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.id = ?1"),
+                [id],
+                learning_from_row,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Learnings, oldest first: active ones only unless `archived` is set.
+    pub fn learnings(&self, archived: bool) -> Result<Vec<Learning>> {
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS} FROM learnings l {} ORDER BY l.id",
+            if archived {
+                ""
+            } else {
+                "WHERE l.status = 'active'"
+            }
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], learning_from_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Learnings in use, CRITICAL ones first: active, plus drafts when `drafts` is set.
+    pub fn learnings_in_use(&self, drafts: bool) -> Result<Vec<Learning>> {
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) \
+             ORDER BY CASE l.priority WHEN 'CRITICAL' THEN 0 WHEN 'HIGH' THEN 1 WHEN 'MEDIUM' THEN 2 ELSE 3 END, l.id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([if drafts { "draft" } else { "active" }], learning_from_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Learnings in use that carry trigger conditions.
+    pub fn triggered_learnings(&self, drafts: bool) -> Result<Vec<Learning>> {
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) \
+             AND l.triggers NOT IN ('{{}}', '') ORDER BY l.id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([if drafts { "draft" } else { "active" }], learning_from_row)
+            .map_err(|e| self.err(e))?;
+        let list: Vec<Learning> = rows
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        Ok(list
+            .into_iter()
+            .filter(|l| !l.triggers.is_empty())
+            .collect())
+    }
+
+    /// How many drafts await review.
+    pub fn draft_count(&self) -> Result<i64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM learnings WHERE status = 'draft'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Which of `ids` were already given to the session.
+    pub fn injected_in_session(&self, session: &str) -> Result<std::collections::HashSet<i64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT learning_id FROM learning_injections WHERE session_id = ?1",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([session], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Store learnings a Claude Code session taught, skipping any whose text is already known
+    /// (in any status); returns the new ids.
+    pub fn add_session_learnings(
+        &self,
+        session: &str,
+        learnings: &[NewLearning],
+    ) -> Result<Vec<i64>> {
+        self.immediate(|tx| {
+            let now = now_timestamp();
+            let mut ids = Vec::new();
+            for l in learnings {
+                let known: bool = tx.query_row(
+                    "SELECT EXISTS (SELECT 1 FROM learnings WHERE text = ?1)",
+                    [&l.text],
+                    |r| r.get(0),
+                )?;
+                if known {
+                    continue;
+                }
+                let id = insert_learning(tx, l, &now)?;
+                tx.execute(
+                    "INSERT OR IGNORE INTO learning_sources (learning_id, session_id, kind, created_at) \
+                     VALUES (?1, ?2, 'taught', ?3)",
+                    params![id, session, now],
+                )?;
+                log_event(tx, id, "taught", Some(&format!("session {session}")), &now)?;
+                ids.push(id);
+            }
+            Ok(ids)
+        })
+    }
+
+    /// Whether an extraction model has read this session.
+    pub fn session_extracted(&self, session: &str) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM session_extractions WHERE session_id = ?1)",
+                [session],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Mark a session as read by an extraction model (false: another process got there first).
+    pub fn claim_session_extraction(
+        &self,
+        session: &str,
+        provider: &str,
+        model: &str,
+    ) -> Result<bool> {
+        self.immediate(|tx| {
+            let n = tx.execute(
+                "INSERT OR IGNORE INTO session_extractions (session_id, provider, model, extracted_at) \
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![session, provider, model, now_timestamp()],
+            )?;
+            Ok(n > 0)
+        })
+    }
+
+    /// Record what a session extraction spent.
+    pub fn finish_session_extraction(&self, session: &str, tokens: (i64, i64)) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE session_extractions SET input_tokens = ?2, output_tokens = ?3 WHERE session_id = ?1",
+                params![session, tokens.0, tokens.1],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every active learning (and draft, with `drafts`), as the ranker reads it.
+    pub fn rank_rows(&self, drafts: bool) -> Result<Vec<RankRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, section, text, keywords, applies_when, priority, confidence FROM learnings \
+                 WHERE status IN ('active', ?1) ORDER BY id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([if drafts { "draft" } else { "active" }], |r| {
+                Ok(RankRow {
+                    id: r.get(0)?,
+                    section: r.get(1)?,
+                    text: r.get(2)?,
+                    keywords: json_list(r.get(3)?),
+                    applies_when: json_list(r.get(4)?),
+                    priority: Priority::parse(&r.get::<_, String>(5)?).unwrap_or_default(),
+                    confidence: r.get(6)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Active learnings that belong in the file: taught or confirmed by one of `task_ids`, or
+    /// written by a person.
+    pub fn learnings_in_window(&self, task_ids: &[i64]) -> Result<Vec<Learning>> {
+        let ids = serde_json::to_string(task_ids).unwrap_or_else(|_| "[]".into());
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status = 'active' AND (l.origin = 'user' \
+             OR EXISTS (SELECT 1 FROM learning_sources s WHERE s.learning_id = l.id \
+                        AND s.task_id IN (SELECT value FROM json_each(?1)))) ORDER BY l.id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([ids], learning_from_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The newest task among each learning's sources, for ranking by recency.
+    pub fn latest_sources(&self) -> Result<std::collections::HashMap<i64, i64>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT learning_id, MAX(task_id) FROM learning_sources GROUP BY learning_id")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The tasks and sessions a learning came from, oldest first.
+    pub fn learning_sources(&self, id: i64) -> Result<Vec<Source>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT task_id, session_id, kind, created_at FROM learning_sources WHERE learning_id = ?1 \
+                 ORDER BY created_at, rowid",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok(Source {
+                    task: r.get(0)?,
+                    session: r.get(1)?,
+                    kind: r.get(2)?,
+                    at: r.get(3)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// A learning's evolution log, oldest first: (when, event, detail).
+    pub fn learning_events(&self, id: i64) -> Result<Vec<(String, String, Option<String>)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT at, event, detail FROM learning_events WHERE learning_id = ?1 ORDER BY id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Store a new learning; returns its id.
+    pub fn add_learning(&self, learning: &NewLearning) -> Result<i64> {
+        self.immediate(|tx| insert_learning(tx, learning, &now_timestamp()))
+    }
+
+    /// Change a learning's content.
+    pub fn edit_learning(&self, id: i64, edit: &LearningEdit) -> Result<()> {
+        self.immediate(|tx| apply_edit(tx, id, edit, &now_timestamp()))
+    }
+
+    /// Archive or restore a learning; false when it already had that status.
+    pub fn set_learning_status(
+        &self,
+        id: i64,
+        status: Status,
+        reason: Option<&str>,
+    ) -> Result<bool> {
+        self.immediate(|tx| set_status(tx, id, status, reason, &now_timestamp()))
+    }
+
+    /// Apply a person's edits to learnings.md in one transaction; returns the ids of added lines.
+    pub fn apply_file_edits(&self, edits: &FileEdits) -> Result<Vec<i64>> {
+        self.immediate(|tx| {
+            let now = now_timestamp();
+            for (id, edit) in &edits.edited {
+                apply_edit(tx, *id, edit, &now)?;
+            }
+            for id in &edits.deleted {
+                set_status(
+                    tx,
+                    *id,
+                    Status::Archived,
+                    Some("deleted from learnings.md"),
+                    &now,
+                )?;
+            }
+            for id in &edits.restored {
+                set_status(
+                    tx,
+                    *id,
+                    Status::Active,
+                    Some("put back in learnings.md"),
+                    &now,
+                )?;
+            }
+            let mut added = Vec::with_capacity(edits.added.len());
+            for (section, text) in &edits.added {
+                added.push(insert_learning(
+                    tx,
+                    &NewLearning::new(section, text, Origin::User),
+                    &now,
+                )?);
+            }
+            Ok(added)
+        })
+    }
+
     /// The last `limit` completed tasks that do not skip learnings, newest first.
     pub fn learnings_window(&self, limit: u32) -> Result<Vec<WindowTask>> {
         let mut stmt = self
@@ -89,115 +624,178 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Store what was learned from a task (replacing anything stored before) and mark it extracted.
+    /// Store what a task taught (new learnings, or confirmations of existing ones), in one
+    /// transaction, and mark the task extracted unless `extracted` is None (a stand-in taken from
+    /// the agent's own list while the model call is to be tried again). Returns the new ids.
     pub fn record_extraction(
         &self,
         task_id: i64,
-        provider: &str,
-        model: Option<&str>,
-        items: &[(String, String, &str)],
-        tokens: (i64, i64),
-    ) -> Result<()> {
+        extracted: Option<(&str, Option<&str>, (i64, i64))>,
+        taught: &[Taught],
+    ) -> Result<Vec<i64>> {
         self.immediate(|tx| {
-            tx.execute("DELETE FROM learnings WHERE task_id = ?1", [task_id])?;
-            for (section, content, origin) in items {
+            let now = now_timestamp();
+            let mut new_ids = Vec::new();
+            for item in taught {
+                match item {
+                    Taught::New(learning) => {
+                        let id = insert_learning(tx, learning, &now)?;
+                        log_event(tx, id, "taught", Some(&format!("task {task_id}")), &now)?;
+                        tx.execute(
+                            "INSERT OR IGNORE INTO learning_sources (learning_id, task_id, kind, created_at) \
+                             VALUES (?1, ?2, 'taught', ?3)",
+                            params![id, task_id, now],
+                        )?;
+                        new_ids.push(id);
+                    }
+                    Taught::Confirms(id) => {
+                        let added = tx.execute(
+                            "INSERT OR IGNORE INTO learning_sources (learning_id, task_id, kind, created_at) \
+                             VALUES (?1, ?2, 'confirmed', ?3)",
+                            params![id, task_id, now],
+                        )?;
+                        if added > 0 {
+                            let confidence: f64 = tx.query_row(
+                                "SELECT confidence FROM learnings WHERE id = ?1",
+                                [id],
+                                |r| r.get(0),
+                            )?;
+                            tx.execute(
+                                "UPDATE learnings SET confidence = ?2, confirmed_at = ?3 WHERE id = ?1",
+                                params![id, confirmed_confidence(confidence), now],
+                            )?;
+                            log_event(tx, *id, "confirmed", Some(&format!("task {task_id}")), &now)?;
+                        }
+                    }
+                }
+            }
+            if let Some((provider, model, tokens)) = extracted {
                 tx.execute(
-                    "INSERT INTO learnings (task_id, section, content, origin, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![task_id, section, content, origin, now_timestamp()],
+                    "INSERT OR REPLACE INTO learning_extractions (task_id, provider, model, extracted_at, input_tokens, output_tokens) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![task_id, provider, model, now, tokens.0, tokens.1],
                 )?;
             }
-            tx.execute(
-                "INSERT OR REPLACE INTO learning_extractions (task_id, provider, model, extracted_at, input_tokens, output_tokens) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![task_id, provider, model, now_timestamp(), tokens.0, tokens.1],
-            )?;
-            Ok(())
+            Ok(new_ids)
         })
     }
 
-    /// Learnings of the given tasks (in the order given) followed by pinned user lines.
-    pub fn learnings_of(&self, task_ids: &[i64]) -> Result<Vec<StoredLearning>> {
-        let mut out = Vec::new();
+    /// Stored embeddings made by `model`, for learnings of any status.
+    pub fn learning_embeddings(&self, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT section, content FROM learnings WHERE task_id = ?1 ORDER BY id")
-            .map_err(|e| self.err(e))?;
-        for &id in task_ids {
-            let rows = stmt
-                .query_map([id], |r| {
-                    Ok(StoredLearning {
-                        task_id: Some(id),
-                        section: r.get(0)?,
-                        content: r.get(1)?,
-                    })
-                })
-                .map_err(|e| self.err(e))?;
-            for row in rows {
-                out.push(row.map_err(|e| self.err(e))?);
-            }
-        }
-        out.extend(self.pinned_learnings()?);
-        Ok(out)
-    }
-
-    /// Lines the user pinned.
-    pub fn pinned_learnings(&self) -> Result<Vec<StoredLearning>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT section, content FROM learnings WHERE task_id IS NULL ORDER BY id")
+            .prepare("SELECT learning_id, vector FROM learning_embeddings WHERE model = ?1")
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([], |r| {
-                Ok(StoredLearning {
-                    task_id: None,
-                    section: r.get(0)?,
-                    content: r.get(1)?,
-                })
+            .query_map([model], |r| {
+                let bytes: Vec<u8> = r.get(1)?;
+                Ok((r.get(0)?, decode_vector(&bytes)))
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
-    /// Pin a line (kept in every regeneration until deleted from the file).
-    pub fn pin_learning(&self, section: &str, content: &str) -> Result<()> {
+    /// Keep embeddings made by `model` (replacing any older ones of those learnings).
+    pub fn store_embeddings(&self, model: &str, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
+        if vectors.is_empty() {
+            return Ok(());
+        }
         self.immediate(|tx| {
-            tx.execute("DELETE FROM learnings_suppressed WHERE content = ?1", [content])?;
-            let exists: bool = tx.query_row(
-                "SELECT EXISTS (SELECT 1 FROM learnings WHERE task_id IS NULL AND content = ?1)",
-                [content],
-                |r| r.get(0),
+            let mut stmt = tx.prepare(
+                "INSERT OR REPLACE INTO learning_embeddings (learning_id, model, vector) \
+                 SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1)",
             )?;
-            if !exists {
-                tx.execute(
-                    "INSERT INTO learnings (task_id, section, content, origin, created_at) VALUES (NULL, ?1, ?2, 'user', ?3)",
-                    params![section, content, now_timestamp()],
-                )?;
+            for (id, v) in vectors {
+                stmt.execute(params![id, model, encode_vector(v)])?;
             }
             Ok(())
         })
     }
 
-    /// Keep a line the user deleted out of later regenerations (and unpin it).
-    pub fn suppress_learning(&self, content: &str) -> Result<()> {
+    /// Record that learnings were given to an agent.
+    pub fn record_injections(
+        &self,
+        task_id: Option<i64>,
+        session_id: Option<&str>,
+        event: &str,
+        ids: &[i64],
+    ) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
         self.immediate(|tx| {
-            tx.execute("DELETE FROM learnings WHERE task_id IS NULL AND content = ?1", [content])?;
-            tx.execute(
-                "INSERT OR IGNORE INTO learnings_suppressed (content, suppressed_at) VALUES (?1, ?2)",
-                params![content, now_timestamp()],
+            let now = now_timestamp();
+            let mut stmt = tx.prepare(
+                "INSERT INTO learning_injections (learning_id, task_id, session_id, event, injected_at) \
+                 SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1)",
             )?;
+            for id in ids {
+                stmt.execute(params![id, task_id, session_id, event, now])?;
+            }
             Ok(())
         })
     }
 
-    /// Lines the user deleted.
-    pub fn suppressed_learnings(&self) -> Result<Vec<String>> {
+    /// The learnings a task was given, in the order given, with how.
+    pub fn task_injections(&self, task_id: i64) -> Result<Vec<(i64, String)>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT content FROM learnings_suppressed ORDER BY content")
+            .prepare(
+                "SELECT learning_id, event FROM learning_injections WHERE task_id = ?1 ORDER BY id",
+            )
             .map_err(|e| self.err(e))?;
-        let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([task_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Remember which learnings.md version a task was given.
+    pub fn set_learnings_version(&self, task_id: i64, version: Option<i64>) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE tasks SET learnings_version = ?2 WHERE id = ?1",
+                params![task_id, version],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Keep the exact prompt sent to a task's agent.
+    pub fn set_prompt_sent(&self, task_id: i64, prompt: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE tasks SET prompt_sent = ?2 WHERE id = ?1",
+                params![task_id, prompt],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The exact prompt sent to a task's agent, if it was kept.
+    pub fn prompt_sent(&self, task_id: i64) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT prompt_sent FROM tasks WHERE id = ?1",
+                [task_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(|e| self.err(e))
+    }
+
+    /// A version of learnings.md gza wrote: its content.
+    pub fn learnings_version(&self, id: i64) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT content FROM learnings_versions WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()
             .map_err(|e| self.err(e))
     }
 
@@ -205,7 +803,7 @@ impl Store {
     pub fn last_learnings_version(&self) -> Result<Option<(i64, String)>> {
         self.conn
             .query_row(
-                "SELECT id, content FROM learnings_versions ORDER BY id DESC LIMIT 1",
+                "SELECT id, content FROM learnings_versions WHERE content <> '' ORDER BY id DESC LIMIT 1",
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
@@ -213,21 +811,21 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// The id of the newest version gza wrote.
-    pub fn last_learnings_version_id(&self) -> Result<Option<i64>> {
-        self.conn
-            .query_row("SELECT MAX(id) FROM learnings_versions", [], |r| r.get(0))
-            .map_err(|e| self.err(e))
-    }
-
-    /// Record a new version and reset the regeneration counter, in one transaction.
-    pub fn record_learnings_version(&self, record: &VersionRecord, content: &str) -> Result<i64> {
+    /// Record a version of learnings.md before it is written to disk: `render` gets the new
+    /// version's id (the file names it, so a crash between this and the rename is told apart).
+    /// `consumed` completions are taken off the regeneration counter; later ones still count.
+    pub fn record_learnings_version(
+        &self,
+        record: &VersionRecord,
+        consumed: i64,
+        render: impl FnOnce(i64) -> String,
+    ) -> Result<(i64, String)> {
         self.immediate(|tx| {
             let now = now_timestamp();
             tx.execute(
                 "INSERT INTO learnings_versions (created_at, from_task_id, window_tasks, items, added, removed, kept, \
                  llm_calls, input_tokens, output_tokens, duration_ms, content) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '')",
                 params![
                     now,
                     record.from_task_id,
@@ -240,28 +838,21 @@ impl Store {
                     record.input_tokens,
                     record.output_tokens,
                     record.duration_ms,
-                    content
                 ],
             )?;
             let id = tx.last_insert_rowid();
+            let content = render(id);
+            tx.execute(
+                "UPDATE learnings_versions SET content = ?2 WHERE id = ?1",
+                params![id, content],
+            )?;
             tx.execute(
                 "UPDATE learnings_metadata SET last_regenerated_at = ?1, last_regenerated_from_task_id = ?2, \
-                 tasks_since_regen = 0 WHERE id = 1",
-                params![now, record.from_task_id],
+                 tasks_since_regen = MAX(0, COALESCE(tasks_since_regen, 0) - ?3) WHERE id = 1",
+                params![now, record.from_task_id, consumed],
             )?;
-            Ok(id)
+            Ok((id, content))
         })
-    }
-
-    /// Remember which learnings version a task was given.
-    pub fn set_learnings_version(&self, task_id: i64, version: Option<i64>) -> Result<()> {
-        self.conn
-            .execute(
-                "UPDATE tasks SET learnings_version = ?2 WHERE id = ?1",
-                params![task_id, version],
-            )
-            .map(|_| ())
-            .map_err(|e| self.err(e))
     }
 
     /// The learnings_metadata row.
@@ -284,11 +875,13 @@ impl Store {
             .map(Option::unwrap_or_default)
     }
 
-    /// Forget every stored learning, extraction, suppression and version; reset the metadata.
+    /// Forget every learning, extraction, injection and version; reset the metadata.
     pub fn clear_learnings(&self) -> Result<()> {
         self.immediate(|tx| {
             tx.execute_batch(
-                "DELETE FROM learnings; DELETE FROM learning_extractions; DELETE FROM learnings_suppressed; \
+                "DELETE FROM learning_injections; DELETE FROM learning_embeddings; DELETE FROM learning_sources; \
+                 DELETE FROM learning_events; DELETE FROM session_extractions; \
+                 DELETE FROM learnings; DELETE FROM learning_extractions; \
                  DELETE FROM learnings_versions; UPDATE tasks SET learnings_version = NULL WHERE learnings_version IS NOT NULL; \
                  UPDATE learnings_metadata SET last_regenerated_at = NULL, last_regenerated_from_task_id = NULL, \
                  tasks_since_regen = 0 WHERE id = 1;",
@@ -303,10 +896,37 @@ impl Store {
                 .query_row(sql, [], |r| r.get(0))
                 .map_err(|e| self.err(e))
         };
+        let grouped = |sql: &str| -> Result<Vec<(String, i64)>> {
+            let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(|e| self.err(e))?;
+            rows.collect::<rusqlite::Result<_>>()
+                .map_err(|e| self.err(e))
+        };
         let mut t = LearningsTotals {
-            stored: q("SELECT COUNT(*) FROM learnings WHERE task_id IS NOT NULL")?,
-            pinned: q("SELECT COUNT(*) FROM learnings WHERE task_id IS NULL")?,
-            suppressed: q("SELECT COUNT(*) FROM learnings_suppressed")?,
+            active: q("SELECT COUNT(*) FROM learnings WHERE status = 'active'")?,
+            archived: q("SELECT COUNT(*) FROM learnings WHERE status = 'archived'")?,
+            by_section: grouped(
+                "SELECT section, COUNT(*) FROM learnings WHERE status = 'active' GROUP BY section ORDER BY 2 DESC, 1",
+            )?,
+            by_priority: grouped(
+                "SELECT priority, COUNT(*) FROM learnings WHERE status = 'active' GROUP BY priority \
+                 ORDER BY CASE priority WHEN 'CRITICAL' THEN 0 WHEN 'HIGH' THEN 1 WHEN 'MEDIUM' THEN 2 ELSE 3 END",
+            )?,
+            by_origin: grouped(
+                "SELECT origin, COUNT(*) FROM learnings WHERE status = 'active' GROUP BY origin ORDER BY 1",
+            )?,
+            injections: q("SELECT COUNT(*) FROM learning_injections")?,
+            injections_by_event: grouped(
+                "SELECT event, COUNT(*) FROM learning_injections GROUP BY event ORDER BY 2 DESC, 1",
+            )?,
+            drafts: q("SELECT COUNT(*) FROM learnings WHERE status = 'draft'")?,
+            sessions: q(
+                "SELECT COUNT(DISTINCT session_id) FROM learning_injections WHERE session_id IS NOT NULL",
+            )?,
+            never_injected: q("SELECT COUNT(*) FROM learnings l WHERE status = 'active' \
+                 AND NOT EXISTS (SELECT 1 FROM learning_injections i WHERE i.learning_id = l.id)")?,
             tasks_extracted: q("SELECT COUNT(*) FROM learning_extractions")?,
             regenerations: q("SELECT COUNT(*) FROM learnings_versions")?,
             llm_calls: q("SELECT COALESCE(SUM(llm_calls), 0) FROM learnings_versions")?,
@@ -339,4 +959,32 @@ impl Store {
             .map_err(|e| self.err(e))?;
         Ok(t)
     }
+
+    /// The most injected active learnings: (id, text, count), most first.
+    pub fn most_injected(&self, limit: u32) -> Result<Vec<(i64, String, i64)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT l.id, l.text, COUNT(*) FROM learning_injections i JOIN learnings l ON l.id = i.learning_id \
+                 WHERE l.status = 'active' GROUP BY l.id ORDER BY 3 DESC, 1 LIMIT ?1",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([limit], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+}
+
+/// Little-endian f32s.
+fn encode_vector(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn decode_vector(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }

@@ -14,7 +14,8 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use crate::error::{Error, Result};
 
 pub use learnings::{
-    LearningsMetadata, LearningsTotals, StoredLearning, VersionRecord, WindowTask,
+    FileEdits, LearningEdit, LearningsMetadata, LearningsTotals, RankRow, Source, Taught,
+    VersionRecord, WindowTask,
 };
 pub use runs::{FinishReport, Outcome, WorkerId};
 pub use tasks::{HistoryFilter, NewTask, QueueEntry, Stats, TaskEdit, TaskSummary};
@@ -50,6 +51,29 @@ impl Store {
         store.configure().map_err(|e| classify(path, e))?;
         store.migrate()?;
         Ok(store)
+    }
+
+    /// Open an existing database for a Claude Code hook: never creates one (`None` when there is
+    /// none), and gives up on a lock after `busy`, since a hook must not hold up a session.
+    pub fn open_existing(path: &Path, busy: Duration) -> Result<Option<Store>> {
+        if std::fs::metadata(path).map_or(true, |m| m.len() == 0) {
+            return Ok(None);
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.configure().map_err(|e| classify(path, e))?;
+        store
+            .conn
+            .busy_timeout(busy)
+            .map_err(|e| classify(path, e))?;
+        store.migrate()?;
+        Ok(Some(store))
     }
 
     /// Open for reading only. Used by commands that never write, so they still work when

@@ -256,6 +256,18 @@ impl RecordedRequest {
         };
         content_text(&last["content"])
     }
+    /// All text in all messages (not the system prompt): what hooks and the user added.
+    pub fn messages_text(&self) -> String {
+        let mut out = String::new();
+        if let Some(msgs) = self.json.get("messages").and_then(Value::as_array) {
+            for m in msgs {
+                out.push('\n');
+                out.push_str(&content_text(&m["content"]));
+            }
+        }
+        out
+    }
+
     /// All text in all messages and the system prompt (for "does X reach the model" checks).
     pub fn all_text(&self) -> String {
         let mut out = content_text(&self.json["system"]);

@@ -50,6 +50,11 @@ impl TestProject {
         &self.root
     }
 
+    /// The HOME every run gets.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }
@@ -117,6 +122,12 @@ impl TestProject {
         let mut all = vec!["add", "-q"];
         all.extend_from_slice(args);
         self.ok(&all).trim().parse().expect("add -q prints the id")
+    }
+
+    /// Give gza the sentence-embedding model (tests otherwise run without one).
+    pub fn use_model(&mut self) {
+        let dir = super::model::model_dir();
+        self.set_env("GZA_MODEL_DIR", &dir.to_string_lossy());
     }
 
     /// Open the project's database directly, as a test oracle.

@@ -1,0 +1,258 @@
+//! The learning record: what one lesson is, whatever room reads or writes it.
+
+use serde::Serialize;
+
+/// How much a learning matters when it applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Priority {
+    Critical,
+    High,
+    #[default]
+    Medium,
+    Low,
+}
+
+impl Priority {
+    pub const ALL: [Priority; 4] = [Self::Critical, Self::High, Self::Medium, Self::Low];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Critical => "CRITICAL",
+            Self::High => "HIGH",
+            Self::Medium => "MEDIUM",
+            Self::Low => "LOW",
+        }
+    }
+
+    /// Parse a priority, in any case.
+    pub fn parse(text: &str) -> Option<Priority> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.as_str().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
+impl std::fmt::Display for Priority {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// Whether a learning is in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Awaiting review.
+    Draft,
+    Active,
+    Archived,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Draft => "draft",
+            Self::Active => "active",
+            Self::Archived => "archived",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Status> {
+        match text {
+            "draft" => Some(Self::Draft),
+            "active" => Some(Self::Active),
+            "archived" => Some(Self::Archived),
+            _ => None,
+        }
+    }
+}
+
+/// Where a learning came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// The agent listed it under its own `## Learnings` heading.
+    Agent,
+    /// The extraction model wrote it.
+    Llm,
+    /// A person wrote it (in the file or with `gza learnings add`).
+    User,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Agent => "agent",
+            Self::Llm => "llm",
+            Self::User => "user",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Origin> {
+        match text {
+            "agent" => Some(Self::Agent),
+            "llm" => Some(Self::Llm),
+            "user" => Some(Self::User),
+            _ => None,
+        }
+    }
+}
+
+/// When a piece of process knowledge applies to a tool call (seed 003's trigger conditions).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Triggers {
+    /// Tool names, e.g. `Write`, `Edit`, `Bash`.
+    pub tools: Vec<String>,
+    /// Globs on the file a tool touches, e.g. `**/plugin.json`.
+    pub files: Vec<String>,
+    /// Words in what the tool is asked to do, e.g. `version bump`, `git push`.
+    pub actions: Vec<String>,
+    /// Words anywhere in the call's context (its input, the session's prompt).
+    pub contexts: Vec<String>,
+}
+
+impl Triggers {
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+            && self.files.is_empty()
+            && self.actions.is_empty()
+            && self.contexts.is_empty()
+    }
+}
+
+/// A stored learning.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Learning {
+    /// Shown and typed as `L<id>`.
+    pub id: i64,
+    pub section: String,
+    pub text: String,
+    pub insight: Option<String>,
+    pub example: Option<String>,
+    pub keywords: Vec<String>,
+    /// Task phrasings or file globs saying when it applies.
+    pub applies_when: Vec<String>,
+    /// `learning`, or a kind of process knowledge (`checklist`, `procedure`, `warning`, …).
+    pub kind: String,
+    pub triggers: Triggers,
+    pub checklist: Vec<String>,
+    pub confidence: f64,
+    pub priority: Priority,
+    pub status: Status,
+    pub status_reason: Option<String>,
+    pub status_changed_at: Option<String>,
+    pub origin: Origin,
+    pub created_at: String,
+    pub updated_at: String,
+    pub confirmed_at: String,
+    /// How many tasks taught or re-confirmed it.
+    pub support: i64,
+    /// How many times it was given to an agent.
+    pub injected: i64,
+}
+
+impl Learning {
+    /// The id as people see it: `L42`.
+    pub fn label(&self) -> String {
+        label(self.id)
+    }
+}
+
+/// `L42` for 42.
+pub fn label(id: i64) -> String {
+    format!("L{id}")
+}
+
+/// Parse `L42`, `l42` or `42` into 42.
+pub fn parse_label(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let digits = t
+        .strip_prefix('L')
+        .or_else(|| t.strip_prefix('l'))
+        .unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().filter(|&n: &i64| n > 0)
+}
+
+/// A learning about to be stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewLearning {
+    pub section: String,
+    pub text: String,
+    pub insight: Option<String>,
+    pub example: Option<String>,
+    pub keywords: Vec<String>,
+    pub applies_when: Vec<String>,
+    pub kind: String,
+    pub triggers: Triggers,
+    pub checklist: Vec<String>,
+    pub confidence: f64,
+    pub priority: Priority,
+    pub origin: Origin,
+    /// Active, or a draft awaiting review.
+    pub status: Status,
+}
+
+impl NewLearning {
+    /// A learning with default confidence and priority.
+    pub fn new(section: &str, text: &str, origin: Origin) -> NewLearning {
+        NewLearning {
+            section: section.into(),
+            text: text.into(),
+            insight: None,
+            example: None,
+            keywords: Vec::new(),
+            applies_when: Vec::new(),
+            kind: "learning".into(),
+            triggers: Triggers::default(),
+            checklist: Vec::new(),
+            confidence: DEFAULT_CONFIDENCE,
+            priority: Priority::Medium,
+            origin,
+            status: Status::Active,
+        }
+    }
+}
+
+/// Confidence of a learning nobody has rated.
+pub const DEFAULT_CONFIDENCE: f64 = 0.7;
+
+/// Seed 000's rule: each re-confirmation moves confidence a fifth of the way to 1.
+pub fn confirmed_confidence(confidence: f64) -> f64 {
+    (confidence + (1.0 - confidence) * 0.2).clamp(0.0, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_round_trip() {
+        assert_eq!(parse_label("L42"), Some(42));
+        assert_eq!(parse_label("l7"), Some(7));
+        assert_eq!(parse_label("12"), Some(12));
+        for bad in [
+            "",
+            "L",
+            "L-1",
+            "L0",
+            "x1",
+            "L1a",
+            "L99999999999999999999999",
+        ] {
+            assert_eq!(parse_label(bad), None, "{bad}");
+        }
+        assert_eq!(label(3), "L3");
+    }
+
+    #[test]
+    fn confirmation_raises_confidence_towards_one() {
+        let c = confirmed_confidence(0.7);
+        assert!((c - 0.76).abs() < 1e-9);
+        assert!(confirmed_confidence(1.0) <= 1.0);
+    }
+}

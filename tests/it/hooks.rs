@@ -1,0 +1,516 @@
+//! `gza hook`: installing into Claude Code's settings, and every handler proved with the real
+//! Claude Code CLI against a fake Messages API: what the hooks add reaches the model's request.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::claude::claude_bin;
+use crate::support::fake_anthropic::{FakeAnthropic, Reply};
+use crate::support::project::TestProject;
+
+const FENCE: &str = "<gza-learnings>";
+
+/// A project with gza's hooks installed in its .claude/settings.json.
+fn hooked_project() -> TestProject {
+    let p = TestProject::in_git_repo();
+    p.ok(&["hook", "install"]);
+    p
+}
+
+/// Run `claude -p PROMPT` in the project against `server`; returns the stream's stdout.
+fn run_claude(p: &TestProject, claude: &Path, server: &FakeAnthropic, prompt: &str) -> String {
+    let mut cmd = Command::new(claude);
+    cmd.args([
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--max-turns",
+        "6",
+    ])
+    .args(["--allowedTools", "Read", "Write", "Edit", "Bash"])
+    .args(["--tools", "Read,Write,Edit,Bash"])
+    .current_dir(p.root())
+    .env_clear()
+    .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+    .env("HOME", p.home())
+    .env("CLAUDE_CODE_MAX_RETRIES", "0")
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    for (k, v) in server.claude_env() {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("claude starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(prompt.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "claude failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "result")
+        .unwrap_or_else(|| panic!("no result event:\n{stdout}"));
+    assert_eq!(result["subtype"], "success", "{result}");
+    stdout
+}
+
+/// The text of each Messages request the main conversation made, in order.
+fn conversation(server: &FakeAnthropic) -> Vec<String> {
+    server
+        .message_requests()
+        .iter()
+        .filter(|r| r.json["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .map(|r| r.messages_text())
+        .collect()
+}
+
+fn injections(p: &TestProject) -> Vec<(i64, String, Option<i64>)> {
+    let db = p.db();
+    let mut s = db
+        .prepare("SELECT learning_id, event, task_id FROM learning_injections ORDER BY id")
+        .unwrap();
+    s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn add_version_bump_checklist(p: &TestProject) {
+    p.ok(&[
+        "learnings",
+        "add",
+        "--priority",
+        "CRITICAL",
+        "--tool",
+        "Write",
+        "--tool",
+        "Edit",
+        "--file",
+        "**/plugin.json",
+        "--check",
+        "plugin.json",
+        "--check",
+        "marketplace.json",
+        "--section",
+        "Git Workflow",
+        "Bump the version in every manifest together",
+    ]);
+}
+
+#[test]
+fn install_merges_idempotently_keeps_the_rest_and_refuses_what_it_cannot_parse() {
+    let p = TestProject::in_git_repo();
+    let settings = p.path(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        r#"{"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}]}, "permissions": {"allow": ["Bash(ls)"]}}"#,
+    )
+    .unwrap();
+    let dry = p.ok(&["hook", "install", "--dry-run"]);
+    assert!(
+        dry.contains("Would install into .claude/settings.json"),
+        "{dry}"
+    );
+    assert!(
+        !std::fs::read_to_string(&settings)
+            .unwrap()
+            .contains("pre-tool-use")
+    );
+    let out = p.ok(&["hook", "install"]);
+    assert!(out.contains("+ PreToolUse: "), "{out}");
+    assert!(out.contains("The previous file is kept as"), "{out}");
+    let after: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(after["model"], "opus");
+    assert_eq!(after["permissions"]["allow"][0], "Bash(ls)");
+    assert_eq!(
+        after["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "my-linter"
+    );
+    assert_eq!(after["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+    let keys: Vec<&String> = after.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["model", "hooks", "permissions"], "key order is kept");
+    let before = std::fs::read_to_string(&settings).unwrap();
+    assert!(p.ok(&["hook", "install"]).contains("already installed"));
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), before);
+    let status = p.ok(&["hook", "status"]);
+    assert!(status.contains("project  .claude/settings.json: SessionStart, UserPromptSubmit, PreToolUse, Stop, SessionEnd"), "{status}");
+    assert!(
+        status.contains("local    .claude/settings.local.json: not installed"),
+        "{status}"
+    );
+    // Uninstall leaves the person's own hook and keys.
+    p.ok(&["hook", "uninstall"]);
+    let back: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(back["hooks"]["PreToolUse"].as_array().unwrap().len(), 1);
+    assert!(back["hooks"].get("Stop").is_none());
+
+    // Invalid JSON, and JSON with comments, are refused and left alone.
+    for broken in [
+        "{\"model\": ",
+        "{\n  // my settings\n  \"model\": \"opus\"\n}",
+    ] {
+        std::fs::write(&settings, broken).unwrap();
+        let err = p.user_error(&["hook", "install"]);
+        assert!(err.contains("is not valid JSON"), "{err}");
+        assert_eq!(std::fs::read_to_string(&settings).unwrap(), broken);
+    }
+    // A symlinked settings file is updated through the link.
+    let real = p.path("shared-settings.json");
+    std::fs::write(&real, "{\"theme\": \"dark\"}").unwrap();
+    std::fs::remove_file(&settings).unwrap();
+    std::os::unix::fs::symlink(&real, &settings).unwrap();
+    p.ok(&["hook", "install"]);
+    assert!(
+        std::fs::symlink_metadata(&settings)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(&real)
+            .unwrap()
+            .contains("hook pre-tool-use")
+    );
+    // A read-only file is refused with one line.
+    let local = p.path(".claude/settings.local.json");
+    std::fs::write(&local, "{}").unwrap();
+    let mut perms = std::fs::metadata(&local).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&local, perms).unwrap();
+    let err = p.user_error(&["hook", "install", "--local"]);
+    assert!(err.contains("is read-only"), "{err}");
+}
+
+#[test]
+fn bad_input_never_breaks_a_handler() {
+    let p = hooked_project();
+    add_version_bump_checklist(&p);
+    let big = json!({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": p.root(), "tool_name": "Write",
+        "tool_input": {"file_path": "notes.txt", "content": "x".repeat(5 * 1024 * 1024)}});
+    let missing = p.path("no-such-transcript.jsonl");
+    let huge = p.path("huge.jsonl");
+    {
+        let f = std::fs::File::create(&huge).unwrap();
+        f.set_len(200 * 1024 * 1024).unwrap();
+    }
+    let cases: Vec<(&str, Vec<String>, Vec<u8>)> = vec![
+        ("pre-tool-use", vec![], Vec::new()),
+        ("pre-tool-use", vec![], b"this is not json {".to_vec()),
+        ("pre-tool-use", vec![], b"[1, 2, 3]".to_vec()),
+        ("pre-tool-use", vec![], big.to_string().into_bytes()),
+        ("pre-tool-use", vec!["--frobnicate".into(), "-x".into()], b"{}".to_vec()),
+        ("session-start", vec![], json!({"hook_event_name": "SomethingNew", "cwd": p.root()}).to_string().into_bytes()),
+        ("post-compact-v9", vec![], json!({"hook_event_name": "PostCompactV9", "cwd": p.root()}).to_string().into_bytes()),
+        ("stop", vec![], json!({"hook_event_name": "Stop", "session_id": "s1", "cwd": p.root(), "transcript_path": missing}).to_string().into_bytes()),
+        ("stop", vec![], json!({"hook_event_name": "Stop", "session_id": "s2", "cwd": p.root(), "transcript_path": huge}).to_string().into_bytes()),
+        ("stop", vec![], json!({"hook_event_name": "Stop", "session_id": "s3", "cwd": p.root(),
+            "last_assistant_message": format!("[PROCESS_KNOWLEDGE]\nlabel: [unclosed\n[/PROCESS_KNOWLEDGE]\n[PROCESS_KNOWLEDGE]\nlabel: Ok label\npriority: WHENEVER\n[/PROCESS_KNOWLEDGE]\n[PROCESS_KNOWLEDGE]\nlabel: big\ndescription: {}\n[/PROCESS_KNOWLEDGE]\n[PROCESS_KNOWLEDGE]\nlabel: never closed", "y".repeat(1024 * 1024))}).to_string().into_bytes()),
+    ];
+    let before = p.ok(&["learnings", "show", "--all", "--json"]);
+    for (name, extra, stdin) in cases {
+        let mut args = vec!["hook".to_string(), name.to_string()];
+        args.extend(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut child = p
+            .command(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        let _ = input.write_all(&stdin);
+        drop(input);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name} {args:?}");
+        assert!(
+            out.stdout.is_empty(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(
+        p.ok(&["learnings", "show", "--all", "--json"]),
+        before,
+        "nothing stored changed"
+    );
+    let log = std::fs::read_to_string(p.path(".gza/logs/hooks.log")).unwrap();
+    assert!(log.contains("stdin is not JSON"), "{log}");
+    assert!(log.contains("unknown priority"), "{log}");
+    // A missing database is never created by a hook.
+    std::fs::remove_file(p.path(".gza/gza.db")).unwrap();
+    let mut child = p
+        .command(&["hook", "session-start"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            json!({"hook_event_name": "SessionStart", "cwd": p.root()})
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(!p.path(".gza/gza.db").exists());
+}
+
+#[test]
+fn a_relevant_learning_reaches_the_model_after_the_prompt_and_an_unrelated_prompt_gets_none() {
+    let Some(claude) = claude_bin() else { return };
+    let mut p = hooked_project();
+    p.use_model();
+    p.ok(&[
+        "learnings",
+        "add",
+        "--section",
+        "Testing Patterns",
+        "Run cargo sqlx prepare after changing any SQL query",
+    ]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "--section",
+        "Code Style",
+        "React components live in web/src/components, one per file",
+    ]);
+    let server =
+        FakeAnthropic::start_with_default(Vec::new(), Reply::text("Done.")).without_side_messages();
+    run_claude(
+        &p,
+        &claude,
+        &server,
+        "Add a status filter to the invoices SQL query in the database layer",
+    );
+    let first = conversation(&server);
+    assert!(
+        first[0].contains("Run cargo sqlx prepare after changing any SQL query"),
+        "{}",
+        first[0]
+    );
+    assert!(first[0].contains(FENCE));
+    assert!(!first[0].contains("React components live"), "{}", first[0]);
+
+    let server =
+        FakeAnthropic::start_with_default(Vec::new(), Reply::text("Done.")).without_side_messages();
+    run_claude(&p, &claude, &server, "Write a haiku about autumn leaves");
+    let second = conversation(&server);
+    assert!(!second[0].contains(FENCE), "{}", second[0]);
+    let events: Vec<String> = injections(&p).into_iter().map(|(_, e, _)| e).collect();
+    assert_eq!(events, vec!["UserPromptSubmit"]);
+}
+
+#[test]
+fn a_critical_checklist_reaches_the_model_before_a_write_but_not_a_read() {
+    let Some(claude) = claude_bin() else { return };
+    let p = hooked_project();
+    add_version_bump_checklist(&p);
+    std::fs::write(p.path("plugin.json"), "{\"version\": \"1.0.0\"}\n").unwrap();
+    let plugin = p.path("plugin.json").display().to_string();
+
+    let server = FakeAnthropic::start_with_default(
+        vec![
+            Reply::tool_use("Read", json!({"file_path": plugin})),
+            Reply::text("It is at 1.0.0."),
+        ],
+        Reply::text("Done."),
+    )
+    .without_side_messages();
+    run_claude(&p, &claude, &server, "What version is the plugin?");
+    for text in conversation(&server) {
+        assert!(
+            !text.contains("marketplace.json"),
+            "a read injects nothing: {text}"
+        );
+    }
+
+    // Claude Code writes an existing file only after reading it.
+    let server = FakeAnthropic::start_with_default(
+        vec![
+            Reply::tool_use("Read", json!({"file_path": plugin})),
+            Reply::write_file(&plugin, "{\"version\": \"1.1.0\"}\n"),
+            Reply::text("Bumped."),
+        ],
+        Reply::text("Done."),
+    )
+    .without_side_messages();
+    run_claude(&p, &claude, &server, "Bump the plugin version");
+    let texts = conversation(&server);
+    assert!(!texts[0].contains("marketplace.json"));
+    assert!(
+        !texts[1].contains("marketplace.json"),
+        "not after the read: {}",
+        texts[1]
+    );
+    let after_write = &texts[2];
+    assert!(after_write.contains("CRITICAL CHECKLIST"), "{after_write}");
+    assert!(
+        after_write.contains("- [ ] marketplace.json"),
+        "{after_write}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("plugin.json")).unwrap(),
+        "{\"version\": \"1.1.0\"}\n"
+    );
+    assert_eq!(injections(&p), vec![(1, "PreToolUse".to_string(), None)]);
+}
+
+#[test]
+fn a_lesson_written_in_one_session_is_given_before_the_same_mistake_in_the_next() {
+    let Some(claude) = claude_bin() else { return };
+    let p = hooked_project();
+    let lesson = "You were right, I missed marketplace.json. For next time:\n\
+        [PROCESS_KNOWLEDGE]\ntype: checklist\npriority: CRITICAL\nlabel: Version Bump File Checklist\n\
+        description: Every manifest carries the version\ntrigger_conditions:\n  tool_names: [Write, Edit]\n  file_patterns: [\"**/plugin.json\"]\n\
+        checklist:\n  items:\n    - plugin.json\n    - marketplace.json\n[/PROCESS_KNOWLEDGE]";
+    let server = FakeAnthropic::start_with_default(vec![Reply::text(lesson)], Reply::text("Done."))
+        .without_side_messages();
+    run_claude(
+        &p,
+        &claude,
+        &server,
+        "You forgot to bump marketplace.json too",
+    );
+    let drafts = p.json(&["learnings", "show", "--all", "--json"]);
+    assert_eq!(drafts[0]["text"], "Version Bump File Checklist");
+    assert_eq!(drafts[0]["status"], "draft");
+    assert_eq!(drafts[0]["priority"], "CRITICAL");
+
+    std::fs::write(p.path("plugin.json"), "{\"version\": \"1.0.0\"}\n").unwrap();
+    let plugin = p.path("plugin.json").display().to_string();
+    let server = FakeAnthropic::start_with_default(
+        vec![
+            Reply::tool_use("Read", json!({"file_path": plugin})),
+            Reply::write_file(&plugin, "{\"version\": \"2.0.0\"}\n"),
+            Reply::text("Bumped."),
+        ],
+        Reply::text("Done."),
+    )
+    .without_side_messages();
+    run_claude(&p, &claude, &server, "Bump the plugin to 2.0.0");
+    let texts = conversation(&server);
+    assert!(
+        texts[0].contains("Version Bump File Checklist"),
+        "the draft is named at session start: {}",
+        texts[0]
+    );
+    assert!(texts[0].contains("(draft)"), "{}", texts[0]);
+    assert!(
+        texts[0].contains("1 draft learning(s) await review"),
+        "{}",
+        texts[0]
+    );
+    assert!(
+        !texts[0].contains("marketplace.json"),
+        "the checklist waits for its tool call"
+    );
+    assert!(!texts[1].contains("marketplace.json"), "{}", texts[1]);
+    assert_eq!(
+        texts[2].matches("- [ ] marketplace.json").count(),
+        1,
+        "{}",
+        texts[2]
+    );
+}
+
+#[test]
+fn broken_hooks_never_stop_a_session() {
+    let Some(claude) = claude_bin() else { return };
+    let p = TestProject::in_git_repo();
+    let gza = env!("CARGO_BIN_EXE_gza");
+    let settings = json!({"hooks": {
+        "PreToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": format!("echo 'garbage{{' | {gza} hook pre-tool-use")},
+            {"type": "command", "command": format!("{gza} hook pre-tool-use --no-such-flag")}
+        ]}],
+        "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": format!("{gza} hook pre-tool-use")}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": format!("{gza} hook some-future-event")}]}]
+    }});
+    std::fs::create_dir_all(p.path(".claude")).unwrap();
+    std::fs::write(p.path(".claude/settings.json"), settings.to_string()).unwrap();
+    let target = p.path("out.txt").display().to_string();
+    let server = FakeAnthropic::start_with_default(
+        vec![
+            Reply::write_file(&target, "written\n"),
+            Reply::text("Wrote it."),
+        ],
+        Reply::text("Done."),
+    )
+    .without_side_messages();
+    run_claude(&p, &claude, &server, "Write out.txt");
+    assert_eq!(
+        std::fs::read_to_string(p.path("out.txt")).unwrap(),
+        "written\n"
+    );
+}
+
+#[test]
+fn agents_that_gza_runs_get_the_hooks_and_injections_count_for_the_task() {
+    let Some(claude) = claude_bin() else { return };
+    let mut p = TestProject::in_git_repo();
+    p.config(&format!(
+        "providers:\n  claude:\n    path: {}\nlearnings:\n  extraction_provider: none\n",
+        claude.display()
+    ));
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure"]);
+    p.ok(&["hook", "install", "--user"]);
+    add_version_bump_checklist(&p);
+    let server = FakeAnthropic::start_with_default(
+        vec![
+            Reply::write_file("plugin.json", "{\"version\": \"3\"}\n"),
+            Reply::text("Bumped."),
+        ],
+        Reply::text("Done."),
+    )
+    .without_side_messages();
+    for (k, v) in server.claude_env() {
+        p.set_env(k, &v);
+    }
+    p.set_env("CLAUDE_CODE_MAX_RETRIES", "0");
+    p.add(&["Bump the plugin version"]);
+    p.ok(&["work"]);
+    assert_eq!(p.task_field::<String>(1, "status"), "completed");
+    let texts = conversation(&server);
+    assert!(
+        texts.iter().any(|t| t.contains("- [ ] marketplace.json")),
+        "{texts:?}"
+    );
+    let given: Vec<(i64, String, Option<i64>)> = injections(&p)
+        .into_iter()
+        .filter(|(_, e, _)| e != "task:file")
+        .collect();
+    assert!(
+        given.contains(&(1, "PreToolUse".to_string(), Some(1))),
+        "{given:?}"
+    );
+    let stats = p.json(&["learnings", "stats", "--json"]);
+    assert!(
+        stats["totals"]["injections_by_event"]
+            .to_string()
+            .contains("PreToolUse"),
+        "{stats}"
+    );
+}

@@ -1,0 +1,226 @@
+//! `gza learnings search` and the ranker, with the real embedding model, through the binary.
+
+use crate::support::project::TestProject;
+
+const LEARNINGS: [(&str, &str); 8] = [
+    (
+        "Testing Patterns",
+        "Run cargo sqlx prepare after changing any SQL query",
+    ),
+    (
+        "Code Style",
+        "React components live in web/src/components, one per file",
+    ),
+    (
+        "Git Workflow",
+        "Rebase feature branches on main; never merge main into them",
+    ),
+    (
+        "Architecture Decisions",
+        "Background jobs go through the jobs table, never spawned threads",
+    ),
+    (
+        "Common Pitfalls",
+        "Stripe webhooks must verify the signature before parsing the body",
+    ),
+    (
+        "Testing Patterns",
+        "Playwright end-to-end tests need the dev server on port 5173",
+    ),
+    (
+        "General",
+        "Invoice totals are stored in cents as integers, never floats",
+    ),
+    (
+        "Common Pitfalls",
+        "Vite only exposes environment variables prefixed with VITE_ to the browser",
+    ),
+];
+
+fn project_with_learnings(model: bool) -> TestProject {
+    let mut p = TestProject::new();
+    if model {
+        p.use_model();
+    }
+    for (section, text) in LEARNINGS {
+        p.ok(&["learnings", "add", "--section", section, text]);
+    }
+    p
+}
+
+fn ids(json: &serde_json::Value) -> Vec<String> {
+    json.as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn finds_learnings_by_meaning_and_nothing_for_unrelated_text() {
+    let p = project_with_learnings(true);
+    let hits = p.json(&[
+        "learnings",
+        "search",
+        "--json",
+        "update the offline query cache for the database layer",
+    ]);
+    assert_eq!(
+        ids(&hits).first().map(String::as_str),
+        Some("L1"),
+        "{hits:#}"
+    );
+    let first = &hits[0];
+    assert_eq!(first["text"], LEARNINGS[0].1);
+    assert_eq!(first["section"], "Testing Patterns");
+    assert!(first["score"].as_f64().unwrap() > 0.0);
+    assert!(first["semantic"].as_f64().is_some());
+
+    let money = p.json(&[
+        "learnings",
+        "search",
+        "--json",
+        "show amounts with two decimals on the invoice PDF",
+    ]);
+    assert!(ids(&money).contains(&"L7".to_string()), "{money:#}");
+
+    for unrelated in [
+        "Write the release announcement for the company blog",
+        "Plan the team offsite agenda",
+    ] {
+        let none = p.json(&["learnings", "search", "--json", unrelated]);
+        assert_eq!(none, serde_json::json!([]), "{unrelated}: {none:#}");
+    }
+    let out = p.ok(&["learnings", "search", "Plan the team offsite agenda"]);
+    assert_eq!(out, "No learning matches.\n");
+}
+
+#[test]
+fn embeddings_are_computed_once_and_kept() {
+    let p = project_with_learnings(true);
+    let count = |p: &TestProject| -> (i64, i64) {
+        p.db()
+            .query_row(
+                "SELECT COUNT(*), COUNT(DISTINCT model) FROM learning_embeddings",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+    };
+    assert_eq!(count(&p), (8, 1), "each add embeds its learning");
+    let before: Vec<u8> = p
+        .db()
+        .query_row(
+            "SELECT vector FROM learning_embeddings WHERE learning_id = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(before.len(), 384 * 4);
+    p.ok(&["learnings", "search", "stripe signature"]);
+    assert_eq!(count(&p), (8, 1));
+    // Editing the text drops the old vector and embeds the new text.
+    p.ok(&[
+        "learnings",
+        "edit",
+        "L1",
+        "--text",
+        "Run cargo sqlx prepare after editing queries",
+    ]);
+    let after: Vec<u8> = p
+        .db()
+        .query_row(
+            "SELECT vector FROM learning_embeddings WHERE learning_id = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_ne!(before, after);
+}
+
+#[test]
+fn explain_shows_how_scores_are_made() {
+    let p = project_with_learnings(true);
+    let out = p.ok(&[
+        "learnings",
+        "search",
+        "--explain",
+        "verify stripe webhook signatures",
+    ]);
+    assert!(out.starts_with("L5 "), "{out}");
+    assert!(out.contains("meaning 0."), "{out}");
+    assert!(out.contains("matched: "), "{out}");
+    assert!(out.contains("Below the cut:"), "{out}");
+}
+
+#[test]
+fn without_a_model_search_says_so_and_ranks_by_words() {
+    let p = project_with_learnings(false);
+    let run = p.run(&["learnings", "search", "--json", "stripe webhook signature"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(run.stderr.lines().count(), 1, "{run}");
+    assert!(run.stderr.contains("embedding model not found at"), "{run}");
+    assert!(run.stderr.contains("ranking by words only"), "{run}");
+    let hits: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(ids(&hits), vec!["L5"]);
+    assert!(hits[0]["semantic"].is_null());
+}
+
+#[test]
+fn a_corrupt_model_file_is_named_and_words_still_rank() {
+    let mut p = project_with_learnings(false);
+    let broken = p.path("broken-model");
+    std::fs::create_dir_all(&broken).unwrap();
+    let real = crate::support::model::model_dir();
+    for f in ["config.json", "vocab.txt"] {
+        std::fs::copy(real.join(f), broken.join(f)).unwrap();
+    }
+    std::fs::write(
+        broken.join("model.safetensors"),
+        b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all",
+    )
+    .unwrap();
+    p.set_env("GZA_MODEL_DIR", &broken.to_string_lossy());
+    let run = p.run(&["learnings", "search", "--json", "stripe webhook signature"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(run.stderr.lines().count(), 1, "{run}");
+    assert!(run.stderr.contains("model.safetensors"), "{run}");
+    let hits: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(ids(&hits), vec!["L5"]);
+    // Adding still works, and stores no vector from a broken model.
+    p.ok(&["learnings", "add", "Keep the changelog in CHANGELOG.md"]);
+}
+
+#[test]
+fn hostile_queries_get_a_faithful_result_or_a_one_line_error() {
+    let p = project_with_learnings(true);
+    assert!(
+        p.user_error(&["learnings", "search", "   "])
+            .contains("nothing to search for")
+    );
+    // A 1 MB query through standard input, and bytes that are not UTF-8.
+    let mut big = "stripe webhook signature verification "
+        .repeat(27_000)
+        .into_bytes();
+    big.extend_from_slice(b"\xff\xfe\x00 more words");
+    let out = p
+        .command(&["learnings", "search", "--json", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(&big)?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let run = p.finish(out);
+    assert_eq!(run.code, 0, "{run}");
+    let hits: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(ids(&hits).first().map(String::as_str), Some("L5"));
+    // An archived learning is never found.
+    p.ok(&["learnings", "archive", "L5"]);
+    let hits = p.json(&["learnings", "search", "--json", "stripe webhook signature"]);
+    assert!(!ids(&hits).contains(&"L5".to_string()));
+}
