@@ -71,6 +71,9 @@ struct SearchArgs {
     /// Show how each score was made, including the best items below the cut.
     #[arg(long)]
     explain: bool,
+    /// Skip the floor and the relative cut: always the best k (for tuning the ranker).
+    #[arg(long, hide = true)]
+    raw: bool,
 }
 
 #[derive(Debug, Args)]
@@ -482,7 +485,7 @@ fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
         rank::Query {
             text: &query,
             k: args.k,
-            calibrated: true,
+            calibrated: !args.raw,
             drafts: true,
         },
     )?;

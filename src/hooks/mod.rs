@@ -326,7 +326,12 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
         .map_err(|e| e.to_string())?;
     let mut found = Vec::new();
     for h in hits {
-        if let Some(l) = store.learning(h.id).map_err(|e| e.to_string())? {
+        // Process knowledge with triggers waits for its tool call (PreToolUse).
+        if let Some(l) = store
+            .learning(h.id)
+            .map_err(|e| e.to_string())?
+            .filter(|l| l.triggers.is_empty())
+        {
             found.push(l);
         }
     }

@@ -3,7 +3,8 @@
 //! Each active learning is scored by the cosine similarity of its sentence embedding (computed
 //! once and stored) with the query's, plus a bounded BM25 term over its text, keywords and
 //! "applies when" hints. Only learnings above an absolute floor and within a fraction of the best
-//! score are returned, so an unrelated query gets nothing rather than the three least bad items.
+//! score are returned (or a clear winner well ahead of the rest), so an unrelated query gets
+//! nothing rather than the three least bad items. The constants were tuned on eval/.
 //! Without a model the lexical part ranks alone, with its own floor.
 
 use std::collections::{HashMap, HashSet};
@@ -16,15 +17,19 @@ use crate::project::Project;
 use crate::store::{RankRow, Store};
 
 /// Weight of the lexical (BM25) term next to the semantic one.
-const LEXICAL_WEIGHT: f64 = 0.2;
+const LEXICAL_WEIGHT: f64 = 0.3;
 /// BM25 is divided by this and capped at 1, so one long exact match cannot dominate.
 const BM25_SCALE: f64 = 12.0;
 /// With a model: the lowest blended score worth returning.
-const SEMANTIC_FLOOR: f64 = 0.42;
+const SEMANTIC_FLOOR: f64 = 0.47;
 /// Without a model: the lowest lexical score worth returning.
 const LEXICAL_FLOOR: f64 = 0.2;
 /// Items scoring below this fraction of the best one are left out.
 const RELATIVE_CUT: f64 = 0.85;
+/// When nothing reaches the floor, a best item above this that leads the second by
+/// [`CLEAR_LEAD`] is still returned: a clear winner, where a negative's best items are bunched.
+const CLEAR_WINNER: f64 = 0.33;
+const CLEAR_LEAD: f64 = 0.2;
 /// Tokens of a long query that take part in BM25 (the rest adds noise, not signal).
 const MAX_QUERY_TERMS: usize = 256;
 
@@ -189,7 +194,16 @@ impl Ranker {
                 LEXICAL_FLOOR
             };
             let top = hits.first().map_or(0.0, |h| h.score);
-            hits.retain(|h| h.score >= floor && h.score >= RELATIVE_CUT * top);
+            let second = hits.get(1).map_or(0.0, |h| h.score);
+            let clear_winner = semantic.is_some()
+                && top < floor
+                && top >= CLEAR_WINNER
+                && top - second >= CLEAR_LEAD;
+            if clear_winner {
+                hits.truncate(1);
+            } else {
+                hits.retain(|h| h.score >= floor && h.score >= RELATIVE_CUT * top);
+            }
         }
         hits.truncate(query.k);
         Ok(hits)

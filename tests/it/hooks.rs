@@ -38,6 +38,7 @@ fn run_claude(p: &TestProject, claude: &Path, server: &FakeAnthropic, prompt: &s
     .env("PATH", std::env::var_os("PATH").unwrap_or_default())
     .env("HOME", p.home())
     .env("CLAUDE_CODE_MAX_RETRIES", "0")
+    .env("GZA_MODEL_DIR", crate::support::model::model_dir())
     .stdin(Stdio::piped())
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
@@ -302,13 +303,14 @@ fn a_relevant_learning_reaches_the_model_after_the_prompt_and_an_unrelated_promp
         &p,
         &claude,
         &server,
-        "Add a status filter to the invoices SQL query in the database layer",
+        "Update the offline query cache for the database layer",
     );
     let first = conversation(&server);
     assert!(
         first[0].contains("Run cargo sqlx prepare after changing any SQL query"),
-        "{}",
-        first[0]
+        "{}\nhooks.log: {}",
+        first[0],
+        std::fs::read_to_string(p.path(".gza/logs/hooks.log")).unwrap_or_default()
     );
     assert!(first[0].contains(FENCE));
     assert!(!first[0].contains("React components live"), "{}", first[0]);

@@ -411,11 +411,12 @@ fn a_deleted_line_stays_out_of_every_later_claude_request() {
         "{file}"
     );
     // The user deletes the first lesson; later tasks keep teaching it.
-    std::fs::write(
-        p.path(".gza/learnings.md"),
-        file.replace(&format!("- {}\n", LESSONS[0]), ""),
-    )
-    .unwrap();
+    let kept: String = file
+        .lines()
+        .filter(|l| !l.contains(LESSONS[0]))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(p.path(".gza/learnings.md"), kept).unwrap();
     for i in 2..=5 {
         p.add(&["--type", "explore", &format!("later task {i}")]);
     }
