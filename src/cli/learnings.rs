@@ -44,7 +44,7 @@ enum LearningsCommand {
 struct ShowArgs {
     /// Only this section, or one learning by id (e.g. L12).
     section: Option<String>,
-    /// Include archived learnings.
+    /// Include archived learnings (drafts are always listed, marked).
     #[arg(long)]
     all: bool,
     /// Print JSON for scripts.
@@ -89,6 +89,9 @@ struct AddArgs {
     /// CRITICAL, HIGH, MEDIUM (default) or LOW.
     #[arg(long, value_parser = parse_priority)]
     priority: Option<Priority>,
+    /// A kind of task it applies to, in words (repeatable): helps the ranker find it.
+    #[arg(long = "when", value_name = "PHRASE")]
+    applies_when: Vec<String>,
     #[command(flatten)]
     triggers: TriggerArgs,
 }
@@ -318,8 +321,8 @@ fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
             if l.support > 1 {
                 facts.push(format!("{} tasks", l.support));
             }
-            if l.status == Status::Archived {
-                facts.push("archived".into());
+            if l.status != Status::Active {
+                facts.push(l.status.as_str().into());
             }
             text.push_str(&format!(
                 "  {:<5} {} {}\n",
@@ -583,6 +586,12 @@ fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
         .filter(|k| !k.is_empty())
         .collect();
     learning.priority = args.priority.unwrap_or_default();
+    learning.applies_when = args
+        .applies_when
+        .iter()
+        .map(|w| crate::redact::one_clean_line(w))
+        .filter(|w| !w.is_empty())
+        .collect();
     learning.triggers = args.triggers.triggers()?;
     learning.checklist = args.triggers.checklist.clone();
     let id = store.add_learning(&learning)?;

@@ -288,7 +288,7 @@ fn session_start(project: &Project, input: &Input) -> Result<Option<String>, Str
     if drafts > 0 {
         let _ = writeln!(
             body,
-            "{drafts} draft learning(s) await review (`gza learnings show --all`)."
+            "{drafts} draft learning(s) await review (`gza learnings show` marks them)."
         );
     }
     body.push_str(
@@ -365,17 +365,32 @@ fn triggered_tools(project: &Project) -> Result<Option<Vec<String>>, String> {
     if let (Some(at), Some(db_at)) = (modified(&index), db_changed)
         && at > db_at
         && let Ok(text) = std::fs::read_to_string(&index)
+        && let Some(list) = text.strip_suffix(INDEX_END)
     {
-        return Ok(Some(text.lines().map(str::to_string).collect()));
+        return Ok(Some(list.lines().map(str::to_string).collect()));
     }
     Ok(None)
 }
 
+/// The index's last line: a file without it (cut short) is not trusted.
+const INDEX_END: &str = "#end\n";
+
+/// Rewrite the cache of triggered tools. It is a cache, so it is not synced to disk: a file cut
+/// short by a crash lacks its end line and is rebuilt.
 fn write_tools_index(project: &Project, tools: &[String]) {
     let index = project.state_dir().join(TOOLS_INDEX);
-    let mut text = tools.join("\n");
-    text.push('\n');
-    let _ = crate::fsutil::write_atomically(&index, text.as_bytes());
+    let partial = project
+        .state_dir()
+        .join(format!("{TOOLS_INDEX}.{}", std::process::id()));
+    let mut text = String::new();
+    for t in tools {
+        text.push_str(t);
+        text.push('\n');
+    }
+    text.push_str(INDEX_END);
+    if std::fs::write(&partial, text).is_ok() && std::fs::rename(&partial, &index).is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
 }
 
 fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, String> {
@@ -383,7 +398,8 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
         return Err("PreToolUse input without tool_name".into());
     };
     // The fast path: a tool no trigger names ends here, before the database is opened.
-    if let Some(tools) = triggered_tools(project)?
+    let cached = triggered_tools(project)?;
+    if let Some(tools) = &cached
         && !tools
             .iter()
             .any(|t| t == "*" || t.eq_ignore_ascii_case(tool))
@@ -396,7 +412,9 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
     let learnings = store
         .triggered_learnings(project.config.learnings.inject_drafts)
         .map_err(|e| e.to_string())?;
-    write_tools_index(project, &triggers::tools_named(&learnings));
+    if cached.is_none() {
+        write_tools_index(project, &triggers::tools_named(&learnings));
+    }
     let learnings = not_yet_given(&store, input, learnings)?;
     let tool_input = input.raw.get("tool_input").cloned().unwrap_or(Value::Null);
     let call = triggers::ToolCall {

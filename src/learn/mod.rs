@@ -99,16 +99,8 @@ fn select(
         let ranker = rank::Ranker::load(project);
         let recall = project.config.learnings.recall as usize;
         let skip: HashSet<i64> = injected.file_ids.iter().copied().collect();
-        let mut picked: Vec<i64> = ranker
-            .search(
-                store,
-                rank::Query {
-                    text: &query,
-                    k: recall + skip.len(),
-                    calibrated: true,
-                    drafts: project.config.learnings.inject_drafts,
-                },
-            )?
+        let all = ranker.rank_all(store, &query, project.config.learnings.inject_drafts)?;
+        let mut picked: Vec<i64> = rank::calibrate(all.clone())
             .into_iter()
             .map(|h| h.id)
             .filter(|id| !skip.contains(id))
@@ -116,23 +108,9 @@ fn select(
             .collect();
         if mode == InjectMode::Relevant {
             // Every CRITICAL learning that matches at all, even below the usual cut.
-            let all = ranker.search(
-                store,
-                rank::Query {
-                    text: &query,
-                    k: usize::MAX,
-                    calibrated: false,
-                    drafts: project.config.learnings.inject_drafts,
-                },
-            )?;
-            for h in all {
+            for h in &all {
                 let matches = h.lexical > 0.0 || h.semantic.is_some_and(|s| s >= CRITICAL_FLOOR);
-                if matches
-                    && !picked.contains(&h.id)
-                    && store
-                        .learning(h.id)?
-                        .is_some_and(|l| l.priority == Priority::Critical)
-                {
+                if matches && h.priority == Priority::Critical && !picked.contains(&h.id) {
                     picked.push(h.id);
                 }
             }

@@ -32,6 +32,9 @@ const CLEAR_WINNER: f64 = 0.33;
 const CLEAR_LEAD: f64 = 0.2;
 /// Tokens of a long query that take part in BM25 (the rest adds noise, not signal).
 const MAX_QUERY_TERMS: usize = 256;
+/// Tokens of a query that are embedded: its start, where a task says what it is about (time
+/// grows with tokens; 96 keep a task's start under 50 ms).
+const QUERY_TOKENS: usize = 96;
 
 /// One learning found for a query.
 #[derive(Debug, Clone)]
@@ -44,6 +47,7 @@ pub struct Hit {
     pub lexical: f64,
     /// Query terms the learning shares.
     pub matched: Vec<String>,
+    pub priority: crate::learning::Priority,
 }
 
 /// How to rank.
@@ -149,15 +153,26 @@ impl Ranker {
 
     /// Rank the active learnings for `query`, best first.
     pub fn search(&self, store: &Store, query: Query) -> Result<Vec<Hit>> {
-        let rows = store.rank_rows(query.drafts)?;
-        if rows.is_empty() || query.text.trim().is_empty() {
+        let mut hits = self.rank_all(store, query.text, query.drafts)?;
+        if query.calibrated {
+            hits = calibrate(hits);
+        }
+        hits.truncate(query.k);
+        Ok(hits)
+    }
+
+    /// Every learning in use scored for `text`, best first, with no cut (the query is embedded
+    /// once; [`calibrate`] makes the cut).
+    pub fn rank_all(&self, store: &Store, text: &str, drafts: bool) -> Result<Vec<Hit>> {
+        let rows = store.rank_rows(drafts)?;
+        if rows.is_empty() || text.trim().is_empty() {
             return Ok(Vec::new());
         }
-        let lexical = Bm25::new(&rows).scores(query.text);
+        let lexical = Bm25::new(&rows).scores(text);
         let semantic = match &self.embedder {
             Some(embedder) => {
                 let vectors = self.vectors_for(store, embedder, &rows, true)?;
-                let q = embedder.embed(query.text);
+                let q = embedder.embed_prefix(text, QUERY_TOKENS);
                 Some(
                     rows.iter()
                         .map(|r| vectors.get(&r.id).map_or(0.0, |v| cosine(&q, v)))
@@ -183,31 +198,33 @@ impl Ranker {
                     semantic: sem,
                     lexical: lex,
                     matched: matched.clone(),
+                    priority: r.priority,
                 }
             })
             .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-        if query.calibrated {
-            let floor = if semantic.is_some() {
-                SEMANTIC_FLOOR
-            } else {
-                LEXICAL_FLOOR
-            };
-            let top = hits.first().map_or(0.0, |h| h.score);
-            let second = hits.get(1).map_or(0.0, |h| h.score);
-            let clear_winner = semantic.is_some()
-                && top < floor
-                && top >= CLEAR_WINNER
-                && top - second >= CLEAR_LEAD;
-            if clear_winner {
-                hits.truncate(1);
-            } else {
-                hits.retain(|h| h.score >= floor && h.score >= RELATIVE_CUT * top);
-            }
-        }
-        hits.truncate(query.k);
         Ok(hits)
     }
+}
+
+/// Keep the hits that matter from a full ranking: those above the floor (semantic or, without
+/// a model, lexical) and within [`RELATIVE_CUT`] of the best; or a clear winner alone.
+pub fn calibrate(mut hits: Vec<Hit>) -> Vec<Hit> {
+    let semantic = hits.first().is_some_and(|h| h.semantic.is_some());
+    let floor = if semantic {
+        SEMANTIC_FLOOR
+    } else {
+        LEXICAL_FLOOR
+    };
+    let top = hits.first().map_or(0.0, |h| h.score);
+    let second = hits.get(1).map_or(0.0, |h| h.score);
+    let clear_winner = semantic && top < floor && top >= CLEAR_WINNER && top - second >= CLEAR_LEAD;
+    if clear_winner {
+        hits.truncate(1);
+    } else {
+        hits.retain(|h| h.score >= floor && h.score >= RELATIVE_CUT * top);
+    }
+    hits
 }
 
 /// What is embedded for a learning: its text and when it applies.

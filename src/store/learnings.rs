@@ -299,14 +299,14 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Learnings, oldest first: active ones only unless `archived` is set.
+    /// Learnings, oldest first: active ones and drafts, and archived ones too with `archived`.
     pub fn learnings(&self, archived: bool) -> Result<Vec<Learning>> {
         let sql = format!(
             "SELECT {LEARNING_COLUMNS} FROM learnings l {} ORDER BY l.id",
             if archived {
                 ""
             } else {
-                "WHERE l.status = 'active'"
+                "WHERE l.status <> 'archived'"
             }
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;

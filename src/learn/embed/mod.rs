@@ -244,13 +244,20 @@ impl Embedder {
         &self.fingerprint
     }
 
-    /// The L2-normalised sentence embedding of `text` (all zeros for blank text).
+    /// The L2-normalised sentence embedding of `text` (all zeros for blank text), from at most
+    /// the model's maximum number of tokens.
     pub fn embed(&self, text: &str) -> Vec<f32> {
+        self.embed_prefix(text, self.max_tokens)
+    }
+
+    /// The embedding of the start of `text`: at most `max_tokens` tokens (and the model's limit).
+    /// Time grows with the tokens, so a long query is embedded by its start.
+    pub fn embed_prefix(&self, text: &str, max_tokens: usize) -> Vec<f32> {
         let h = self.dim();
         if text.trim().is_empty() {
             return vec![0.0; h];
         }
-        let ids = self.tokenizer.encode(text, self.max_tokens);
+        let ids = self.tokenizer.encode(text, max_tokens.min(self.max_tokens));
         let n = ids.len();
         let w = |i: usize| self.weights.get(i);
         // Embeddings: word + position + token type 0, then LayerNorm.
