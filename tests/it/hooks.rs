@@ -516,3 +516,103 @@ fn agents_that_gza_runs_get_the_hooks_and_injections_count_for_the_task() {
         "{stats}"
     );
 }
+
+#[test]
+fn a_session_end_extracts_drafts_in_the_background_and_never_twice() {
+    let server = FakeAnthropic::start_with_default(
+        Vec::new(),
+        Reply::text(r#"[{"section": "Common Pitfalls", "text": "Run the migrations before the seed script, or seeding fails", "priority": "HIGH"}]"#),
+    )
+    .without_side_messages();
+    let mut p = TestProject::in_git_repo();
+    p.config(&format!(
+        "learnings:\n  extraction_provider: anthropic\n  base_url: {}\n",
+        server.url()
+    ));
+    p.set_env(
+        "ANTHROPIC_API_KEY",
+        "sk-ant-api03-TESTKEYTESTKEYTESTKEYTESTKEY",
+    );
+    let transcript = p.path("session.jsonl");
+    let turn = |role: &str, text: &str| {
+        json!({"type": role, "message": {"role": role, "content": [{"type": "text", "text": text}]}}).to_string()
+    };
+    std::fs::write(
+        &transcript,
+        [
+            turn("user", "The seed script fails with relation does not exist; my key is sk-ant-api03-SECRETSECRETSECRETSECRET"),
+            turn("assistant", &"I ran the migrations first and then the seed script worked. ".repeat(20)),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let end = json!({"hook_event_name": "SessionEnd", "session_id": "sess-1", "cwd": p.root(),
+        "transcript_path": transcript, "reason": "exit"});
+    for _ in 0..2 {
+        let started = std::time::Instant::now();
+        let mut child = p
+            .command(&["hook", "session-end"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(end.to_string().as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "the hook returns at once"
+        );
+        crate::support::project::wait_until(20, "the draft from the session", || {
+            p.json(&["learnings", "show", "--json"])
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        });
+    }
+    let all = p.json(&["learnings", "show", "--json"]);
+    assert_eq!(all.as_array().unwrap().len(), 1);
+    assert_eq!(all[0]["status"], "draft");
+    assert_eq!(all[0]["priority"], "HIGH");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let requests = server.message_requests();
+    assert_eq!(requests.len(), 1, "one extraction per session");
+    assert!(
+        !requests[0].body.contains("SECRETSECRET"),
+        "secrets are redacted first"
+    );
+    assert!(requests[0].all_text().contains("seed script"));
+}
+
+#[test]
+fn gza_hooks_off_turns_injection_off() {
+    let mut p = hooked_project();
+    p.ok(&[
+        "learnings",
+        "add",
+        "--priority",
+        "CRITICAL",
+        "Never force-push to main",
+    ]);
+    let start = json!({"hook_event_name": "SessionStart", "session_id": "s", "cwd": p.root(), "source": "startup"});
+    let run = |p: &TestProject| {
+        let mut child = p
+            .command(&["hook", "session-start"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(start.to_string().as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    };
+    assert!(run(&p).contains("Never force-push to main"));
+    p.set_env("GZA_HOOKS", "off");
+    assert_eq!(run(&p), "");
+}
