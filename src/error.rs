@@ -53,6 +53,10 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// Something else holds a lock the request needs; trying again later works.
+    #[error("{0}")]
+    Busy(String),
+
     /// A file-system operation failed.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {

@@ -266,10 +266,14 @@ fn learning_text(text: &str) -> anyhow::Result<String> {
 }
 
 /// Rewrite learnings.md from the records after a change, taking in the person's edits first.
+/// While a regeneration runs, the file is left to it: it takes in the person's edits and renders
+/// the records (this change included) when it finishes.
 fn rewrite_file(project: &Project, store: &Store, ranker: Option<&Ranker>) -> anyhow::Result<()> {
     let options = regenerate::Options::rewrite(project.config.learnings.window_size);
-    regenerate::regenerate(project, store, None, ranker, options)?;
-    Ok(())
+    match regenerate::regenerate(project, store, None, ranker, options) {
+        Err(Error::Busy(_)) => Ok(()),
+        other => other.map(|_| ()).map_err(Into::into),
+    }
 }
 
 fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {

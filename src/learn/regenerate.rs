@@ -78,10 +78,10 @@ impl RegenLock {
         Ok(ok.then_some(RegenLock(file)))
     }
 
-    /// Take the lock, failing with a usage error when another process holds it.
+    /// Take the lock, failing with [`Error::Busy`] when another process holds it.
     pub fn acquire(project: &Project) -> Result<RegenLock> {
         Self::try_acquire(project)?.ok_or_else(|| {
-            Error::Usage("another learnings regeneration is running; try again when it ends".into())
+            Error::Busy("another learnings regeneration is running; try again when it ends".into())
         })
     }
 }
