@@ -72,6 +72,15 @@ impl Store {
             .conn
             .busy_timeout(busy)
             .map_err(|e| classify(path, e))?;
+        // A hook is often the last connection to close; the checkpoint SQLite then runs (with
+        // its fsyncs) would double its latency. The next ordinary command checkpoints instead.
+        store
+            .conn
+            .set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                true,
+            )
+            .map_err(|e| classify(path, e))?;
         store.migrate()?;
         Ok(Some(store))
     }
