@@ -1,9 +1,8 @@
 //! End-to-end checks that the real Claude Code CLI runs against `FakeAnthropic`, plus
 //! raw-HTTP checks of the fixture itself.
 //!
-//! The binary is `$GZA_TEST_CLAUDE` or `<repo>/.tools/node_modules/.bin/claude`
-//! (`npm install --prefix .tools @anthropic-ai/claude-code`). If it is missing the e2e
-//! tests print a notice and pass, unless `GZA_REQUIRE_CLAUDE=1`.
+//! The binary is `$GZA_TEST_CLAUDE` or `<repo>/.tools/node_modules/.bin/claude` (installed by
+//! `scripts/test`); a missing binary fails the tests.
 //! `GZA_UPDATE_CLAUDE_SAMPLES=1` rewrites `tests/it/support/claude_samples/*.ndjson`.
 
 use std::io::{BufRead, BufReader, Read, Write};
