@@ -241,8 +241,36 @@ fn learning_by_id(store: &Store, id: &str) -> anyhow::Result<Learning> {
     })
 }
 
-/// The configured section a name means, or a one-line error listing them.
-fn section_arg(project: &Project, name: &str) -> anyhow::Result<String> {
+/// The section a new or edited learning goes to: a configured one (in any case), or a new one
+/// after them, with a warning naming the configured ones (a typo shows at once).
+fn new_section_arg(project: &Project, name: &str) -> anyhow::Result<String> {
+    if let Ok(s) = section_arg(project, name, &[]) {
+        return Ok(s);
+    }
+    let clean = crate::redact::one_clean_line(name);
+    if clean.is_empty() || clean.chars().count() > 60 {
+        return Err(usage(format!(
+            "a section is a name of 1 to 60 characters; learnings.sections lists: {}",
+            project.config.learnings.sections.join(", ")
+        )));
+    }
+    let _ = writeln!(
+        output::stderr(),
+        "{} section {clean:?} is not in learnings.sections ({}); it is kept after them",
+        output::paint(output::YELLOW, "note:"),
+        project.config.learnings.sections.join(", ")
+    );
+    Ok(clean)
+}
+
+/// The section a name means: a configured one (in any case) or one some learning is in.
+fn section_arg(project: &Project, name: &str, in_use: &[Learning]) -> anyhow::Result<String> {
+    if let Some(l) = in_use
+        .iter()
+        .find(|l| l.section.eq_ignore_ascii_case(name.trim()))
+    {
+        return Ok(l.section.clone());
+    }
     let sections = &project.config.learnings.sections;
     sections
         .iter()
@@ -285,11 +313,11 @@ fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
         let learning = learning_by_id(&store, id)?;
         return show_one(&store, &learning, args.json);
     }
+    let mut list = store.learnings(args.all)?;
     let section = match &args.section {
-        Some(s) => Some(section_arg(&project, s)?),
+        Some(s) => Some(section_arg(&project, s, &list)?),
         None => None,
     };
-    let mut list = store.learnings(args.all)?;
     list.retain(|l| section.as_ref().is_none_or(|s| &l.section == s));
     let mut out = output::stdout();
     if args.json {
@@ -578,7 +606,7 @@ fn explain(out: &mut impl Write, h: &rank::Hit) -> std::io::Result<()> {
 fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
     let section = match &args.section {
-        Some(s) => section_arg(&project, s)?,
+        Some(s) => new_section_arg(&project, s)?,
         None => items::section_named("", &project.config.learnings.sections),
     };
     let text = learning_text(&args.text)?;
@@ -629,7 +657,7 @@ fn edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
         section: args
             .section
             .as_deref()
-            .map(|s| section_arg(&project, s))
+            .map(|s| new_section_arg(&project, s))
             .transpose()?,
         priority: args.priority,
         keywords: args.keywords.map(|k| {

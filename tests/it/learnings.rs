@@ -161,9 +161,24 @@ fn the_users_edits_win() {
         .contains("Added L4 under Code Style: Run the linter first")
     );
     assert!(learnings_file(&p).contains("## Code Style\n- Run the linter first"));
+    // A section that is not configured is kept after the configured ones, with a note.
+    let run = p.run(&[
+        "learnings",
+        "add",
+        "--section",
+        "Database",
+        "Migrations are append-only",
+    ]);
+    assert_eq!(run.code, 0, "{run}");
     assert!(
-        p.user_error(&["learnings", "add", "x", "--section", "Nope"])
-            .contains("unknown section")
+        run.stderr
+            .contains("section \"Database\" is not in learnings.sections"),
+        "{run}"
+    );
+    assert!(learnings_file(&p).ends_with("## Database\n- Migrations are append-only\n"));
+    assert!(
+        p.ok(&["learnings", "show", "database"])
+            .contains("Migrations are append-only")
     );
 }
 
