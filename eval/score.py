@@ -24,8 +24,8 @@ STOP = set("a an and are as at be by for from has have in into is it its of on o
            "was were will with when what which who why how our we you your not no do does".split())
 
 
-def load():
-    return json.loads((HERE / "learnings-set.json").read_text())
+def load(path=None):
+    return json.loads(pathlib.Path(path or HERE / "learnings-set.json").read_text())
 
 
 def metrics(data, ranked):
@@ -105,7 +105,7 @@ def bm25_baseline(data):
     neg = [q["id"] for q in data["queries"] if not q["relevant"]]
     need = math.ceil(0.75 * len(neg))
     tops = sorted((scores[i][0][0] if scores[i] else 0.0) for i in neg)
-    threshold = tops[len(neg) - need] + 1e-9 if need else 0.0
+    threshold = tops[need - 1] + 1e-9 if need else 0.0
     threshold = max(threshold, 1e-9)
     ranked = {qid: [k for s, k in sc if s >= threshold][:3] for qid, sc in scores.items()}
     return ranked, threshold
@@ -193,10 +193,11 @@ def main():
     ap.add_argument("--misses", action="store_true")
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--set", help="another labelled set of the same format (e.g. eval/wrenchly/learnings-set.json)")
     a = ap.parse_args()
     if a.gza:
         a.gza = str(pathlib.Path(a.gza).resolve())
-    data = load()
+    data = load(a.set)
     if a.check:
         check(data)
         return

@@ -21,7 +21,7 @@ const LEXICAL_WEIGHT: f64 = 0.3;
 /// BM25 is divided by this and capped at 1, so one long exact match cannot dominate.
 const BM25_SCALE: f64 = 12.0;
 /// With a model: the lowest blended score worth returning.
-const SEMANTIC_FLOOR: f64 = 0.47;
+const SEMANTIC_FLOOR: f64 = 0.56;
 /// Without a model: the lowest lexical score worth returning.
 const LEXICAL_FLOOR: f64 = 0.2;
 /// Items scoring below this fraction of the best one are left out.
