@@ -4,6 +4,7 @@
 //! 1 an error the user can fix, 2 bad arguments (clap), 3 broken pipe, 255 internal error.
 
 mod add;
+mod branch;
 mod demo;
 mod history;
 mod init;
@@ -13,6 +14,7 @@ mod manage;
 mod next;
 pub(crate) mod output;
 mod ps;
+mod review;
 mod show;
 mod stats;
 mod work;
@@ -70,6 +72,18 @@ pub enum Command {
     Kill(ps::KillArgs),
     /// Queue a failed task again, continuing its agent session.
     Resume(manage::ResumeArgs),
+    /// Queue a review of a completed implement or improve task's branch.
+    Review(review::ReviewArgs),
+    /// Queue an improve task that addresses a review's findings on the same branch.
+    Improve(review::ImproveArgs),
+    /// Show a task's changes: its branch since the task started.
+    Diff(branch::DiffArgs),
+    /// Merge a completed task's branch into the branch checked out here.
+    Merge(branch::MergeArgs),
+    /// Rebase a task's branch onto the current tip of the branch it started from.
+    Rebase(branch::RebaseArgs),
+    /// Push a completed task's branch and open a pull request for it with `gh`.
+    Pr(branch::PrArgs),
     /// Remove the worktrees of finished tasks (their branches are kept).
     Clean(work::CleanArgs),
     /// See, rebuild, curate and clear what finished tasks taught (.gza/learnings.md).
@@ -141,6 +155,12 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Log(args) => log::cmd_log(ctx, args),
         Command::Kill(args) => ps::cmd_kill(ctx, args),
         Command::Resume(args) => manage::cmd_resume(ctx, args),
+        Command::Review(args) => review::cmd_review(ctx, args),
+        Command::Improve(args) => review::cmd_improve(ctx, args),
+        Command::Diff(args) => branch::cmd_diff(ctx, args),
+        Command::Merge(args) => branch::cmd_merge(ctx, args),
+        Command::Rebase(args) => branch::cmd_rebase(ctx, args),
+        Command::Pr(args) => branch::cmd_pr(ctx, args),
         Command::Clean(args) => work::cmd_clean(ctx, args),
         Command::Learnings(args) => learnings::cmd_learnings(ctx, args),
         Command::Demo(args) => demo::cmd_demo(ctx, args),
@@ -169,6 +189,20 @@ fn report(err: &anyhow::Error) -> ExitCode {
     } else {
         ExitCode::from(255)
     }
+}
+
+/// Refuse a group no task is in (a typo would otherwise look like an empty group).
+pub(crate) fn require_group(store: &Store, group: &str) -> anyhow::Result<()> {
+    if store.group_exists(group)? {
+        return Ok(());
+    }
+    let names = store.group_names(11)?;
+    let known = match names.len() {
+        0 => "no task is in any group yet".to_string(),
+        1..=10 => format!("groups in use: {}", names.join(", ")),
+        _ => format!("groups in use: {}, …", names[..10].join(", ")),
+    };
+    Err(usage(format!("no task is in group `{group}`; {known}")))
 }
 
 /// A user error with a message saying what to do.

@@ -3,6 +3,7 @@
 //! Nothing in here knows about the command line.
 
 mod learnings;
+mod review_loop;
 mod runs;
 mod tasks;
 

@@ -1,9 +1,11 @@
 //! Integration tests: one binary, each test a hermetic project driven through the real `gza`.
 
+mod branches;
 mod claude_work;
 mod extraction_http;
 mod fake_claude_e2e;
 mod learnings;
+mod review_loop;
 mod support;
 mod tasks;
 mod work;
