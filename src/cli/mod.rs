@@ -198,7 +198,7 @@ pub(crate) fn require_group(store: &Store, group: &str) -> anyhow::Result<()> {
     }
     let names = store.group_names(11)?;
     let known = match names.len() {
-        0 => "no task is in any group yet".to_string(),
+        0 => "no task has a group yet (`gza add --group NAME` gives one a group)".to_string(),
         1..=10 => format!("groups in use: {}", names.join(", ")),
         _ => format!("groups in use: {}, …", names[..10].join(", ")),
     };

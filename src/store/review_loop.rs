@@ -34,9 +34,9 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(&format!(
-                "{BRANCH_FAMILY} SELECT r.{columns} FROM tasks r \
-                 WHERE r.task_type = 'review' AND r.based_on IN (SELECT id FROM family) \
-                 ORDER BY r.id"
+                "{BRANCH_FAMILY} SELECT r.{columns} FROM family f \
+                 JOIN tasks r ON r.based_on = f.id \
+                 WHERE r.task_type = 'review' ORDER BY r.id"
             ))
             .map_err(|e| self.err(e))?;
         let rows = stmt
@@ -52,9 +52,9 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(&format!(
-                "{BRANCH_FAMILY} SELECT t.{columns} FROM tasks t \
-                 WHERE t.task_type = 'improve' AND t.id IN (SELECT id FROM family) AND t.id != ?1 \
-                 ORDER BY t.id"
+                "{BRANCH_FAMILY} SELECT t.{columns} FROM family f \
+                 JOIN tasks t ON t.id = f.id \
+                 WHERE t.task_type = 'improve' AND t.id != ?1 ORDER BY t.id"
             ))
             .map_err(|e| self.err(e))?;
         let rows = stmt

@@ -4,6 +4,7 @@ mod branches;
 mod claude_work;
 mod extraction_http;
 mod fake_claude_e2e;
+mod groups;
 mod learnings;
 mod review_loop;
 mod support;
