@@ -19,3 +19,8 @@ ALTER TABLE tasks ADD COLUMN pr_url TEXT;
 
 -- `history --group` newest first, and `next` / `work --group` in pickup order.
 CREATE INDEX tasks_group ON tasks (group_name, status, urgent DESC, id) WHERE group_name IS NOT NULL;
+
+-- Which entry of a task file `gza import` queued the task from (a hash of its content), so
+-- importing the same file again queues nothing twice.
+ALTER TABLE tasks ADD COLUMN import_key TEXT;
+CREATE UNIQUE INDEX tasks_import_key ON tasks (import_key) WHERE import_key IS NOT NULL;

@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod fsutil;
 pub mod git;
+pub mod import;
 pub mod learn;
 pub mod llm;
 pub mod project;

@@ -7,6 +7,7 @@ mod add;
 mod branch;
 mod demo;
 mod history;
+mod import;
 mod init;
 mod learnings;
 mod log;
@@ -84,6 +85,15 @@ pub enum Command {
     Rebase(branch::RebaseArgs),
     /// Push a completed task's branch and open a pull request for it with `gh`.
     Pr(branch::PrArgs),
+    /// Queue the tasks of a task file in Python gza's import format (YAML).
+    ///
+    /// The file has an optional default `group:` and `spec:`, and `tasks:`, a list of entries
+    /// with `prompt` (required), `type` (implement, explore, plan or review; `improve` entries
+    /// are skipped, since an improve task comes from a review), `group` and `spec` (null clears
+    /// the default), `depends_on` (the 1-based position of another entry) and `review: true`
+    /// (also queue a review that runs after the task). Importing a file again queues only the
+    /// entries it has not queued before.
+    Import(import::ImportArgs),
     /// Remove the worktrees of finished tasks (their branches are kept).
     Clean(work::CleanArgs),
     /// See, rebuild, curate and clear what finished tasks taught (.gza/learnings.md).
@@ -161,6 +171,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Merge(args) => branch::cmd_merge(ctx, args),
         Command::Rebase(args) => branch::cmd_rebase(ctx, args),
         Command::Pr(args) => branch::cmd_pr(ctx, args),
+        Command::Import(args) => import::cmd_import(ctx, args),
         Command::Clean(args) => work::cmd_clean(ctx, args),
         Command::Learnings(args) => learnings::cmd_learnings(ctx, args),
         Command::Demo(args) => demo::cmd_demo(ctx, args),

@@ -2,6 +2,7 @@
 //!
 //! Nothing in here knows about the command line.
 
+mod imports;
 mod learnings;
 mod review_loop;
 mod runs;
@@ -14,6 +15,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::error::{Error, Result};
 
+pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
     LearningsMetadata, LearningsTotals, StoredLearning, VersionRecord, WindowTask,
 };

@@ -5,6 +5,7 @@ mod claude_work;
 mod extraction_http;
 mod fake_claude_e2e;
 mod groups;
+mod import;
 mod learnings;
 mod review_loop;
 mod support;
