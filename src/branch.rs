@@ -111,7 +111,7 @@ pub struct Merged {
     pub into: String,
     /// The branch was merged already; nothing changed.
     pub already: bool,
-    /// The commit HEAD is at afterwards.
+    /// The squash commit, when one was made (else HEAD before the merge).
     pub head: String,
     pub deletion: Deletion,
 }
@@ -130,7 +130,9 @@ pub fn merge(
     require_completed(task, "merged")?;
     let root = &project.root;
     let branch = task_branch(project, store, task)?;
-    let into = worktree::current_branch(root).ok_or_else(|| {
+    let (before, into) = worktree::head(root)
+        .ok_or_else(|| Error::Usage(format!("{} has no commit to merge into", root.display())))?;
+    let into = into.ok_or_else(|| {
         Error::Usage(format!(
             "HEAD is detached in {}; check out the branch to merge into (git switch BRANCH), then run `gza merge {}` again",
             root.display(),
@@ -148,15 +150,11 @@ pub fn merge(
         "the working tree",
         &format!("run `gza merge {}` again", task.id),
     )?;
-    let before = worktree::head_commit(root)
-        .ok_or_else(|| Error::Usage(format!("{} has no commit to merge into", into)))?;
-    let already = if git::succeeds(root, &["merge-base", "--is-ancestor", &branch.tip, &before]) {
-        true
-    } else if options.squash {
+    // Both kinds of merge find out for themselves when the branch is merged already.
+    let already = if options.squash {
         !squash_merge(root, task, &branch, &before)?
     } else {
-        plain_merge(root, task, &branch, &into, &before)?;
-        false
+        !plain_merge(root, task, &branch, &into, &before)?
     };
     store.record_merge(branch.owner.id, &into)?;
     let deletion = if options.delete_branch {
@@ -164,23 +162,29 @@ pub fn merge(
     } else {
         Deletion::NotAsked
     };
+    let head = if options.squash && !already {
+        worktree::head_commit(root).unwrap_or(before)
+    } else {
+        before
+    };
     Ok(Merged {
         branch: branch.name,
         into,
         already,
-        head: worktree::head_commit(root).unwrap_or(before),
+        head,
         deletion,
     })
 }
 
-/// `git merge`; on failure the merge is aborted and the checkout checked to be as it was.
+/// `git merge`; returns false when the branch was merged already. On failure the merge is
+/// aborted and the checkout checked to be as it was.
 fn plain_merge(
     root: &Path,
     task: &Task,
     branch: &TaskBranch,
     into: &str,
     before: &str,
-) -> Result<()> {
+) -> Result<bool> {
     let message = format!(
         "Merge task {}: {}\n\nTask-Id: {}",
         task.id,
@@ -189,7 +193,9 @@ fn plain_merge(
     );
     let out = git::output(root, &["merge", "--no-edit", "-m", &message, &branch.tip])?;
     if out.status.success() {
-        return Ok(());
+        // git's messages are in English here (see git::command).
+        let said = String::from_utf8_lossy(&out.stdout);
+        return Ok(!said.contains("Already up to date") && !said.contains("Already up-to-date"));
     }
     let conflicts = conflicted_files(root);
     let _ = git::output(root, &["merge", "--abort"]);
@@ -263,6 +269,8 @@ fn restored(dir: &Path, before: &str, how: &str) -> Result<()> {
 /// Delete a merged branch and the worktrees gza made for it; a worktree with uncommitted
 /// changes, or a checkout gza did not make, keeps the branch.
 fn delete_branch(project: &Project, store: &Store, branch: &TaskBranch) -> Result<Deletion> {
+    // A worktree deleted by hand still holds its branch until pruned.
+    let _ = git::output(&project.root, &["worktree", "prune"]);
     let ours = canonical(&project.worktrees_dir());
     for (path, checked_out) in worktree::checkouts(&project.root)? {
         if checked_out.as_deref() != Some(branch.name.as_str()) {
@@ -349,10 +357,21 @@ pub fn rebase(project: &Project, store: &Store, task: &Task) -> Result<Rebased> 
             task.id, branch.name
         ))
     })?;
-    let up_to_date = git::succeeds(
+    // Commits on the base that the branch lacks, and commits on the branch after the base.
+    let counts = git::run(
         root,
-        &["merge-base", "--is-ancestor", &onto_commit, &branch.tip],
-    );
+        &[
+            "rev-list",
+            "--left-right",
+            "--count",
+            &format!("{onto_commit}...{}", branch.tip),
+        ],
+    )?;
+    let mut counts = counts
+        .split_whitespace()
+        .map(|n| n.parse::<u64>().unwrap_or(0));
+    let (behind, ahead) = (counts.next().unwrap_or(0), counts.next().unwrap_or(0));
+    let up_to_date = behind == 0;
     if !up_to_date {
         let checkout = worktree::checkout_of(root, &branch.name)?;
         let (dir, temporary) = match checkout {
@@ -385,17 +404,6 @@ pub fn rebase(project: &Project, store: &Store, task: &Task) -> Result<Rebased> 
         result?;
         store.rebased_onto(branch.owner.id, &onto_commit)?;
     }
-    let ahead = git::run(
-        root,
-        &[
-            "rev-list",
-            "--count",
-            &format!("{onto_commit}..{}", branch.name),
-        ],
-    )?
-    .trim()
-    .parse()
-    .unwrap_or(0);
     Ok(Rebased {
         branch: branch.name,
         onto,

@@ -19,6 +19,10 @@ fn command(dir: &Path, args: &[&str]) -> Command {
         cmd.args(["-c", "maintenance.auto=false"]);
     }
     cmd.args(args);
+    // Merge and rebase messages are read (and shown) in English.
+    if committing {
+        cmd.env("LC_ALL", "C");
+    }
     // git must never wait for a person: no editor, no credential prompt.
     cmd.env("GIT_EDITOR", "true")
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -110,13 +114,22 @@ pub fn output_capped(dir: &Path, args: &[&str], max: usize) -> Result<(Vec<u8>, 
     Ok((kept, total))
 }
 
-/// Run git in `dir` with this process's stdout and stderr (for output a person reads, such as
-/// a diff, which git pages and colours itself); returns whether it succeeded.
-pub fn run_attached(dir: &Path, args: &[&str]) -> Result<bool> {
-    let status = command(dir, args)
-        .status()
+/// Run git in `dir` with this process's stdout (for output a person reads, such as a diff,
+/// which git pages and colours itself). Git's stderr is passed on when it succeeds and returned
+/// as the error when it fails.
+pub fn run_to_stdout(dir: &Path, args: &[&str]) -> Result<std::result::Result<(), String>> {
+    let out = command(dir, args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|child| child.wait_with_output())
         .map_err(|e| start_error(dir, e))?;
-    Ok(status.success())
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() {
+        eprint!("{stderr}");
+        Ok(Ok(()))
+    } else {
+        Ok(Err(one_line(&stderr)))
+    }
 }
 
 /// Git's message as one line: lines joined with `; `, hints dropped.

@@ -44,7 +44,15 @@ pub struct PrArgs {
 pub fn cmd_diff(ctx: &Context, args: DiffArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
     let task = store.get_task(args.id)?;
-    let range = crate::review::change_range(&project, &task)?;
+    let Some(branch) = task.branch.clone() else {
+        return Err(crate::review::no_branch(&task).into());
+    };
+    // One git process when all is well; what went wrong is worked out only when it fails.
+    let range = match &task.base_commit {
+        Some(base) => vec![base.clone(), branch],
+        // Tasks run before bases were recorded: from where the branch forked from HEAD.
+        None => vec![format!("HEAD...{branch}")],
+    };
     let mut git_args = vec!["diff"];
     if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
         git_args.push("--no-color");
@@ -52,12 +60,11 @@ pub fn cmd_diff(ctx: &Context, args: DiffArgs) -> anyhow::Result<()> {
     if args.stat {
         git_args.push("--stat");
     }
-    git_args.extend([range.base.as_str(), range.tip.as_str()]);
-    if !crate::git::run_attached(&project.root, &git_args)? {
-        return Err(usage(format!(
-            "`git {}` failed; see git's message above",
-            git_args.join(" ")
-        )));
+    git_args.extend(range.iter().map(String::as_str));
+    git_args.push("--");
+    if let Err(why) = crate::git::run_to_stdout(&project.root, &git_args)? {
+        crate::review::change_range(&project, &task)?;
+        return Err(usage(format!("`git {}` failed: {why}", git_args.join(" "))));
     }
     Ok(())
 }

@@ -58,22 +58,25 @@ pub fn resolve(root: &Path, rev: &str) -> Option<String> {
 }
 
 /// Every checkout of the repository (the main one first) and the branch each has checked out.
-/// Checkouts whose directory was deleted by hand are forgotten first.
+/// Checkouts whose directory was deleted by hand are left out (git still lists them until
+/// `git worktree prune`).
 pub fn checkouts(root: &Path) -> Result<Vec<(PathBuf, Option<String>)>> {
-    let _ = git(root, &["worktree", "prune"]);
     let list = git(root, &["worktree", "list", "--porcelain"])?;
     let mut found = Vec::new();
     for block in list.split("\n\n") {
         let mut path = None;
         let mut branch = None;
+        let mut prunable = false;
         for line in block.lines() {
             if let Some(p) = line.strip_prefix("worktree ") {
                 path = Some(PathBuf::from(p));
             } else if let Some(b) = line.strip_prefix("branch refs/heads/") {
                 branch = Some(b.to_string());
+            } else if line.starts_with("prunable") {
+                prunable = true;
             }
         }
-        if let Some(path) = path {
+        if let Some(path) = path.filter(|p| !prunable && p.is_dir()) {
             found.push((path, branch));
         }
     }
