@@ -21,6 +21,8 @@ use crate::task::{ReviewVerdict, Task, TaskStatus, TaskType};
 const MAX_PROMPT_DIFF_BYTES: usize = 100 * 1024;
 /// Most bytes of one agent report put in a prompt (its end is kept: that is where summaries are).
 const MAX_PROMPT_REPORT_BYTES: usize = 32 * 1024;
+/// Most improve reports put in a review's prompt (the latest).
+const MAX_IMPROVE_REPORTS: usize = 5;
 
 // ---- verdicts --------------------------------------------------------------------------------
 
@@ -375,10 +377,13 @@ fn write_reports(out: &mut String, store: &Store, owner: &Task) -> Result<()> {
         owner.id,
         fenced(&report_text(owner), "")
     );
-    for improve in store.improves_of_branch(owner.id)? {
-        if improve.status != TaskStatus::Completed {
-            continue;
-        }
+    let improves: Vec<Task> = store
+        .improves_of_branch(owner.id)?
+        .into_iter()
+        .filter(|t| t.status == TaskStatus::Completed)
+        .collect();
+    // The latest few are what the reviewer needs; older ones are in the diff and `gza show`.
+    for improve in &improves[improves.len().saturating_sub(MAX_IMPROVE_REPORTS)..] {
         let from = improve
             .depends_on
             .map(|r| format!(", addressing review {r}"))
@@ -387,7 +392,7 @@ fn write_reports(out: &mut String, store: &Store, owner: &Task) -> Result<()> {
             out,
             "### Task {}'s report (improve{from})\n\n{}\n",
             improve.id,
-            fenced(&report_text(&improve), "")
+            fenced(&report_text(improve), "")
         );
     }
     Ok(())

@@ -142,7 +142,10 @@ fn prepare_workspace(
     }
     if task.task_type == TaskType::Improve && task.based_on.is_some() {
         let owner = crate::review::branch_owner(store, task)?;
-        return continue_branch(project, task, &owner, ui);
+        // Improving a task that made no branch (an explore task, say) starts a branch of its own.
+        if owner.branch.is_some() {
+            return continue_branch(project, task, &owner, ui);
+        }
     }
     let based_on = task.based_on.map(|id| store.get_task(id)).transpose()?;
     let (base, base_branch) = match based_on.and_then(|t| t.branch) {
