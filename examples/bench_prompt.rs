@@ -84,5 +84,11 @@ fn sample_task() -> gza::task::Task {
         report_file: None,
         resume_session_id: None,
         learnings_version: None,
+        base_branch: None,
+        base_commit: None,
+        review_verdict: None,
+        merged_at: None,
+        merged_into: None,
+        pr_url: None,
     }
 }

@@ -4,17 +4,21 @@
 //! finished tasks into learnings, `llm` talks to extraction models, `prompt` builds what an agent
 //! is sent, and `store` keeps everything in SQLite. Data flows one way: cli → runner/learn → store.
 
+pub mod branch;
 pub mod cli;
 pub mod config;
 pub mod error;
 pub mod fsutil;
+pub mod git;
 pub mod hooks;
+pub mod import;
 pub mod learn;
 pub mod learning;
 pub mod llm;
 pub mod project;
 pub mod prompt;
 pub mod redact;
+pub mod review;
 pub mod runner;
 pub mod store;
 pub mod task;

@@ -57,7 +57,65 @@ string_enum! {
     }
 }
 
+/// What a review concluded, from the Verdict section of its final output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReviewVerdict {
+    Approved,
+    ApprovedWithFollowups,
+    ChangesRequested,
+}
+
+impl ReviewVerdict {
+    pub const ALL: [ReviewVerdict; 3] = [
+        ReviewVerdict::Approved,
+        ReviewVerdict::ApprovedWithFollowups,
+        ReviewVerdict::ChangesRequested,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewVerdict::Approved => "APPROVED",
+            ReviewVerdict::ApprovedWithFollowups => "APPROVED_WITH_FOLLOWUPS",
+            ReviewVerdict::ChangesRequested => "CHANGES_REQUESTED",
+        }
+    }
+
+    /// Parse the stored name.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for ReviewVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl TaskStatus {
+    /// The status as the rest of a sentence about a task: "is pending", "failed".
+    pub fn as_phrase(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "is pending",
+            TaskStatus::InProgress => "is running",
+            TaskStatus::Completed => "is completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Dropped => "was dropped",
+        }
+    }
+}
+
 impl TaskType {
+    /// The type with its article, for sentences: "an implement task", "a plan task".
+    pub fn with_article(self) -> String {
+        let article = match self {
+            TaskType::Implement | TaskType::Explore | TaskType::Improve => "an",
+            TaskType::Plan | TaskType::Review => "a",
+        };
+        format!("{article} {self} task")
+    }
+
     /// Code tasks change the repository and run in their own worktree and branch.
     pub fn changes_code(self) -> bool {
         matches!(self, TaskType::Implement | TaskType::Improve)
@@ -107,6 +165,17 @@ pub struct Task {
     pub resume_session_id: Option<String>,
     /// The learnings version (`learnings_versions.id`) this task's prompt was given.
     pub learnings_version: Option<i64>,
+    /// The branch a code task's branch was cut from (`None`: detached HEAD or not recorded).
+    pub base_branch: Option<String>,
+    /// The commit the task started from; its changes are the branch since this commit.
+    pub base_commit: Option<String>,
+    /// A completed review's verdict.
+    pub review_verdict: Option<ReviewVerdict>,
+    /// When `gza merge` merged the task's branch, and into which branch.
+    pub merged_at: Option<String>,
+    pub merged_into: Option<String>,
+    /// The pull request `gza pr` opened.
+    pub pr_url: Option<String>,
 }
 
 /// The current time as stored in the database: RFC 3339, UTC, whole seconds.

@@ -38,8 +38,8 @@ struct TaskOptions {
     /// Run only after this task has completed.
     #[arg(long, value_name = "ID")]
     depends_on: Option<i64>,
-    /// Put the task in a group.
-    #[arg(long, value_name = "GROUP")]
+    /// Put the task in a group (`gza work --group GROUP` runs only that group).
+    #[arg(long, short = 'g', value_name = "GROUP", value_parser = parse_group)]
     group: Option<String>,
     /// Include this spec file in the prompt.
     #[arg(long, value_name = "FILE")]
@@ -93,7 +93,26 @@ fn parse_type(text: &str) -> Result<TaskType, String> {
     TaskType::parse(text).ok_or_else(|| format!("expected one of {}", TaskType::names()))
 }
 
-fn parse_provider(text: &str) -> Result<ProviderKind, String> {
+/// Longest group name accepted; names are labels, not text.
+const MAX_GROUP_CHARS: usize = 100;
+
+pub(crate) fn parse_group(text: &str) -> Result<String, String> {
+    let name = text.trim();
+    if name.is_empty() {
+        return Err("a group name cannot be empty".into());
+    }
+    if name.chars().any(char::is_control) {
+        return Err("a group name is one line of text, without control characters".into());
+    }
+    if name.chars().count() > MAX_GROUP_CHARS {
+        return Err(format!(
+            "a group name has at most {MAX_GROUP_CHARS} characters"
+        ));
+    }
+    Ok(name.to_string())
+}
+
+pub(crate) fn parse_provider(text: &str) -> Result<ProviderKind, String> {
     ProviderKind::parse(text).ok_or_else(|| "expected one of claude, codex, gemini, command".into())
 }
 

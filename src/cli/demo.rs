@@ -161,6 +161,7 @@ pub fn cmd_demo(_ctx: &Context, args: DemoArgs) -> anyhow::Result<()> {
         ids: Vec::new(),
         count: None,
         parallel: 1,
+        group: None,
     };
     runner::work(&project, &options, &ui)?;
 

@@ -19,6 +19,9 @@ pub struct HistoryArgs {
     /// Only tasks of this type.
     #[arg(long = "type", short = 't', value_parser = parse_type)]
     task_type: Option<TaskType>,
+    /// Only tasks in this group.
+    #[arg(long, short = 'g', value_name = "GROUP")]
+    group: Option<String>,
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
@@ -31,6 +34,7 @@ impl HistoryArgs {
             limit: 20,
             status: None,
             task_type: None,
+            group: None,
             json: false,
         }
     }
@@ -46,10 +50,14 @@ fn parse_type(text: &str) -> Result<TaskType, String> {
 
 pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
     let (_, store) = ctx.open_for_reading()?;
+    if let Some(group) = &args.group {
+        super::require_group(&store, group)?;
+    }
     let filter = HistoryFilter {
         limit: (args.limit > 0).then_some(args.limit),
         status: args.status,
         task_type: args.task_type,
+        group: args.group.clone(),
     };
     let tasks = store.history(&filter)?;
     let mut out = output::stdout();
@@ -66,8 +74,9 @@ pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
         "ID", "STATUS", "TYPE", "CREATED", "COST", "TIME", "PROMPT",
     ]);
     for t in &tasks {
-        let status = match &t.failure_reason {
-            Some(reason) if t.status == TaskStatus::Failed => format!("failed ({reason})"),
+        let status = match (&t.failure_reason, t.review_verdict) {
+            (Some(reason), _) if t.status == TaskStatus::Failed => format!("failed ({reason})"),
+            (_, Some(verdict)) => format!("{} ({verdict})", t.status),
             _ => t.status.to_string(),
         };
         table.row(vec![

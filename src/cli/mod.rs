@@ -4,9 +4,11 @@
 //! 1 an error the user can fix, 2 bad arguments (clap), 3 broken pipe, 255 internal error.
 
 mod add;
+mod branch;
 mod demo;
 mod history;
 mod hook;
+mod import;
 mod init;
 mod learnings;
 mod log;
@@ -14,6 +16,7 @@ mod manage;
 mod next;
 pub(crate) mod output;
 mod ps;
+mod review;
 mod show;
 mod stats;
 mod work;
@@ -77,6 +80,27 @@ pub enum Command {
     Kill(ps::KillArgs),
     /// Queue a failed task again, continuing its agent session.
     Resume(manage::ResumeArgs),
+    /// Queue a review of a completed implement or improve task's branch.
+    Review(review::ReviewArgs),
+    /// Queue an improve task that addresses a review's findings on the same branch.
+    Improve(review::ImproveArgs),
+    /// Show a task's changes: its branch since the task started.
+    Diff(branch::DiffArgs),
+    /// Merge a completed task's branch into the branch checked out here.
+    Merge(branch::MergeArgs),
+    /// Rebase a task's branch onto the current tip of the branch it started from.
+    Rebase(branch::RebaseArgs),
+    /// Push a completed task's branch and open a pull request for it with `gh`.
+    Pr(branch::PrArgs),
+    /// Queue the tasks of a task file in Python gza's import format (YAML).
+    ///
+    /// The file has an optional default `group:` and `spec:`, and `tasks:`, a list of entries
+    /// with `prompt` (required), `type` (implement, explore, plan or review; `improve` entries
+    /// are skipped, since an improve task comes from a review), `group` and `spec` (null clears
+    /// the default), `depends_on` (the 1-based position of another entry) and `review: true`
+    /// (also queue a review that runs after the task). Importing a file again queues only the
+    /// entries it has not queued before.
+    Import(import::ImportArgs),
     /// Remove the worktrees of finished tasks (their branches are kept).
     Clean(work::CleanArgs),
     /// See, rebuild, curate and clear what finished tasks taught (.gza/learnings.md).
@@ -156,6 +180,13 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Log(args) => log::cmd_log(ctx, args),
         Command::Kill(args) => ps::cmd_kill(ctx, args),
         Command::Resume(args) => manage::cmd_resume(ctx, args),
+        Command::Review(args) => review::cmd_review(ctx, args),
+        Command::Improve(args) => review::cmd_improve(ctx, args),
+        Command::Diff(args) => branch::cmd_diff(ctx, args),
+        Command::Merge(args) => branch::cmd_merge(ctx, args),
+        Command::Rebase(args) => branch::cmd_rebase(ctx, args),
+        Command::Pr(args) => branch::cmd_pr(ctx, args),
+        Command::Import(args) => import::cmd_import(ctx, args),
         Command::Clean(args) => work::cmd_clean(ctx, args),
         Command::Learnings(args) => learnings::cmd_learnings(ctx, args),
         Command::Hook(args) => hook::cmd_hook(ctx, args),
@@ -185,6 +216,20 @@ fn report(err: &anyhow::Error) -> ExitCode {
     } else {
         ExitCode::from(255)
     }
+}
+
+/// Refuse a group no task is in (a typo would otherwise look like an empty group).
+pub(crate) fn require_group(store: &Store, group: &str) -> anyhow::Result<()> {
+    if store.group_exists(group)? {
+        return Ok(());
+    }
+    let names = store.group_names(11)?;
+    let known = match names.len() {
+        0 => "no task has a group yet (`gza add --group NAME` gives one a group)".to_string(),
+        1..=10 => format!("groups in use: {}", names.join(", ")),
+        _ => format!("groups in use: {}, …", names[..10].join(", ")),
+    };
+    Err(usage(format!("no task is in group `{group}`; {known}")))
 }
 
 /// A user error with a message saying what to do.

@@ -14,6 +14,9 @@ pub struct NextArgs {
     /// How many tasks to list (0 lists all).
     #[arg(short = 'n', long = "limit", default_value_t = 50)]
     limit: u32,
+    /// Only tasks in this group.
+    #[arg(long, short = 'g', value_name = "GROUP")]
+    group: Option<String>,
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
@@ -21,13 +24,17 @@ pub struct NextArgs {
 
 pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     let (_, store) = ctx.open_for_reading()?;
+    let group = args.group.as_deref();
+    if let Some(group) = group {
+        super::require_group(&store, group)?;
+    }
     let limit = (args.limit > 0).then_some(args.limit);
-    let ready = store.pickup_queue(false, limit)?;
-    let (ready_count, blocked_count) = store.pending_counts()?;
+    let ready = store.pickup_queue(false, limit, group)?;
+    let (ready_count, blocked_count) = store.pending_counts(group)?;
     let mut out = output::stdout();
     if args.json {
         let entries = if args.all {
-            store.pickup_queue(true, limit)?
+            store.pickup_queue(true, limit, group)?
         } else {
             ready
         };
@@ -36,7 +43,10 @@ pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if ready.is_empty() && blocked_count == 0 {
-        writeln!(out, "No pending tasks")?;
+        match group {
+            Some(group) => writeln!(out, "No pending tasks in group {group}")?,
+            None => writeln!(out, "No pending tasks")?,
+        }
         return Ok(());
     }
     if ready.is_empty() {
@@ -83,7 +93,7 @@ pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let blocked: Vec<_> = store
-        .pickup_queue(true, None)?
+        .pickup_queue(true, None, group)?
         .into_iter()
         .filter(|e| e.blocked_by.is_some())
         .collect();

@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::{Context, output};
 use crate::prompt::build_prompt;
-use crate::task::{Task, TaskStatus};
+use crate::task::{ReviewVerdict, Task, TaskStatus, TaskType};
 
 /// Output lines shown before cutting, unless --full.
 const OUTPUT_PREVIEW_LINES: usize = 40;
@@ -58,14 +58,21 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
                     &task,
                     crate::learn::Selection::Preview,
                 );
-                build_prompt(&project, &task, learnings.as_ref())?
+                let shown = crate::review::task_for_prompt(&project, &store, &task)?;
+                build_prompt(&project, &shown, learnings.as_ref())?
             }
         };
         writeln!(out, "{text}")?;
         return Ok(());
     }
+    let reviews = if task.task_type.changes_code() {
+        let owner = crate::review::branch_owner(&store, &task)?;
+        store.reviews_of_branch(owner.id)?
+    } else {
+        Vec::new()
+    };
     let given = store.task_injections(task.id)?;
-    print_task(&mut out, &task, args.full, &given)?;
+    print_task(&mut out, &task, args.full, &given, &reviews)?;
     Ok(())
 }
 
@@ -74,6 +81,7 @@ fn print_task(
     t: &Task,
     full: bool,
     given: &[(i64, String)],
+    reviews: &[Task],
 ) -> std::io::Result<()> {
     let rule = "-".repeat(50);
     writeln!(
@@ -128,6 +136,37 @@ fn print_task(
     };
     field(out, "Learnings", Some(learnings))?;
     field(out, "Branch", t.branch.clone())?;
+    let base = match (&t.base_branch, &t.base_commit) {
+        (Some(b), Some(c)) => Some(format!("{b} at {}", c.get(..10).unwrap_or(c))),
+        (None, Some(c)) => Some(c.get(..10).unwrap_or(c).to_string()),
+        _ => None,
+    };
+    field(out, "Base", base)?;
+    if t.task_type == TaskType::Review && t.status == TaskStatus::Completed {
+        let verdict = t
+            .review_verdict
+            .map(|v| output::paint(verdict_style(v), v))
+            .unwrap_or_else(|| "none found in the review's output".into());
+        field(out, "Verdict", Some(verdict))?;
+    }
+    if !reviews.is_empty() {
+        let list: Vec<String> = reviews
+            .iter()
+            .map(|r| match r.review_verdict {
+                Some(v) => format!("task {} {}", r.id, output::paint(verdict_style(v), v)),
+                None => format!("task {} ({})", r.id, r.status),
+            })
+            .collect();
+        field(out, "Reviews", Some(list.join(", ")))?;
+    }
+    field(
+        out,
+        "Merged",
+        t.merged_at
+            .as_ref()
+            .map(|at| format!("into {} at {at}", t.merged_into.as_deref().unwrap_or("?"))),
+    )?;
+    field(out, "Pull request", t.pr_url.clone())?;
     field(out, "Changes", t.diff_stats.clone())?;
     field(out, "Worktree", t.worktree.clone())?;
     field(out, "Report", t.report_file.clone())?;
@@ -169,6 +208,15 @@ fn print_task(
         writeln!(out, "{rule}")?;
     }
     Ok(())
+}
+
+/// The colour of a verdict.
+pub(crate) fn verdict_style(v: ReviewVerdict) -> anstyle::Style {
+    match v {
+        ReviewVerdict::Approved => output::GREEN,
+        ReviewVerdict::ApprovedWithFollowups => output::CYAN,
+        ReviewVerdict::ChangesRequested => output::YELLOW,
+    }
 }
 
 fn field(out: &mut impl Write, name: &str, value: Option<String>) -> std::io::Result<()> {

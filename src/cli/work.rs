@@ -16,6 +16,9 @@ use crate::task::TaskStatus;
 pub struct WorkArgs {
     /// Run these tasks (default: the next ready ones, in pickup order).
     ids: Vec<i64>,
+    /// Run only tasks in this group.
+    #[arg(long, short = 'g', value_name = "GROUP", conflicts_with = "ids")]
+    group: Option<String>,
     /// How many tasks to run (default: one per worker, or all the given IDs).
     #[arg(long, short = 'n', conflicts_with = "all")]
     count: Option<usize>,
@@ -59,16 +62,24 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
             args.ids.len()
         }))
     };
+    if let Some(group) = &args.group {
+        let (_, store) = ctx.open_for_reading()?;
+        super::require_group(&store, group)?;
+    }
     let options = WorkOptions {
         ids: args.ids,
         count,
         parallel: args.parallel,
+        group: args.group,
     };
     let ui = if args.quiet { Ui::quiet() } else { Ui::new() };
     let finished = runner::work(&project, &options, &ui)?;
     let mut out = output::stdout();
     if finished.is_empty() {
-        writeln!(out, "No tasks ready to run. Add one with: gza add \"…\"")?;
+        match &options.group {
+            Some(group) => writeln!(out, "No tasks ready to run in group {group}")?,
+            None => writeln!(out, "No tasks ready to run. Add one with: gza add \"…\"")?,
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let completed = finished

@@ -145,6 +145,9 @@ impl Observer for Ui {
         if let Some(cost) = f.cost_usd {
             line.push_str(&format!(", {}", output::cost(Some(cost))));
         }
+        if let Some(verdict) = f.review_verdict {
+            line.push_str(&format!("; verdict {verdict}"));
+        }
         if let Some(branch) = &f.branch {
             line.push_str(&format!("; branch {branch}"));
             if let Some(stats) = &f.diff_stats {

@@ -40,6 +40,8 @@ pub struct WorkOptions {
     pub count: Option<usize>,
     /// Workers running at once.
     pub parallel: usize,
+    /// Only tasks in this group.
+    pub group: Option<String>,
 }
 
 /// This process as a task owner.
@@ -60,7 +62,11 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
         // Refuse before claiming anything when the next task's agent cannot start. (Later
         // tasks are checked after their claim, and put back if their agent is missing.)
         if let Some(next) = store
-            .pickup_queue(false, options.ids.is_empty().then_some(1))?
+            .pickup_queue(
+                false,
+                options.ids.is_empty().then_some(1),
+                options.group.as_deref(),
+            )?
             .into_iter()
             .find(|e| options.ids.is_empty() || options.ids.contains(&e.task.id))
         {
@@ -137,7 +143,8 @@ fn worker_loop(
         {
             break;
         }
-        let Some(task) = store.claim_next_task(worker, &options.ids)? else {
+        let Some(task) = store.claim_next_task(worker, &options.ids, options.group.as_deref())?
+        else {
             break;
         };
         if let Err(e) = check_agent(project, &task) {

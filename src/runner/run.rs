@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::prompt;
 use crate::store::{Outcome, Store, WorkerId};
-use crate::task::{Task, TaskStatus};
+use crate::task::{Task, TaskStatus, TaskType};
 
 /// Grace between SIGTERM and SIGKILL when gza ends an agent.
 pub const KILL_GRACE: Duration = Duration::from_secs(3);
@@ -33,6 +33,7 @@ pub struct Finished {
     pub duration: Duration,
     pub branch: Option<String>,
     pub diff_stats: Option<String>,
+    pub review_verdict: Option<crate::task::ReviewVerdict>,
 }
 
 /// The provider a task runs with.
@@ -75,7 +76,32 @@ fn is_executable(path: &Path) -> bool {
 /// Where the agent works.
 struct Workspace {
     dir: PathBuf,
+    /// The worktree and branch a code task's changes are committed to.
     worktree: Option<worktree::Worktree>,
+    /// A checkout the agent only reads (a review's), recorded so `gza clean` removes it.
+    checkout: Option<PathBuf>,
+    /// The branch the task's branch started from, when known.
+    base_branch: Option<String>,
+}
+
+impl Workspace {
+    fn in_place(project: &Project) -> Workspace {
+        Workspace {
+            dir: project.root.clone(),
+            worktree: None,
+            checkout: None,
+            base_branch: None,
+        }
+    }
+
+    fn on(wt: worktree::Worktree, base_branch: Option<String>) -> Workspace {
+        Workspace {
+            dir: wt.path.clone(),
+            worktree: Some(wt),
+            checkout: None,
+            base_branch,
+        }
+    }
 }
 
 fn prepare_workspace(
@@ -84,20 +110,19 @@ fn prepare_workspace(
     task: &Task,
     ui: &dyn Observer,
 ) -> Result<Workspace> {
-    let in_place = Workspace {
-        dir: project.root.clone(),
-        worktree: None,
-    };
-    if !task.task_type.changes_code() {
-        return Ok(in_place);
+    if task.task_type == TaskType::Review {
+        return review_workspace(project, store, task);
     }
-    let Some(head) = worktree::head_commit(&project.root) else {
+    if !task.task_type.changes_code() {
+        return Ok(Workspace::in_place(project));
+    }
+    let Some((head, head_branch)) = worktree::head(&project.root) else {
         ui.warn(&format!(
             "task {}: {} is not a git repository with a commit; running in place, without a branch",
             task.id,
             project.root.display()
         ));
-        return Ok(in_place);
+        return Ok(Workspace::in_place(project));
     };
     // A resumed session must continue in the directory it started in.
     if let (Some(_), Some(parent)) = (&task.resume_session_id, task.based_on) {
@@ -106,25 +131,28 @@ fn prepare_workspace(
             let dir = PathBuf::from(dir);
             if dir.is_dir() {
                 let base_commit = worktree::worktree_head(&dir)?;
-                return Ok(Workspace {
-                    dir: dir.clone(),
-                    worktree: Some(worktree::Worktree {
-                        path: dir,
-                        branch: branch.clone(),
-                        base_commit,
-                    }),
-                });
+                let wt = worktree::Worktree {
+                    path: dir,
+                    branch: branch.clone(),
+                    base_commit,
+                };
+                return Ok(Workspace::on(wt, parent.base_branch.clone()));
             }
         }
     }
-    let base = match task
-        .based_on
-        .map(|id| store.branch_of(id))
-        .transpose()?
-        .flatten()
-    {
-        Some(branch) if worktree::branch_exists(&project.root, &branch) => branch,
-        _ => head,
+    if task.task_type == TaskType::Improve && task.based_on.is_some() {
+        let owner = crate::review::branch_owner(store, task)?;
+        // Improving a task that made no branch (an explore task, say) starts a branch of its own.
+        if owner.branch.is_some() {
+            return continue_branch(project, task, &owner, ui);
+        }
+    }
+    let based_on = task.based_on.map(|id| store.get_task(id)).transpose()?;
+    let (base, base_branch) = match based_on.and_then(|t| t.branch) {
+        Some(branch) if worktree::branch_exists(&project.root, &branch) => {
+            (branch.clone(), Some(branch))
+        }
+        _ => (head, head_branch),
     };
     if worktree::is_dirty(&project.root) {
         ui.warn(&format!(
@@ -139,9 +167,95 @@ fn prepare_workspace(
         &task.prompt,
         &base,
     )?;
+    Ok(Workspace::on(wt, base_branch))
+}
+
+/// An improve task works on the branch of the task it improves: in the worktree where that
+/// branch is checked out, or in a new one when that worktree is gone.
+fn continue_branch(
+    project: &Project,
+    task: &Task,
+    owner: &Task,
+    ui: &dyn Observer,
+) -> Result<Workspace> {
+    let branch = owner
+        .branch
+        .clone()
+        .ok_or_else(|| crate::review::no_branch(owner))?;
+    if !worktree::branch_exists(&project.root, &branch) {
+        return Err(crate::review::branch_gone(owner, &branch));
+    }
+    let ours = project
+        .worktrees_dir()
+        .canonicalize()
+        .unwrap_or_else(|_| project.worktrees_dir());
+    let dir = match worktree::checkout_of(&project.root, &branch)? {
+        Some(path)
+            if path
+                .canonicalize()
+                .unwrap_or(path.clone())
+                .starts_with(&ours) =>
+        {
+            path
+        }
+        Some(path) => {
+            return Err(Error::Usage(format!(
+                "branch {branch} is checked out in {}; switch that checkout to another branch so task {} can work on it",
+                path.display(),
+                task.id
+            )));
+        }
+        None => worktree::create_on_branch(
+            &project.root,
+            &project.worktrees_dir(),
+            task.id,
+            &task.prompt,
+            &branch,
+        )?,
+    };
+    if !worktree::dirty_files(&dir, 1)?.is_empty() {
+        ui.warn(&format!(
+            "task {}: {} has uncommitted changes; they are committed with this task",
+            task.id,
+            dir.display()
+        ));
+    }
+    let base_commit = worktree::worktree_head(&dir)?;
+    let wt = worktree::Worktree {
+        path: dir,
+        branch,
+        base_commit,
+    };
+    Ok(Workspace::on(wt, owner.base_branch.clone()))
+}
+
+/// A review runs in its own checkout of the reviewed branch's tip (detached): the reviewer can
+/// read the changed code in full and run its tests, and nothing it touches can reach the branch.
+fn review_workspace(project: &Project, store: &Store, task: &Task) -> Result<Workspace> {
+    let Some(reviewed) = crate::review::reviewed_task(store, task)? else {
+        return Ok(Workspace::in_place(project));
+    };
+    let owner = crate::review::branch_owner(store, &reviewed)?;
+    let Some(branch) = owner.branch.clone() else {
+        return Ok(Workspace::in_place(project));
+    };
+    if worktree::head_commit(&project.root).is_none() {
+        return Ok(Workspace::in_place(project));
+    }
+    let tip = worktree::resolve(&project.root, &branch)
+        .ok_or_else(|| crate::review::branch_gone(&owner, &branch))?;
+    let path = worktree::create_detached(
+        &project.root,
+        &project.worktrees_dir(),
+        task.id,
+        &task.prompt,
+        &tip,
+    )?;
     Ok(Workspace {
-        dir: wt.path.clone(),
-        worktree: Some(wt),
+        dir: path.clone(),
+        worktree: None,
+        checkout: Some(path),
+        base_branch: None,
     })
 }
 
@@ -184,12 +298,13 @@ pub fn run_task(
         Ok(w) => w,
         Err(e) => return fail_early("GIT_ERROR", e.to_string()),
     };
-    let (branch, wt_path) = match &workspace.worktree {
-        Some(wt) => (
+    let (branch, wt_path) = match (&workspace.worktree, &workspace.checkout) {
+        (Some(wt), _) => (
             Some(wt.branch.as_str()),
             Some(wt.path.to_string_lossy().into_owned()),
         ),
-        None => (None, None),
+        (None, Some(path)) => (None, Some(path.to_string_lossy().into_owned())),
+        (None, None) => (None, None),
     };
     store.set_run_location(
         task.id,
@@ -197,6 +312,9 @@ pub fn run_task(
         wt_path.as_deref(),
         &log_path.to_string_lossy(),
     )?;
+    if let Some(wt) = &workspace.worktree {
+        store.set_base(task.id, workspace.base_branch.as_deref(), &wt.base_commit)?;
+    }
 
     let prompt_text = if task.resume_session_id.is_some() {
         resume_prompt(&task)
@@ -207,7 +325,9 @@ pub fn run_task(
             &task,
             crate::learn::Selection::Record,
         );
-        match prompt::build_prompt(project, &task, learnings.as_ref()) {
+        let built = crate::review::task_for_prompt(project, store, &task)
+            .and_then(|shown| prompt::build_prompt(project, &shown, learnings.as_ref()));
+        match built {
             Ok(p) => p,
             Err(e) => return fail_early("PROMPT_ERROR", e.to_string()),
         }
@@ -341,6 +461,12 @@ pub fn run_task(
     };
     outcome.status = Some(status);
     outcome.failure_reason = reason;
+    if task.task_type == TaskType::Review && status == TaskStatus::Completed {
+        outcome.review_verdict = outcome
+            .output
+            .as_deref()
+            .and_then(crate::review::parse_verdict);
+    }
     if status == TaskStatus::Failed {
         let detail = failure_detail(&report.verdict, forced, exit, &stderr_path, project);
         outcome.output = Some(match outcome.output.take() {
@@ -411,6 +537,7 @@ fn finish(
         duration: started.elapsed(),
         branch,
         diff_stats: stored.diff_stats.clone(),
+        review_verdict: stored.review_verdict,
     };
     ui.finished(&finished);
     Ok(finished)

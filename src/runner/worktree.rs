@@ -1,71 +1,94 @@
 //! Git: worktrees and branches for code tasks, and committing what an agent changed.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::error::{Error, Result};
 
-/// Run git in `dir`; stdout on success, a [`Error::Usage`] naming the command otherwise.
-fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir);
-    if args.first() == Some(&"commit") {
-        // A task's commit should not start git's background maintenance (about 10 ms each).
-        cmd.args(["-c", "maintenance.auto=false"]);
-    }
-    cmd.args(args);
-    // Commits need an identity; a machine without one configured still gets a clear author.
-    if args.first() == Some(&"commit") && !has_identity(dir) {
-        for (key, value) in [
-            ("GIT_AUTHOR_NAME", "gza"),
-            ("GIT_AUTHOR_EMAIL", "gza@localhost"),
-            ("GIT_COMMITTER_NAME", "gza"),
-            ("GIT_COMMITTER_EMAIL", "gza@localhost"),
-        ] {
-            cmd.env(key, value);
-        }
-    }
-    let out = cmd.output().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::Usage("git is not installed; install git to run code tasks in worktrees".into())
-        }
-        _ => Error::io(dir, "run git in", e),
-    })?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
-    } else {
-        Err(Error::Usage(format!(
-            "`git {}` failed in {}: {}",
-            args.join(" "),
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
-    }
-}
-
-/// Whether git has a committer identity here; asked once per process (per repository).
-fn has_identity(dir: &Path) -> bool {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static KNOWN: OnceLock<Mutex<HashMap<PathBuf, bool>>> = OnceLock::new();
-    let known = KNOWN.get_or_init(Mutex::default);
-    let key = dir.parent().unwrap_or(dir).to_path_buf();
-    if let Some(&answer) = known.lock().expect("identity cache").get(&key) {
-        return answer;
-    }
-    let answer = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["config", "user.email"])
-        .output()
-        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
-    known.lock().expect("identity cache").insert(key, answer);
-    answer
-}
+use crate::git::run as git;
 
 /// The commit HEAD points at, or `None` outside a repository or before the first commit.
 pub fn head_commit(root: &Path) -> Option<String> {
     git(root, &["rev-parse", "--verify", "--quiet", "HEAD"]).ok()
+}
+
+/// Where HEAD is: its commit and the branch checked out (`None` when detached), in one git
+/// process; `None` outside a repository or before the first commit.
+pub fn head(root: &Path) -> Option<(String, Option<String>)> {
+    let out = git(root, &["rev-parse", "HEAD", "--abbrev-ref", "HEAD"]).ok()?;
+    let mut lines = out.lines();
+    let commit = lines.next()?.trim().to_string();
+    let branch = lines
+        .next()
+        .map(str::trim)
+        .filter(|b| !b.is_empty() && *b != "HEAD")
+        .map(str::to_string);
+    Some((commit, branch))
+}
+
+/// The branch checked out at `root` (`None` when HEAD is detached or there is no repository).
+pub fn current_branch(root: &Path) -> Option<String> {
+    git(root, &["symbolic-ref", "--quiet", "--short", "HEAD"])
+        .ok()
+        .filter(|b| !b.is_empty())
+}
+
+/// The tracked files with uncommitted changes (staged or not), at most `max` of them.
+pub fn dirty_files(root: &Path, max: usize) -> Result<Vec<String>> {
+    let status = git(root, &["status", "--porcelain", "--untracked-files=no"])?;
+    Ok(status
+        .lines()
+        .filter_map(|l| l.get(3..))
+        .take(max)
+        .map(str::to_string)
+        .collect())
+}
+
+/// The commit a branch (or any revision) points at, if it exists.
+pub fn resolve(root: &Path, rev: &str) -> Option<String> {
+    git(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )
+    .ok()
+}
+
+/// Every checkout of the repository (the main one first) and the branch each has checked out.
+/// Checkouts whose directory was deleted by hand are left out (git still lists them until
+/// `git worktree prune`).
+pub fn checkouts(root: &Path) -> Result<Vec<(PathBuf, Option<String>)>> {
+    let list = git(root, &["worktree", "list", "--porcelain"])?;
+    let mut found = Vec::new();
+    for block in list.split("\n\n") {
+        let mut path = None;
+        let mut branch = None;
+        let mut prunable = false;
+        for line in block.lines() {
+            if let Some(p) = line.strip_prefix("worktree ") {
+                path = Some(PathBuf::from(p));
+            } else if let Some(b) = line.strip_prefix("branch refs/heads/") {
+                branch = Some(b.to_string());
+            } else if line.starts_with("prunable") {
+                prunable = true;
+            }
+        }
+        if let Some(path) = path.filter(|p| !prunable && p.is_dir()) {
+            found.push((path, branch));
+        }
+    }
+    Ok(found)
+}
+
+/// Where `branch` is checked out, if anywhere.
+pub fn checkout_of(root: &Path, branch: &str) -> Result<Option<PathBuf>> {
+    Ok(checkouts(root)?
+        .into_iter()
+        .find(|(_, b)| b.as_deref() == Some(branch))
+        .map(|(p, _)| p))
 }
 
 /// True when tracked files have uncommitted changes.
@@ -127,18 +150,7 @@ pub fn create(
     prompt: &str,
     base: &str,
 ) -> Result<Worktree> {
-    let stem = format!("{id}-{}", slugify(prompt));
-    let (branch, path) = (1..)
-        .map(|n| {
-            let name = if n == 1 {
-                stem.clone()
-            } else {
-                format!("{stem}-{n}")
-            };
-            (format!("gza/{name}"), worktrees_dir.join(&name))
-        })
-        .find(|(branch, path)| !branch_exists(root, branch) && !path.exists())
-        .expect("some suffix is free");
+    let (branch, path) = free_names(root, worktrees_dir, id, prompt, true);
     std::fs::create_dir_all(worktrees_dir)
         .map_err(|e| Error::io(worktrees_dir, "create directory", e))?;
     let base_commit = git(
@@ -163,6 +175,85 @@ pub fn create(
         branch,
         base_commit,
     })
+}
+
+/// A branch `gza/<id>-<slug>` and a directory under `worktrees_dir` that are both free (a numeric
+/// suffix is added when not); the branch is only checked when `new_branch`.
+fn free_names(
+    root: &Path,
+    worktrees_dir: &Path,
+    id: i64,
+    prompt: &str,
+    new_branch: bool,
+) -> (String, PathBuf) {
+    let stem = format!("{id}-{}", slugify(prompt));
+    (1..)
+        .map(|n| {
+            let name = if n == 1 {
+                stem.clone()
+            } else {
+                format!("{stem}-{n}")
+            };
+            (format!("gza/{name}"), worktrees_dir.join(&name))
+        })
+        .find(|(branch, path)| {
+            let taken = path.exists() || (new_branch && branch_exists(root, branch));
+            !taken
+        })
+        .expect("some suffix is free")
+}
+
+/// A new worktree for task `id` under `worktrees_dir` with the existing `branch` checked out
+/// (for a task that continues another's branch).
+pub fn create_on_branch(
+    root: &Path,
+    worktrees_dir: &Path,
+    id: i64,
+    prompt: &str,
+    branch: &str,
+) -> Result<PathBuf> {
+    let (_, path) = free_names(root, worktrees_dir, id, prompt, false);
+    std::fs::create_dir_all(worktrees_dir)
+        .map_err(|e| Error::io(worktrees_dir, "create directory", e))?;
+    // A checkout whose directory was deleted by hand still holds the branch until pruned.
+    let _ = git(root, &["worktree", "prune"]);
+    git(
+        root,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            &path.to_string_lossy(),
+            branch,
+        ],
+    )?;
+    Ok(path)
+}
+
+/// A new worktree for task `id` under `worktrees_dir` at `commit`, on no branch (for a task that
+/// only reads, such as a review: nothing it does can reach a branch).
+pub fn create_detached(
+    root: &Path,
+    worktrees_dir: &Path,
+    id: i64,
+    prompt: &str,
+    commit: &str,
+) -> Result<PathBuf> {
+    let (_, path) = free_names(root, worktrees_dir, id, prompt, false);
+    std::fs::create_dir_all(worktrees_dir)
+        .map_err(|e| Error::io(worktrees_dir, "create directory", e))?;
+    git(
+        root,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "--detach",
+            &path.to_string_lossy(),
+            commit,
+        ],
+    )?;
+    Ok(path)
 }
 
 /// Commit everything the agent changed in `worktree`; returns false when there was nothing.

@@ -2,7 +2,9 @@
 //!
 //! Nothing in here knows about the command line.
 
+mod imports;
 mod learnings;
+mod review_loop;
 mod runs;
 mod tasks;
 
@@ -13,6 +15,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::error::{Error, Result};
 
+pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
     FileEdits, LearningEdit, LearningsMetadata, LearningsTotals, RankRow, Source, Taught,
     VersionRecord, WindowTask,

@@ -5,7 +5,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use super::Store;
 use super::tasks::{TASK_COLUMNS, task_from_row};
 use crate::error::{Error, Result};
-use crate::task::{Task, TaskStatus, now_timestamp};
+use crate::task::{ReviewVerdict, Task, TaskStatus, now_timestamp};
 
 /// The process that owns a claimed task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,19 +29,30 @@ pub struct Outcome {
     pub duration_seconds: Option<f64>,
     pub diff_stats: Option<String>,
     pub report_file: Option<String>,
+    pub review_verdict: Option<ReviewVerdict>,
 }
 
 impl Store {
     /// Atomically take the next ready task (pending, dependency completed, pickup order) for
-    /// `worker`, optionally only among `only`. The write lock is taken before reading, so any
-    /// number of workers in any number of processes never take the same task twice.
-    pub fn claim_next_task(&self, worker: WorkerId, only: &[i64]) -> Result<Option<Task>> {
-        let filter = if only.is_empty() {
+    /// `worker`, optionally only among `only` and only in `group`. The write lock is taken before
+    /// reading, so any number of workers in any number of processes never take the same task twice.
+    pub fn claim_next_task(
+        &self,
+        worker: WorkerId,
+        only: &[i64],
+        group: Option<&str>,
+    ) -> Result<Option<Task>> {
+        let mut filter = if only.is_empty() {
             String::new()
         } else {
             let ids: Vec<String> = only.iter().map(i64::to_string).collect();
             format!(" AND t.id IN ({})", ids.join(","))
         };
+        if group.is_some() {
+            filter.push_str(" AND t.group_name = ?4");
+        } else {
+            filter.push_str(" AND ?4 IS NULL");
+        }
         let sql = format!(
             "UPDATE tasks SET status = 'in_progress', started_at = ?1, running_pid = ?2, \
                running_pid_start = ?3, completed_at = NULL, failure_reason = NULL \
@@ -54,7 +65,7 @@ impl Store {
         let id: Option<i64> = self.immediate(|tx| {
             tx.query_row(
                 &sql,
-                params![now_timestamp(), worker.pid, worker.start],
+                params![now_timestamp(), worker.pid, worker.start, group],
                 |r| r.get(0),
             )
             .optional()
@@ -150,7 +161,8 @@ impl Store {
                    cost_usd = COALESCE(?4, cost_usd), input_tokens = COALESCE(?5, input_tokens), \
                    output_tokens = COALESCE(?6, output_tokens), num_turns = COALESCE(?7, num_turns), \
                    duration_seconds = COALESCE(?8, duration_seconds), diff_stats = COALESCE(?9, diff_stats), \
-                   report_file = COALESCE(?10, report_file) \
+                   report_file = COALESCE(?10, report_file), \
+                   review_verdict = COALESCE(?11, review_verdict) \
                  WHERE id = ?1",
                 params![
                     id,
@@ -162,7 +174,8 @@ impl Store {
                     outcome.num_turns,
                     outcome.duration_seconds,
                     outcome.diff_stats,
-                    outcome.report_file
+                    outcome.report_file,
+                    outcome.review_verdict.map(|v| v.as_str())
                 ],
             )?;
             if owned {

@@ -5,13 +5,14 @@ use serde::Serialize;
 
 use super::Store;
 use crate::error::{Error, Result};
-use crate::task::{Task, TaskStatus, TaskType, now_timestamp};
+use crate::task::{ReviewVerdict, Task, TaskStatus, TaskType, now_timestamp};
 
 pub(super) const TASK_COLUMNS: &str = "id, prompt, task_type, status, based_on, depends_on, group_name, spec, \
      model, provider, skip_learnings, urgent, created_at, started_at, completed_at, running_pid, \
      branch, log_file, output, failure_reason, cost_usd, input_tokens, output_tokens, num_turns, \
      duration_seconds, session_id, running_pid_start, agent_pid, agent_start, worktree, diff_stats, \
-     report_file, resume_session_id, learnings_version";
+     report_file, resume_session_id, learnings_version, base_branch, base_commit, review_verdict, \
+     merged_at, merged_into, pr_url";
 
 /// Characters of a prompt kept in list views; full prompts can be megabytes.
 const SUMMARY_PROMPT_CHARS: i64 = 200;
@@ -41,7 +42,10 @@ impl NewTask {
             resume_session_id: None,
             task_type: Some(task.task_type),
             based_on: Some(task.id),
-            depends_on: None,
+            // An improve task keeps the review it addresses; other dependencies have run.
+            depends_on: task
+                .depends_on
+                .filter(|_| task.task_type == TaskType::Improve),
             group: task.group.clone(),
             spec: task.spec.clone(),
             model: task.model.clone(),
@@ -82,6 +86,7 @@ pub struct TaskSummary {
     pub failure_reason: Option<String>,
     pub cost_usd: Option<f64>,
     pub duration_seconds: Option<f64>,
+    pub review_verdict: Option<ReviewVerdict>,
 }
 
 /// A pending task in pickup order, and what (if anything) it waits for.
@@ -99,6 +104,7 @@ pub struct HistoryFilter {
     pub limit: Option<u32>,
     pub status: Option<TaskStatus>,
     pub task_type: Option<TaskType>,
+    pub group: Option<String>,
 }
 
 /// Counts and totals for `gza stats`.
@@ -123,6 +129,17 @@ fn parse_enum<T>(row: &Row, idx: usize, parse: fn(&str) -> Option<T>) -> rusqlit
             format!("unexpected value {text:?}").into(),
         )
     })
+}
+
+fn optional_enum<T>(
+    row: &Row,
+    idx: usize,
+    parse: fn(&str) -> Option<T>,
+) -> rusqlite::Result<Option<T>> {
+    match row.get_ref(idx)? {
+        rusqlite::types::ValueRef::Null => Ok(None),
+        _ => parse_enum(row, idx, parse).map(Some),
+    }
 }
 
 pub(super) fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
@@ -161,12 +178,18 @@ pub(super) fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
         report_file: row.get(31)?,
         resume_session_id: row.get(32)?,
         learnings_version: row.get(33)?,
+        base_branch: row.get(34)?,
+        base_commit: row.get(35)?,
+        review_verdict: optional_enum(row, 36, ReviewVerdict::parse)?,
+        merged_at: row.get(37)?,
+        merged_into: row.get(38)?,
+        pr_url: row.get(39)?,
     })
 }
 
 const SUMMARY_COLUMNS: &str = "t.id, substr(t.prompt, 1, ?1), t.task_type, t.status, t.urgent, \
      t.depends_on, t.group_name, t.created_at, t.completed_at, t.failure_reason, t.cost_usd, \
-     t.duration_seconds";
+     t.duration_seconds, t.review_verdict";
 
 fn summary_from_row(row: &Row) -> rusqlite::Result<TaskSummary> {
     Ok(TaskSummary {
@@ -182,6 +205,7 @@ fn summary_from_row(row: &Row) -> rusqlite::Result<TaskSummary> {
         failure_reason: row.get(9)?,
         cost_usd: row.get(10)?,
         duration_seconds: row.get(11)?,
+        review_verdict: optional_enum(row, 12, ReviewVerdict::parse)?,
     })
 }
 
@@ -253,6 +277,12 @@ impl Store {
         if filter.task_type.is_some() {
             sql.push_str(" AND t.task_type = ?3");
         }
+        // The highest parameter must appear in the statement; an absent group binds NULL.
+        if filter.group.is_some() {
+            sql.push_str(" AND t.group_name = ?5");
+        } else {
+            sql.push_str(" AND ?5 IS NULL");
+        }
         sql.push_str(" ORDER BY t.id DESC LIMIT ?4");
         let limit = filter.limit.map(i64::from).unwrap_or(-1);
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
@@ -262,7 +292,8 @@ impl Store {
                     SUMMARY_PROMPT_CHARS,
                     filter.status.map(|s| s.as_str()),
                     filter.task_type.map(|t| t.as_str()),
-                    limit
+                    limit,
+                    filter.group
                 ],
                 summary_from_row,
             )
@@ -271,18 +302,24 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Pending tasks in pickup order (urgent first, then oldest). With `include_blocked`, tasks
-    /// whose dependency is not completed are listed too, marked with what blocks them.
-    /// `limit` bounds the number of entries returned.
+    /// Pending tasks in pickup order (urgent first, then oldest), of one group when `group` is
+    /// given. With `include_blocked`, tasks whose dependency is not completed are listed too,
+    /// marked with what blocks them. `limit` bounds the number of entries returned.
     pub fn pickup_queue(
         &self,
         include_blocked: bool,
         limit: Option<u32>,
+        group: Option<&str>,
     ) -> Result<Vec<QueueEntry>> {
+        let in_group = if group.is_some() {
+            " AND t.group_name = ?4"
+        } else {
+            " AND ?4 IS NULL"
+        };
         let sql = format!(
             "SELECT {SUMMARY_COLUMNS}, d.status FROM tasks t \
              LEFT JOIN tasks d ON d.id = t.depends_on \
-             WHERE t.status = 'pending' \
+             WHERE t.status = 'pending'{in_group} \
                AND (?2 OR t.depends_on IS NULL OR d.status = 'completed') \
              ORDER BY t.urgent DESC, t.id LIMIT ?3"
         );
@@ -290,10 +327,10 @@ impl Store {
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(
-                params![SUMMARY_PROMPT_CHARS, include_blocked, limit],
+                params![SUMMARY_PROMPT_CHARS, include_blocked, limit, group],
                 |row| {
                     let task = summary_from_row(row)?;
-                    let dep_status: Option<String> = row.get(12)?;
+                    let dep_status: Option<String> = row.get(13)?;
                     let blocked_by = match (task.depends_on, dep_status.as_deref()) {
                         (Some(_), Some("completed")) => None,
                         (Some(dep), status) => Some((
@@ -312,18 +349,54 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// How many pending tasks are ready to run, and how many wait on an unfinished dependency
-    /// (one pass over the pending tasks).
-    pub fn pending_counts(&self) -> Result<(i64, i64)> {
+    /// How many pending tasks (of `group`, when given) are ready to run, and how many wait on an
+    /// unfinished dependency (one pass over the pending tasks).
+    pub fn pending_counts(&self, group: Option<&str>) -> Result<(i64, i64)> {
+        let in_group = if group.is_some() {
+            " AND t.group_name = ?1"
+        } else {
+            " AND ?1 IS NULL"
+        };
         self.conn
             .query_row(
-                "SELECT COALESCE(SUM(t.depends_on IS NULL OR d.status = 'completed'), 0), \
-                        COALESCE(SUM(t.depends_on IS NOT NULL AND (d.status IS NULL OR d.status != 'completed')), 0) \
-                 FROM tasks t LEFT JOIN tasks d ON d.id = t.depends_on WHERE t.status = 'pending'",
-                [],
+                &format!(
+                    "SELECT COALESCE(SUM(t.depends_on IS NULL OR d.status = 'completed'), 0), \
+                            COALESCE(SUM(t.depends_on IS NOT NULL AND (d.status IS NULL OR d.status != 'completed')), 0) \
+                     FROM tasks t LEFT JOIN tasks d ON d.id = t.depends_on \
+                     WHERE t.status = 'pending'{in_group}"
+                ),
+                [group],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .map_err(|e| self.err(e))
+    }
+
+    /// Whether any task is in `group`.
+    pub fn group_exists(&self, group: &str) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM tasks WHERE group_name = ?1)",
+                [group],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// The groups in use, by name, at most `limit` of them.
+    pub fn group_names(&self, limit: u32) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT group_name FROM tasks WHERE group_name IS NOT NULL \
+                 ORDER BY group_name LIMIT ?1",
+            )
+            .map_err(|e| self.err(e))?;
+        let names = stmt
+            .query_map([limit], |r| r.get(0))
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        Ok(names)
     }
 
     /// Apply `edit` to task `id`. References must exist and `depends_on` must not form a cycle.

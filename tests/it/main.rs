@@ -1,12 +1,16 @@
 //! Integration tests: one binary, each test a hermetic project driven through the real `gza`.
 
+mod branches;
 mod claude_work;
 mod extraction_http;
 mod fake_claude_e2e;
+mod groups;
 mod hooks;
+mod import;
 mod learning_records;
 mod learnings;
 mod ranker;
+mod review_loop;
 mod support;
 mod tasks;
 mod work;

@@ -239,6 +239,18 @@ impl TestProject {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Whether git succeeds in the project (for checks whose answer is the exit status).
+    pub fn git_ok(&self, args: &[&str]) -> bool {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success()
+    }
+
     /// Write gza.yaml.
     pub fn config(&self, yaml: &str) {
         std::fs::write(self.path("gza.yaml"), yaml).unwrap();

@@ -1,0 +1,189 @@
+//! `gza diff`, `gza merge`, `gza rebase` and `gza pr`: act on a task's branch.
+
+use std::io::Write;
+
+use clap::Args;
+
+use super::{Context, output, usage};
+use crate::branch::{Deletion, MergeOptions};
+use crate::task::{ReviewVerdict, TaskStatus};
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The task whose changes to show (its branch since the task started).
+    id: i64,
+    /// Only the files changed and the lines added and removed.
+    #[arg(long)]
+    stat: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The completed task whose branch to merge into the branch checked out here.
+    id: i64,
+    /// Put the branch's changes in one new commit instead of merging its commits.
+    #[arg(long)]
+    squash: bool,
+    /// Delete the branch, and the worktrees gza made for it, once merged.
+    #[arg(long)]
+    delete_branch: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RebaseArgs {
+    /// The task whose branch to rebase onto the current tip of the branch it started from.
+    id: i64,
+}
+
+#[derive(Debug, Args)]
+pub struct PrArgs {
+    /// The completed task to open a pull request for (needs `gh`, logged in).
+    id: i64,
+}
+
+pub fn cmd_diff(ctx: &Context, args: DiffArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open_for_reading()?;
+    let task = store.get_task(args.id)?;
+    let Some(branch) = task.branch.clone() else {
+        return Err(crate::review::no_branch(&task).into());
+    };
+    // One git process when all is well; what went wrong is worked out only when it fails.
+    let range = match &task.base_commit {
+        Some(base) => vec![base.clone(), branch],
+        // Tasks run before bases were recorded: from where the branch forked from HEAD.
+        None => vec![format!("HEAD...{branch}")],
+    };
+    let mut git_args = vec!["diff"];
+    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+        git_args.push("--no-color");
+    }
+    if args.stat {
+        git_args.push("--stat");
+    }
+    git_args.extend(range.iter().map(String::as_str));
+    git_args.push("--");
+    if let Err(why) = crate::git::run_to_stdout(&project.root, &git_args)? {
+        crate::review::change_range(&project, &task)?;
+        return Err(usage(format!("`git {}` failed: {why}", git_args.join(" "))));
+    }
+    Ok(())
+}
+
+pub fn cmd_merge(ctx: &Context, args: MergeArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let task = store.get_task(args.id)?;
+    let options = MergeOptions {
+        squash: args.squash,
+        delete_branch: args.delete_branch,
+    };
+    let merged = crate::branch::merge(&project, &store, &task, options)?;
+    let mut out = output::stdout();
+    let ok = output::paint(output::GREEN, "✓");
+    if merged.already {
+        writeln!(
+            out,
+            "Task {}'s branch {} is already merged into {}; nothing to do",
+            task.id, merged.branch, merged.into
+        )?;
+    } else if args.squash {
+        writeln!(
+            out,
+            "{ok} Squash-merged {} into {} as one commit {} (task {})",
+            merged.branch,
+            merged.into,
+            merged.head.get(..10).unwrap_or(&merged.head),
+            task.id
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{ok} Merged {} into {} (task {})",
+            merged.branch, merged.into, task.id
+        )?;
+    }
+    match merged.deletion {
+        Deletion::NotAsked => {}
+        Deletion::Deleted => writeln!(out, "{ok} Deleted branch {}", merged.branch)?,
+        Deletion::Kept(why) => writeln!(
+            output::stderr(),
+            "{} kept branch {}: {why}",
+            output::paint(output::YELLOW, "warning:"),
+            merged.branch
+        )?,
+    }
+    let owner = crate::review::branch_owner(&store, &task)?;
+    if let Some(review) = store.reviews_of_branch(owner.id)?.pop()
+        && !merged.already
+    {
+        let note = match (review.status, review.review_verdict) {
+            (_, Some(ReviewVerdict::ChangesRequested)) => Some(format!(
+                "the latest review (task {}) requested changes",
+                review.id
+            )),
+            (TaskStatus::Pending | TaskStatus::InProgress, _) => {
+                Some(format!("review task {} has not run yet", review.id))
+            }
+            _ => None,
+        };
+        if let Some(note) = note {
+            writeln!(
+                output::stderr(),
+                "{} {note}",
+                output::paint(output::YELLOW, "note:")
+            )?;
+        }
+    }
+    Ok(())
+}
+
+pub fn cmd_rebase(ctx: &Context, args: RebaseArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let task = store.get_task(args.id)?;
+    let rebased = crate::branch::rebase(&project, &store, &task)?;
+    let mut out = output::stdout();
+    let commits = if rebased.ahead == 1 {
+        "commit"
+    } else {
+        "commits"
+    };
+    if rebased.up_to_date {
+        writeln!(
+            out,
+            "Task {}'s branch {} already contains the tip of {}; nothing to do ({} {commits} ahead)",
+            task.id, rebased.branch, rebased.onto, rebased.ahead
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{} Rebased {} onto {} ({} {commits} ahead)",
+            output::paint(output::GREEN, "✓"),
+            rebased.branch,
+            rebased.onto,
+            rebased.ahead
+        )?;
+    }
+    Ok(())
+}
+
+pub fn cmd_pr(ctx: &Context, args: PrArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let task = store.get_task(args.id)?;
+    let pr = crate::branch::open_pull_request(&project, &store, &task)?;
+    let mut out = output::stdout();
+    if pr.existing {
+        writeln!(
+            out,
+            "Task {} already has a pull request: {}",
+            task.id, pr.url
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{} Opened a pull request for task {}: {}",
+            output::paint(output::GREEN, "✓"),
+            task.id,
+            pr.url
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,164 @@
+//! `gza import`: queue the tasks of a task file written for Python gza.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{Context, output, usage};
+use crate::import::{self, Skipped, preview};
+
+/// Lines of skipped entries (and of problems) printed before the rest are counted.
+const LINES_SHOWN: usize = 10;
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A YAML task file in Python gza's import format.
+    file: PathBuf,
+    /// Only show what would be queued and every problem found; queue nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+pub fn cmd_import(ctx: &Context, args: ImportArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let path = import::resolve(ctx.dir(), &args.file);
+    let name = args.file.display().to_string();
+    let plan = import::plan(&project, &path, &name)?;
+    let mut out = output::stdout();
+    if args.dry_run {
+        writeln!(
+            out,
+            "{name}: {} to queue (if not queued already), {} skipped, {} problems",
+            plan.entries.len(),
+            plan.skipped.len(),
+            plan.problems.len()
+        )?;
+        for problem in &plan.problems {
+            writeln!(out, "  problem: {problem}")?;
+        }
+        for e in plan.entries.iter().take(LINES_SHOWN) {
+            let dep = e
+                .depends_on
+                .map(|d| format!(", after task {d}"))
+                .unwrap_or_default();
+            let group = e
+                .group
+                .as_deref()
+                .map(|g| format!(", group {g}"))
+                .unwrap_or_default();
+            let review = if e.review { ", then a review" } else { "" };
+            writeln!(
+                out,
+                "  task {}: {} \"{}\"{group}{dep}{review}",
+                e.position,
+                e.task_type,
+                preview(&e.prompt)
+            )?;
+        }
+        if plan.entries.len() > LINES_SHOWN {
+            writeln!(out, "  … and {} more", plan.entries.len() - LINES_SHOWN)?;
+        }
+        print_skipped(&mut out, &plan.skipped)?;
+        if !plan.problems.is_empty() {
+            return Err(usage(format!(
+                "{name} has {} problem(s); nothing was queued",
+                plan.problems.len()
+            )));
+        }
+        return Ok(());
+    }
+    if let Some(first) = plan.problems.first() {
+        let more = match plan.problems.len() {
+            1 => String::new(),
+            n => format!(
+                " (and {} more problems: `gza import {name} --dry-run` lists them)",
+                n - 1
+            ),
+        };
+        return Err(usage(format!("{name}: {first}{more}; nothing was queued")));
+    }
+    let report = import::apply(&store, plan)?;
+    if report.queued.is_empty() {
+        writeln!(
+            out,
+            "Nothing new to queue from {name}: {} task(s) were queued by an earlier import",
+            report.already.len()
+        )?;
+    } else {
+        let ids: Vec<i64> = report.queued.iter().map(|(_, id)| *id).collect();
+        let reviews = match report.reviews.len() {
+            0 => String::new(),
+            n => format!(", and {n} review(s) that run after their task"),
+        };
+        writeln!(
+            out,
+            "{} Queued {} task(s) from {name}: {}{reviews}",
+            output::paint(output::GREEN, "✓"),
+            ids.len(),
+            id_ranges(&ids)
+        )?;
+        if !report.already.is_empty() {
+            writeln!(
+                out,
+                "  {} were queued by an earlier import and were left as they are",
+                report.already.len()
+            )?;
+        }
+    }
+    print_skipped(&mut out, &report.skipped)?;
+    Ok(())
+}
+
+fn print_skipped(out: &mut impl Write, skipped: &[Skipped]) -> std::io::Result<()> {
+    if skipped.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "Skipped {}:", skipped.len())?;
+    for s in skipped.iter().take(LINES_SHOWN) {
+        writeln!(
+            out,
+            "  task {} \"{}\": {}",
+            s.position,
+            preview(&s.prompt),
+            s.reason
+        )?;
+    }
+    if skipped.len() > LINES_SHOWN {
+        writeln!(out, "  … and {} more", skipped.len() - LINES_SHOWN)?;
+    }
+    Ok(())
+}
+
+/// Ids as ranges: `3-7, 9, 12-13`.
+fn id_ranges(ids: &[i64]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let start = ids[i];
+        let mut end = start;
+        while i + 1 < ids.len() && ids[i + 1] == end + 1 {
+            i += 1;
+            end = ids[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::id_ranges;
+
+    #[test]
+    fn ids_read_as_ranges() {
+        assert_eq!(id_ranges(&[3, 4, 5, 7, 9, 10]), "3-5, 7, 9-10");
+        assert_eq!(id_ranges(&[1]), "1");
+        assert_eq!(id_ranges(&[]), "");
+    }
+}
