@@ -350,9 +350,18 @@ fn an_improve_task_added_by_hand_on_an_explore_task_gets_a_branch_of_its_own() {
     loop_agent(&p);
     p.add(&["Look around", "--type", "explore"]);
     p.ok(&["work"]);
-    p.add(&["Tidy what was found", "--type", "improve", "--based-on", "1"]);
+    p.add(&[
+        "Tidy what was found",
+        "--type",
+        "improve",
+        "--based-on",
+        "1",
+    ]);
     let run = p.run(&["work"]);
     assert_eq!(run.code, 0, "{run}");
-    assert_eq!(p.task_field::<String>(2, "branch"), "gza/2-tidy-what-was-found");
+    assert_eq!(
+        p.task_field::<String>(2, "branch"),
+        "gza/2-tidy-what-was-found"
+    );
     assert_eq!(p.task_field::<String>(2, "base_branch"), "main");
 }
