@@ -17,8 +17,10 @@ ALTER TABLE tasks ADD COLUMN merged_into TEXT;
 -- The pull request `gza pr` opened for the task's branch.
 ALTER TABLE tasks ADD COLUMN pr_url TEXT;
 
--- `history --group` newest first, and `next` / `work --group` in pickup order.
-CREATE INDEX tasks_group ON tasks (group_name, status, urgent DESC, id) WHERE group_name IS NOT NULL;
+-- `history --group`, newest first; and `next` / `work --group`, in pickup order.
+CREATE INDEX tasks_group ON tasks (group_name, id) WHERE group_name IS NOT NULL;
+CREATE INDEX tasks_group_pickup ON tasks (group_name, status, urgent DESC, id)
+    WHERE group_name IS NOT NULL;
 
 -- Which entry of a task file `gza import` queued the task from (a hash of its content), so
 -- importing the same file again queues nothing twice.

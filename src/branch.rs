@@ -23,16 +23,33 @@ pub struct TaskBranch {
     pub tip: String,
 }
 
-/// The branch `task` worked on; it must exist.
-pub fn task_branch(project: &Project, store: &Store, task: &Task) -> Result<TaskBranch> {
+/// The task that made `task`'s branch, and the branch's name (not checked to exist).
+fn branch_name(store: &Store, task: &Task) -> Result<(Task, String)> {
     let owner = branch_owner(store, task)?;
     let name = task
         .branch
         .clone()
         .or_else(|| owner.branch.clone())
         .ok_or_else(|| no_branch(task))?;
+    Ok((owner, name))
+}
+
+/// The branch `task` worked on; it must exist.
+pub fn task_branch(project: &Project, store: &Store, task: &Task) -> Result<TaskBranch> {
+    let (owner, name) = branch_name(store, task)?;
     let tip = worktree::resolve(&project.root, &name).ok_or_else(|| branch_gone(task, &name))?;
     Ok(TaskBranch { owner, name, tip })
+}
+
+/// The commits `revs` name, in one git process; `None` when any of them does not resolve.
+fn resolve_all(root: &Path, revs: &[&str]) -> Option<Vec<String>> {
+    let args: Vec<String> = std::iter::once("rev-parse".to_string())
+        .chain(revs.iter().map(|r| format!("{r}^{{commit}}")))
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = git::run(root, &args).ok()?;
+    let commits: Vec<String> = out.lines().map(str::to_string).collect();
+    (commits.len() == revs.len()).then_some(commits)
 }
 
 /// Refuse a task that has not completed.
@@ -129,9 +146,19 @@ pub fn merge(
 ) -> Result<Merged> {
     require_completed(task, "merged")?;
     let root = &project.root;
-    let branch = task_branch(project, store, task)?;
-    let (before, into) = worktree::head(root)
-        .ok_or_else(|| Error::Usage(format!("{} has no commit to merge into", root.display())))?;
+    let (owner, name) = branch_name(store, task)?;
+    // HEAD, the branch it is on and the task's branch tip, in one git process when all exist.
+    let (before, into, tip) = match worktree::head_and(root, &name) {
+        Some(found) => found,
+        None => {
+            task_branch(project, store, task)?;
+            return Err(Error::Usage(format!(
+                "{} has no commit to merge into",
+                root.display()
+            )));
+        }
+    };
+    let branch = TaskBranch { owner, name, tip };
     let into = into.ok_or_else(|| {
         Error::Usage(format!(
             "HEAD is detached in {}; check out the branch to merge into (git switch BRANCH), then run `gza merge {}` again",
@@ -335,8 +362,8 @@ pub fn rebase(project: &Project, store: &Store, task: &Task) -> Result<Rebased> 
         )));
     }
     let root = &project.root;
-    let branch = task_branch(project, store, task)?;
-    let onto = match branch.owner.base_branch.clone() {
+    let (owner, name) = branch_name(store, task)?;
+    let onto = match owner.base_branch.clone() {
         Some(base) => base,
         None => worktree::current_branch(root).ok_or_else(|| {
             Error::Usage(format!(
@@ -345,18 +372,21 @@ pub fn rebase(project: &Project, store: &Store, task: &Task) -> Result<Rebased> 
             ))
         })?,
     };
-    if onto == branch.name {
+    if onto == name {
         return Err(Error::Usage(format!(
-            "task {}'s branch {} cannot be rebased onto itself; check out the branch it should follow, then run `gza rebase {}` again",
-            task.id, branch.name, task.id
+            "task {}'s branch {name} cannot be rebased onto itself; check out the branch it should follow, then run `gza rebase {}` again",
+            task.id, task.id
         )));
     }
-    let onto_commit = worktree::resolve(root, &onto).ok_or_else(|| {
-        Error::Usage(format!(
-            "branch {onto}, which task {} started from, no longer exists; rebase by hand with `git rebase BRANCH {}`",
-            task.id, branch.name
-        ))
-    })?;
+    let Some(commits) = resolve_all(root, &[&name, &onto]) else {
+        task_branch(project, store, task)?;
+        return Err(Error::Usage(format!(
+            "branch {onto}, which task {} started from, no longer exists; rebase by hand with `git rebase BRANCH {name}`",
+            task.id
+        )));
+    };
+    let (tip, onto_commit) = (commits[0].clone(), commits[1].clone());
+    let branch = TaskBranch { owner, name, tip };
     // Commits on the base that the branch lacks, and commits on the branch after the base.
     let counts = git::run(
         root,
@@ -374,15 +404,9 @@ pub fn rebase(project: &Project, store: &Store, task: &Task) -> Result<Rebased> 
     let up_to_date = behind == 0;
     if !up_to_date {
         let checkout = worktree::checkout_of(root, &branch.name)?;
+        // No clean check first: git refuses to rebase uncommitted changes, and says so.
         let (dir, temporary) = match checkout {
-            Some(dir) => {
-                require_clean(
-                    &dir,
-                    &format!("{}, where {} is checked out,", dir.display(), branch.name),
-                    &format!("run `gza rebase {}` again", task.id),
-                )?;
-                (dir, false)
-            }
+            Some(dir) => (dir, false),
             None => (
                 worktree::create_on_branch(
                     root,
@@ -422,6 +446,20 @@ fn rebase_in(
     let out = git::output(dir, &["rebase", "--quiet", onto_commit])?;
     if out.status.success() {
         return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("cannot rebase") {
+        // Refused before it started: uncommitted changes where the branch is checked out.
+        require_clean(
+            dir,
+            &format!("{}, where {} is checked out,", dir.display(), branch.name),
+            &format!("run `gza rebase {}` again", task.id),
+        )?;
+        return Err(Error::Usage(format!(
+            "git refused to rebase {}: {}",
+            branch.name,
+            git::one_line(&stderr)
+        )));
     }
     let conflicts = conflicted_files(dir);
     let _ = git::output(dir, &["rebase", "--abort"]);

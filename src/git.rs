@@ -142,8 +142,13 @@ pub fn one_line(stderr: &str) -> String {
         .join("; ")
 }
 
-/// Whether git has a committer identity here; asked once per process (per repository).
+/// Whether git has a committer identity here: from the environment, else asked once per
+/// process (per repository).
 fn has_identity(dir: &Path) -> bool {
+    let set = |key: &str| std::env::var_os(key).is_some_and(|v| !v.is_empty());
+    if set("GIT_AUTHOR_EMAIL") && set("GIT_COMMITTER_EMAIL") {
+        return true;
+    }
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
     static KNOWN: OnceLock<Mutex<HashMap<PathBuf, bool>>> = OnceLock::new();

@@ -25,6 +25,30 @@ pub fn head(root: &Path) -> Option<(String, Option<String>)> {
     Some((commit, branch))
 }
 
+/// HEAD's commit, the branch checked out (`None` when detached) and the commit `rev` names, in
+/// one git process; `None` when HEAD or `rev` does not resolve.
+pub fn head_and(root: &Path, rev: &str) -> Option<(String, Option<String>, String)> {
+    let out = git(
+        root,
+        &[
+            "rev-parse",
+            "HEAD",
+            &format!("{rev}^{{commit}}"),
+            "--abbrev-ref",
+            "HEAD",
+        ],
+    )
+    .ok()?;
+    let mut lines = out.lines().map(str::trim);
+    let head = lines.next()?.to_string();
+    let commit = lines.next()?.to_string();
+    let branch = lines
+        .next()
+        .filter(|b| !b.is_empty() && *b != "HEAD")
+        .map(str::to_string);
+    Some((head, branch, commit))
+}
+
 /// The branch checked out at `root` (`None` when HEAD is detached or there is no repository).
 pub fn current_branch(root: &Path) -> Option<String> {
     git(root, &["symbolic-ref", "--quiet", "--short", "HEAD"])
