@@ -950,18 +950,19 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     writeln!(out, "Extraction:         {provider}")?;
     writeln!(
         out,
-        "Learnings:          {} active, {} archived",
-        totals.active, totals.archived
+        "Learnings:          {} active, {} drafts, {} archived",
+        totals.active, totals.drafts, totals.archived
     )?;
     writeln!(out, "  by section:       {}", pairs(&totals.by_section))?;
     writeln!(out, "  by priority:      {}", pairs(&totals.by_priority))?;
     writeln!(out, "  by origin:        {}", pairs(&totals.by_origin))?;
     writeln!(
         out,
-        "Injections:         {} ({}); {} active never injected",
+        "Injections:         {} ({}); {} active never injected; {} Claude Code sessions",
         totals.injections,
         pairs(&totals.injections_by_event),
-        totals.never_injected
+        totals.never_injected,
+        totals.sessions
     )?;
     for (id, text, n) in &most {
         writeln!(
@@ -972,7 +973,11 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         )?;
     }
     writeln!(out, "Tasks extracted:    {}", totals.tasks_extracted)?;
-    writeln!(out, "Regenerations:      {}", totals.regenerations)?;
+    writeln!(
+        out,
+        "File versions:      {} (regenerations and rewrites after a change)",
+        totals.regenerations
+    )?;
     writeln!(
         out,
         "Next regeneration:  after {} more completed tasks",

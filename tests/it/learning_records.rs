@@ -604,3 +604,48 @@ fn kills_at_random_instants_of_regenerations_leave_file_and_records_consistent()
     assert_eq!(r.iter().filter(|x| x.4 == "agent").count(), 4);
     assert_eq!(r.iter().filter(|x| x.3 == "archived").count(), 0);
 }
+
+#[test]
+fn stats_count_by_section_priority_origin_and_injection() {
+    let p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho done\n",
+        "learnings:\n  extraction_provider: none\n",
+    );
+    p.ok(&[
+        "learnings",
+        "add",
+        "--priority",
+        "HIGH",
+        "--section",
+        "Code Style",
+        "Keep handlers thin",
+    ]);
+    p.ok(&["learnings", "add", "Run make test before finishing"]);
+    p.ok(&["learnings", "add", "Deploys go through the staging branch"]);
+    p.ok(&["learnings", "archive", "L3"]);
+    p.add(&["--type", "explore", "look around"]);
+    p.ok(&["work"]);
+    let stats = crate::support::project::normalize_times(&p.ok(&["learnings", "stats"]));
+    let stats = regex::Regex::new(r"LLM calls, \d+ ms")
+        .unwrap()
+        .replace(&stats, "LLM calls, [MS] ms")
+        .into_owned();
+    insta::assert_snapshot!(stats, @r"
+    Enabled:            true
+    Extraction:         none (agent-listed learnings only)
+    Learnings:          2 active, 0 drafts, 1 archived
+      by section:       Code Style 1, General 1
+      by priority:      HIGH 1, MEDIUM 1
+      by origin:        user 2
+    Injections:         2 (task:file 2); 0 active never injected; 0 Claude Code sessions
+      L1       1×  Keep handlers thin
+      L2       1×  Run make test before finishing
+    Tasks extracted:    0
+    File versions:      5 (regenerations and rewrites after a change)
+    Next regeneration:  after 4 more completed tasks
+    Last regenerated:   [TIME] (newest task -)
+      from 0 tasks: 2 items (+0 / -1), 0 LLM calls, [MS] ms
+    LLM calls, all time: 0 (0 in / 0 out tokens)
+    ");
+}
