@@ -1,43 +1,37 @@
 //! The one hot loop of the model: a linear layer over a handful of tokens.
 //!
-//! Each weight row is dotted with every token vector; eight independent accumulators let the
-//! compiler use SIMD lanes without reordering a single running sum. On x86-64 an AVX2+FMA
-//! build of the same code is chosen at run time.
+//! Each weight row is dotted with every token vector; sixteen independent accumulators let the
+//! compiler use SIMD lanes without reordering a single running sum. The weights are f32, or
+//! int8 with one scale per row. On x86-64 an AVX2+FMA build of the same code is chosen at run
+//! time.
 
-/// `out[t][r] = b[r] + Σ_c input[t][c] · w[r][c]` for t < n, r < rows.
-pub fn linear(input: &[f32], n: usize, cols: usize, w: &[f32], b: &[f32], out: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the CPU has the features the function was compiled for.
-            unsafe { linear_avx2(input, n, cols, w, b, out) };
-            return;
-        }
+/// A weight type the kernel reads.
+pub trait Weight: Copy {
+    fn value(self) -> f32;
+}
+
+impl Weight for f32 {
+    #[inline(always)]
+    fn value(self) -> f32 {
+        self
     }
-    linear_portable(input, n, cols, w, b, out);
 }
 
-/// Like [`linear`], with int8 weights and one scale per row:
-/// `out[t][r] = b[r] + scale[r] · Σ_c input[t][c] · w[r][c]`.
-pub fn linear_q8(
+impl Weight for i8 {
+    #[inline(always)]
+    fn value(self) -> f32 {
+        f32::from(self)
+    }
+}
+
+/// `out[t][r] = b[r] + scale[r] · Σ_c input[t][c] · w[r][c]` for t < n, r < rows; without
+/// `scales` every scale is 1.
+pub fn linear<W: Weight>(
     input: &[f32],
     n: usize,
     cols: usize,
-    w: &[i8],
-    scales: &[f32],
-    b: &[f32],
-    out: &mut [f32],
-) {
-    linear_q8_one(input, n, cols, w, scales, b, out);
-}
-
-fn linear_q8_one(
-    input: &[f32],
-    n: usize,
-    cols: usize,
-    w: &[i8],
-    scales: &[f32],
+    w: &[W],
+    scales: Option<&[f32]>,
     b: &[f32],
     out: &mut [f32],
 ) {
@@ -46,80 +40,37 @@ fn linear_q8_one(
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
         {
             // SAFETY: the CPU has the features the function was compiled for.
-            unsafe { linear_q8_avx2(input, n, cols, w, scales, b, out) };
+            unsafe { linear_avx2(input, n, cols, w, scales, b, out) };
             return;
         }
     }
-    linear_q8_portable(input, n, cols, w, scales, b, out);
+    linear_portable(input, n, cols, w, scales, b, out);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn linear_q8_avx2(
+unsafe fn linear_avx2<W: Weight>(
     input: &[f32],
     n: usize,
     cols: usize,
-    w: &[i8],
-    scales: &[f32],
+    w: &[W],
+    scales: Option<&[f32]>,
     b: &[f32],
     out: &mut [f32],
 ) {
-    linear_q8_portable(input, n, cols, w, scales, b, out);
+    linear_portable(input, n, cols, w, scales, b, out);
 }
 
 #[inline(always)]
-fn linear_q8_portable(
+fn linear_portable<W: Weight>(
     input: &[f32],
     n: usize,
     cols: usize,
-    w: &[i8],
-    scales: &[f32],
+    w: &[W],
+    scales: Option<&[f32]>,
     b: &[f32],
     out: &mut [f32],
 ) {
-    let rows = b.len();
-    let block = (8192 / cols).max(1);
-    let mut t0 = 0;
-    while t0 < n {
-        let t1 = (t0 + block).min(n);
-        for (r, ((row, bias), scale)) in w.chunks_exact(cols).zip(b).zip(scales).enumerate() {
-            for t in t0..t1 {
-                out[t * rows + r] = bias + scale * dot_q8(&input[t * cols..(t + 1) * cols], row);
-            }
-        }
-        t0 = t1;
-    }
-}
-
-#[inline(always)]
-fn dot_q8(a: &[f32], b: &[i8]) -> f32 {
-    const LANES: usize = 16;
-    let mut acc = [0f32; LANES];
-    let chunks = a.len() / LANES;
-    for i in 0..chunks {
-        let (x, y) = (
-            &a[i * LANES..(i + 1) * LANES],
-            &b[i * LANES..(i + 1) * LANES],
-        );
-        for l in 0..LANES {
-            acc[l] = x[l].mul_add(f32::from(y[l]), acc[l]);
-        }
-    }
-    let mut sum: f32 = acc.iter().sum();
-    for i in chunks * LANES..a.len() {
-        sum += a[i] * f32::from(b[i]);
-    }
-    sum
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn linear_avx2(input: &[f32], n: usize, cols: usize, w: &[f32], b: &[f32], out: &mut [f32]) {
-    linear_portable(input, n, cols, w, b, out);
-}
-
-#[inline(always)]
-fn linear_portable(input: &[f32], n: usize, cols: usize, w: &[f32], b: &[f32], out: &mut [f32]) {
     let rows = b.len();
     // Tokens in blocks that stay in L1 (32 KiB) while the weight rows stream past them.
     let block = (8192 / cols).max(1);
@@ -127,8 +78,9 @@ fn linear_portable(input: &[f32], n: usize, cols: usize, w: &[f32], b: &[f32], o
     while t0 < n {
         let t1 = (t0 + block).min(n);
         for (r, (row, bias)) in w.chunks_exact(cols).zip(b).enumerate() {
+            let scale = scales.map_or(1.0, |s| s[r]);
             for t in t0..t1 {
-                out[t * rows + r] = bias + dot(&input[t * cols..(t + 1) * cols], row);
+                out[t * rows + r] = bias + scale * dot(&input[t * cols..(t + 1) * cols], row);
             }
         }
         t0 = t1;
@@ -136,7 +88,7 @@ fn linear_portable(input: &[f32], n: usize, cols: usize, w: &[f32], b: &[f32], o
 }
 
 #[inline(always)]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+fn dot<W: Weight>(a: &[f32], b: &[W]) -> f32 {
     const LANES: usize = 16;
     let mut acc = [0f32; LANES];
     let chunks = a.len() / LANES;
@@ -146,12 +98,12 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
             &b[i * LANES..(i + 1) * LANES],
         );
         for l in 0..LANES {
-            acc[l] = x[l].mul_add(y[l], acc[l]);
+            acc[l] = x[l].mul_add(y[l].value(), acc[l]);
         }
     }
     let mut sum: f32 = acc.iter().sum();
     for i in chunks * LANES..a.len() {
-        sum += a[i] * b[i];
+        sum += a[i] * b[i].value();
     }
     sum
 }
@@ -167,7 +119,7 @@ mod tests {
         let w: Vec<f32> = (0..rows * cols).map(|i| (i as f32 * 0.11).cos()).collect();
         let b: Vec<f32> = (0..rows).map(|i| i as f32).collect();
         let mut out = vec![0f32; n * rows];
-        linear(&input, n, cols, &w, &b, &mut out);
+        linear(&input, n, cols, &w, None, &b, &mut out);
         for t in 0..n {
             for r in 0..rows {
                 let want: f32 = b[r]
@@ -180,7 +132,7 @@ mod tests {
         // The int8 kernel agrees with the same arithmetic done plainly.
         let wq: Vec<i8> = w.iter().map(|v| (v * 100.0) as i8).collect();
         let scales: Vec<f32> = (0..rows).map(|r| 0.01 + r as f32 * 0.001).collect();
-        linear_q8(&input, n, cols, &wq, &scales, &b, &mut out);
+        linear(&input, n, cols, &wq, Some(&scales), &b, &mut out);
         for t in 0..n {
             for r in 0..rows {
                 let dot: f32 = (0..cols)

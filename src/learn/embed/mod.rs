@@ -356,11 +356,11 @@ impl Embedder {
         match &self.quantized {
             Some(q) => {
                 let m = &q.matrices[quantized];
-                kernel::linear_q8(input, n, m.cols, q.data(m), q.scales(m), b, out);
+                kernel::linear(input, n, m.cols, q.data(m), Some(q.scales(m)), b, out);
             }
             None => {
                 let w = self.weights.get(weight);
-                kernel::linear(input, n, w.len() / b.len(), w, b, out);
+                kernel::linear(input, n, w.len() / b.len(), w, None, b, out);
             }
         }
     }
