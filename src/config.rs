@@ -42,6 +42,31 @@ impl ProviderKind {
     }
 }
 
+/// How an agent is isolated from the rest of the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxKind {
+    /// The agent runs as the user, with the user's access.
+    #[default]
+    None,
+    /// bubblewrap: the system read-only, the task's directory read-write, HOME hidden.
+    Bwrap,
+    /// A container from `docker_image`, the task's directory mounted at /workspace.
+    Docker,
+}
+
+impl SandboxKind {
+    pub const ALL: [SandboxKind; 3] = [Self::None, Self::Bwrap, Self::Docker];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Bwrap => "bwrap",
+            Self::Docker => "docker",
+        }
+    }
+}
+
 /// The whole of gza.yaml.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -56,6 +81,10 @@ pub struct Config {
     pub timeout_minutes: f64,
     /// Maximum agent turns per task, passed to providers that support it.
     pub max_turns: u32,
+    /// How agents are isolated; each provider may override it.
+    pub sandbox: SandboxKind,
+    /// The container image agents run in with `sandbox: docker`.
+    pub docker_image: Option<String>,
     /// Learning accumulation.
     pub learnings: LearningsConfig,
     /// Claude Code hook handlers.
@@ -72,6 +101,8 @@ impl Default for Config {
             model: None,
             timeout_minutes: 30.0,
             max_turns: 50,
+            sandbox: SandboxKind::None,
+            docker_image: None,
             learnings: LearningsConfig::default(),
             hooks: HooksConfig::default(),
             providers: ProvidersConfig::default(),
@@ -204,6 +235,8 @@ pub struct ClaudeConfig {
     pub tools: Vec<String>,
     /// Extra arguments appended to the command line.
     pub args: Vec<String>,
+    /// Overrides the top-level `sandbox` for this provider.
+    pub sandbox: Option<SandboxKind>,
 }
 
 impl Default for ClaudeConfig {
@@ -215,6 +248,7 @@ impl Default for ClaudeConfig {
                 .map(|s| s.to_string())
                 .collect(),
             args: Vec::new(),
+            sandbox: None,
         }
     }
 }
@@ -225,6 +259,8 @@ impl Default for ClaudeConfig {
 pub struct AgentBinaryConfig {
     pub path: String,
     pub args: Vec<String>,
+    /// Overrides the top-level `sandbox` for this provider.
+    pub sandbox: Option<SandboxKind>,
 }
 
 impl AgentBinaryConfig {
@@ -244,9 +280,23 @@ impl AgentBinaryConfig {
 pub struct CommandConfig {
     /// Program and arguments; `{model}` is replaced by the task's model.
     pub command: Vec<String>,
+    /// Overrides the top-level `sandbox` for this provider.
+    pub sandbox: Option<SandboxKind>,
 }
 
 impl Config {
+    /// The sandbox tasks of provider `kind` run in.
+    pub fn sandbox_for(&self, kind: ProviderKind) -> SandboxKind {
+        let p = &self.providers;
+        let own = match kind {
+            ProviderKind::Claude => p.claude.sandbox,
+            ProviderKind::Codex => p.codex.sandbox,
+            ProviderKind::Gemini => p.gemini.sandbox,
+            ProviderKind::Command => p.command.sandbox,
+        };
+        own.unwrap_or(self.sandbox)
+    }
+
     /// Read and validate `path`.
     pub fn load(path: &Path) -> Result<Config> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
@@ -305,6 +355,19 @@ impl Config {
         if !(self.timeout_minutes >= 0.0 && self.timeout_minutes.is_finite()) {
             return Err(bad(
                 "timeout_minutes must be 0 (no limit) or a positive number of minutes".into(),
+            ));
+        }
+        let uses_docker = ProviderKind::ALL
+            .iter()
+            .any(|&k| self.sandbox_for(k) == SandboxKind::Docker);
+        if uses_docker
+            && self
+                .docker_image
+                .as_deref()
+                .is_none_or(|i| i.trim().is_empty())
+        {
+            return Err(bad(
+                "sandbox: docker needs docker_image: the image agents run in".into(),
             ));
         }
         if self.max_turns == 0 {

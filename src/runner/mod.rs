@@ -4,6 +4,7 @@ mod complete;
 pub mod process;
 pub mod providers;
 mod run;
+pub mod sandbox;
 pub mod worktree;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -94,6 +94,50 @@ pub fn terminate_group(pgid: i64, grace: Duration) {
     signal_group(pgid, libc::SIGKILL);
 }
 
+/// The environment variable that tags every process an agent starts, so that processes which
+/// left the agent's process group (a new session, `setsid`, a detached child) can still be found.
+pub const RUN_TAG_VAR: &str = "GZA_RUN";
+
+/// Processes (other than this one) whose environment holds `GZA_RUN=<tag>`.
+pub fn tagged_processes(tag: &str) -> Vec<i64> {
+    let needle = format!("{RUN_TAG_VAR}={tag}\0").into_bytes();
+    let me = own_pid();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i64>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle.as_slice()))
+        })
+        .filter(|&pid| start_ticks(pid).is_some())
+        .collect()
+}
+
+/// End every process tagged `tag`: SIGTERM, then SIGKILL once `grace` has passed.
+/// Returns how many were found.
+pub fn terminate_tagged(tag: &str, grace: Duration) -> usize {
+    let pids = tagged_processes(tag);
+    let signal = |pid: i64, sig: libc::c_int| {
+        if let Ok(pid) = libc::pid_t::try_from(pid) {
+            // SAFETY: kill sends a signal; no memory is involved.
+            unsafe { libc::kill(pid, sig) };
+        }
+    };
+    for &pid in &pids {
+        signal(pid, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline && !tagged_processes(tag).is_empty() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for pid in tagged_processes(tag) {
+        signal(pid, libc::SIGKILL);
+    }
+    pids.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +152,25 @@ mod tests {
             !is_same_process_alive(me, Some(a + 1)),
             "a different start time means a reused pid"
         );
+    }
+
+    #[test]
+    fn a_tagged_process_in_its_own_session_is_found_and_ended() {
+        let tag = format!("unit-{}", own_pid());
+        let mut child = std::process::Command::new("setsid")
+            .args(["sleep", "60"])
+            .env(RUN_TAG_VAR, &tag)
+            .spawn()
+            .unwrap();
+        let pid = i64::from(child.id());
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while tagged_processes(&tag).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(tagged_processes(&tag), vec![pid]);
+        assert_eq!(terminate_tagged(&tag, Duration::from_secs(1)), 1);
+        child.wait().unwrap();
+        assert!(tagged_processes(&tag).is_empty());
     }
 
     #[test]

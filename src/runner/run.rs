@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::providers::{self, AgentRequest, Progress, Verdict};
-use super::{Observer, Status, complete, process, worktree};
+use super::{Observer, Status, complete, process, sandbox, worktree};
 use crate::config::ProviderKind;
 use crate::error::{Error, Result};
 use crate::project::Project;
@@ -19,6 +19,10 @@ use crate::task::{Task, TaskStatus, TaskType};
 
 /// Grace between SIGTERM and SIGKILL when gza ends an agent.
 pub const KILL_GRACE: Duration = Duration::from_secs(3);
+/// How long gza keeps reading the agent's stdout after the agent has exited and its processes
+/// were ended: a process that escaped both (a new session with a scrubbed environment) may
+/// hold the pipe open forever.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 /// Longest line of agent output parsed; longer lines are logged in full but parsed cut.
 const MAX_PARSED_LINE: usize = 4 * 1024 * 1024;
 
@@ -339,18 +343,44 @@ pub fn run_task(
         max_turns: project.config.max_turns,
         resume_session: task.resume_session_id.as_deref(),
     };
-    let invocation = providers::invocation(kind, &project.config, &request);
+    let sandbox_kind = project.config.sandbox_for(kind);
+    let place = sandbox::Place {
+        task_id: task.id,
+        provider: kind,
+        project_root: &project.root,
+        workdir: &workspace.dir,
+        home: std::env::var_os("HOME").map(PathBuf::from),
+        docker_image: project.config.docker_image.as_deref(),
+    };
+    let invocation = match sandbox::wrap(
+        sandbox_kind,
+        &place,
+        providers::invocation(kind, &project.config, &request),
+    )
+    .and_then(|inv| sandbox::preflight(sandbox_kind, &place, &inv).map(|()| inv))
+    {
+        Ok(inv) => inv,
+        Err(reason) => {
+            return fail_early(
+                "SANDBOX_ERROR",
+                format!("sandbox {}: {reason}", sandbox_kind.as_str()),
+            );
+        }
+    };
 
     let log_file =
         std::fs::File::create(&log_path).map_err(|e| Error::io(&log_path, "create", e))?;
     let stderr_path = logs.join(format!("{}.stderr.log", task.id));
     let stderr_file =
         std::fs::File::create(&stderr_path).map_err(|e| Error::io(&stderr_path, "create", e))?;
+    let run_tag = format!("{}-{}", process::own_pid(), task.id);
     let mut cmd = Command::new(&invocation.program);
     cmd.args(&invocation.args)
         .current_dir(&workspace.dir)
         .env("GZA_TASK_ID", task.id.to_string())
         .env("GZA_PROJECT_ROOT", &project.root)
+        .env(process::RUN_TAG_VAR, &run_tag)
+        .envs(invocation.env.iter().map(|(k, v)| (k, v)))
         .stdin(if invocation.prompt_on_stdin {
             Stdio::piped()
         } else {
@@ -385,14 +415,16 @@ pub fn run_task(
     }
     let progress = Arc::new(Mutex::new(Progress::default()));
     let stdout = child.stdout.take().expect("stdout is piped");
-    let reader = {
+    let parser = Arc::new(Mutex::new(Some(providers::parser(kind))));
+    let (drained_tx, drained_rx) = mpsc::channel::<()>();
+    {
         let progress = Arc::clone(&progress);
-        let mut parser = providers::parser(kind);
+        let parser = Arc::clone(&parser);
         std::thread::spawn(move || {
-            pump_output(stdout, log_file, &mut *parser, &progress);
-            parser
-        })
-    };
+            pump_output(stdout, log_file, &parser, &progress);
+            let _ = drained_tx.send(());
+        });
+    }
     let (exit_tx, exit_rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = exit_tx.send(child.wait());
@@ -417,7 +449,11 @@ pub fn run_task(
             }
             if forced.is_some() {
                 let grace = KILL_GRACE;
-                std::thread::spawn(move || process::terminate_group(pgid, grace));
+                let tag = run_tag.clone();
+                std::thread::spawn(move || {
+                    process::terminate_group(pgid, grace);
+                    process::terminate_tagged(&tag, grace);
+                });
             }
         }
         let now = progress.lock().expect("progress lock").clone();
@@ -434,9 +470,16 @@ pub fn run_task(
             last_save_at = Instant::now();
         }
     };
-    // Whatever the agent left running in its group goes with it.
+    // Whatever the agent left running goes with it: its group, and what left the group.
     process::terminate_group(pgid, Duration::from_millis(500));
-    let parser = reader.join().expect("output reader does not panic");
+    process::terminate_tagged(&run_tag, Duration::from_millis(500));
+    // Read what is left of the output, for a bounded time.
+    let _ = drained_rx.recv_timeout(DRAIN_AFTER_EXIT);
+    let parser = parser
+        .lock()
+        .expect("parser lock")
+        .take()
+        .expect("the parser is taken once");
     let exit_ok = exit.is_some_and(|s| s.success());
     let report = parser.finish(exit_ok);
 
@@ -544,21 +587,28 @@ fn finish(
 }
 
 /// Copy the agent's stdout to the log file as it comes, and feed complete lines to the parser.
+/// Stops when the stream ends or the parser has been taken away (gza stopped waiting).
 fn pump_output(
     mut stdout: impl Read,
     log_file: std::fs::File,
-    parser: &mut dyn providers::StreamParser,
+    parser: &Mutex<Option<Box<dyn providers::StreamParser>>>,
     progress: &Mutex<Progress>,
 ) {
     let mut log = BufWriter::new(log_file);
     let mut buf = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let mut overflow = false;
-    let take_line = |line: &mut Vec<u8>, parser: &mut dyn providers::StreamParser| {
+    // False once gza no longer reads.
+    let take_line = |line: &mut Vec<u8>| -> bool {
+        let mut guard = parser.lock().expect("parser lock");
+        let Some(parser) = guard.as_mut() else {
+            return false;
+        };
         let text = String::from_utf8_lossy(line);
         parser.line(text.trim_end_matches('\r'));
         *progress.lock().expect("progress lock") = parser.progress();
         line.clear();
+        true
     };
     loop {
         let n = match stdout.read(&mut buf) {
@@ -569,7 +619,9 @@ fn pump_output(
         let _ = log.flush();
         for &byte in &buf[..n] {
             if byte == b'\n' {
-                take_line(&mut line, parser);
+                if !take_line(&mut line) {
+                    return;
+                }
                 overflow = false;
             } else if line.len() < MAX_PARSED_LINE {
                 line.push(byte);
@@ -579,7 +631,7 @@ fn pump_output(
         }
     }
     if !line.is_empty() {
-        take_line(&mut line, parser);
+        take_line(&mut line);
     }
 }
 

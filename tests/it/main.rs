@@ -1,5 +1,7 @@
 //! Integration tests: one binary, each test a hermetic project driven through the real `gza`.
 
+mod agent_exit;
+mod agents_e2e;
 mod branches;
 mod claude_work;
 mod extraction_http;

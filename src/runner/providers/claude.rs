@@ -42,6 +42,7 @@ pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
         program: c.path.clone(),
         args,
         prompt_on_stdin: true,
+        env: Vec::new(),
     }
 }
 

@@ -4,6 +4,17 @@
 //! cached_input_tokens — a part of input_tokens — and output_tokens), `item.completed` whose item
 //! is an `agent_message` (text), and `turn.failed` / `error`. Codex reports no cost, and gza does
 //! not guess one from a price table that would go stale: cost is left empty, tokens are recorded.
+//! `turn.completed` closes one user turn (one `codex exec`), however many model calls it made, so
+//! the turns recorded for a Codex task are Codex's turns, not API requests; its usage already sums
+//! the turn's requests.
+//!
+//! `codex exec` defaults to a read-only sandbox of its own, in which the agent cannot write a file
+//! (the task "completes" with no change). Its `workspace-write` sandbox runs commands through
+//! bubblewrap and a helper binary it installs under CODEX_HOME, which it refuses to do when that
+//! lies under /tmp ("bwrap: execvp codex-linux-sandbox: No such file or directory"), and it cannot
+//! nest inside gza's own sandbox. So isolation is gza's `sandbox` setting, and gza runs Codex with
+//! `--dangerously-bypass-approvals-and-sandbox` unless `providers.codex.args` choose Codex's own
+//! sandbox (`--sandbox`/`-s`, `--full-auto`).
 
 use serde_json::Value;
 
@@ -14,11 +25,21 @@ use crate::config::Config;
 
 pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
     let c = &config.providers.codex;
+    let chooses_own_sandbox = c.args.iter().any(|a| {
+        a == "-s"
+            || a == "--sandbox"
+            || a.starts_with("--sandbox=")
+            || a == "--full-auto"
+            || a == "--dangerously-bypass-approvals-and-sandbox"
+    });
     let mut args: Vec<String> = vec!["exec".into()];
     if let Some(session) = request.resume_session {
         args.extend(["resume".into(), session.into()]);
     }
     args.extend(["--json".into(), "--skip-git-repo-check".into()]);
+    if !chooses_own_sandbox {
+        args.push("--dangerously-bypass-approvals-and-sandbox".into());
+    }
     if let Some(model) = request.model {
         args.extend(["-m".into(), model.into()]);
     }
@@ -28,6 +49,7 @@ pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
         program: c.path_or("codex").to_string(),
         args,
         prompt_on_stdin: true,
+        env: Vec::new(),
     }
 }
 

@@ -12,6 +12,7 @@ pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
         program: command.first().map(expand).unwrap_or_default(),
         args: command.iter().skip(1).map(expand).collect(),
         prompt_on_stdin: true,
+        env: Vec::new(),
     }
 }
 

@@ -3,6 +3,13 @@
 //! Events: `init` (session_id, model), `message` (role, content; `delta: true` continues the
 //! current message), `tool_use`, `tool_result`, and `result` (status, stats with input_tokens,
 //! output_tokens, tool_calls). Gemini takes the prompt as an argument and reports no cost.
+//! A turn is counted per model response: the first assistant message or tool call after the
+//! start or after a tool result. A failed `result` carries `error.message`.
+//!
+//! Gemini CLI does not trust a folder it has not been told about, and in an untrusted folder it
+//! silently turns `--yolo` back into "ask first", which a headless run cannot answer: the agent
+//! then cannot write. gza's worktrees are new folders, so gza sets `GEMINI_CLI_TRUST_WORKSPACE=true`
+//! for the agent unless the environment already sets it.
 
 use serde_json::Value;
 
@@ -24,10 +31,16 @@ pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
         args.extend(["-m".into(), model.into()]);
     }
     args.extend(c.args.iter().cloned());
+    let env = if std::env::var_os("GEMINI_CLI_TRUST_WORKSPACE").is_none() {
+        vec![("GEMINI_CLI_TRUST_WORKSPACE".to_string(), "true".to_string())]
+    } else {
+        Vec::new()
+    };
     Invocation {
         program: c.path_or("gemini").to_string(),
         args,
         prompt_on_stdin: false,
+        env,
     }
 }
 
@@ -36,6 +49,7 @@ pub struct GeminiParser {
     session_id: Option<String>,
     model: Option<String>,
     turns: i64,
+    in_turn: bool,
     current: String,
     last_message: Option<String>,
     result: Option<Value>,
@@ -45,6 +59,15 @@ impl GeminiParser {
     fn close_message(&mut self) {
         if !self.current.is_empty() {
             self.last_message = Some(std::mem::take(&mut self.current));
+        }
+    }
+}
+
+impl GeminiParser {
+    fn start_turn(&mut self) {
+        if !self.in_turn {
+            self.turns += 1;
+            self.in_turn = true;
         }
     }
 }
@@ -63,11 +86,15 @@ impl StreamParser for GeminiParser {
                 let content = event["content"].as_str().unwrap_or("");
                 if event["delta"] != true || self.current.is_empty() {
                     self.close_message();
-                    self.turns += 1;
                 }
+                self.start_turn();
                 self.current.push_str(content);
             }
-            Some("tool_use") => self.close_message(),
+            Some("tool_use") => {
+                self.close_message();
+                self.start_turn();
+            }
+            Some("tool_result") => self.in_turn = false,
             Some("result") => {
                 self.close_message();
                 self.result = Some(event);
@@ -96,7 +123,13 @@ impl StreamParser for GeminiParser {
             Some(r) if r["status"] == "success" => Verdict::Success,
             Some(r) => Verdict::Failed {
                 reason: "AGENT_ERROR",
-                detail: clip(&r["error"].to_string(), 300),
+                detail: clip(
+                    &r["error"]["message"]
+                        .as_str()
+                        .map(String::from)
+                        .unwrap_or_else(|| r["error"].to_string()),
+                    300,
+                ),
             },
         };
         AgentReport {
@@ -149,6 +182,7 @@ mod tests {
             r#"{"type":"message","role":"assistant","content":"Work","delta":true}"#,
             r#"{"type":"message","role":"assistant","content":"ing.","delta":true}"#,
             r#"{"type":"tool_use","tool_name":"write_file","parameters":{"file_path":"a"}}"#,
+            r#"{"type":"tool_result","tool_id":"w1","status":"success"}"#,
             r#"{"type":"message","role":"assistant","content":"Done.","delta":true}"#,
             r#"{"type":"result","status":"success","stats":{"input_tokens":500,"output_tokens":20,"tool_calls":1}}"#,
         ] {

@@ -20,6 +20,8 @@ pub struct Invocation {
     pub args: Vec<String>,
     /// Whether the prompt is written to the agent's stdin (otherwise it is in `args`).
     pub prompt_on_stdin: bool,
+    /// Environment variables set for the agent, on top of gza's own.
+    pub env: Vec<(String, String)>,
 }
 
 /// What a task asks of its agent.

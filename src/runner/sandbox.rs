@@ -1,0 +1,376 @@
+//! Isolating an agent: the command line that runs it inside bubblewrap or a container, and the
+//! checks that say whether a sandbox can start here.
+//!
+//! A sandbox that cannot start is an error the task records (SANDBOX_ERROR); an agent is never
+//! run unsandboxed in its place.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::config::{ProviderKind, SandboxKind};
+
+use super::providers::Invocation;
+
+/// The bubblewrap binary gza runs.
+pub const BWRAP: &str = "bwrap";
+/// The container CLI gza runs; `GZA_DOCKER` names another (podman, say).
+pub const DOCKER: &str = "docker";
+/// Where a container sees the task's directory.
+pub const CONTAINER_WORKDIR: &str = "/workspace";
+
+/// Environment variables a container is given from gza's environment, when set: API keys
+/// and endpoints the agent CLIs read.
+const CONTAINER_ENV: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GEMINI_BASE_URL",
+];
+
+/// Where one task's agent runs.
+#[derive(Debug, Clone)]
+pub struct Place<'a> {
+    pub task_id: i64,
+    pub provider: ProviderKind,
+    /// The project root (holds `.gza/` and `.git`).
+    pub project_root: &'a Path,
+    /// The directory the agent works in: a worktree, or the project root for in-place tasks.
+    pub workdir: &'a Path,
+    /// The user's home directory, hidden from a bwrap agent but for the provider's own files.
+    pub home: Option<PathBuf>,
+    /// The image for `docker`.
+    pub docker_image: Option<&'a str>,
+}
+
+/// The configuration files and directories under HOME a provider's CLI reads and writes
+/// (its login, settings and session files), relative to HOME.
+fn provider_home_entries(provider: ProviderKind) -> &'static [&'static str] {
+    match provider {
+        ProviderKind::Claude => &[".claude", ".claude.json", ".config/claude"],
+        ProviderKind::Codex => &[".codex"],
+        ProviderKind::Gemini => &[".gemini"],
+        ProviderKind::Command => &[],
+    }
+}
+
+/// The command line that runs `inv` in sandbox `kind`; `Err` is a one-line reason.
+pub fn wrap(kind: SandboxKind, place: &Place, inv: Invocation) -> Result<Invocation, String> {
+    match kind {
+        SandboxKind::None => Ok(inv),
+        SandboxKind::Bwrap => Ok(bwrap_invocation(place, inv)),
+        SandboxKind::Docker => docker_invocation(place, inv),
+    }
+}
+
+/// Check, just before a task starts, that sandbox `kind` can run `wrapped`: for bwrap the same
+/// mounts are set up around `true`, so a missing bubblewrap, a kernel without user namespaces or
+/// a mount that fails is found before the agent starts; for docker, the engine and the image.
+pub fn preflight(kind: SandboxKind, place: &Place, wrapped: &Invocation) -> Result<(), String> {
+    match kind {
+        SandboxKind::None => Ok(()),
+        SandboxKind::Bwrap => {
+            let sep = wrapped
+                .args
+                .iter()
+                .position(|a| a == "--")
+                .unwrap_or(wrapped.args.len());
+            let mut args = wrapped.args[..sep].to_vec();
+            args.extend(["--".into(), "true".into()]);
+            run_check(BWRAP, &args, "bubblewrap")
+        }
+        SandboxKind::Docker => {
+            let docker = docker_binary();
+            engine_check(&docker)?;
+            let image = place.docker_image.unwrap_or_default();
+            run_check(&docker, &["image".into(), "inspect".into(), image.into()], "docker")
+                .map_err(|_| {
+                    format!("docker image `{image}` not found; `{docker} pull {image}` or set docker_image in gza.yaml")
+                })
+        }
+    }
+}
+
+/// Whether sandbox `kind` works on this machine: `Ok` with what was found, or why not.
+pub fn probe(kind: SandboxKind) -> Result<String, String> {
+    match kind {
+        SandboxKind::None => Ok("agents run with your own access".into()),
+        SandboxKind::Bwrap => {
+            let version = version_of(BWRAP)?;
+            let args: Vec<String> = [
+                "--die-with-parent",
+                "--unshare-pid",
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "--tmpfs",
+                "/tmp",
+                "--",
+                "true",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            run_check(BWRAP, &args, "bubblewrap")?;
+            Ok(version)
+        }
+        SandboxKind::Docker => {
+            let docker = docker_binary();
+            let server = engine_check(&docker)?;
+            Ok(format!("{docker}, engine {server}"))
+        }
+    }
+}
+
+fn docker_binary() -> String {
+    std::env::var("GZA_DOCKER")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| DOCKER.to_string())
+}
+
+fn engine_check(docker: &str) -> Result<String, String> {
+    let out = Command::new(docker)
+        .args(["version", "--format", "{{.Server.Version}}"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| not_runnable(docker, "docker", &e))?;
+    let server = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.status.success() && !server.is_empty() {
+        return Ok(server);
+    }
+    Err(format!(
+        "no container engine answers `{docker}`: {}",
+        first_line(&out.stderr).unwrap_or_else(|| "no server version".into())
+    ))
+}
+
+fn version_of(program: &str) -> Result<String, String> {
+    let out = Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| not_runnable(program, "bubblewrap", &e))?;
+    Ok(first_line(&out.stdout).unwrap_or_else(|| program.to_string()))
+}
+
+fn not_runnable(program: &str, package: &str, e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        format!("`{program}` not found; install {package}, or set sandbox: none in gza.yaml")
+    } else {
+        format!("cannot run `{program}`: {e}")
+    }
+}
+
+fn run_check(program: &str, args: &[String], package: &str) -> Result<(), String> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .output()
+        .map_err(|e| not_runnable(program, package, &e))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "{program} cannot start a sandbox here: {}",
+        first_line(&out.stderr).unwrap_or_else(|| format!("{}", out.status))
+    ))
+}
+
+fn first_line(bytes: &[u8]) -> Option<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| super::providers::clip(l, 200))
+}
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// bubblewrap: the whole system read-only, a private /tmp, /dev and /proc (own PID namespace, so
+/// nothing the agent starts outlives it), HOME replaced by an empty read-only directory in which
+/// only the provider's own config entries are the user's (read-write), the project read-only and
+/// the task's directory read-write. For an in-place task the project is read-write but `.gza/`
+/// stays read-only, so the agent cannot rewrite learnings or the database. The network is shared:
+/// the agent needs its API.
+fn bwrap_invocation(place: &Place, inv: Invocation) -> Invocation {
+    let mut a: Vec<String> = Vec::new();
+    let mut push = |items: &[&str]| a.extend(items.iter().map(|s| s.to_string()));
+    push(&[
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+    ]);
+    let home = place
+        .home
+        .as_ref()
+        .filter(|h| h.is_absolute() && h.parent().is_some() && h.is_dir());
+    if let Some(home) = home {
+        let home_s = s(home);
+        a.extend(["--tmpfs".into(), home_s.clone()]);
+        for entry in provider_home_entries(place.provider) {
+            let path = s(&home.join(entry));
+            a.extend(["--bind-try".into(), path.clone(), path]);
+        }
+    }
+    let root = s(place.project_root);
+    let workdir = s(place.workdir);
+    let gza = s(&place.project_root.join(".gza"));
+    if place.workdir == place.project_root {
+        a.extend(["--bind".into(), root.clone(), root]);
+        a.extend(["--ro-bind-try".into(), gza.clone(), gza]);
+    } else {
+        a.extend(["--ro-bind".into(), root.clone(), root]);
+        a.extend(["--bind".into(), workdir.clone(), workdir.clone()]);
+    }
+    // Last, once every mount point under HOME exists: HOME itself becomes read-only.
+    if let Some(home) = home {
+        a.extend(["--remount-ro".into(), s(home)]);
+    }
+    a.extend(["--chdir".into(), workdir, "--".into(), inv.program]);
+    a.extend(inv.args);
+    Invocation {
+        program: BWRAP.into(),
+        args: a,
+        prompt_on_stdin: inv.prompt_on_stdin,
+        env: inv.env,
+    }
+}
+
+/// `docker run`: the task's directory at /workspace; for a worktree, the project's `.git` at
+/// its own path, read-only, so the worktree's `.git` file (which names that path) resolves and
+/// no container can prune another task's worktree. The agent binary is the image's (its file
+/// name is looked up on the image's PATH).
+fn docker_invocation(place: &Place, inv: Invocation) -> Result<Invocation, String> {
+    let image = place
+        .docker_image
+        .filter(|i| !i.trim().is_empty())
+        .ok_or("sandbox: docker needs docker_image in gza.yaml")?;
+    let program = Path::new(&inv.program)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or(inv.program.clone());
+    let name = format!("gza-{}-task-{}", std::process::id(), place.task_id);
+    let mut a: Vec<String> = vec![
+        "run".into(),
+        "--rm".into(),
+        "-i".into(),
+        "--init".into(),
+        "--name".into(),
+        name,
+        "-v".into(),
+        format!("{}:{CONTAINER_WORKDIR}", s(place.workdir)),
+        "-w".into(),
+        CONTAINER_WORKDIR.into(),
+    ];
+    if place.workdir != place.project_root {
+        let git = s(&place.project_root.join(".git"));
+        a.extend(["-v".into(), format!("{git}:{git}:ro")]);
+    } else {
+        let gza = s(&place.project_root.join(".gza"));
+        a.extend(["-v".into(), format!("{gza}:{CONTAINER_WORKDIR}/.gza:ro")]);
+    }
+    for key in CONTAINER_ENV {
+        if std::env::var_os(key).is_some() {
+            a.extend(["-e".into(), (*key).to_string()]);
+        }
+    }
+    for (k, v) in &inv.env {
+        a.extend(["-e".into(), format!("{k}={v}")]);
+    }
+    a.push(image.to_string());
+    a.push(program);
+    a.extend(inv.args);
+    Ok(Invocation {
+        program: docker_binary(),
+        args: a,
+        prompt_on_stdin: inv.prompt_on_stdin,
+        env: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inv() -> Invocation {
+        Invocation {
+            program: "/opt/bin/codex".into(),
+            args: vec!["exec".into(), "-".into()],
+            prompt_on_stdin: true,
+            env: vec![("GZA_X".into(), "1".into())],
+        }
+    }
+
+    #[test]
+    fn docker_mounts_the_worktree_at_a_fixed_path_and_git_read_only() {
+        let place = Place {
+            task_id: 7,
+            provider: ProviderKind::Codex,
+            project_root: Path::new("/p"),
+            workdir: Path::new("/p/.gza/worktrees/7-x"),
+            home: None,
+            docker_image: Some("agents:1"),
+        };
+        let w = wrap(SandboxKind::Docker, &place, inv()).unwrap();
+        let line = w.args.join(" ");
+        assert!(
+            line.contains(
+                "-v /p/.gza/worktrees/7-x:/workspace -w /workspace -v /p/.git:/p/.git:ro"
+            ),
+            "{line}"
+        );
+        assert!(line.ends_with("-e GZA_X=1 agents:1 codex exec -"), "{line}");
+    }
+
+    #[test]
+    fn docker_without_an_image_is_refused() {
+        let place = Place {
+            task_id: 1,
+            provider: ProviderKind::Codex,
+            project_root: Path::new("/p"),
+            workdir: Path::new("/p"),
+            home: None,
+            docker_image: None,
+        };
+        assert!(wrap(SandboxKind::Docker, &place, inv()).is_err());
+    }
+
+    #[test]
+    fn bwrap_makes_gza_read_only_for_in_place_tasks() {
+        let place = Place {
+            task_id: 1,
+            provider: ProviderKind::Codex,
+            project_root: Path::new("/p"),
+            workdir: Path::new("/p"),
+            home: None,
+            docker_image: None,
+        };
+        let w = wrap(SandboxKind::Bwrap, &place, inv()).unwrap();
+        let line = w.args.join(" ");
+        assert!(
+            line.contains(
+                "--bind /p /p --ro-bind-try /p/.gza /p/.gza --chdir /p -- /opt/bin/codex exec -"
+            ),
+            "{line}"
+        );
+    }
+}

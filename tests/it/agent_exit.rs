@@ -1,0 +1,122 @@
+//! An agent's leftovers cannot hold `gza work`: processes it started in a new session are ended
+//! with it, and gza stops reading its output a bounded time after it exits.
+
+use std::time::{Duration, Instant};
+
+use crate::support::project::{TestProject, process_alive, wait_until};
+
+fn pid_in(path: &std::path::Path) -> i64 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_grandchild_in_a_new_session_is_ended_with_the_agent() {
+    let p = TestProject::new();
+    let pid_file = p.scratch().join("grandchild");
+    p.command_agent(
+        &format!(
+            "setsid sleep 600 &\necho $! > {}\necho finished\n",
+            pid_file.display()
+        ),
+        "",
+    );
+    p.add(&["leaves a process behind"]);
+    let started = Instant::now();
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(started.elapsed() < Duration::from_secs(20), "{run}");
+    assert_eq!(p.task_field::<String>(1, "status"), "completed");
+    wait_until(5, "the grandchild to end", || {
+        !process_alive(pid_in(&pid_file))
+    });
+}
+
+#[test]
+fn a_grandchild_that_hides_from_gza_does_not_hold_its_output_open() {
+    let p = TestProject::new();
+    let pid_file = p.scratch().join("grandchild");
+    // A new session and an empty environment: neither the group nor the tag reaches it, and it
+    // keeps the agent's stdout open for ten minutes.
+    p.command_agent(
+        &format!(
+            "env -i setsid sleep 600 &\necho $! > {}\necho finished\n",
+            pid_file.display()
+        ),
+        "",
+    );
+    p.add(&["hides a process"]);
+    let started = Instant::now();
+    let run = p.run(&["work"]);
+    let took = started.elapsed();
+    let grandchild = pid_in(&pid_file);
+    unsafe { libc::kill(grandchild as i32, libc::SIGKILL) };
+    assert_eq!(run.code, 0, "{run}");
+    assert!(took < Duration::from_secs(20), "gza waited {took:?}");
+    assert_eq!(p.task_field::<String>(1, "status"), "completed");
+    let output: String = p.task_field(1, "output");
+    assert!(output.contains("finished"), "{output}");
+}
+
+#[test]
+fn a_timeout_ends_a_grandchild_in_a_new_session() {
+    let p = TestProject::new();
+    let pid_file = p.scratch().join("grandchild");
+    p.command_agent(
+        &format!(
+            "setsid sleep 600 &\necho $! > {}\nsleep 600\n",
+            pid_file.display()
+        ),
+        "timeout_minutes: 0.02\n",
+    );
+    p.add(&["hangs"]);
+    let started = Instant::now();
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(started.elapsed() < Duration::from_secs(20), "{run}");
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "TIMEOUT");
+    wait_until(5, "the grandchild to end", || {
+        !process_alive(pid_in(&pid_file))
+    });
+}
+
+#[test]
+fn sigterm_ends_a_task_whose_grandchild_left_the_group() {
+    let p = TestProject::new();
+    let pid_file = p.scratch().join("grandchild");
+    p.command_agent(
+        &format!(
+            "setsid sleep 600 &\necho $! > {}\nsleep 600\n",
+            pid_file.display()
+        ),
+        "",
+    );
+    p.add(&["runs long"]);
+    let worker = p
+        .command(&["work"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until(10, "the agent to start", || pid_file.exists());
+    wait_until(5, "the task to be in progress", || {
+        p.task_field::<String>(1, "status") == "in_progress"
+    });
+    let started = Instant::now();
+    unsafe { libc::kill(worker.id() as i32, libc::SIGTERM) };
+    let out = worker.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "KILLED");
+    wait_until(5, "the grandchild to end", || {
+        !process_alive(pid_in(&pid_file))
+    });
+}
