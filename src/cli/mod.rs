@@ -6,6 +6,7 @@
 mod add;
 mod branch;
 mod demo;
+mod doctor;
 mod history;
 mod hook;
 mod import;
@@ -107,6 +108,8 @@ pub enum Command {
     Learnings(learnings::LearningsArgs),
     /// Put learnings into every Claude Code session: install gza's hooks, and their handlers.
     Hook(hook::HookArgs),
+    /// Say which agent sandboxes (none, bwrap, docker) work on this machine.
+    Doctor(doctor::DoctorArgs),
     /// Watch gza run six tasks offline with a scripted agent, in a temporary project.
     Demo(demo::DemoArgs),
     /// The demo's scripted agent (reads a prompt on stdin).
@@ -167,6 +170,7 @@ pub fn main() -> ExitCode {
 fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Work(args) => return work::cmd_work(ctx, args),
+        Command::Doctor(args) => return doctor::cmd_doctor(ctx, args),
         Command::Init(args) => init::cmd_init(ctx, args),
         Command::Add(args) => add::cmd_add(ctx, args),
         Command::Edit(args) => add::cmd_edit(ctx, args),

@@ -165,8 +165,12 @@ fn worker_loop(
 }
 
 /// Check that the agent `task` runs with can be started; the error names it and its config key.
+/// In a container the binary is the image's, checked when the task starts.
 fn check_agent(project: &Project, task: &Task) -> Result<()> {
     let kind = provider_of(project, task);
+    if project.config.sandbox_for(kind) == crate::config::SandboxKind::Docker {
+        return Ok(());
+    }
     check_binary(
         &providers::binary(kind, &project.config),
         providers::config_key(kind),

@@ -8,14 +8,14 @@ use crate::support::fake_llm::{FakeLlm, Reply};
 use crate::support::project::{TestProject, process_alive, wait_until};
 
 #[derive(Clone, Copy, Debug)]
-enum Agent {
+pub(crate) enum Agent {
     Codex,
     Gemini,
 }
 
 /// A git project whose provider is the real `agent` CLI, talking to `server`; `extra` is more
 /// gza.yaml.
-fn project_for(agent: Agent, server: &FakeLlm, extra: &str) -> TestProject {
+pub(crate) fn project_for(agent: Agent, server: &FakeLlm, extra: &str) -> TestProject {
     let mut p = TestProject::in_git_repo();
     let (name, bin) = match agent {
         Agent::Codex => ("codex", codex_bin()),

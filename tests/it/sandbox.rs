@@ -1,0 +1,256 @@
+//! `sandbox: bwrap | docker`: a sandboxed agent does its job and cannot write outside its
+//! task's directory; a sandbox that cannot start fails the task with SANDBOX_ERROR and the agent
+//! never runs; `gza doctor` says which sandboxes work.
+
+use crate::agents_e2e::{Agent, project_for};
+use crate::support::fake_llm::{FakeLlm, Reply};
+use crate::support::project::TestProject;
+
+/// The agent tries to write to $HOME, the project root, the database and learnings.md, then
+/// writes its own file and finishes.
+fn a_bwrap_agent_does_its_job_and_nothing_else(agent: Agent) {
+    let server = FakeLlm::start(Vec::new());
+    let p = project_for(agent, &server, "sandbox: bwrap\n");
+    let db_before = std::fs::read(p.path(".gza/gza.db")).unwrap();
+    let (home, root) = (
+        p.home().display().to_string(),
+        p.root().display().to_string(),
+    );
+    server.push(Reply::shell(format!(
+        "echo x > {home}/pwned-home; echo x > {root}/pwned-root; echo x >> {root}/.gza/gza.db; \
+         echo x >> {root}/.gza/learnings.md; echo tried"
+    )));
+    server.push(Reply::write_file("notes.txt", "sandboxed\n"));
+    server.push(Reply::text("I added notes.txt."));
+    p.add(&["Add notes"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    let t = p.json(&["show", "1", "--json"]);
+    assert_eq!(t["status"], "completed", "{t}");
+    assert_eq!(p.git(&["show", "gza/1-add-notes:notes.txt"]), "sandboxed\n");
+
+    assert!(!p.home().join("pwned-home").exists());
+    assert!(!p.root().join("pwned-root").exists());
+    let learnings = std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap_or_default();
+    assert!(!learnings.ends_with("x\n"), "{learnings}");
+    // The agent saw each write refused.
+    let tool_result = server.agent_calls()[1].body.to_string();
+    assert_eq!(
+        tool_result.matches("Read-only file system").count(),
+        4,
+        "{tool_result}"
+    );
+    // The database the agent could not touch still holds every task (gza wrote it, not the agent).
+    assert_ne!(std::fs::read(p.path(".gza/gza.db")).unwrap(), db_before);
+}
+
+#[test]
+fn codex_in_bwrap_does_its_job_and_cannot_write_home_project_or_database() {
+    a_bwrap_agent_does_its_job_and_nothing_else(Agent::Codex);
+}
+
+#[test]
+fn gemini_in_bwrap_does_its_job_and_cannot_write_home_project_or_database() {
+    a_bwrap_agent_does_its_job_and_nothing_else(Agent::Gemini);
+}
+
+#[test]
+fn an_in_place_task_in_bwrap_writes_the_project_but_not_gza() {
+    let server = FakeLlm::start(Vec::new());
+    let p = project_for(Agent::Codex, &server, "sandbox: bwrap\n");
+    let root = p.root().display().to_string();
+    server.push(Reply::shell(format!(
+        "echo notes > {root}/explored.txt; echo x >> {root}/.gza/gza.db"
+    )));
+    server.push(Reply::text("Explored."));
+    p.add(&["Explore", "--type", "explore"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("explored.txt")).unwrap(),
+        "notes\n"
+    );
+    let tool_result = server.agent_calls()[1].body.to_string();
+    assert_eq!(
+        tool_result.matches("Read-only file system").count(),
+        1,
+        "{tool_result}"
+    );
+}
+
+/// A command agent that records that it ran; `sandbox` and `path` set the rest.
+fn marker_project(extra: &str) -> (TestProject, std::path::PathBuf) {
+    let p = TestProject::new();
+    let marker = p.scratch().join("agent-ran");
+    p.command_agent(&format!("touch {}\necho ran\n", marker.display()), extra);
+    (p, marker)
+}
+
+#[test]
+fn a_missing_bwrap_fails_the_task_with_sandbox_error_and_the_agent_never_runs() {
+    let (mut p, marker) = marker_project("sandbox: bwrap\n");
+    let empty = p.scratch().join("empty-bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    // Only sh and git on PATH: no bwrap.
+    for tool in ["sh", "git"] {
+        let real = which(tool);
+        std::os::unix::fs::symlink(real, empty.join(tool)).unwrap();
+    }
+    p.set_env("PATH", &empty.to_string_lossy());
+    p.add(&["anything", "--type", "explore"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 1, "{run}");
+    let t = p.json(&["show", "1", "--json"]);
+    assert_eq!(t["failure_reason"], "SANDBOX_ERROR", "{t}");
+    assert_eq!(
+        t["output"],
+        "gza: sandbox bwrap: `bwrap` not found; install bubblewrap, or set sandbox: none in gza.yaml"
+    );
+    assert!(!marker.exists(), "the agent must not run unsandboxed");
+}
+
+/// bubblewrap refusing to create namespaces (as on a kernel without unprivileged user
+/// namespaces) cannot be produced on a machine where it works, so a `bwrap` that answers the way
+/// bubblewrap does there stands in for it: what is tested is gza's handling of the refusal.
+#[test]
+fn a_bwrap_that_cannot_create_namespaces_fails_the_task_with_its_reason() {
+    let (mut p, marker) = marker_project("sandbox: bwrap\n");
+    let bin = p.scratch().join("refusing-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("bwrap");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    p.set_env("PATH", &path);
+    p.add(&["anything", "--type", "explore"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 1, "{run}");
+    let t = p.json(&["show", "1", "--json"]);
+    assert_eq!(t["failure_reason"], "SANDBOX_ERROR", "{t}");
+    assert!(
+        t["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("gza: sandbox bwrap: bwrap cannot start a sandbox here: bwrap: No permissions to create new namespace"),
+        "{t}"
+    );
+    assert!(!marker.exists(), "the agent must not run unsandboxed");
+    let doctor = p.run(&["doctor"]);
+    assert_eq!(doctor.code, 1, "{doctor}");
+    assert!(
+        doctor
+            .stdout
+            .contains("bwrap   does not work: bwrap cannot start a sandbox here"),
+        "{doctor}"
+    );
+}
+
+#[test]
+fn docker_without_an_engine_fails_the_task_with_sandbox_error() {
+    let (p, marker) = marker_project("sandbox: docker\ndocker_image: gza-agents:latest\n");
+    p.add(&["anything", "--type", "explore"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 1, "{run}");
+    let t = p.json(&["show", "1", "--json"]);
+    assert_eq!(t["failure_reason"], "SANDBOX_ERROR", "{t}");
+    let output = t["output"].as_str().unwrap();
+    // Without a client: "`docker` not found"; with a client but no engine (these machines):
+    // "no container engine answers `docker`: Cannot connect to the Docker daemon …".
+    assert!(
+        output.starts_with("gza: sandbox docker: no container engine answers `docker`: ")
+            || output
+                == "gza: sandbox docker: `docker` not found; install docker, or set sandbox: none in gza.yaml",
+        "{output}"
+    );
+    assert!(!marker.exists(), "the agent must not run unsandboxed");
+}
+
+/// The command line gza hands the container CLI, recorded by a `docker` that answers like an
+/// engine with the image present (no engine runs on these machines).
+#[test]
+fn docker_runs_the_agent_with_the_worktree_at_workspace_and_git_read_only() {
+    let mut p = TestProject::in_git_repo();
+    let log = p.scratch().join("docker-args");
+    let fake = p.scratch().join("docker");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> {}\ncase \"$1\" in version) echo 27.0.0;; image) echo '[]';; run) echo 'agent output'; exit 3;; esac\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p.set_env("GZA_DOCKER", &fake.to_string_lossy());
+    p.set_env("OPENAI_API_KEY", "sk-test-not-a-real-key");
+    p.config(
+        "provider: codex\nsandbox: docker\ndocker_image: gza-agents:1\nproviders:\n  codex:\n    path: /opt/agents/bin/codex\n",
+    );
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure"]);
+    p.add(&["Add notes"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 1, "{run}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = calls.lines().collect();
+    assert_eq!(lines[0], "version --format {{.Server.Version}}");
+    assert_eq!(lines[1], "image inspect gza-agents:1");
+    let root = p.root().canonicalize().unwrap();
+    let wt = root.join(".gza/worktrees/1-add-notes");
+    let expected = format!(
+        "run --rm -i --init --name gza-PID-task-1 -v {wt}:/workspace -w /workspace \
+         -v {git}:{git}:ro -e OPENAI_API_KEY gza-agents:1 codex exec --json --skip-git-repo-check \
+         --dangerously-bypass-approvals-and-sandbox -",
+        wt = wt.display(),
+        git = root.join(".git").display()
+    );
+    let got = lines[2]
+        .split_whitespace()
+        .map(|w| {
+            if w.starts_with("gza-") && w.ends_with("-task-1") {
+                "gza-PID-task-1"
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(got, expected);
+    // The key is passed by name, never on the command line.
+    assert!(!calls.contains("sk-test"), "{calls}");
+    let t = p.json(&["show", "1", "--json"]);
+    assert_eq!(t["failure_reason"], "AGENT_EXIT", "{t}");
+}
+
+#[test]
+fn doctor_reports_each_sandbox() {
+    let p = TestProject::new();
+    p.config("sandbox: bwrap\nproviders:\n  codex:\n    sandbox: docker\ndocker_image: x\n");
+    let run = p.run(&["doctor"]);
+    assert_eq!(run.code, 0, "{run}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines[0], "Sandboxes on this machine:");
+    assert_eq!(lines[1], "  none    works: agents run with your own access");
+    assert!(
+        lines[2].starts_with("  bwrap   works: bubblewrap "),
+        "{run}"
+    );
+    assert!(lines[3].starts_with("  docker  does not work: "), "{run}");
+    assert_eq!(
+        lines[4],
+        "This project (gza.yaml): claude bwrap, codex docker, gemini bwrap, command bwrap"
+    );
+}
+
+fn which(tool: &str) -> std::path::PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join(tool))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| panic!("{tool} on PATH"))
+}
