@@ -74,9 +74,32 @@ pub fn signal_group(pgid: i64, signal: libc::c_int) -> bool {
     unsafe { libc::kill(-pgid, signal) == 0 }
 }
 
-/// True while any process of group `pgid` exists.
+/// True while any process of group `pgid` exists and is not a zombie. A zombie cannot run, and
+/// one whose parent died waits for init to reap it: bubblewrap's PID-namespace init, orphaned when
+/// bwrap exits, stayed a zombie in the agent's group for about 0.5 s on a VM whose init reaps
+/// slowly, and every sandboxed task waited out the kill grace for it.
 pub fn group_exists(pgid: i64) -> bool {
-    signal_group(pgid, 0)
+    signal_group(pgid, 0) && group_has_live_member(pgid)
+}
+
+fn group_has_live_member(pgid: i64) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i64>().ok())
+        .any(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            let Some(close) = stat.rfind(')') else {
+                return false;
+            };
+            // After the command name: state, ppid, pgrp.
+            let mut fields = stat[close + 1..].split_whitespace();
+            let state = fields.next().unwrap_or("Z");
+            let pgrp = fields.nth(1).and_then(|f| f.parse::<i64>().ok());
+            state != "Z" && state != "X" && pgrp == Some(pgid)
+        })
 }
 
 /// End process group `pgid`: SIGTERM, then SIGKILL once `grace` has passed.
