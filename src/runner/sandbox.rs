@@ -56,6 +56,18 @@ fn provider_home_entries(provider: ProviderKind) -> &'static [&'static str] {
     }
 }
 
+/// The directory among a provider's entries that its CLI creates on first use; gza creates it
+/// beforehand, since inside the sandbox HOME is read-only (Claude Code's Bash tool fails with
+/// "EROFS: read-only file system, mkdir '~/.claude'" otherwise).
+fn provider_home_dir(provider: ProviderKind) -> Option<&'static str> {
+    match provider {
+        ProviderKind::Claude => Some(".claude"),
+        ProviderKind::Codex => Some(".codex"),
+        ProviderKind::Gemini => Some(".gemini"),
+        ProviderKind::Command => None,
+    }
+}
+
 /// The command line that runs `inv` in sandbox `kind`; `Err` is a one-line reason.
 pub fn wrap(kind: SandboxKind, place: &Place, inv: Invocation) -> Result<Invocation, String> {
     match kind {
@@ -225,6 +237,9 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Invocation {
         .filter(|h| h.is_absolute() && h.parent().is_some() && h.is_dir());
     if let Some(home) = home {
         let home_s = s(home);
+        if let Some(dir) = provider_home_dir(place.provider) {
+            let _ = std::fs::create_dir_all(home.join(dir));
+        }
         a.extend(["--tmpfs".into(), home_s.clone()]);
         for entry in provider_home_entries(place.provider) {
             let path = s(&home.join(entry));

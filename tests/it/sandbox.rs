@@ -254,3 +254,51 @@ fn which(tool: &str) -> std::path::PathBuf {
         .find(|p| p.exists())
         .unwrap_or_else(|| panic!("{tool} on PATH"))
 }
+
+#[test]
+fn claude_in_bwrap_does_its_job_and_cannot_write_home_or_the_database() {
+    use crate::support::claude::claude_bin;
+    use crate::support::fake_anthropic::{FakeAnthropic, Reply as ClaudeReply};
+    let claude = claude_bin().unwrap();
+    let server = FakeAnthropic::start(Vec::new());
+    let mut p = TestProject::in_git_repo();
+    p.config(&format!(
+        "sandbox: bwrap\nproviders:\n  claude:\n    path: {}\n",
+        claude.display()
+    ));
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure"]);
+    for (k, v) in server.claude_env() {
+        p.set_env(k, &v);
+    }
+    p.set_env("CLAUDE_CODE_MAX_RETRIES", "0");
+    let (home, root) = (
+        p.home().display().to_string(),
+        p.root().display().to_string(),
+    );
+    server.push(ClaudeReply::bash(format!(
+        "echo x > {home}/pwned-home; echo x >> {root}/.gza/gza.db; echo tried"
+    )));
+    server.push(ClaudeReply::write_file(
+        p.path(".gza/worktrees/1-add-notes/notes.txt")
+            .to_string_lossy(),
+        "sandboxed claude\n",
+    ));
+    server.push(ClaudeReply::text("I added notes.txt."));
+    p.add(&["Add notes"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    let t = p.json(&["show", "1", "--json"]);
+    assert_eq!(t["status"], "completed", "{t}");
+    assert_eq!(
+        p.git(&["show", "gza/1-add-notes:notes.txt"]),
+        "sandboxed claude\n"
+    );
+    assert!(!p.home().join("pwned-home").exists());
+    let tool_result = server.message_requests()[1].last_user_text();
+    assert_eq!(
+        tool_result.matches("Read-only file system").count(),
+        2,
+        "{tool_result}"
+    );
+}
