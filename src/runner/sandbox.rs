@@ -246,6 +246,10 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Invocation {
             a.extend(["--bind-try".into(), path.clone(), path]);
         }
     }
+    for dir in hidden_tool_dirs(&inv.program, home.map(PathBuf::as_path)) {
+        let d = s(&dir);
+        a.extend(["--ro-bind".into(), d.clone(), d]);
+    }
     let root = s(place.project_root);
     let workdir = s(place.workdir);
     let gza = s(&place.project_root.join(".gza"));
@@ -268,6 +272,47 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Invocation {
         prompt_on_stdin: inv.prompt_on_stdin,
         env: inv.env,
     }
+}
+
+/// Directories the agent needs to start that the sandbox would hide (they lie under HOME or
+/// /tmp), to bind read-only: the PATH entries there (an nvm node, ~/.local/bin), the directory
+/// of the agent program, and the `node_modules` its real path lies in (an npm-installed CLI is a
+/// symlink into its package, which loads the rest of the package and its dependencies).
+fn hidden_tool_dirs(program: &str, home: Option<&Path>) -> Vec<PathBuf> {
+    let hidden = |p: &Path| p.starts_with("/tmp") || home.is_some_and(|h| p.starts_with(h));
+    let path_dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    let program_path = if program.contains('/') {
+        Some(PathBuf::from(program))
+    } else {
+        path_dirs
+            .iter()
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    };
+    let mut dirs: Vec<PathBuf> = path_dirs.into_iter().filter(|d| d.is_dir()).collect();
+    if let Some(path) = program_path {
+        dirs.extend(path.parent().map(Path::to_path_buf));
+        if let Ok(real) = path.canonicalize() {
+            let package_root = real
+                .ancestors()
+                .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+                .map(Path::to_path_buf);
+            dirs.extend(package_root.or_else(|| real.parent().map(Path::to_path_buf)));
+        }
+    }
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        let Ok(dir) = std::path::absolute(&dir) else {
+            continue;
+        };
+        if hidden(&dir) && !kept.iter().any(|k| dir.starts_with(k)) {
+            kept.retain(|k| !k.starts_with(&dir));
+            kept.push(dir);
+        }
+    }
+    kept
 }
 
 /// `docker run`: the task's directory at /workspace; for a worktree, the project's `.git` at
@@ -367,6 +412,26 @@ mod tests {
             docker_image: None,
         };
         assert!(wrap(SandboxKind::Docker, &place, inv()).is_err());
+    }
+
+    #[test]
+    fn an_npm_cli_under_tmp_is_exposed_with_its_node_modules() {
+        let base = PathBuf::from(format!("/tmp/gza-unit-tools-{}", std::process::id()));
+        let pkg = base.join("node_modules/agent-cli/bin");
+        std::fs::create_dir_all(&pkg).unwrap();
+        std::fs::create_dir_all(base.join("node_modules/.bin")).unwrap();
+        std::fs::write(pkg.join("cli.js"), "").unwrap();
+        let link = base.join("node_modules/.bin/agent");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("../agent-cli/bin/cli.js", &link).unwrap();
+        let dirs = hidden_tool_dirs(&link.to_string_lossy(), None);
+        std::fs::remove_dir_all(&base).unwrap();
+        assert!(dirs.contains(&base.join("node_modules")), "{dirs:?}");
+        assert!(
+            !dirs
+                .iter()
+                .any(|d| d.starts_with(base.join("node_modules/.bin")))
+        );
     }
 
     #[test]
