@@ -37,6 +37,18 @@ pub fn cmd_doctor(ctx: &Context, _args: DoctorArgs) -> anyhow::Result<std::proce
         .map(|&k| format!("{} {}", k.as_str(), config.sandbox_for(k).as_str()))
         .collect();
     writeln!(out, "This project (gza.yaml): {}", uses.join(", "))?;
+    writeln!(out, "Agent CLIs:")?;
+    for kind in ProviderKind::ALL {
+        let program = crate::runner::providers::binary(kind, config);
+        let state = if program.is_empty() {
+            "not configured".to_string()
+        } else if crate::runner::check_binary(&program, "").is_err() {
+            "not found".to_string()
+        } else {
+            agent_version(&program)
+        };
+        writeln!(out, "  {:<7} {program}: {state}", kind.as_str())?;
+    }
     let default = config.sandbox_for(config.provider);
     if broken.contains(&default) {
         writeln!(
@@ -47,4 +59,23 @@ pub fn cmd_doctor(ctx: &Context, _args: DoctorArgs) -> anyhow::Result<std::proce
         return Ok(std::process::ExitCode::from(1));
     }
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// The first line `program --version` prints, or why there is none.
+fn agent_version(program: &str) -> String {
+    match std::process::Command::new(program)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+    {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string(),
+        Ok(out) => format!("`--version` failed ({})", out.status),
+        Err(e) => format!("cannot run: {e}"),
+    }
 }
