@@ -473,6 +473,7 @@ pub fn run_task(
     // Whatever the agent left running goes with it: its group, and what left the group.
     process::terminate_group(pgid, Duration::from_millis(500));
     process::terminate_tagged(&run_tag, Duration::from_millis(500));
+    sandbox::clean_up(sandbox_kind, &place);
     // Read what is left of the output, for a bounded time.
     let _ = drained_rx.recv_timeout(DRAIN_AFTER_EXIT);
     let parser = parser

@@ -315,6 +315,23 @@ fn hidden_tool_dirs(program: &str, home: Option<&Path>) -> Vec<PathBuf> {
     kept
 }
 
+fn container_name(place: &Place) -> String {
+    format!("gza-{}-task-{}", std::process::id(), place.task_id)
+}
+
+/// After the agent ended: remove its container, should one outlive the `docker run` client gza
+/// ended (SIGKILL reaches the client, not the container). Best effort; nothing for other kinds.
+pub fn clean_up(kind: SandboxKind, place: &Place) {
+    if kind == SandboxKind::Docker {
+        let _ = Command::new(docker_binary())
+            .args(["rm", "--force", &container_name(place)])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
 /// `docker run`: the task's directory at /workspace; for a worktree, the project's `.git` at
 /// its own path, read-only, so the worktree's `.git` file (which names that path) resolves and
 /// no container can prune another task's worktree. The agent binary is the image's (its file
@@ -328,7 +345,7 @@ fn docker_invocation(place: &Place, inv: Invocation) -> Result<Invocation, Strin
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or(inv.program.clone());
-    let name = format!("gza-{}-task-{}", std::process::id(), place.task_id);
+    let name = container_name(place);
     let mut a: Vec<String> = vec![
         "run".into(),
         "--rm".into(),

@@ -172,6 +172,55 @@ fn a_timeout_ends_the_whole_group(agent: Agent) {
     wait_until(5, "the background process to end", || !process_alive(bg));
 }
 
+/// The agent starts a background process and its API hangs; SIGTERM to `gza work` ends the task
+/// as KILLED, and the agent's processes with it.
+fn sigterm_ends_the_task_and_the_agents_processes(agent: Agent) {
+    let server = FakeLlm::start(Vec::new());
+    let p = project_for(agent, &server, "");
+    let pid_file = p.scratch().join("bg.pid");
+    server.push(Reply::shell(format!(
+        "sleep 300 >/dev/null 2>&1 & echo $! > {}",
+        pid_file.display()
+    )));
+    server.push(Reply::Hang);
+    p.add(&["hang", "--type", "explore"]);
+    let worker = p
+        .command(&["work"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until(60, "the agent's background command", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n'))
+    });
+    let bg: i64 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    unsafe { libc::kill(worker.id() as i32, libc::SIGTERM) };
+    let out = worker.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t = p.json(&["show", "1", "--json"]);
+    assert_eq!(t["failure_reason"], "KILLED", "{t}");
+    wait_until(5, "the background process to end", || !process_alive(bg));
+}
+
+#[test]
+fn codex_sigterm_ends_the_task_and_its_processes() {
+    sigterm_ends_the_task_and_the_agents_processes(Agent::Codex);
+}
+
+#[test]
+fn gemini_sigterm_ends_the_task_and_its_processes() {
+    sigterm_ends_the_task_and_the_agents_processes(Agent::Gemini);
+}
+
 #[test]
 fn codex_writes_a_file_that_gza_commits_with_its_tokens_and_turns() {
     writes_a_file_that_gza_commits(Agent::Codex);

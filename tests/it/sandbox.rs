@@ -180,7 +180,7 @@ fn docker_runs_the_agent_with_the_worktree_at_workspace_and_git_read_only() {
     std::fs::write(
         &fake,
         format!(
-            "#!/bin/sh\necho \"$*\" >> {}\ncase \"$1\" in version) echo 27.0.0;; image) echo '[]';; run) echo 'agent output'; exit 3;; esac\n",
+            "#!/bin/sh\necho \"$*\" >> {}\ncase \"$1\" in version) echo 27.0.0;; image) echo '[]';; run) echo 'agent output'; exit 3;; rm) ;; esac\n",
             log.display()
         ),
     )
@@ -222,6 +222,11 @@ fn docker_runs_the_agent_with_the_worktree_at_workspace_and_git_read_only() {
         .collect::<Vec<_>>()
         .join(" ");
     assert_eq!(got, expected);
+    // A container that outlived its client is removed.
+    assert!(
+        lines[3].starts_with("rm --force gza-") && lines[3].ends_with("-task-1"),
+        "{calls}"
+    );
     // The key is passed by name, never on the command line.
     assert!(!calls.contains("sk-test"), "{calls}");
     let t = p.json(&["show", "1", "--json"]);
