@@ -267,3 +267,43 @@ fn gemini_api_error_fails_the_task() {
 fn gemini_timeout_ends_the_whole_process_group() {
     a_timeout_ends_the_whole_group(Agent::Gemini);
 }
+
+/// Bad agent output, for the Codex and Gemini parsers: a stand-in binary that prints garbage and
+/// exits 0 fails the task with NO_RESULT, one that exits non-zero with AGENT_EXIT; nothing is lost.
+#[test]
+fn an_agent_that_prints_garbage_fails_with_a_reason() {
+    for (provider, code, reason) in [
+        ("codex", 0, "NO_RESULT"),
+        ("codex", 3, "AGENT_EXIT"),
+        ("gemini", 0, "NO_RESULT"),
+        ("gemini", 3, "AGENT_EXIT"),
+    ] {
+        let p = TestProject::new();
+        let script = p.scratch().join(format!("fake-{provider}"));
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\ncat >/dev/null\necho 'this is not JSON'\necho '{{\"type\":\"unknown\"}}'\nexit {code}\n"),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p.config(&format!(
+            "provider: {provider}\nproviders:\n  {provider}:\n    path: {}\n",
+            script.display()
+        ));
+        p.add(&["anything", "--type", "explore"]);
+        let run = p.run(&["work"]);
+        assert_eq!(run.code, 1, "{run}");
+        let t = p.json(&["show", "1", "--json"]);
+        assert_eq!(t["failure_reason"], reason, "{provider} exit {code}: {t}");
+        assert!(
+            t["output"]
+                .as_str()
+                .unwrap()
+                .starts_with("gza: the agent ended without a final result"),
+            "{t}"
+        );
+        let log = std::fs::read_to_string(p.path(".gza/logs/1.jsonl")).unwrap();
+        assert!(log.contains("this is not JSON"), "the raw stream is kept");
+    }
+}
