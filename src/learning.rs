@@ -151,7 +151,55 @@ pub struct Learning {
     pub support: i64,
     /// How many times it was given to an agent.
     pub injected: i64,
+    /// Tier, evidence, staleness and quarantine.
+    #[serde(flatten)]
+    pub lifecycle: Lifecycle,
 }
+
+/// Where a learning stands beyond its status: proven by the code (tier 2), or not yet; whether
+/// its evidence went away; whether it is held back as an instruction in disguise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Lifecycle {
+    /// 1: an unvalidated rule; 2: validated expertise (seed 002).
+    pub tier: u8,
+    /// For tier 2: `medium` (3-4 files) or `high` (5+).
+    pub tier_level: Option<String>,
+    pub evidence: Option<Evidence>,
+    pub validated_at: Option<String>,
+    /// Why it dropped back a tier.
+    pub stale_reason: Option<String>,
+    /// Why it is held back from agents until a person accepts it.
+    pub quarantine_reason: Option<String>,
+}
+
+impl Default for Lifecycle {
+    fn default() -> Self {
+        Lifecycle {
+            tier: 1,
+            tier_level: None,
+            evidence: None,
+            validated_at: None,
+            stale_reason: None,
+            quarantine_reason: None,
+        }
+    }
+}
+
+/// What the code showed for a learning the last time it was validated.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, Default)]
+pub struct Evidence {
+    /// The search terms derived from its text.
+    pub terms: Vec<String>,
+    /// How many files matched.
+    pub count: usize,
+    /// Up to ten of them, relative to the project root.
+    pub files: Vec<String>,
+    pub at: String,
+}
+
+/// Files a learning's terms must appear in for it to become tier 2, and for `high`.
+pub const TIER2_MEDIUM_FILES: usize = 3;
+pub const TIER2_HIGH_FILES: usize = 5;
 
 impl Learning {
     /// The id as people see it: `L42`.

@@ -6,11 +6,14 @@
 
 pub mod dedupe;
 pub mod embed;
+pub mod evidence;
+pub mod expertise;
 pub mod extract;
 pub mod items;
 pub mod rank;
 pub mod regenerate;
 pub mod session;
+pub mod validate;
 pub mod view;
 
 use std::collections::HashSet;
@@ -86,8 +89,13 @@ fn select(
             regenerate::sync_edits(project, store)?;
         }
         if let Some(file) = crate::prompt::read_learnings_file(project)? {
-            let in_file = ids_of_lines(store, &file.text)?;
-            injected.text = view::strip_ids(&file.text);
+            let held = held_back(store)?;
+            let text = without_held_back(&file.text, &held);
+            let in_file: Vec<i64> = ids_of_lines(store, &text)?
+                .into_iter()
+                .filter(|id| !held.iter().any(|(h, _)| h == id))
+                .collect();
+            injected.text = view::strip_ids(&text);
             injected.file_ids = in_file;
             injected.version = view::parse(&file.text)
                 .version
@@ -138,6 +146,35 @@ fn select(
         }
     }
     Ok((!injected.text.trim().is_empty()).then_some(injected))
+}
+
+/// Quarantined learnings: (id, text). Never given to an agent, even when their line is in the
+/// file (an agent or a person may have just written it there).
+fn held_back(store: &Store) -> crate::Result<Vec<(i64, String)>> {
+    Ok(store
+        .review_queue()?
+        .into_iter()
+        .filter(|l| l.lifecycle.quarantine_reason.is_some())
+        .map(|l| (l.id, l.text))
+        .collect())
+}
+
+/// The file's text without the lines of held-back learnings, and without any line that reads
+/// like an instruction (a line not yet taken in as a record is checked by its text).
+fn without_held_back(text: &str, held: &[(i64, String)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let item = view::parse(line).lines.into_iter().next();
+        let drop = item.is_some_and(|i| {
+            held.iter().any(|(id, t)| i.id == Some(*id) || *t == i.text)
+                || crate::quarantine::check(&i.text).is_some()
+        });
+        if !drop {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// What a task is about, for the ranker: its prompt and its spec file.
@@ -247,5 +284,26 @@ fn regenerate_and_log(
             );
         }
         Err(e) => log(project, &format!("regeneration failed: {e}")),
+    }
+    validate_and_log(project, store);
+}
+
+/// Check every learning against the tree after a regeneration (seed 002); logged, never fails.
+pub fn validate_and_log(project: &Project, store: &Store) {
+    match validate::validate(project, store, None, false) {
+        Ok(r) => {
+            let promoted = r.checked.iter().filter(|c| c.change == "promoted").count();
+            let stale = r.checked.iter().filter(|c| c.change == "stale").count();
+            log(
+                project,
+                &format!(
+                    "validated {} learnings against {} files in {} ms: {promoted} promoted, {stale} stale",
+                    r.checked.len(),
+                    r.files_searched,
+                    r.duration_ms
+                ),
+            );
+        }
+        Err(e) => log(project, &format!("validation failed: {e}")),
     }
 }

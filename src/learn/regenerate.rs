@@ -237,7 +237,15 @@ pub fn regenerate(
         report.record.llm_calls += i64::from(ex.llm_call);
         report.record.input_tokens += ex.tokens.0;
         report.record.output_tokens += ex.tokens.1;
-        let taught = super::dedupe::decide(&ex.items, ex.origin, &known, ranker, store);
+        let mut taught = super::dedupe::decide(&ex.items, ex.origin, &known, ranker, store);
+        if project.config.learnings.review == crate::config::ReviewMode::Manual {
+            // With manual review, what a task taught waits for a person as a draft.
+            for t in &mut taught {
+                if let Taught::New(n) = t {
+                    n.status = crate::learning::Status::Draft;
+                }
+            }
+        }
         report.confirmed += taught
             .iter()
             .filter(|t| matches!(t, Taught::Confirms(_)))

@@ -306,6 +306,7 @@ mod tests {
             confirmed_at: String::new(),
             support: 1,
             injected: 0,
+            lifecycle: Default::default(),
         }
     }
 
