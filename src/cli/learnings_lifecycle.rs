@@ -61,6 +61,8 @@ fn review_json(store: &Store, l: &Learning) -> anyhow::Result<serde_json::Value>
 
 pub fn review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
+    // Lines saved in learnings.md since gza wrote it become records first.
+    crate::learn::regenerate::sync_edits(&project, &store)?;
     let queue = store.review_queue()?;
     if args.json {
         let list = queue
@@ -334,14 +336,15 @@ pub fn validate_cmd(ctx: &Context, args: ValidateArgs) -> anyhow::Result<()> {
                 if c.files == 1 { "" } else { "s" }
             ),
         };
+        let padded = format!("{:<9}", c.change);
         let change = match c.change {
-            "promoted" => output::paint(output::GREEN, "promoted").to_string(),
-            "stale" => output::paint(output::YELLOW, "stale").to_string(),
-            other => other.to_string(),
+            "promoted" => output::paint(output::GREEN, padded),
+            "stale" => output::paint(output::YELLOW, padded),
+            _ => padded,
         };
         writeln!(
             out,
-            "  {:<5} {tier:<24} {change:<9} {}",
+            "  {:<5} {tier:<24} {change} {}",
             c.id,
             output::one_line(&c.text, 60)
         )?;

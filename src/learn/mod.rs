@@ -159,15 +159,15 @@ fn held_back(store: &Store) -> crate::Result<Vec<(i64, String)>> {
         .collect())
 }
 
-/// The file's text without the lines of held-back learnings, and without any line that reads
-/// like an instruction (a line not yet taken in as a record is checked by its text).
+/// The file's text without the lines of held-back learnings, and without any line that has no
+/// id yet (not taken in as a record) and reads like an instruction.
 fn without_held_back(text: &str, held: &[(i64, String)]) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
         let item = view::parse(line).lines.into_iter().next();
         let drop = item.is_some_and(|i| {
             held.iter().any(|(id, t)| i.id == Some(*id) || *t == i.text)
-                || crate::quarantine::check(&i.text).is_some()
+                || (i.id.is_none() && crate::quarantine::check(&i.text).is_some())
         });
         if !drop {
             out.push_str(line);
