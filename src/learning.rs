@@ -274,9 +274,62 @@ pub fn confirmed_confidence(confidence: f64) -> f64 {
     (confidence + (1.0 - confidence) * 0.2).clamp(0.0, 1.0)
 }
 
+/// The file an agent may append rules to in its working tree (seed 002's Tier 1).
+pub const AGENT_RULES_FILE: &str = "LEARNINGS.md";
+
+/// Larger agent rule files are not read.
+pub const AGENT_RULES_MAX_BYTES: u64 = 1024 * 1024;
+
+/// The rules in an agent's LEARNINGS.md (seed 002): blocks separated by `---` lines, the header
+/// before the first `---` skipped, whitespace normalised, blocks under 10 characters dropped,
+/// secrets redacted; at most 20 rules of at most 400 characters.
+pub fn agent_rules(text: &str) -> Vec<String> {
+    let mut blocks: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut seen_separator = false;
+    for line in text.lines() {
+        if line.trim() == "---" {
+            if seen_separator {
+                blocks.push(std::mem::take(&mut current));
+            }
+            current.clear();
+            seen_separator = true;
+            continue;
+        }
+        current.push_str(line);
+        current.push('\n');
+    }
+    if seen_separator {
+        blocks.push(current);
+    }
+    let mut rules: Vec<String> = Vec::new();
+    for b in blocks {
+        let clean = crate::redact::one_clean_line(&crate::redact::redact_secrets(&b));
+        let clean: String = clean.chars().take(400).collect();
+        if clean.chars().count() >= 10 && !rules.contains(&clean) {
+            rules.push(clean);
+        }
+    }
+    rules.truncate(20);
+    rules
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agent_rules_skip_the_header_and_short_blocks() {
+        let text = "# Learnings\nheader text\n---\nFilter all database queries\n  by userId.\n---\nshort\n---\n\n---\nUse `pnpm` not npm in this repo\n";
+        assert_eq!(
+            agent_rules(text),
+            [
+                "Filter all database queries by userId.",
+                "Use `pnpm` not npm in this repo"
+            ]
+        );
+        assert!(agent_rules("# Only a header\nno rules yet\n").is_empty());
+    }
 
     #[test]
     fn labels_round_trip() {

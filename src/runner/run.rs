@@ -488,6 +488,16 @@ pub fn run_task(
             providers::clip(first_line, 60),
             task.id
         );
+        let section = project
+            .config
+            .learnings
+            .sections
+            .last()
+            .map_or("General", |s| s);
+        let completed = status == TaskStatus::Completed;
+        if let Some(w) = super::agent_rules::take_in(store, task.id, &wt.path, completed, section) {
+            ui.warn(&w);
+        }
         let committed = worktree::commit_all(&wt.path, &message)
             .and_then(|_| worktree::diff_stats(&wt.path, &wt.base_commit));
         match committed {
