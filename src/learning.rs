@@ -274,6 +274,37 @@ pub fn confirmed_confidence(confidence: f64) -> f64 {
     (confidence + (1.0 - confidence) * 0.2).clamp(0.0, 1.0)
 }
 
+/// Seed 000's decay: an unvalidated learning's confidence halves every this many days since a
+/// task last taught or re-confirmed it.
+pub const DECAY_HALF_LIFE_DAYS: f64 = 90.0;
+
+/// Below this decayed confidence a learning is no longer injected.
+pub const DECAY_FLOOR: f64 = 0.3;
+
+/// Most validated (tier 2) and most other learnings the file holds (seed 002), not counting
+/// people's and CRITICAL ones, which always stay.
+pub const TIER2_CAP: usize = 20;
+pub const TIER1_CAP: usize = 20;
+
+impl Learning {
+    /// Confidence after decay at `now`: validated learnings and people's do not decay.
+    pub fn decayed_confidence(&self, now: chrono::DateTime<chrono::Utc>) -> f64 {
+        if self.lifecycle.tier == 2 || self.origin == Origin::User {
+            return self.confidence;
+        }
+        let Ok(at) = chrono::DateTime::parse_from_rfc3339(&self.confirmed_at) else {
+            return self.confidence;
+        };
+        let days = (now - at.with_timezone(&chrono::Utc)).num_seconds().max(0) as f64 / 86_400.0;
+        self.confidence * 0.5f64.powf(days / DECAY_HALF_LIFE_DAYS)
+    }
+
+    /// Whether it has decayed out of use (CRITICAL learnings never do).
+    pub fn is_decayed(&self, now: chrono::DateTime<chrono::Utc>) -> bool {
+        self.priority != Priority::Critical && self.decayed_confidence(now) < DECAY_FLOOR
+    }
+}
+
 /// The file an agent may append rules to in its working tree (seed 002's Tier 1).
 pub const AGENT_RULES_FILE: &str = "LEARNINGS.md";
 

@@ -985,6 +985,12 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         .filter(|l| l.lifecycle.stale_reason.is_some())
         .collect();
     let failing = store.failing_learnings()?;
+    let now = chrono::Utc::now();
+    let decayed: Vec<Learning> = store
+        .learnings(false)?
+        .into_iter()
+        .filter(|l| l.status == Status::Active && l.is_decayed(now))
+        .collect();
     let config = &project.config.learnings;
     let provider = match crate::llm::client_for(config, &project.config.providers.claude.path) {
         Ok(Some(c)) => format!("{} ({})", c.provider(), c.model()),
@@ -1007,6 +1013,7 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
                 "tier2_medium": medium,
                 "stale": stale.iter().map(|l| serde_json::json!({"id": l.label(), "text": l.text, "reason": l.lifecycle.stale_reason})).collect::<Vec<_>>(),
                 "quarantined": quarantined,
+                "decayed": decayed.iter().map(|l| serde_json::json!({"id": l.label(), "text": l.text, "confidence": l.decayed_confidence(now)})).collect::<Vec<_>>(),
                 "flagged": failing.iter().map(|(id, text, reason, n)| serde_json::json!({"id": label(*id), "text": text, "failure_reason": reason, "tasks": n})).collect::<Vec<_>>(),
             },
         });
@@ -1044,6 +1051,24 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
             output::one_line(&l.text, 50),
             l.lifecycle.stale_reason.as_deref().unwrap_or("")
         )?;
+    }
+    if !decayed.is_empty() {
+        writeln!(
+            out,
+            "  decayed:          {} (not re-confirmed for months; no longer injected)",
+            decayed.len()
+        )?;
+        for l in &decayed {
+            writeln!(
+                out,
+                "    decayed {:<5} {} (confidence {:.2} from {:.2}, last confirmed {})",
+                l.label(),
+                output::one_line(&l.text, 40),
+                l.decayed_confidence(now),
+                l.confidence,
+                l.confirmed_at
+            )?;
+        }
     }
     for (id, text, reason, n) in &failing {
         writeln!(

@@ -302,6 +302,10 @@ pub fn validate_cmd(ctx: &Context, args: ValidateArgs) -> anyhow::Result<()> {
         (!ids.is_empty()).then_some(ids.as_slice()),
         args.dry_run,
     )?;
+    if !args.dry_run {
+        // Tier 2 goes first in the file: rewrite it with the new tiers.
+        rewrite_file(&project, &store, None)?;
+    }
     let mut out = output::stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report)?;

@@ -127,7 +127,7 @@ fn select(
         for id in &picked {
             if let Some(l) = store
                 .learning(*id)?
-                .filter(|l| l.status != Status::Archived)
+                .filter(|l| l.status != Status::Archived && !l.is_decayed(chrono::Utc::now()))
             {
                 records.push(l);
             }
@@ -139,7 +139,12 @@ fn select(
                 text.push_str("\n\n## Also relevant to this task\n");
             }
             for l in &records {
-                let _ = writeln!(text, "- [{}] {}", l.section, l.text);
+                let draft = if l.status == Status::Draft {
+                    " (draft: not yet reviewed)"
+                } else {
+                    ""
+                };
+                let _ = writeln!(text, "- [{}] {}{draft}", l.section, l.text);
             }
             injected.text = text;
             injected.relevant_ids = records.iter().map(|l| l.id).collect();
@@ -294,6 +299,13 @@ pub fn validate_and_log(project: &Project, store: &Store) {
         Ok(r) => {
             let promoted = r.checked.iter().filter(|c| c.change == "promoted").count();
             let stale = r.checked.iter().filter(|c| c.change == "stale").count();
+            if promoted + stale > 0 {
+                // Tier 2 goes first in the file: rewrite it with the new tiers.
+                let options = regenerate::Options::rewrite(project.config.learnings.window_size);
+                if let Err(e) = regenerate::regenerate(project, store, None, None, options) {
+                    log(project, &format!("rewrite after validation failed: {e}"));
+                }
+            }
             log(
                 project,
                 &format!(

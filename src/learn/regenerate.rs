@@ -290,7 +290,10 @@ pub fn regenerate(
     let budget = project.config.learnings.max_tokens as usize * crate::prompt::CHARS_PER_TOKEN;
     let latest = store.latest_sources()?;
     let render = |version: i64| -> Result<(String, Vec<i64>)> {
+        let now = chrono::Utc::now();
         let mut items = store.learnings_in_window(&window_ids)?;
+        // Seed 000: what nobody re-confirmed decays out of the file.
+        items.retain(|l| !l.is_decayed(now));
         items.extend(preview.iter().cloned());
         view::rank_for_file(&mut items, &latest);
         let header = view::Header {

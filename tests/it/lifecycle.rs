@@ -421,3 +421,65 @@ fn a_header_only_or_huge_learnings_md_adds_nothing_and_is_not_committed() {
         .unwrap();
     assert_eq!(n, 0);
 }
+
+#[test]
+fn validated_learnings_come_first_and_unconfirmed_ones_decay_out() {
+    let mut p = project("  regenerate_every: 1\n");
+    p.set_env(
+        "LEARN_1",
+        "- [General] Deploys go through the staging branch first",
+    );
+    p.add(&["--type", "explore", "teach"]);
+    p.ok(&["work"]);
+    evidence_tree(&p);
+    p.ok(&["learnings", "add", "Keep handlers thin"]);
+    p.ok(&["learnings", "add", "Library errors are thiserror enums"]);
+    p.ok(&["learnings", "validate"]);
+    let file = std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap();
+    let lines: Vec<&str> = file.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "- Library errors are thiserror enums <!-- L3 -->",
+            "- Keep handlers thin <!-- L2 -->",
+            "- Deploys go through the staging branch first <!-- L1 -->",
+        ]
+    );
+    // Nobody re-confirmed L1 for a year: it decays out of the file; people's do not.
+    p.db()
+        .execute(
+            "UPDATE learnings SET confirmed_at = '2025-01-01T00:00:00Z' WHERE id IN (1, 2)",
+            [],
+        )
+        .unwrap();
+    p.ok(&["learnings", "update"]);
+    let file = std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap();
+    assert!(!file.contains("staging branch"), "{file}");
+    assert!(file.contains("Keep handlers thin"), "{file}");
+    let stats = p.ok(&["learnings", "stats"]);
+    assert!(stats.contains("decayed:          1"), "{stats}");
+    assert!(stats.contains("decayed L1"), "{stats}");
+}
+
+#[test]
+fn a_learning_given_to_tasks_that_all_failed_the_same_way_is_flagged() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho broken >&2\nexit 3\n", "");
+    p.ok(&["learnings", "add", "Run the legacy migration script first"]);
+    for i in 0..3 {
+        p.add(&["--type", "explore", &format!("task {i}")]);
+    }
+    p.run(&["work", "--all"]);
+    let show = p.ok(&["learnings", "show", "L1"]);
+    assert!(
+        show.contains("Outcomes     0 completed, 3 failed (task 3 AGENT_EXIT, task 2 AGENT_EXIT, task 1 AGENT_EXIT)"),
+        "{show}"
+    );
+    let stats = p.ok(&["learnings", "stats"]);
+    assert!(
+        stats.contains("review L1    Run the legacy migration script first (given to 3 tasks that all failed: AGENT_EXIT)"),
+        "{stats}"
+    );
+    let json = p.json(&["learnings", "show", "L1", "--json"]);
+    assert_eq!(json["outcomes"].as_array().unwrap().len(), 3);
+}
