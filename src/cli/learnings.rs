@@ -309,6 +309,21 @@ pub(super) fn learning_text(text: &str) -> anyhow::Result<String> {
     })
 }
 
+/// Wait (up to a minute, saying so) for a running regeneration to finish; the lock is returned.
+pub(super) fn wait_for_regeneration(project: &Project) -> anyhow::Result<regenerate::RegenLock> {
+    Ok(regenerate::RegenLock::wait(
+        project,
+        std::time::Duration::from_secs(60),
+        || {
+            let _ = writeln!(
+                output::stderr(),
+                "{} a learnings regeneration is running; waiting for it to finish…",
+                output::paint(output::DIM, "note:")
+            );
+        },
+    )?)
+}
+
 /// Rewrite learnings.md from the records after a change, taking in the person's edits first.
 /// While a regeneration runs, the file is left to it: it takes in the person's edits and renders
 /// the records (this change included) when it finishes.
@@ -680,7 +695,11 @@ fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
         .collect();
     learning.triggers = args.triggers.triggers()?;
     learning.checklist = args.triggers.checklist.clone();
+    // During a regeneration, wait for it: the learning is stored only once the change can be
+    // made whole (item 20: never stored behind an error).
+    let lock = wait_for_regeneration(&project)?;
     let id = store.add_learning(&learning)?;
+    drop(lock);
     let ranker = Ranker::load(&project);
     if let Err(e) = ranker.embed_missing(&store) {
         crate::learn::log(&project, &format!("embedding {} failed: {e}", label(id)));
@@ -741,6 +760,7 @@ fn edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
         ));
     }
     // Take in the file's pending edits first, so this change is made on top of them.
+    drop(wait_for_regeneration(&project)?);
     rewrite_file(&project, &store, None)?;
     store.edit_learning(learning.id, &edit)?;
     let ranker = Ranker::load(&project);
@@ -775,6 +795,7 @@ fn set_status(
         .iter()
         .map(|id| learning_by_id(&store, id))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    drop(wait_for_regeneration(&project)?);
     rewrite_file(&project, &store, None)?;
     let reason = reason.map(crate::redact::one_clean_line);
     let mut out = output::stdout();
@@ -957,7 +978,7 @@ fn clear(ctx: &Context, args: ClearArgs) -> anyhow::Result<()> {
             return Ok(());
         }
     }
-    let _lock = regenerate::RegenLock::acquire(&project)?;
+    let _lock = wait_for_regeneration(&project)?;
     store.clear_learnings()?;
     let path = project.learnings_path();
     match std::fs::remove_file(&path) {

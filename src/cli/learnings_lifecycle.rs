@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::learnings::{learning_by_id, learning_text, rewrite_file};
+use super::learnings::{learning_by_id, learning_text, rewrite_file, wait_for_regeneration};
 use super::{Context, output, usage};
 use crate::learn::rank::{self, Ranker};
 use crate::learn::{expertise, validate};
@@ -266,6 +266,7 @@ pub fn promote(ctx: &Context, args: PromoteArgs) -> anyhow::Result<()> {
         .iter()
         .map(|id| learning_by_id(&store, id))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    drop(wait_for_regeneration(&project)?);
     rewrite_file(&project, &store, None)?;
     let ids: Vec<i64> = learnings.iter().map(|l| l.id).collect();
     let changed = store.promote_learnings(&ids, "promoted with `gza learnings promote`")?;

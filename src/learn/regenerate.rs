@@ -78,6 +78,32 @@ impl RegenLock {
         Ok(ok.then_some(RegenLock(file)))
     }
 
+    /// Take the lock, waiting up to `patience` for a regeneration that holds it to finish;
+    /// `waiting` is called once if it has to wait. [`Error::Busy`] when it is still held.
+    pub fn wait(
+        project: &Project,
+        patience: std::time::Duration,
+        waiting: impl FnOnce(),
+    ) -> Result<RegenLock> {
+        let started = Instant::now();
+        let mut waiting = Some(waiting);
+        loop {
+            if let Some(lock) = Self::try_acquire(project)? {
+                return Ok(lock);
+            }
+            if let Some(w) = waiting.take() {
+                w();
+            }
+            if started.elapsed() >= patience {
+                return Err(Error::Busy(format!(
+                    "a learnings regeneration has held .gza/learnings.lock for over {} s; nothing was changed, try again when it ends",
+                    patience.as_secs()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// Take the lock, failing with [`Error::Busy`] when another process holds it.
     pub fn acquire(project: &Project) -> Result<RegenLock> {
         Self::try_acquire(project)?.ok_or_else(|| {

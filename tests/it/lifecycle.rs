@@ -483,3 +483,50 @@ fn a_learning_given_to_tasks_that_all_failed_the_same_way_is_flagged() {
     let json = p.json(&["learnings", "show", "L1", "--json"]);
     assert_eq!(json["outcomes"].as_array().unwrap().len(), 3);
 }
+
+/// Hold .gza/learnings.lock, as a regeneration does, for `ms` milliseconds on a thread.
+fn hold_regeneration_lock(p: &TestProject, ms: u64) -> std::thread::JoinHandle<()> {
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(p.path(".gza/learnings.lock"))
+        .unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        drop(file);
+    })
+}
+
+#[test]
+fn add_and_clear_during_a_regeneration_wait_for_it_and_leave_nothing_half_done() {
+    let p = TestProject::new();
+    p.ok(&["learnings", "add", "Keep handlers thin"]);
+    let held = hold_regeneration_lock(&p, 1200);
+    let started = std::time::Instant::now();
+    let run = p.run(&["learnings", "add", "Deploys go through the staging branch"]);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(1000));
+    held.join().unwrap();
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.stderr.contains("waiting for it to finish"), "{run}");
+    let file = std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap();
+    assert!(
+        file.contains("Deploys go through the staging branch <!-- L2 -->"),
+        "{file}"
+    );
+
+    let held = hold_regeneration_lock(&p, 1000);
+    let run = p.run(&["learnings", "clear", "--yes"]);
+    held.join().unwrap();
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.stdout.contains("Cleared learnings"), "{run}");
+    assert!(!p.path(".gza/learnings.md").exists());
+    let n: i64 = p
+        .db()
+        .query_row("SELECT COUNT(*) FROM learnings", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 0);
+}
