@@ -359,6 +359,10 @@ pub fn run_task(
         .stdout(Stdio::piped())
         .stderr(stderr_file)
         .process_group(0);
+    let learnings_guard = super::agent_rules::LearningsFileGuard::before(
+        &project.learnings_path(),
+        workspace.dir == project.root,
+    );
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -436,6 +440,15 @@ pub fn run_task(
     };
     // Whatever the agent left running in its group goes with it.
     process::terminate_group(pgid, Duration::from_millis(500));
+    let catch_all = project
+        .config
+        .learnings
+        .sections
+        .last()
+        .map_or("General", |s| s);
+    if let Some(w) = learnings_guard.after(store, task.id, catch_all) {
+        ui.warn(&w);
+    }
     let parser = reader.join().expect("output reader does not panic");
     let exit_ok = exit.is_some_and(|s| s.success());
     let report = parser.finish(exit_ok);
