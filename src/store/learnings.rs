@@ -230,6 +230,13 @@ pub(super) fn set_status(
     )?;
     if changed > 0 {
         log_event(tx, id, status.as_str(), reason, now)?;
+        if status == Status::Active {
+            // A person brought it back: that re-confirms it, so it has not decayed (seed 000).
+            tx.execute(
+                "UPDATE learnings SET confirmed_at = ?2 WHERE id = ?1",
+                params![id, now],
+            )?;
+        }
     }
     Ok(changed > 0)
 }
