@@ -102,6 +102,10 @@ fn select(
                 .or(store.last_learnings_version()?.map(|(v, _)| v));
         }
     }
+    if matches!(mode, InjectMode::File | InjectMode::Both) && project.config.learnings.inject_drafts
+    {
+        add_drafts(project, store, &mut injected)?;
+    }
     if matches!(mode, InjectMode::Relevant | InjectMode::Both) {
         let query = task_query(project, task);
         let ranker = rank::Ranker::load(project);
@@ -151,6 +155,46 @@ fn select(
         }
     }
     Ok((!injected.text.trim().is_empty()).then_some(injected))
+}
+
+/// Most drafts given with the file.
+const MAX_FILE_DRAFTS: usize = 10;
+
+/// Drafts are usable at once (seed 003): the newest ones go after the file, marked as drafts,
+/// within what is left of `max_tokens`. learnings.md itself holds active learnings only.
+fn add_drafts(
+    project: &Project,
+    store: &Store,
+    injected: &mut InjectedLearnings,
+) -> crate::Result<()> {
+    let now = chrono::Utc::now();
+    let mut drafts: Vec<_> = store
+        .review_queue()?
+        .into_iter()
+        .filter(|l| l.status == Status::Draft && l.lifecycle.quarantine_reason.is_none())
+        .filter(|l| !l.is_decayed(now))
+        .collect();
+    drafts.reverse();
+    let budget = project.config.learnings.max_tokens as usize * crate::prompt::CHARS_PER_TOKEN;
+    let mut section = String::new();
+    let mut ids = Vec::new();
+    for l in drafts.into_iter().take(MAX_FILE_DRAFTS) {
+        let line = format!("- [{}] {} (draft: not yet reviewed)\n", l.section, l.text);
+        if injected.text.len() + section.len() + line.len() + 40 > budget {
+            break;
+        }
+        section.push_str(&line);
+        ids.push(l.id);
+    }
+    if !ids.is_empty() {
+        if !injected.text.trim().is_empty() {
+            injected.text = format!("{}\n\n", injected.text.trim_end());
+        }
+        injected.text.push_str("## Drafts (not yet reviewed)\n");
+        injected.text.push_str(&section);
+        injected.file_ids.extend(ids);
+    }
+    Ok(())
 }
 
 /// Quarantined learnings: (id, text). Never given to an agent, even when their line is in the

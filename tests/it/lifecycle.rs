@@ -50,6 +50,16 @@ fn manual_review_lands_task_learnings_as_drafts_until_promoted() {
     p.add(&["--type", "explore", "look around"]);
     p.ok(&["work"]);
     assert_eq!(column::<String>(&p, 1, "status"), "draft");
+    // Drafts are usable at once, marked as drafts.
+    p.add(&["--type", "explore", "look again"]);
+    p.ok(&["work"]);
+    assert!(
+        prompt_of(&p, 2).contains(
+            "- [General] Wrap SQLite writes in Store::immediate to avoid busy errors (draft: not yet reviewed)"
+        ),
+        "{}",
+        prompt_of(&p, 2)
+    );
 
     let drafts = p.json(&["learnings", "review", "--json"]);
     assert_eq!(drafts.as_array().unwrap().len(), 1, "{drafts}");
@@ -103,6 +113,21 @@ fn manual_review_lands_task_learnings_as_drafts_until_promoted() {
             "{event}: {history}"
         );
     }
+}
+
+#[test]
+fn drafts_are_not_given_when_inject_drafts_is_off() {
+    let mut p = project("  regenerate_every: 1\n  review: manual\n  inject_drafts: false\n");
+    p.set_env("LEARN_1", "- [General] Run cargo nextest for the suite");
+    p.add(&["--type", "explore", "teach"]);
+    p.add(&["--type", "explore", "learn"]);
+    p.ok(&["work", "--all"]);
+    assert_eq!(column::<String>(&p, 1, "status"), "draft");
+    assert!(
+        !prompt_of(&p, 2).contains("nextest"),
+        "{}",
+        prompt_of(&p, 2)
+    );
 }
 
 #[test]
