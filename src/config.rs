@@ -162,6 +162,23 @@ pub struct LearningsConfig {
     pub model_dir: Option<std::path::PathBuf>,
     /// Drafts (learnings awaiting review) are given to agents, marked as drafts.
     pub inject_drafts: bool,
+    /// Whether task extractions land active (`auto`) or as drafts (`manual`).
+    pub review: ReviewMode,
+    /// Globs `gza learnings validate` skips when it searches the tree.
+    pub evidence_exclude: Vec<String>,
+    /// Where tier 2 learnings are exported (seed 002's expertise.yaml).
+    pub expertise_path: std::path::PathBuf,
+}
+
+/// How learnings extracted from tasks land.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ReviewMode {
+    /// Active at once.
+    #[default]
+    Auto,
+    /// As drafts, for `gza learnings review`.
+    Manual,
 }
 
 /// The `hooks:` block: gza's Claude Code hook handlers.
@@ -202,9 +219,35 @@ impl Default for LearningsConfig {
             recall: 5,
             model_dir: None,
             inject_drafts: true,
+            review: ReviewMode::Auto,
+            evidence_exclude: DEFAULT_EVIDENCE_EXCLUDE
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            expertise_path: ".claude/skills/learned/resources/expertise.yaml".into(),
         }
     }
 }
+
+/// What `gza learnings validate` skips by default: docs, YAML, lock files, VCS and build folders, gza's own state.
+pub const DEFAULT_EVIDENCE_EXCLUDE: [&str; 16] = [
+    ".git",
+    ".gza",
+    "node_modules",
+    "target",
+    "*.md",
+    "*.markdown",
+    "*.mdx",
+    "*.rst",
+    "*.yaml",
+    "*.yml",
+    "*.lock",
+    "*.lockb",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "go.sum",
+    "LEARNINGS.md",
+];
 
 /// The spec's learnings sections, in file order.
 pub const DEFAULT_SECTIONS: [&str; 6] = [
@@ -346,6 +389,15 @@ impl Config {
         }
         if !(0.0..=10.0).contains(&self.hooks.threshold) {
             return Err(bad("hooks.threshold must be between 0 and 10".into()));
+        }
+        if let Some((g, e)) = l
+            .evidence_exclude
+            .iter()
+            .find_map(|g| globset::Glob::new(g).err().map(|e| (g, e)))
+        {
+            return Err(bad(format!(
+                "learnings.evidence_exclude: {g:?} is not a glob: {e}"
+            )));
         }
         if l.sections.is_empty() {
             return Err(bad(

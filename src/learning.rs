@@ -151,7 +151,55 @@ pub struct Learning {
     pub support: i64,
     /// How many times it was given to an agent.
     pub injected: i64,
+    /// Tier, evidence, staleness and quarantine.
+    #[serde(flatten)]
+    pub lifecycle: Lifecycle,
 }
+
+/// Where a learning stands beyond its status: proven by the code (tier 2), or not yet; whether
+/// its evidence went away; whether it is held back as an instruction in disguise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Lifecycle {
+    /// 1: an unvalidated rule; 2: validated expertise (seed 002).
+    pub tier: u8,
+    /// For tier 2: `medium` (3-4 files) or `high` (5+).
+    pub tier_level: Option<String>,
+    pub evidence: Option<Evidence>,
+    pub validated_at: Option<String>,
+    /// Why it dropped back a tier.
+    pub stale_reason: Option<String>,
+    /// Why it is held back from agents until a person accepts it.
+    pub quarantine_reason: Option<String>,
+}
+
+impl Default for Lifecycle {
+    fn default() -> Self {
+        Lifecycle {
+            tier: 1,
+            tier_level: None,
+            evidence: None,
+            validated_at: None,
+            stale_reason: None,
+            quarantine_reason: None,
+        }
+    }
+}
+
+/// What the code showed for a learning the last time it was validated.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, Default)]
+pub struct Evidence {
+    /// The search terms derived from its text.
+    pub terms: Vec<String>,
+    /// How many files matched.
+    pub count: usize,
+    /// Up to ten of them, relative to the project root.
+    pub files: Vec<String>,
+    pub at: String,
+}
+
+/// Files a learning's terms must appear in for it to become tier 2, and for `high`.
+pub const TIER2_MEDIUM_FILES: usize = 3;
+pub const TIER2_HIGH_FILES: usize = 5;
 
 impl Learning {
     /// The id as people see it: `L42`.
@@ -226,9 +274,93 @@ pub fn confirmed_confidence(confidence: f64) -> f64 {
     (confidence + (1.0 - confidence) * 0.2).clamp(0.0, 1.0)
 }
 
+/// Seed 000's decay: an unvalidated learning's confidence halves every this many days since a
+/// task last taught or re-confirmed it.
+pub const DECAY_HALF_LIFE_DAYS: f64 = 90.0;
+
+/// Below this decayed confidence a learning is no longer injected.
+pub const DECAY_FLOOR: f64 = 0.3;
+
+/// Most validated (tier 2) and most other learnings the file holds (seed 002), not counting
+/// people's and CRITICAL ones, which always stay.
+pub const TIER2_CAP: usize = 20;
+pub const TIER1_CAP: usize = 20;
+
+impl Learning {
+    /// Confidence after decay at `now`: validated learnings and people's do not decay.
+    pub fn decayed_confidence(&self, now: chrono::DateTime<chrono::Utc>) -> f64 {
+        if self.lifecycle.tier == 2 || self.origin == Origin::User {
+            return self.confidence;
+        }
+        let Ok(at) = chrono::DateTime::parse_from_rfc3339(&self.confirmed_at) else {
+            return self.confidence;
+        };
+        let days = (now - at.with_timezone(&chrono::Utc)).num_seconds().max(0) as f64 / 86_400.0;
+        self.confidence * 0.5f64.powf(days / DECAY_HALF_LIFE_DAYS)
+    }
+
+    /// Whether it has decayed out of use (CRITICAL learnings never do).
+    pub fn is_decayed(&self, now: chrono::DateTime<chrono::Utc>) -> bool {
+        self.priority != Priority::Critical && self.decayed_confidence(now) < DECAY_FLOOR
+    }
+}
+
+/// The file an agent may append rules to in its working tree (seed 002's Tier 1).
+pub const AGENT_RULES_FILE: &str = "LEARNINGS.md";
+
+/// Larger agent rule files are not read.
+pub const AGENT_RULES_MAX_BYTES: u64 = 1024 * 1024;
+
+/// The rules in an agent's LEARNINGS.md (seed 002): blocks separated by `---` lines, the header
+/// before the first `---` skipped, whitespace normalised, blocks under 10 characters dropped,
+/// secrets redacted; at most 20 rules of at most 400 characters.
+pub fn agent_rules(text: &str) -> Vec<String> {
+    let mut blocks: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut seen_separator = false;
+    for line in text.lines() {
+        if line.trim() == "---" {
+            if seen_separator {
+                blocks.push(std::mem::take(&mut current));
+            }
+            current.clear();
+            seen_separator = true;
+            continue;
+        }
+        current.push_str(line);
+        current.push('\n');
+    }
+    if seen_separator {
+        blocks.push(current);
+    }
+    let mut rules: Vec<String> = Vec::new();
+    for b in blocks {
+        let clean = crate::redact::one_clean_line(&crate::redact::redact_secrets(&b));
+        let clean: String = clean.chars().take(400).collect();
+        if clean.chars().count() >= 10 && !rules.contains(&clean) {
+            rules.push(clean);
+        }
+    }
+    rules.truncate(20);
+    rules
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agent_rules_skip_the_header_and_short_blocks() {
+        let text = "# Learnings\nheader text\n---\nFilter all database queries\n  by userId.\n---\nshort\n---\n\n---\nUse `pnpm` not npm in this repo\n";
+        assert_eq!(
+            agent_rules(text),
+            [
+                "Filter all database queries by userId.",
+                "Use `pnpm` not npm in this repo"
+            ]
+        );
+        assert!(agent_rules("# Only a header\nno rules yet\n").is_empty());
+    }
 
     #[test]
     fn labels_round_trip() {

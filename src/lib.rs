@@ -17,6 +17,7 @@ pub mod learning;
 pub mod llm;
 pub mod project;
 pub mod prompt;
+pub mod quarantine;
 pub mod redact;
 pub mod review;
 pub mod runner;

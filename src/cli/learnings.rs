@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 
 use clap::{Args, Subcommand};
 
+use super::learnings_lifecycle as lc;
 use super::{Context, output, usage};
 use crate::error::Error;
 use crate::learn::rank::{self, Ranker};
@@ -32,6 +33,16 @@ enum LearningsCommand {
     Archive(ArchiveArgs),
     /// Bring archived learnings back.
     Restore(RestoreArgs),
+    /// Go through drafts and quarantined learnings one at a time (--json: list them).
+    Review(lc::ReviewArgs),
+    /// Accept drafts or quarantined learnings: they become active and may be injected.
+    Promote(lc::PromoteArgs),
+    /// Search the project tree for evidence: 3+ files make a learning validated (tier 2).
+    Validate(lc::ValidateArgs),
+    /// Write validated learnings to expertise.yaml (seed 002's schema).
+    Export(lc::ExportArgs),
+    /// Read an expertise.yaml back; learnings already known are skipped.
+    Import(lc::ImportArgs),
     /// Rebuild .gza/learnings.md now from recent completed tasks.
     Update(UpdateArgs),
     /// Counts by section, status and priority; injections; extraction calls and tokens.
@@ -219,6 +230,11 @@ pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
         LearningsCommand::Edit(a) => edit(ctx, a),
         LearningsCommand::Archive(a) => archive(ctx, a),
         LearningsCommand::Restore(a) => restore(ctx, a),
+        LearningsCommand::Review(a) => lc::review(ctx, a),
+        LearningsCommand::Promote(a) => lc::promote(ctx, a),
+        LearningsCommand::Validate(a) => lc::validate_cmd(ctx, a),
+        LearningsCommand::Export(a) => lc::export(ctx, a),
+        LearningsCommand::Import(a) => lc::import(ctx, a),
         LearningsCommand::Update(a) => update(ctx, a),
         LearningsCommand::Stats(a) => stats(ctx, a),
         LearningsCommand::Clear(a) => clear(ctx, a),
@@ -226,7 +242,7 @@ pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
 }
 
 /// The learning an id names, or a one-line error saying what to do.
-fn learning_by_id(store: &Store, id: &str) -> anyhow::Result<Learning> {
+pub(super) fn learning_by_id(store: &Store, id: &str) -> anyhow::Result<Learning> {
     let Some(n) = parse_label(id) else {
         return Err(usage(format!(
             "{:?} is not a learning id; ids look like L12 (`gza learnings show` lists them)",
@@ -284,7 +300,7 @@ fn section_arg(project: &Project, name: &str, in_use: &[Learning]) -> anyhow::Re
         })
 }
 
-fn learning_text(text: &str) -> anyhow::Result<String> {
+pub(super) fn learning_text(text: &str) -> anyhow::Result<String> {
     items::clean_item(text).ok_or_else(|| {
         usage(format!(
             "a learning is 2 to {} words of plain text that does not address the agent",
@@ -293,10 +309,29 @@ fn learning_text(text: &str) -> anyhow::Result<String> {
     })
 }
 
+/// Wait (up to a minute, saying so) for a running regeneration to finish; the lock is returned.
+pub(super) fn wait_for_regeneration(project: &Project) -> anyhow::Result<regenerate::RegenLock> {
+    Ok(regenerate::RegenLock::wait(
+        project,
+        std::time::Duration::from_secs(60),
+        || {
+            let _ = writeln!(
+                output::stderr(),
+                "{} a learnings regeneration is running; waiting for it to finish…",
+                output::paint(output::DIM, "note:")
+            );
+        },
+    )?)
+}
+
 /// Rewrite learnings.md from the records after a change, taking in the person's edits first.
 /// While a regeneration runs, the file is left to it: it takes in the person's edits and renders
 /// the records (this change included) when it finishes.
-fn rewrite_file(project: &Project, store: &Store, ranker: Option<&Ranker>) -> anyhow::Result<()> {
+pub(super) fn rewrite_file(
+    project: &Project,
+    store: &Store,
+    ranker: Option<&Ranker>,
+) -> anyhow::Result<()> {
     let options = regenerate::Options::rewrite(project.config.learnings.window_size);
     match regenerate::regenerate(project, store, None, ranker, options) {
         Err(Error::Busy(_)) => Ok(()),
@@ -356,6 +391,18 @@ fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
             if l.status != Status::Active {
                 facts.push(l.status.as_str().into());
             }
+            if l.lifecycle.tier == 2 {
+                facts.push(format!(
+                    "tier 2 {}",
+                    l.lifecycle.tier_level.as_deref().unwrap_or("medium")
+                ));
+            }
+            if l.lifecycle.stale_reason.is_some() {
+                facts.push("stale".into());
+            }
+            if l.lifecycle.quarantine_reason.is_some() {
+                facts.push("quarantined".into());
+            }
             text.push_str(&format!(
                 "  {:<5} {} {}\n",
                 label(l.id),
@@ -370,9 +417,11 @@ fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
 fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     let sources = store.learning_sources(l.id)?;
     let mut out = output::stdout();
+    let outcomes = store.injection_outcomes(l.id)?;
     if json {
         let mut value = serde_json::to_value(l)?;
         value["sources"] = serde_json::to_value(&sources)?;
+        value["outcomes"] = serde_json::to_value(&outcomes)?;
         serde_json::to_writer_pretty(&mut out, &value)?;
         writeln!(out)?;
         return Ok(());
@@ -389,6 +438,7 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     };
     field(&mut out, "Status", status)?;
     field(&mut out, "Origin", l.origin.as_str().to_string())?;
+    lc::describe(&mut out, store, l, false)?;
     if !l.keywords.is_empty() {
         field(&mut out, "Keywords", l.keywords.join(", "))?;
     }
@@ -437,6 +487,25 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
         field(&mut out, "Sources", from.join(", "))?;
     }
     field(&mut out, "Injected", format!("{} times", l.injected))?;
+    if !outcomes.is_empty() {
+        let completed = outcomes.iter().filter(|o| o.status == "completed").count();
+        let failed: Vec<String> = outcomes
+            .iter()
+            .filter(|o| o.status != "completed")
+            .map(|o| {
+                format!(
+                    "task {} {}",
+                    o.task,
+                    o.failure_reason.as_deref().unwrap_or("failed")
+                )
+            })
+            .collect();
+        let mut text = format!("{completed} completed, {} failed", failed.len());
+        if !failed.is_empty() {
+            text.push_str(&format!(" ({})", failed.join(", ")));
+        }
+        field(&mut out, "Outcomes", text)?;
+    }
     field(&mut out, "Created", l.created_at.clone())?;
     field(&mut out, "Updated", l.updated_at.clone())?;
     field(&mut out, "Confirmed", l.confirmed_at.clone())?;
@@ -626,7 +695,11 @@ fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
         .collect();
     learning.triggers = args.triggers.triggers()?;
     learning.checklist = args.triggers.checklist.clone();
+    // During a regeneration, wait for it: the learning is stored only once the change can be
+    // made whole (item 20: never stored behind an error).
+    let lock = wait_for_regeneration(&project)?;
     let id = store.add_learning(&learning)?;
+    drop(lock);
     let ranker = Ranker::load(&project);
     if let Err(e) = ranker.embed_missing(&store) {
         crate::learn::log(&project, &format!("embedding {} failed: {e}", label(id)));
@@ -638,6 +711,15 @@ fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
         output::paint(output::GREEN, "✓"),
         label(id)
     )?;
+    if let Some(reason) = crate::quarantine::reason(&text) {
+        writeln!(
+            output::stderr(),
+            "{} {} is quarantined: it {reason}; it is never injected until you accept it with `gza learnings promote {}`",
+            output::paint(output::YELLOW, "note:"),
+            label(id),
+            label(id)
+        )?;
+    }
     Ok(())
 }
 
@@ -678,6 +760,7 @@ fn edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
         ));
     }
     // Take in the file's pending edits first, so this change is made on top of them.
+    drop(wait_for_regeneration(&project)?);
     rewrite_file(&project, &store, None)?;
     store.edit_learning(learning.id, &edit)?;
     let ranker = Ranker::load(&project);
@@ -712,6 +795,7 @@ fn set_status(
         .iter()
         .map(|id| learning_by_id(&store, id))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    drop(wait_for_regeneration(&project)?);
     rewrite_file(&project, &store, None)?;
     let reason = reason.map(crate::redact::one_clean_line);
     let mut out = output::stdout();
@@ -813,6 +897,7 @@ fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
         write!(out, "{}", report.content)?;
         return Ok(());
     }
+    crate::learn::validate_and_log(&project, &store);
     let r = &report.record;
     writeln!(
         out,
@@ -893,7 +978,7 @@ fn clear(ctx: &Context, args: ClearArgs) -> anyhow::Result<()> {
             return Ok(());
         }
     }
-    let _lock = regenerate::RegenLock::acquire(&project)?;
+    let _lock = wait_for_regeneration(&project)?;
     store.clear_learnings()?;
     let path = project.learnings_path();
     match std::fs::remove_file(&path) {
@@ -914,6 +999,19 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let totals = store.learnings_totals()?;
     let meta = store.learnings_metadata()?;
     let most = store.most_injected(5)?;
+    let (high, medium, stale_n, quarantined) = store.lifecycle_counts()?;
+    let stale: Vec<Learning> = store
+        .learnings(false)?
+        .into_iter()
+        .filter(|l| l.lifecycle.stale_reason.is_some())
+        .collect();
+    let failing = store.failing_learnings()?;
+    let now = chrono::Utc::now();
+    let decayed: Vec<Learning> = store
+        .learnings(false)?
+        .into_iter()
+        .filter(|l| l.status == Status::Active && l.is_decayed(now))
+        .collect();
     let config = &project.config.learnings;
     let provider = match crate::llm::client_for(config, &project.config.providers.claude.path) {
         Ok(Some(c)) => format!("{} ({})", c.provider(), c.model()),
@@ -931,6 +1029,14 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
             "metadata": meta,
             "regenerate_every": config.regenerate_every,
             "window_size": config.window_size,
+            "lifecycle": {
+                "tier2_high": high,
+                "tier2_medium": medium,
+                "stale": stale.iter().map(|l| serde_json::json!({"id": l.label(), "text": l.text, "reason": l.lifecycle.stale_reason})).collect::<Vec<_>>(),
+                "quarantined": quarantined,
+                "decayed": decayed.iter().map(|l| serde_json::json!({"id": l.label(), "text": l.text, "confidence": l.decayed_confidence(now)})).collect::<Vec<_>>(),
+                "flagged": failing.iter().map(|(id, text, reason, n)| serde_json::json!({"id": label(*id), "text": text, "failure_reason": reason, "tasks": n})).collect::<Vec<_>>(),
+            },
         });
         serde_json::to_writer_pretty(&mut out, &json)?;
         writeln!(out)?;
@@ -953,6 +1059,51 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         "Learnings:          {} active, {} drafts, {} archived",
         totals.active, totals.drafts, totals.archived
     )?;
+    writeln!(
+        out,
+        "  validated:        {} tier 2 ({high} high, {medium} medium); {stale_n} stale; {quarantined} quarantined",
+        high + medium
+    )?;
+    for l in &stale {
+        writeln!(
+            out,
+            "    stale {:<5} {} ({})",
+            l.label(),
+            output::one_line(&l.text, 50),
+            l.lifecycle.stale_reason.as_deref().unwrap_or("")
+        )?;
+    }
+    if !decayed.is_empty() {
+        writeln!(
+            out,
+            "  decayed:          {} (not re-confirmed for months; no longer injected)",
+            decayed.len()
+        )?;
+        for l in &decayed {
+            writeln!(
+                out,
+                "    decayed {:<5} {} (confidence {:.2} from {:.2}, last confirmed {})",
+                l.label(),
+                output::one_line(&l.text, 40),
+                l.decayed_confidence(now),
+                l.confidence,
+                l.confirmed_at
+            )?;
+        }
+    }
+    for (id, text, reason, n) in &failing {
+        writeln!(
+            out,
+            "    review {:<5} {} (given to {n} tasks that all failed: {})",
+            label(*id),
+            output::one_line(text, 40),
+            if reason.is_empty() {
+                "no reason"
+            } else {
+                reason
+            }
+        )?;
+    }
     writeln!(out, "  by section:       {}", pairs(&totals.by_section))?;
     writeln!(out, "  by priority:      {}", pairs(&totals.by_priority))?;
     writeln!(out, "  by origin:        {}", pairs(&totals.by_origin))?;

@@ -12,6 +12,7 @@ mod hook;
 mod import;
 mod init;
 mod learnings;
+mod learnings_lifecycle;
 mod log;
 mod manage;
 mod next;

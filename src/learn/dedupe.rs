@@ -129,6 +129,7 @@ pub fn preview(l: &NewLearning, id: i64) -> Learning {
         confirmed_at: String::new(),
         support: 1,
         injected: 0,
+        lifecycle: Default::default(),
     }
 }
 

@@ -6,11 +6,14 @@
 
 pub mod dedupe;
 pub mod embed;
+pub mod evidence;
+pub mod expertise;
 pub mod extract;
 pub mod items;
 pub mod rank;
 pub mod regenerate;
 pub mod session;
+pub mod validate;
 pub mod view;
 
 use std::collections::HashSet;
@@ -86,13 +89,22 @@ fn select(
             regenerate::sync_edits(project, store)?;
         }
         if let Some(file) = crate::prompt::read_learnings_file(project)? {
-            let in_file = ids_of_lines(store, &file.text)?;
-            injected.text = view::strip_ids(&file.text);
+            let held = held_back(store)?;
+            let text = without_held_back(&file.text, &held);
+            let in_file: Vec<i64> = ids_of_lines(store, &text)?
+                .into_iter()
+                .filter(|id| !held.iter().any(|(h, _)| h == id))
+                .collect();
+            injected.text = view::strip_ids(&text);
             injected.file_ids = in_file;
             injected.version = view::parse(&file.text)
                 .version
                 .or(store.last_learnings_version()?.map(|(v, _)| v));
         }
+    }
+    if matches!(mode, InjectMode::File | InjectMode::Both) && project.config.learnings.inject_drafts
+    {
+        add_drafts(project, store, &mut injected)?;
     }
     if matches!(mode, InjectMode::Relevant | InjectMode::Both) {
         let query = task_query(project, task);
@@ -119,7 +131,7 @@ fn select(
         for id in &picked {
             if let Some(l) = store
                 .learning(*id)?
-                .filter(|l| l.status != Status::Archived)
+                .filter(|l| l.status != Status::Archived && !l.is_decayed(chrono::Utc::now()))
             {
                 records.push(l);
             }
@@ -131,13 +143,87 @@ fn select(
                 text.push_str("\n\n## Also relevant to this task\n");
             }
             for l in &records {
-                let _ = writeln!(text, "- [{}] {}", l.section, l.text);
+                let draft = if l.status == Status::Draft {
+                    " (draft: not yet reviewed)"
+                } else {
+                    ""
+                };
+                let _ = writeln!(text, "- [{}] {}{draft}", l.section, l.text);
             }
             injected.text = text;
             injected.relevant_ids = records.iter().map(|l| l.id).collect();
         }
     }
     Ok((!injected.text.trim().is_empty()).then_some(injected))
+}
+
+/// Most drafts given with the file.
+const MAX_FILE_DRAFTS: usize = 10;
+
+/// Drafts are usable at once (seed 003): the newest ones go after the file, marked as drafts,
+/// within what is left of `max_tokens`. learnings.md itself holds active learnings only.
+fn add_drafts(
+    project: &Project,
+    store: &Store,
+    injected: &mut InjectedLearnings,
+) -> crate::Result<()> {
+    let now = chrono::Utc::now();
+    let mut drafts: Vec<_> = store
+        .review_queue()?
+        .into_iter()
+        .filter(|l| l.status == Status::Draft && l.lifecycle.quarantine_reason.is_none())
+        .filter(|l| !l.is_decayed(now))
+        .collect();
+    drafts.reverse();
+    let budget = project.config.learnings.max_tokens as usize * crate::prompt::CHARS_PER_TOKEN;
+    let mut section = String::new();
+    let mut ids = Vec::new();
+    for l in drafts.into_iter().take(MAX_FILE_DRAFTS) {
+        let line = format!("- [{}] {} (draft: not yet reviewed)\n", l.section, l.text);
+        if injected.text.len() + section.len() + line.len() + 40 > budget {
+            break;
+        }
+        section.push_str(&line);
+        ids.push(l.id);
+    }
+    if !ids.is_empty() {
+        if !injected.text.trim().is_empty() {
+            injected.text = format!("{}\n\n", injected.text.trim_end());
+        }
+        injected.text.push_str("## Drafts (not yet reviewed)\n");
+        injected.text.push_str(&section);
+        injected.file_ids.extend(ids);
+    }
+    Ok(())
+}
+
+/// Quarantined learnings: (id, text). Never given to an agent, even when their line is in the
+/// file (an agent or a person may have just written it there).
+fn held_back(store: &Store) -> crate::Result<Vec<(i64, String)>> {
+    Ok(store
+        .review_queue()?
+        .into_iter()
+        .filter(|l| l.lifecycle.quarantine_reason.is_some())
+        .map(|l| (l.id, l.text))
+        .collect())
+}
+
+/// The file's text without the lines of held-back learnings, and without any line that has no
+/// id yet (not taken in as a record) and reads like an instruction.
+fn without_held_back(text: &str, held: &[(i64, String)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let item = view::parse(line).lines.into_iter().next();
+        let drop = item.is_some_and(|i| {
+            held.iter().any(|(id, t)| i.id == Some(*id) || *t == i.text)
+                || (i.id.is_none() && crate::quarantine::check(&i.text).is_some())
+        });
+        if !drop {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// What a task is about, for the ranker: its prompt and its spec file.
@@ -247,5 +333,33 @@ fn regenerate_and_log(
             );
         }
         Err(e) => log(project, &format!("regeneration failed: {e}")),
+    }
+    validate_and_log(project, store);
+}
+
+/// Check every learning against the tree after a regeneration (seed 002); logged, never fails.
+pub fn validate_and_log(project: &Project, store: &Store) {
+    match validate::validate(project, store, None, false) {
+        Ok(r) => {
+            let promoted = r.checked.iter().filter(|c| c.change == "promoted").count();
+            let stale = r.checked.iter().filter(|c| c.change == "stale").count();
+            if promoted + stale > 0 {
+                // Tier 2 goes first in the file: rewrite it with the new tiers.
+                let options = regenerate::Options::rewrite(project.config.learnings.window_size);
+                if let Err(e) = regenerate::regenerate(project, store, None, None, options) {
+                    log(project, &format!("rewrite after validation failed: {e}"));
+                }
+            }
+            log(
+                project,
+                &format!(
+                    "validated {} learnings against {} files in {} ms: {promoted} promoted, {stale} stale",
+                    r.checked.len(),
+                    r.files_searched,
+                    r.duration_ms
+                ),
+            );
+        }
+        Err(e) => log(project, &format!("validation failed: {e}")),
     }
 }

@@ -78,6 +78,32 @@ impl RegenLock {
         Ok(ok.then_some(RegenLock(file)))
     }
 
+    /// Take the lock, waiting up to `patience` for a regeneration that holds it to finish;
+    /// `waiting` is called once if it has to wait. [`Error::Busy`] when it is still held.
+    pub fn wait(
+        project: &Project,
+        patience: std::time::Duration,
+        waiting: impl FnOnce(),
+    ) -> Result<RegenLock> {
+        let started = Instant::now();
+        let mut waiting = Some(waiting);
+        loop {
+            if let Some(lock) = Self::try_acquire(project)? {
+                return Ok(lock);
+            }
+            if let Some(w) = waiting.take() {
+                w();
+            }
+            if started.elapsed() >= patience {
+                return Err(Error::Busy(format!(
+                    "a learnings regeneration has held .gza/learnings.lock for over {} s; nothing was changed, try again when it ends",
+                    patience.as_secs()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// Take the lock, failing with [`Error::Busy`] when another process holds it.
     pub fn acquire(project: &Project) -> Result<RegenLock> {
         Self::try_acquire(project)?.ok_or_else(|| {
@@ -237,7 +263,15 @@ pub fn regenerate(
         report.record.llm_calls += i64::from(ex.llm_call);
         report.record.input_tokens += ex.tokens.0;
         report.record.output_tokens += ex.tokens.1;
-        let taught = super::dedupe::decide(&ex.items, ex.origin, &known, ranker, store);
+        let mut taught = super::dedupe::decide(&ex.items, ex.origin, &known, ranker, store);
+        if project.config.learnings.review == crate::config::ReviewMode::Manual {
+            // With manual review, what a task taught waits for a person as a draft.
+            for t in &mut taught {
+                if let Taught::New(n) = t {
+                    n.status = crate::learning::Status::Draft;
+                }
+            }
+        }
         report.confirmed += taught
             .iter()
             .filter(|t| matches!(t, Taught::Confirms(_)))
@@ -282,7 +316,10 @@ pub fn regenerate(
     let budget = project.config.learnings.max_tokens as usize * crate::prompt::CHARS_PER_TOKEN;
     let latest = store.latest_sources()?;
     let render = |version: i64| -> Result<(String, Vec<i64>)> {
+        let now = chrono::Utc::now();
         let mut items = store.learnings_in_window(&window_ids)?;
+        // Seed 000: what nobody re-confirmed decays out of the file.
+        items.retain(|l| !l.is_decayed(now));
         items.extend(preview.iter().cloned());
         view::rank_for_file(&mut items, &latest);
         let header = view::Header {

@@ -98,12 +98,18 @@ pub fn ids_in(text: &str) -> Vec<i64> {
         .collect()
 }
 
-/// Order for the file: people's learnings first, then by priority, support, and recency.
+/// Order for the file: validated (tier 2) first, then people's, then by priority, support and
+/// recency.
 pub fn rank_for_file(items: &mut [Learning], latest_source: &HashMap<i64, i64>) {
     items.sort_by(|a, b| {
         let user = |l: &Learning| l.origin == crate::learning::Origin::User;
-        user(b)
-            .cmp(&user(a))
+        let tier = |l: &Learning| l.lifecycle.tier;
+        let evidence = |l: &Learning| l.lifecycle.evidence.as_ref().map_or(0, |e| e.count);
+        // Validated expertise first, strongest evidence first (seed 002), then people's.
+        tier(b)
+            .cmp(&tier(a))
+            .then(evidence(b).cmp(&evidence(a)))
+            .then(user(b).cmp(&user(a)))
             .then(a.priority.cmp(&b.priority))
             .then(b.support.cmp(&a.support))
             .then(
@@ -143,6 +149,9 @@ pub fn render(
     let mut seen_sections: HashSet<&str> = HashSet::new();
     let section_cost = |s: &str| s.len() + 5;
     let mut keep = vec![false; ranked.len()];
+    // Seed 002's caps: at most TIER2_CAP validated and TIER1_CAP other learnings besides those
+    // that always stay.
+    let mut taken = [0usize; 2];
     // Those that always stay are counted first; the rest fill what is left, strongest first.
     for pass in [true, false] {
         for (i, l) in ranked.iter().enumerate() {
@@ -153,7 +162,15 @@ pub fn render(
             if !seen_sections.contains(l.section.as_str()) {
                 cost += section_cost(&l.section);
             }
+            let tier = usize::from(l.lifecycle.tier == 2);
+            let cap = [crate::learning::TIER1_CAP, crate::learning::TIER2_CAP][tier];
+            if !pass && taken[tier] >= cap {
+                continue;
+            }
             if pass || used + cost <= budget_chars {
+                if !pass {
+                    taken[tier] += 1;
+                }
                 used += cost;
                 seen_sections.insert(&l.section);
                 keep[i] = true;
@@ -306,6 +323,7 @@ mod tests {
             confirmed_at: String::new(),
             support: 1,
             injected: 0,
+            lifecycle: Default::default(),
         }
     }
 

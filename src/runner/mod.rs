@@ -1,5 +1,6 @@
 //! Running tasks: claiming, worktrees, agent processes, providers, and the worker loop.
 
+mod agent_rules;
 mod complete;
 pub mod process;
 pub mod providers;

@@ -389,6 +389,10 @@ pub fn run_task(
         .stdout(Stdio::piped())
         .stderr(stderr_file)
         .process_group(0);
+    let learnings_guard = super::agent_rules::LearningsFileGuard::before(
+        &project.learnings_path(),
+        workspace.dir == project.root,
+    );
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -474,6 +478,15 @@ pub fn run_task(
     process::terminate_group(pgid, Duration::from_millis(500));
     process::terminate_tagged(&run_tag, Duration::from_millis(500));
     sandbox::clean_up(sandbox_kind, &place);
+    let catch_all = project
+        .config
+        .learnings
+        .sections
+        .last()
+        .map_or("General", |s| s);
+    if let Some(w) = learnings_guard.after(store, task.id, catch_all) {
+        ui.warn(&w);
+    }
     // Read what is left of the output, for a bounded time.
     let _ = drained_rx.recv_timeout(DRAIN_AFTER_EXIT);
     let parser = parser
@@ -532,6 +545,16 @@ pub fn run_task(
             providers::clip(first_line, 60),
             task.id
         );
+        let section = project
+            .config
+            .learnings
+            .sections
+            .last()
+            .map_or("General", |s| s);
+        let completed = status == TaskStatus::Completed;
+        if let Some(w) = super::agent_rules::take_in(store, task.id, &wt.path, completed, section) {
+            ui.warn(&w);
+        }
         let committed = worktree::commit_all(&wt.path, &message)
             .and_then(|_| worktree::diff_stats(&wt.path, &wt.base_commit));
         match committed {

@@ -105,17 +105,21 @@ pub struct LearningEdit {
     pub keywords: Option<Vec<String>>,
 }
 
-const LEARNING_COLUMNS: &str = "l.id, l.section, l.text, l.insight, l.example, l.keywords, l.applies_when, \
+pub(super) const LEARNING_COLUMNS: &str = "l.id, l.section, l.text, l.insight, l.example, l.keywords, l.applies_when, \
      l.confidence, l.priority, l.status, l.status_reason, l.status_changed_at, l.origin, l.created_at, \
      l.updated_at, l.confirmed_at, l.kind, l.triggers, l.checklist, \
      (SELECT COUNT(*) FROM learning_sources s WHERE s.learning_id = l.id), \
-     (SELECT COUNT(*) FROM learning_injections i WHERE i.learning_id = l.id)";
+     (SELECT COUNT(*) FROM learning_injections i WHERE i.learning_id = l.id), \
+     l.tier, l.tier_level, l.evidence, l.validated_at, l.stale_reason, l.quarantine_reason";
+
+/// Learnings that may be given to an agent: not quarantined.
+const NOT_QUARANTINED: &str = "l.quarantine_reason IS NULL";
 
 fn json_list(text: String) -> Vec<String> {
     serde_json::from_str(&text).unwrap_or_default()
 }
 
-fn learning_from_row(r: &Row) -> rusqlite::Result<Learning> {
+pub(super) fn learning_from_row(r: &Row) -> rusqlite::Result<Learning> {
     Ok(Learning {
         id: r.get(0)?,
         section: r.get(1)?,
@@ -138,11 +142,21 @@ fn learning_from_row(r: &Row) -> rusqlite::Result<Learning> {
         checklist: json_list(r.get(18)?),
         support: r.get(19)?,
         injected: r.get(20)?,
+        lifecycle: crate::learning::Lifecycle {
+            tier: r.get(21)?,
+            tier_level: r.get(22)?,
+            evidence: r
+                .get::<_, Option<String>>(23)?
+                .and_then(|e| serde_json::from_str(&e).ok()),
+            validated_at: r.get(24)?,
+            stale_reason: r.get(25)?,
+            quarantine_reason: r.get(26)?,
+        },
     })
 }
 
 /// Add a line to a learning's evolution log.
-fn log_event(
+pub(super) fn log_event(
     tx: &Transaction,
     id: i64,
     event: &str,
@@ -156,7 +170,11 @@ fn log_event(
     .map(|_| ())
 }
 
-fn insert_learning(tx: &Transaction, l: &NewLearning, now: &str) -> rusqlite::Result<i64> {
+pub(super) fn insert_learning(
+    tx: &Transaction,
+    l: &NewLearning,
+    now: &str,
+) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO learnings (section, text, insight, example, keywords, applies_when, confidence, \
          priority, origin, created_at, updated_at, confirmed_at, kind, triggers, checklist, status) \
@@ -180,10 +198,25 @@ fn insert_learning(tx: &Transaction, l: &NewLearning, now: &str) -> rusqlite::Re
     )?;
     let id = tx.last_insert_rowid();
     log_event(tx, id, "created", Some(l.origin.as_str()), now)?;
+    quarantine_if_hostile(tx, id, &l.text, now)?;
     Ok(id)
 }
 
-fn set_status(
+/// Hold a learning back when its text reads like an instruction to the agent.
+fn quarantine_if_hostile(tx: &Transaction, id: i64, text: &str, now: &str) -> rusqlite::Result<()> {
+    if let Some(reason) = crate::quarantine::reason(text) {
+        let changed = tx.execute(
+            "UPDATE learnings SET quarantine_reason = ?2 WHERE id = ?1 AND quarantine_reason IS NULL",
+            params![id, reason],
+        )?;
+        if changed > 0 {
+            log_event(tx, id, "quarantined", Some(reason), now)?;
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn set_status(
     tx: &Transaction,
     id: i64,
     status: Status,
@@ -197,6 +230,13 @@ fn set_status(
     )?;
     if changed > 0 {
         log_event(tx, id, status.as_str(), reason, now)?;
+        if status == Status::Active {
+            // A person brought it back: that re-confirms it, so it has not decayed (seed 000).
+            tx.execute(
+                "UPDATE learnings SET confirmed_at = ?2 WHERE id = ?1",
+                params![id, now],
+            )?;
+        }
     }
     Ok(changed > 0)
 }
@@ -213,6 +253,7 @@ fn apply_edit(tx: &Transaction, id: i64, edit: &LearningEdit, now: &str) -> rusq
                 [id],
             )?;
             log_event(tx, id, "edited", Some("text"), now)?;
+            quarantine_if_hostile(tx, id, text, now)?;
         }
     }
     if let Some(section) = &edit.section {
@@ -320,7 +361,7 @@ impl Store {
     /// Learnings in use, CRITICAL ones first: active, plus drafts when `drafts` is set.
     pub fn learnings_in_use(&self, drafts: bool) -> Result<Vec<Learning>> {
         let sql = format!(
-            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) \
+            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) AND {NOT_QUARANTINED} \
              ORDER BY CASE l.priority WHEN 'CRITICAL' THEN 0 WHEN 'HIGH' THEN 1 WHEN 'MEDIUM' THEN 2 ELSE 3 END, l.id"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
@@ -334,7 +375,7 @@ impl Store {
     /// Learnings in use that carry trigger conditions.
     pub fn triggered_learnings(&self, drafts: bool) -> Result<Vec<Learning>> {
         let sql = format!(
-            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) \
+            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) AND {NOT_QUARANTINED} \
              AND l.triggers NOT IN ('{{}}', '') ORDER BY l.id"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
@@ -453,7 +494,7 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT id, section, text, keywords, applies_when, priority, confidence FROM learnings \
-                 WHERE status IN ('active', ?1) ORDER BY id",
+                 WHERE status IN ('active', ?1) AND quarantine_reason IS NULL ORDER BY id",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
@@ -478,7 +519,7 @@ impl Store {
     pub fn learnings_in_window(&self, task_ids: &[i64]) -> Result<Vec<Learning>> {
         let ids = serde_json::to_string(task_ids).unwrap_or_else(|_| "[]".into());
         let sql = format!(
-            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status = 'active' AND (l.origin = 'user' \
+            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status = 'active' AND {NOT_QUARANTINED} AND (l.origin = 'user' \
              OR EXISTS (SELECT 1 FROM learning_sources s WHERE s.learning_id = l.id \
                         AND s.task_id IN (SELECT value FROM json_each(?1)))) ORDER BY l.id"
         );

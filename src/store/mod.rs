@@ -4,6 +4,7 @@
 
 mod imports;
 mod learnings;
+mod lifecycle;
 mod review_loop;
 mod runs;
 mod tasks;
@@ -20,6 +21,7 @@ pub use learnings::{
     FileEdits, LearningEdit, LearningsMetadata, LearningsTotals, RankRow, Source, Taught,
     VersionRecord, WindowTask,
 };
+pub use lifecycle::{EvolutionEntry, InjectionOutcome, TierChange};
 pub use runs::{FinishReport, Outcome, WorkerId};
 pub use tasks::{HistoryFilter, NewTask, QueueEntry, Stats, TaskEdit, TaskSummary};
 

@@ -284,16 +284,17 @@ fn only_one_regeneration_runs_at_a_time() {
         err.contains("another learnings regeneration is running"),
         "{err}"
     );
-    // Adding a learning meanwhile works; the running regeneration writes it into the file.
+    // Adding a learning meanwhile waits for the running regeneration (its extracted learning
+    // is L1), then is stored and written into the file.
     assert!(
         p.ok(&["learnings", "add", "Added while it ran"])
-            .contains("Added L1")
+            .contains("Added L2")
     );
     assert!(first.wait_with_output().unwrap().status.success());
     assert!(
         std::fs::read_to_string(p.path(".gza/learnings.md"))
             .unwrap()
-            .contains("- Added while it ran <!-- L1 -->")
+            .contains("- Added while it ran <!-- L2 -->")
     );
     assert_eq!(server.message_requests().len(), 1);
     assert!(

@@ -11,6 +11,7 @@ mod hooks;
 mod import;
 mod learning_records;
 mod learnings;
+mod lifecycle;
 mod ranker;
 mod review_loop;
 mod sandbox;

@@ -1,0 +1,421 @@
+//! `gza learnings review | promote | validate | export | import`: the lifecycle from draft to
+//! validated expertise.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::learnings::{learning_by_id, learning_text, rewrite_file, wait_for_regeneration};
+use super::{Context, output, usage};
+use crate::learn::rank::{self, Ranker};
+use crate::learn::{expertise, validate};
+use crate::learning::{Learning, Status, label};
+use crate::store::{LearningEdit, Store};
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// List the drafts and quarantined learnings as JSON (works without a terminal).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PromoteArgs {
+    /// Ids of the learnings (e.g. L12 L13).
+    #[arg(required = true)]
+    ids: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Only these learnings (default: every one not archived).
+    ids: Vec<String>,
+    /// Show what would change; record nothing, write no expertise.yaml.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Where to write (default: learnings.expertise_path).
+    path: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// An expertise.yaml in seed 002's schema.
+    path: PathBuf,
+}
+
+/// A learning as the review lists it.
+fn review_json(store: &Store, l: &Learning) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(l)?;
+    v["id"] = serde_json::Value::String(l.label());
+    v["sources"] = serde_json::to_value(store.learning_sources(l.id)?)?;
+    Ok(v)
+}
+
+pub fn review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    // Lines saved in learnings.md since gza wrote it become records first.
+    crate::learn::regenerate::sync_edits(&project, &store)?;
+    let queue = store.review_queue()?;
+    if args.json {
+        let list = queue
+            .iter()
+            .map(|l| review_json(&store, l))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let mut out = output::stdout();
+        serde_json::to_writer_pretty(&mut out, &list)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(usage(
+            "review asks one question per draft and needs a terminal; `gza learnings review --json` lists them, `gza learnings promote ID…` accepts them",
+        ));
+    }
+    if queue.is_empty() {
+        writeln!(
+            output::stdout(),
+            "Nothing to review: no drafts or quarantined learnings"
+        )?;
+        return Ok(());
+    }
+    let ranker = Ranker::load(&project);
+    let mut out = output::stdout();
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let total = queue.len();
+    let mut changed = false;
+    for (n, l) in queue.iter().enumerate() {
+        writeln!(
+            out,
+            "\n{} {} {}",
+            output::paint(output::BOLD, format!("[{}/{total}] {}", n + 1, l.label())),
+            l.text,
+            output::paint(
+                output::DIM,
+                format!("[{} · {}]", l.section, l.origin.as_str())
+            )
+        )?;
+        describe(&mut out, &store, l, true)?;
+        let similar = ranker.search(
+            &store,
+            rank::Query {
+                text: &l.text,
+                k: 4,
+                calibrated: true,
+                drafts: true,
+            },
+        )?;
+        for (_, s) in rank::hits_with_records(&store, &similar)?
+            .into_iter()
+            .filter(|(_, s)| s.id != l.id)
+            .take(3)
+        {
+            writeln!(out, "  similar     {} {}", s.label(), s.text)?;
+        }
+        loop {
+            write!(out, "[a]ccept  [e]dit  [s]kip  a[r]chive  [q]uit > ")?;
+            out.flush()?;
+            let Some(Ok(answer)) = lines.next() else {
+                return finish(&project, &store, changed);
+            };
+            match answer.trim() {
+                "a" | "accept" => {
+                    store.promote_learnings(&[l.id], "accepted in `gza learnings review`")?;
+                    writeln!(
+                        out,
+                        "{} Accepted {}",
+                        output::paint(output::GREEN, "✓"),
+                        l.label()
+                    )?;
+                }
+                "e" | "edit" => {
+                    write!(out, "New text: ")?;
+                    out.flush()?;
+                    let Some(Ok(text)) = lines.next() else {
+                        return finish(&project, &store, changed);
+                    };
+                    match learning_text(&text) {
+                        Ok(text) => {
+                            let edit = LearningEdit {
+                                text: Some(text),
+                                ..LearningEdit::default()
+                            };
+                            store.edit_learning(l.id, &edit)?;
+                            store.promote_learnings(
+                                &[l.id],
+                                "edited and accepted in `gza learnings review`",
+                            )?;
+                            writeln!(
+                                out,
+                                "{} Edited and accepted {}",
+                                output::paint(output::GREEN, "✓"),
+                                l.label()
+                            )?;
+                        }
+                        Err(e) => {
+                            writeln!(out, "{e}")?;
+                            continue;
+                        }
+                    }
+                }
+                "s" | "skip" | "" => {}
+                "r" | "archive" => {
+                    store.set_learning_status(
+                        l.id,
+                        Status::Archived,
+                        Some("archived in `gza learnings review`"),
+                    )?;
+                    writeln!(
+                        out,
+                        "{} Archived {}",
+                        output::paint(output::GREEN, "✓"),
+                        l.label()
+                    )?;
+                }
+                "q" | "quit" => return finish(&project, &store, changed),
+                _ => continue,
+            }
+            changed = true;
+            break;
+        }
+    }
+    finish(&project, &store, changed)
+}
+
+fn finish(project: &crate::project::Project, store: &Store, changed: bool) -> anyhow::Result<()> {
+    if changed {
+        rewrite_file(project, store, None)?;
+    }
+    Ok(())
+}
+
+/// Source, evidence, staleness and quarantine of a learning, one field a line.
+pub fn describe(
+    out: &mut impl Write,
+    store: &Store,
+    l: &Learning,
+    with_sources: bool,
+) -> anyhow::Result<()> {
+    let lc = &l.lifecycle;
+    if let Some(q) = &lc.quarantine_reason {
+        writeln!(
+            out,
+            "  Quarantined  {q}; never injected until a person accepts it (`gza learnings promote {}`)",
+            l.label()
+        )?;
+    }
+    let sources: Vec<String> = store
+        .learning_sources(l.id)?
+        .iter()
+        .map(|s| match (&s.task, &s.session) {
+            (Some(t), _) => format!("task {t}"),
+            (None, Some(session)) => format!("session {}", output::one_line(session, 12)),
+            _ => "?".into(),
+        })
+        .collect();
+    if with_sources && !sources.is_empty() {
+        writeln!(out, "  Source       {}", sources.join(", "))?;
+    }
+    writeln!(out, "  Tier         {}", tier_text(l))?;
+    if let Some(e) = &lc.evidence {
+        if !e.terms.is_empty() {
+            writeln!(out, "  Terms        {}", e.terms.join(", "))?;
+        }
+        if !e.files.is_empty() {
+            writeln!(out, "  Evidence     {}", e.files.join(", "))?;
+        }
+    }
+    if let Some(s) = &lc.stale_reason {
+        writeln!(out, "  Stale        {s}")?;
+    }
+    Ok(())
+}
+
+/// `tier 2 (high, 7 files)`, `tier 1 (1 file)`, `tier 1 (not validated)`.
+pub fn tier_text(l: &Learning) -> String {
+    let lc = &l.lifecycle;
+    match (&lc.evidence, lc.tier) {
+        (None, _) if lc.validated_at.is_some() => "1 (no distinctive terms to search for)".into(),
+        (None, t) => format!("{t} (not validated)"),
+        (Some(e), 2) => format!(
+            "2 ({}, {} files)",
+            lc.tier_level.as_deref().unwrap_or("medium"),
+            e.count
+        ),
+        (Some(e), t) => format!(
+            "{t} ({} file{})",
+            e.count,
+            if e.count == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+pub fn promote(ctx: &Context, args: PromoteArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    // Every id is checked before anything changes.
+    let learnings = args
+        .ids
+        .iter()
+        .map(|id| learning_by_id(&store, id))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    drop(wait_for_regeneration(&project)?);
+    rewrite_file(&project, &store, None)?;
+    let ids: Vec<i64> = learnings.iter().map(|l| l.id).collect();
+    let changed = store.promote_learnings(&ids, "promoted with `gza learnings promote`")?;
+    let mut out = output::stdout();
+    for (l, changed) in learnings.iter().zip(changed) {
+        if changed {
+            writeln!(
+                out,
+                "{} Promoted {}: {}",
+                output::paint(output::GREEN, "✓"),
+                l.label(),
+                l.text
+            )?;
+        } else {
+            writeln!(out, "  {} was already active", l.label())?;
+        }
+    }
+    let ranker = Ranker::load(&project);
+    let _ = ranker.embed_missing(&store);
+    rewrite_file(&project, &store, Some(&ranker))?;
+    Ok(())
+}
+
+pub fn validate_cmd(ctx: &Context, args: ValidateArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let ids = args
+        .ids
+        .iter()
+        .map(|id| learning_by_id(&store, id).map(|l| l.id))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let report = validate::validate(
+        &project,
+        &store,
+        (!ids.is_empty()).then_some(ids.as_slice()),
+        args.dry_run,
+    )?;
+    if !args.dry_run {
+        // Tier 2 goes first in the file: rewrite it with the new tiers.
+        rewrite_file(&project, &store, None)?;
+    }
+    let mut out = output::stdout();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if args.dry_run {
+        writeln!(
+            out,
+            "{}",
+            output::paint(output::BOLD, "Dry run: nothing was recorded.")
+        )?;
+    }
+    writeln!(
+        out,
+        "Searched {} files for {} learnings{}",
+        report.files_searched,
+        report.checked.len(),
+        if report.unreadable > 0 {
+            format!(" ({} could not be read)", report.unreadable)
+        } else {
+            String::new()
+        }
+    )?;
+    for c in &report.checked {
+        let tier = match (&c.level, c.terms.is_empty()) {
+            (_, true) => "no distinctive terms".to_string(),
+            (Some(level), _) => format!("tier 2 ({level}, {} files)", c.files),
+            (None, _) => format!(
+                "tier 1 ({} file{})",
+                c.files,
+                if c.files == 1 { "" } else { "s" }
+            ),
+        };
+        let padded = format!("{:<9}", c.change);
+        let change = match c.change {
+            "promoted" => output::paint(output::GREEN, padded),
+            "stale" => output::paint(output::YELLOW, padded),
+            _ => padded,
+        };
+        writeln!(
+            out,
+            "  {:<5} {tier:<24} {change} {}",
+            c.id,
+            output::one_line(&c.text, 60)
+        )?;
+        if let Some(reason) = c.stale_reason.as_ref().filter(|_| c.change == "stale") {
+            writeln!(out, "        {reason}")?;
+        }
+    }
+    if let Some(path) = &report.exported {
+        let shown = std::path::Path::new(path)
+            .strip_prefix(&project.root)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| path.clone());
+        writeln!(out, "Wrote {shown}")?;
+    }
+    Ok(())
+}
+
+pub fn export(ctx: &Context, args: ExportArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open_for_reading()?;
+    let path = args
+        .path
+        .map(|p| if p.is_absolute() { p } else { ctx_relative(&p) });
+    let written = expertise::export(&project, &store, path.as_deref())?;
+    let n = store.tier2_learnings()?.len();
+    writeln!(
+        output::stdout(),
+        "{} Wrote {n} validated learning{} to {written}",
+        output::paint(output::GREEN, "✓"),
+        if n == 1 { "" } else { "s" }
+    )?;
+    Ok(())
+}
+
+fn ctx_relative(p: &std::path::Path) -> PathBuf {
+    std::env::current_dir()
+        .map(|d| d.join(p))
+        .unwrap_or_else(|_| p.to_path_buf())
+}
+
+pub fn import(ctx: &Context, args: ImportArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let path = if args.path.is_absolute() {
+        args.path.clone()
+    } else {
+        ctx_relative(&args.path)
+    };
+    let result = expertise::import(&project, &store, &path)?;
+    let mut out = output::stdout();
+    for (id, text) in &result.added {
+        writeln!(
+            out,
+            "{} Imported {}: {text}",
+            output::paint(output::GREEN, "✓"),
+            label(*id)
+        )?;
+    }
+    writeln!(
+        out,
+        "{} imported, {} skipped (already known or not a learning)",
+        result.added.len(),
+        result.skipped
+    )?;
+    if !result.added.is_empty() {
+        let ranker = Ranker::load(&project);
+        let _ = ranker.embed_missing(&store);
+        rewrite_file(&project, &store, Some(&ranker))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,251 @@
+//! expertise.yaml (seed 002): validated (tier 2) learnings exported in seed 002's schema, and
+//! read back without duplicates.
+//!
+//! Reading is safe YAML only: the file is at most [`MAX_BYTES`], and anchors, aliases and tags
+//! are refused before the parser sees the text, so nothing can expand into a bomb or name a
+//! type.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::learning::{Evidence, NewLearning, Origin};
+use crate::project::Project;
+use crate::store::{Store, TierChange};
+
+/// The largest expertise file gza reads.
+pub const MAX_BYTES: u64 = 1024 * 1024;
+
+const VERSION: &str = "0.2.0";
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpertiseFile {
+    pub version: String,
+    #[serde(default)]
+    pub patterns: Vec<Pattern>,
+    #[serde(default)]
+    pub evolution_log: Vec<LogEntry>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Pattern {
+    pub pattern: String,
+    /// `high` or `medium`.
+    pub confidence: String,
+    #[serde(default)]
+    pub occurrences: usize,
+    /// The evidence files, comma-separated.
+    #[serde(default)]
+    pub evidence: String,
+    #[serde(default)]
+    pub learned_from: String,
+    #[serde(default)]
+    pub promoted_at: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct LogEntry {
+    pub date: String,
+    pub change: String,
+    #[serde(default)]
+    pub patterns_added: i64,
+}
+
+/// The configured export path, under the project root.
+pub fn default_path(project: &Project) -> PathBuf {
+    project.root.join(&project.config.learnings.expertise_path)
+}
+
+/// Write every tier 2 learning in use to `path` (default: `learnings.expertise_path`); returns
+/// the path written.
+pub fn export(project: &Project, store: &Store, path: Option<&Path>) -> Result<String> {
+    let path = path.map_or_else(|| default_path(project), Path::to_path_buf);
+    let patterns = store
+        .tier2_learnings()?
+        .into_iter()
+        .map(|l| {
+            let ev = l.lifecycle.evidence.clone().unwrap_or_default();
+            Pattern {
+                pattern: l.text,
+                confidence: l.lifecycle.tier_level.unwrap_or_else(|| "medium".into()),
+                occurrences: ev.count,
+                evidence: ev.files.join(", "),
+                learned_from: format!("gza {}", crate::learning::label(l.id)),
+                promoted_at: l.lifecycle.validated_at.unwrap_or_default(),
+            }
+        })
+        .collect();
+    let evolution_log = store
+        .evolution_log()?
+        .into_iter()
+        .map(|e| LogEntry {
+            date: e.at.chars().take(10).collect(),
+            change: format!(
+                "{} {}{}: {}",
+                crate::learning::label(e.id),
+                e.event,
+                e.detail.map(|d| format!(" ({d})")).unwrap_or_default(),
+                e.text
+            ),
+            patterns_added: i64::from(e.event == "tier 2" || e.event == "imported"),
+        })
+        .collect();
+    let file = ExpertiseFile {
+        version: VERSION.into(),
+        patterns,
+        evolution_log,
+    };
+    let text = serde_norway::to_string(&file)
+        .map_err(|e| Error::Usage(format!("cannot write expertise YAML: {e}")))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
+    }
+    crate::fsutil::write_atomically(&path, text.as_bytes())?;
+    Ok(path.to_string_lossy().into_owned())
+}
+
+/// Where the text uses an anchor (`&a`), an alias (`*a`) or a tag (`!t`, `!!t`): the line.
+fn unsafe_construct(text: &str) -> Option<usize> {
+    for (n, line) in text.lines().enumerate() {
+        let mut quote: Option<char> = None;
+        // The last character that was not a space: a node starts after `:`, `-`, `[`, `{`, `,`
+        // or at the start of a line.
+        let mut last: Option<char> = None;
+        let mut prev = ' ';
+        let chars: Vec<char> = line.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
+            if let Some(q) = quote {
+                if c == q {
+                    quote = None;
+                }
+                prev = c;
+                last = Some(c);
+                continue;
+            }
+            let node_start = (prev.is_whitespace() || "[{,".contains(prev))
+                && last.is_none_or(|l| ":-[{,".contains(l));
+            if c == '#' && prev.is_whitespace() {
+                break;
+            }
+            if (c == '"' || c == '\'') && node_start {
+                quote = Some(c);
+            } else if matches!(c, '&' | '*' | '!')
+                && node_start
+                && chars.get(i + 1).is_some_and(|n| !n.is_whitespace())
+            {
+                return Some(n + 1);
+            }
+            prev = c;
+            if !c.is_whitespace() {
+                last = Some(c);
+            }
+        }
+    }
+    None
+}
+
+/// Read an expertise file, refusing anything but plain safe YAML.
+pub fn read(path: &Path) -> Result<ExpertiseFile> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "read", e))?;
+    if !meta.is_file() {
+        return Err(Error::Usage(format!("{shown} is not a regular file")));
+    }
+    if meta.len() > MAX_BYTES {
+        return Err(Error::Usage(format!(
+            "{shown} is {} bytes; gza reads expertise files of at most {MAX_BYTES} bytes",
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| Error::Usage(format!("{shown} is not UTF-8 text")))?;
+    if let Some(line) = unsafe_construct(&text) {
+        return Err(Error::Usage(format!(
+            "{shown}:{line}: YAML anchors, aliases and tags are not read; quote the value or write it out"
+        )));
+    }
+    let file: ExpertiseFile = serde_norway::from_str(&text).map_err(|e| {
+        let at = e
+            .location()
+            .map(|l| format!(":{}", l.line()))
+            .unwrap_or_default();
+        let message = e.to_string();
+        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        Error::Usage(format!(
+            "{shown}{at}: not an expertise file ({message}); expected version, patterns, evolution_log"
+        ))
+    })?;
+    Ok(file)
+}
+
+/// What an import did.
+#[derive(Debug, Default)]
+pub struct Imported {
+    pub added: Vec<(i64, String)>,
+    pub skipped: usize,
+}
+
+/// Read `path` and store each pattern not already known as a tier 2 learning.
+pub fn import(project: &Project, store: &Store, path: &Path) -> Result<Imported> {
+    let file = read(path)?;
+    let section = crate::learn::items::section_named("", &project.config.learnings.sections);
+    let mut result = Imported::default();
+    for p in &file.patterns {
+        let Some(text) = crate::learn::items::clean_item(&p.pattern) else {
+            result.skipped += 1;
+            continue;
+        };
+        let level = match p.confidence.trim().to_ascii_lowercase().as_str() {
+            "high" => "high",
+            _ => "medium",
+        };
+        let mut learning = NewLearning::new(&section, &text, Origin::User);
+        learning.confidence = if level == "high" { 0.9 } else { 0.8 };
+        let files: Vec<String> = p
+            .evidence
+            .split(',')
+            .map(crate::redact::one_clean_line)
+            .filter(|f| !f.is_empty())
+            .take(crate::learn::evidence::KEPT_FILES)
+            .collect();
+        let change = TierChange {
+            id: 0,
+            tier: 2,
+            level: Some(level.into()),
+            evidence: Some(Evidence {
+                terms: Vec::new(),
+                count: p.occurrences,
+                files,
+                at: p.promoted_at.clone(),
+            }),
+            stale_reason: None,
+            event: None,
+        };
+        let source = format!("from {}", path.display());
+        match store.import_learning(&learning, Some(&change), &source)? {
+            Some(id) => result.added.push((id, text)),
+            None => result.skipped += 1,
+        }
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anchors_aliases_and_tags_are_found_outside_quotes() {
+        assert_eq!(unsafe_construct("a: &x [1]\nb: *x\n"), Some(1));
+        assert_eq!(unsafe_construct("a: 1\nb: !!python/object x\n"), Some(2));
+        assert_eq!(unsafe_construct("- pattern: \"use *args & !x\"\n"), None);
+        assert_eq!(unsafe_construct("pattern: rock & roll # &c\n"), None);
+        assert_eq!(unsafe_construct("pattern: 'Never run rm -rf *'\n"), None);
+        assert_eq!(unsafe_construct("pattern: Don't use *args\n"), None);
+        assert_eq!(unsafe_construct("- &a\n"), Some(1));
+        assert_eq!(unsafe_construct("x: [*a, *a]\n"), Some(1));
+    }
+}
