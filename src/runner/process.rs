@@ -187,7 +187,12 @@ mod tests {
             .unwrap();
         let pid = i64::from(child.id());
         let deadline = Instant::now() + Duration::from_secs(2);
-        while tagged_processes(&tag).is_empty() && Instant::now() < deadline {
+        // Wait until setsid has exec'd sleep: a process in the middle of exec shows no
+        // environment for a moment.
+        let is_sleep = || {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep")
+        };
+        while !(is_sleep() && tagged_processes(&tag) == vec![pid]) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
         assert_eq!(tagged_processes(&tag), vec![pid]);
