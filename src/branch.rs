@@ -9,9 +9,9 @@ use crate::error::{Error, Result};
 use crate::git;
 use crate::project::Project;
 use crate::review::{branch_gone, branch_owner, no_branch};
-use crate::runner::worktree;
 use crate::store::Store;
 use crate::task::{Task, TaskStatus};
+use crate::worktree;
 
 /// Files named in a one-line message before the rest are counted.
 const FILES_NAMED: usize = 3;
@@ -332,7 +332,7 @@ fn canonical(path: &Path) -> PathBuf {
 
 /// A commit or pull-request title from a prompt: its first line, at most 72 characters.
 pub fn title(prompt: &str) -> String {
-    crate::runner::providers::clip(prompt.lines().next().unwrap_or("").trim(), 72)
+    crate::text::clip(prompt.lines().next().unwrap_or("").trim(), 72)
 }
 
 // ---- rebase -----------------------------------------------------------------------------------

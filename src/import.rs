@@ -150,7 +150,7 @@ fn fnv1a(parts: &[&str]) -> u64 {
 
 /// A prompt shortened for a report line.
 pub fn preview(prompt: &str) -> String {
-    crate::runner::providers::clip(prompt, 50)
+    crate::text::clip(prompt, 50)
 }
 
 /// Check a parsed file against the project and work out what to queue.
@@ -403,10 +403,7 @@ pub fn apply(store: &Store, plan: Plan) -> Result<Report> {
                     prompt: format!(
                         "Review task {{id}} ({}): {}",
                         e.task_type,
-                        crate::runner::providers::clip(
-                            e.prompt.lines().next().unwrap_or("").trim(),
-                            100
-                        )
+                        crate::text::clip(e.prompt.lines().next().unwrap_or("").trim(), 100)
                     ),
                     task_type: Some(TaskType::Review),
                     group: e.group.clone(),

@@ -15,6 +15,7 @@ pub mod import;
 pub mod learn;
 pub mod learning;
 pub mod llm;
+pub mod process;
 pub mod project;
 pub mod prompt;
 pub mod quarantine;
@@ -23,5 +24,8 @@ pub mod review;
 pub mod runner;
 pub mod store;
 pub mod task;
+pub mod text;
+pub mod wire;
+pub mod worktree;
 
 pub use error::{Error, Result};

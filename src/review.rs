@@ -13,9 +13,9 @@ use regex::Regex;
 
 use crate::error::{Error, Result};
 use crate::project::Project;
-use crate::runner::worktree;
 use crate::store::Store;
 use crate::task::{ReviewVerdict, Task, TaskStatus, TaskType};
+use crate::worktree;
 
 /// Most bytes of diff put in a review's prompt; the reviewer can run git for the rest.
 const MAX_PROMPT_DIFF_BYTES: usize = 100 * 1024;
@@ -301,7 +301,7 @@ fn short(commit: &str) -> &str {
 }
 
 fn first_line(text: &str) -> String {
-    crate::runner::providers::clip(text.lines().next().unwrap_or("").trim(), 100)
+    crate::text::clip(text.lines().next().unwrap_or("").trim(), 100)
 }
 
 /// What a reviewer is told about the change under review.

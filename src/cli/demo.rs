@@ -162,6 +162,7 @@ pub fn cmd_demo(_ctx: &Context, args: DemoArgs) -> anyhow::Result<()> {
         count: None,
         parallel: 1,
         group: None,
+        teacher: std::sync::Arc::new(super::work::Teacher),
     };
     runner::work(&project, &options, &ui)?;
 

@@ -42,7 +42,7 @@ pub fn cmd_doctor(ctx: &Context, _args: DoctorArgs) -> anyhow::Result<std::proce
         let program = crate::runner::providers::binary(kind, config);
         let state = if program.is_empty() {
             "not configured".to_string()
-        } else if crate::runner::check_binary(&program, "").is_err() {
+        } else if crate::process::check_binary(&program, "").is_err() {
             "not found".to_string()
         } else {
             agent_version(&program)

@@ -9,8 +9,11 @@ use clap::Args;
 use super::work_ui::Ui;
 use super::{Context, output, usage};
 use crate::error::Error;
-use crate::runner::{self, WorkOptions, process, worktree};
+use crate::learn;
+use crate::process;
+use crate::runner::{self, WorkOptions};
 use crate::task::TaskStatus;
+use crate::worktree;
 
 #[derive(Debug, Args)]
 pub struct WorkArgs {
@@ -71,6 +74,7 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
         count,
         parallel: args.parallel,
         group: args.group,
+        teacher: std::sync::Arc::new(Teacher),
     };
     let ui = if args.quiet { Ui::quiet() } else { Ui::new() };
     let finished = runner::work(&project, &options, &ui)?;
@@ -101,6 +105,30 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The learnings room as the runner sees it: what each task is given, and regeneration after
+/// each task. Handed to the runner here, so the runner never calls into `learn` itself.
+#[derive(Debug, Default)]
+pub(crate) struct Teacher;
+
+impl runner::Teacher for Teacher {
+    fn for_prompt(
+        &self,
+        project: &crate::project::Project,
+        store: &crate::store::Store,
+        task: &crate::task::Task,
+    ) -> Option<crate::prompt::InjectedLearnings> {
+        learn::learnings_for_prompt(project, store, task, learn::Selection::Record)
+    }
+
+    fn after_task(
+        &self,
+        project: &crate::project::Project,
+        store: &crate::store::Store,
+    ) -> Option<std::thread::JoinHandle<()>> {
+        learn::after_task(project, store)
+    }
 }
 
 /// Re-run this command detached from the terminal, its output in `.gza/logs/worker-PID.log`.

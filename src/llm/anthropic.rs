@@ -68,11 +68,11 @@ impl ExtractionClient for AnthropicClient {
             ("anthropic-version", "2023-06-01".to_string()),
         ];
         let reply = self.http.post(&self.url, &headers, &body)?;
-        let text = super::anthropic_text_blocks(&reply["content"]);
+        let text = crate::wire::text_blocks(&reply["content"]);
         let usage = &reply["usage"];
         Ok(Completion {
             text: text.join("\n"),
-            input_tokens: super::anthropic_input_tokens(usage),
+            input_tokens: crate::wire::input_tokens(usage),
             output_tokens: usage["output_tokens"].as_i64().unwrap_or(0),
         })
     }

@@ -79,10 +79,7 @@ impl ExtractionClient for ClaudeCliClient {
                 break status;
             }
             if started.elapsed() > self.timeout {
-                crate::runner::process::terminate_group(
-                    i64::from(child.id()),
-                    Duration::from_secs(1),
-                );
+                crate::process::terminate_group(i64::from(child.id()), Duration::from_secs(1));
                 let _ = child.wait();
                 return Err(LlmError::Timeout(self.timeout));
             }
@@ -101,7 +98,7 @@ impl ExtractionClient for ClaudeCliClient {
         let usage = &reply["usage"];
         Ok(Completion {
             text: reply["result"].as_str().unwrap_or_default().to_string(),
-            input_tokens: super::anthropic_input_tokens(usage),
+            input_tokens: crate::wire::input_tokens(usage),
             output_tokens: usage["output_tokens"].as_i64().unwrap_or(0),
         })
     }

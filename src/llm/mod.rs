@@ -39,30 +39,6 @@ pub trait ExtractionClient: Send + Sync {
     fn complete(&self, system: &str, user: &str) -> Result<Completion, LlmError>;
 }
 
-/// Input tokens of an Anthropic `usage` object: fresh, cache-write and cache-read together.
-pub fn anthropic_input_tokens(usage: &serde_json::Value) -> i64 {
-    [
-        "input_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-    ]
-    .iter()
-    .filter_map(|k| usage[*k].as_i64())
-    .sum()
-}
-
-/// The text of an Anthropic message's content blocks, read by block type (a message may also
-/// hold tool calls, thinking or other blocks).
-pub fn anthropic_text_blocks(content: &serde_json::Value) -> Vec<&str> {
-    content
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|b| b["type"] == "text")
-        .filter_map(|b| b["text"].as_str())
-        .collect()
-}
-
 /// Environment variable with the Anthropic key.
 pub const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
 
@@ -132,7 +108,7 @@ pub fn client_for(
         ExtractionProvider::Auto => {
             if let Some(key) = non_empty_env(ANTHROPIC_KEY_ENV) {
                 anthropic(key).map(Some)
-            } else if crate::runner::check_binary(claude_path, "providers.claude.path").is_ok() {
+            } else if crate::process::check_binary(claude_path, "providers.claude.path").is_ok() {
                 Ok(Some(claude_cli()))
             } else {
                 Ok(None)

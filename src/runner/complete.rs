@@ -11,11 +11,8 @@ use crate::task::{Task, TaskStatus};
 /// A completed task that does not skip learnings counts towards the next regeneration.
 pub fn on_task_finished(tx: &Transaction, _project: &Project, task: &Task) -> Result<(), String> {
     if task.status == TaskStatus::Completed && !task.skip_learnings {
-        tx.execute(
-            "UPDATE learnings_metadata SET tasks_since_regen = COALESCE(tasks_since_regen, 0) + 1 WHERE id = 1",
-            [],
-        )
-        .map_err(|e| format!("cannot count the task towards learnings: {e}"))?;
+        crate::store::count_towards_regeneration(tx)
+            .map_err(|e| format!("cannot count the task towards learnings: {e}"))?;
     }
     Ok(())
 }

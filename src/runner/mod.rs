@@ -2,22 +2,36 @@
 
 mod agent_rules;
 mod complete;
-pub mod process;
 pub mod providers;
 mod run;
 pub mod sandbox;
-pub mod worktree;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-pub use run::{Finished, KILL_GRACE, check_binary, provider_of};
+use crate::worktree;
+pub use run::{Finished, KILL_GRACE, provider_of};
 
 /// A running task's progress.
 #[derive(Debug, Clone)]
 pub struct Status {
     pub elapsed: Duration,
     pub progress: providers::Progress,
+}
+
+/// What the runner needs from the learnings room. The CLI hands it in, so the runner never calls
+/// into `learn` (which calls the LLM clients) itself. Neither call may fail a task: each logs
+/// its own faults and gives nothing.
+pub trait Teacher: Send + Sync + std::fmt::Debug {
+    /// The learnings `task` is given, recorded against it; `None` when there are none.
+    fn for_prompt(
+        &self,
+        project: &Project,
+        store: &Store,
+        task: &Task,
+    ) -> Option<crate::prompt::InjectedLearnings>;
+    /// After a task finished: start a regeneration when one is due, returning its thread.
+    fn after_task(&self, project: &Project, store: &Store) -> Option<std::thread::JoinHandle<()>>;
 }
 
 /// Receives what the runner does, to show it to a person (or not).
@@ -29,6 +43,7 @@ pub trait Observer: Sync {
 }
 
 use crate::error::{Error, Result};
+use crate::process::{self, check_binary};
 use crate::project::Project;
 use crate::store::{Store, WorkerId};
 use crate::task::{Task, TaskStatus};
@@ -44,6 +59,8 @@ pub struct WorkOptions {
     pub parallel: usize,
     /// Only tasks in this group.
     pub group: Option<String>,
+    /// Learnings for each prompt, and regeneration after each task.
+    pub teacher: std::sync::Arc<dyn Teacher>,
 }
 
 /// This process as a task owner.
@@ -154,8 +171,15 @@ fn worker_loop(
             store.release_task(task.id, worker)?;
             return Err(e);
         }
-        done.push(run::run_task(project, &store, worker, task, ui)?);
-        if let Some(handle) = crate::learn::after_task(project, &store) {
+        done.push(run::run_task(
+            project,
+            &store,
+            worker,
+            task,
+            options.teacher.as_ref(),
+            ui,
+        )?);
+        if let Some(handle) = options.teacher.after_task(project, &store) {
             regenerations
                 .lock()
                 .expect("regeneration list lock")

@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::providers::{self, AgentRequest, Progress, Verdict};
-use super::{Observer, Status, complete, process, sandbox, worktree};
+use super::{Observer, Status, complete, sandbox, worktree};
 use crate::config::ProviderKind;
 use crate::error::{Error, Result};
+use crate::process;
 use crate::project::Project;
 use crate::prompt;
 use crate::store::{Outcome, Store, WorkerId};
@@ -46,35 +47,6 @@ pub fn provider_of(project: &Project, task: &Task) -> ProviderKind {
         .as_deref()
         .and_then(ProviderKind::parse)
         .unwrap_or(project.config.provider)
-}
-
-/// Check that `program` can be started; the error names the binary and its config key.
-pub fn check_binary(program: &str, config_key: &str) -> Result<()> {
-    if program.is_empty() {
-        return Err(Error::Usage(format!(
-            "no agent command configured; set {config_key} in gza.yaml"
-        )));
-    }
-    let found = if program.contains('/') {
-        is_executable(Path::new(program))
-    } else {
-        std::env::var_os("PATH")
-            .map(|paths| std::env::split_paths(&paths).any(|dir| is_executable(&dir.join(program))))
-            .unwrap_or(false)
-    };
-    if found {
-        Ok(())
-    } else {
-        Err(Error::Usage(format!(
-            "agent binary `{program}` not found; install it or set {config_key} in gza.yaml"
-        )))
-    }
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    path.metadata()
-        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Where the agent works.
@@ -279,6 +251,7 @@ pub fn run_task(
     store: &Store,
     worker: WorkerId,
     task: Task,
+    teacher: &dyn super::Teacher,
     ui: &dyn Observer,
 ) -> Result<Finished> {
     let started = Instant::now();
@@ -323,12 +296,7 @@ pub fn run_task(
     let prompt_text = if task.resume_session_id.is_some() {
         resume_prompt(&task)
     } else {
-        let learnings = crate::learn::learnings_for_prompt(
-            project,
-            store,
-            &task,
-            crate::learn::Selection::Record,
-        );
+        let learnings = teacher.for_prompt(project, store, &task);
         let built = crate::review::task_for_prompt(project, store, &task)
             .and_then(|shown| prompt::build_prompt(project, &shown, learnings.as_ref()));
         match built {
@@ -542,7 +510,7 @@ pub fn run_task(
             } else {
                 " (unfinished)"
             },
-            providers::clip(first_line, 60),
+            crate::text::clip(first_line, 60),
             task.id
         );
         let section = project
@@ -702,7 +670,7 @@ fn tail_of_file(path: &Path, max: u64) -> String {
     let _ = f.seek(SeekFrom::Start(len.saturating_sub(max)));
     let mut bytes = Vec::new();
     let _ = f.take(max).read_to_end(&mut bytes);
-    providers::clip(&String::from_utf8_lossy(&bytes), max as usize)
+    crate::text::clip(&String::from_utf8_lossy(&bytes), max as usize)
 }
 
 /// Save an explore/plan/review task's output as its report; returns the path.

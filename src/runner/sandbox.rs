@@ -201,7 +201,7 @@ fn first_line(bytes: &[u8]) -> Option<String> {
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .map(|l| super::providers::clip(l, 200))
+        .map(|l| crate::text::clip(l, 200))
 }
 
 fn s(p: &Path) -> String {

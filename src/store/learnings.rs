@@ -1029,3 +1029,13 @@ fn decode_vector(bytes: &[u8]) -> Vec<f32> {
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
 }
+
+/// Count a completed task towards the next regeneration, inside the transaction that records
+/// its outcome (the completion hook's write).
+pub fn count_towards_regeneration(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE learnings_metadata SET tasks_since_regen = COALESCE(tasks_since_regen, 0) + 1 WHERE id = 1",
+        [],
+    )?;
+    Ok(())
+}

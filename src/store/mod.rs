@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
     FileEdits, LearningEdit, LearningsMetadata, LearningsTotals, RankRow, Source, Taught,
-    VersionRecord, WindowTask,
+    VersionRecord, WindowTask, count_towards_regeneration,
 };
 pub use lifecycle::{EvolutionEntry, InjectionOutcome, TierChange};
 pub use runs::{FinishReport, Outcome, WorkerId};

@@ -8,6 +8,7 @@ mod extraction_http;
 mod fake_claude_e2e;
 mod groups;
 mod hooks;
+mod house;
 mod import;
 mod learning_records;
 mod learnings;

@@ -15,7 +15,7 @@ use super::{
     AgentReport, AgentRequest, Invocation, Progress, StreamParser, Verdict, bound_output, clip,
 };
 use crate::config::Config;
-use crate::llm::anthropic_input_tokens as input_tokens;
+use crate::wire::input_tokens;
 
 pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
     let c = &config.providers.claude;
@@ -75,7 +75,7 @@ impl StreamParser for ClaudeParser {
                     self.input_tokens += input_tokens(usage);
                     self.output_tokens += usage["output_tokens"].as_i64().unwrap_or(0);
                 }
-                let text = crate::llm::anthropic_text_blocks(&message["content"]);
+                let text = crate::wire::text_blocks(&message["content"]);
                 if !text.is_empty() {
                     self.last_text = Some(text.join("\n"));
                 }

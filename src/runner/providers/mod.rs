@@ -9,6 +9,7 @@ mod command;
 mod gemini;
 
 use crate::config::{Config, ProviderKind};
+pub(crate) use crate::text::clip;
 
 /// Longest agent output kept in the database; the full stream stays in the log file.
 pub const MAX_STORED_OUTPUT: usize = 256 * 1024;
@@ -147,18 +148,6 @@ pub fn bound_output(text: &str) -> String {
         "[… {start} bytes cut; the full output is in the task's log …]\n{}",
         &text[start..]
     )
-}
-
-/// Cut `text` to `max` characters for a one-line rendering.
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        let mut s: String = flat.chars().take(max.saturating_sub(1)).collect();
-        s.push('…');
-        s
-    }
 }
 
 #[cfg(test)]

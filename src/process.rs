@@ -1,7 +1,40 @@
-//! Child processes: process groups, liveness that a reused PID cannot fool, signals.
+//! Child processes: finding a binary, process groups, liveness that a reused PID cannot fool,
+//! signals. A leaf room: every other room may use it, it uses none of them.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+
+/// Check that `program` can be started; the error names the binary and its config key.
+pub fn check_binary(program: &str, config_key: &str) -> Result<()> {
+    if program.is_empty() {
+        return Err(Error::Usage(format!(
+            "no agent command configured; set {config_key} in gza.yaml"
+        )));
+    }
+    let found = if program.contains('/') {
+        is_executable(Path::new(program))
+    } else {
+        std::env::var_os("PATH")
+            .map(|paths| std::env::split_paths(&paths).any(|dir| is_executable(&dir.join(program))))
+            .unwrap_or(false)
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "agent binary `{program}` not found; install it or set {config_key} in gza.yaml"
+        )))
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
 
 /// The signal that asked gza to stop (SIGINT or SIGTERM), or 0.
 static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
