@@ -67,6 +67,9 @@ impl SandboxKind {
     }
 }
 
+/// The most agents gza runs at once in one project (`max_concurrent`, `work --parallel`).
+pub const MAX_CONCURRENT_LIMIT: u32 = 256;
+
 /// The whole of gza.yaml.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -81,6 +84,11 @@ pub struct Config {
     pub timeout_minutes: f64,
     /// Maximum agent turns per task, passed to providers that support it.
     pub max_turns: u32,
+    /// Agents running at once across every `gza work` process of the project.
+    pub max_concurrent: u32,
+    /// `gza clean` (and `gza work` at start) removes worktrees and logs of tasks finished longer
+    /// ago than this many days; 0 keeps them until `gza clean --all`.
+    pub cleanup_days: u32,
     /// How agents are isolated; each provider may override it.
     pub sandbox: SandboxKind,
     /// The container image agents run in with `sandbox: docker`.
@@ -101,6 +109,8 @@ impl Default for Config {
             model: None,
             timeout_minutes: 30.0,
             max_turns: 50,
+            max_concurrent: 5,
+            cleanup_days: 30,
             sandbox: SandboxKind::None,
             docker_image: None,
             learnings: LearningsConfig::default(),
@@ -424,6 +434,16 @@ impl Config {
         }
         if self.max_turns == 0 {
             return Err(bad("max_turns must be at least 1".into()));
+        }
+        if !(1..=MAX_CONCURRENT_LIMIT).contains(&self.max_concurrent) {
+            return Err(bad(format!(
+                "max_concurrent must be between 1 and {MAX_CONCURRENT_LIMIT}"
+            )));
+        }
+        if self.cleanup_days > 36_500 {
+            return Err(bad(
+                "cleanup_days must be at most 36500 (0 keeps everything)".into(),
+            ));
         }
         Ok(())
     }

@@ -66,6 +66,14 @@ pub fn stop_requested() -> bool {
     STOP_SIGNAL.load(Ordering::SeqCst) != 0
 }
 
+/// This process's PID namespace (`pid:[4026531836]`), where the platform has one. Two processes
+/// in the same namespace see each other's PIDs, so only then does "PID not found" mean "dead".
+pub fn pid_namespace() -> Option<String> {
+    std::fs::read_link("/proc/self/ns/pid")
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
+}
+
 /// This process's id.
 pub fn own_pid() -> i64 {
     i64::from(std::process::id())

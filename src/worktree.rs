@@ -56,6 +56,18 @@ pub fn current_branch(root: &Path) -> Option<String> {
         .filter(|b| !b.is_empty())
 }
 
+/// Up to three files with uncommitted changes in the checkout at `dir`, untracked files
+/// included (ignored files are not).
+pub fn uncommitted(dir: &Path) -> Result<Vec<String>> {
+    let status = git(dir, &["status", "--porcelain", "--untracked-files=normal"])?;
+    Ok(status
+        .lines()
+        .filter_map(|l| l.get(3..))
+        .take(3)
+        .map(str::to_string)
+        .collect())
+}
+
 /// The tracked files with uncommitted changes (staged or not), at most `max` of them.
 pub fn dirty_files(root: &Path, max: usize) -> Result<Vec<String>> {
     let status = git(root, &["status", "--porcelain", "--untracked-files=no"])?;
@@ -309,12 +321,11 @@ pub fn worktree_head(worktree: &Path) -> Result<String> {
 }
 
 /// Remove a worktree (its branch stays).
+/// Remove a worktree. git itself refuses one with uncommitted changes or untracked files: this
+/// never forces, so nothing uncommitted is ever deleted here.
 pub fn remove(root: &Path, path: &Path) -> Result<()> {
     if path.exists() {
-        git(
-            root,
-            &["worktree", "remove", "--force", &path.to_string_lossy()],
-        )?;
+        git(root, &["worktree", "remove", &path.to_string_lossy()])?;
     }
     let _ = git(root, &["worktree", "prune"]);
     Ok(())

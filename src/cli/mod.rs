@@ -145,8 +145,8 @@ impl Context {
     /// The project and its database opened for commands that only read.
     pub fn open_for_reading(&self) -> Result<(Project, Store), Error> {
         let project = self.project()?;
+        // Reading never reaps or signals: a worker this process cannot see may still run.
         let store = Store::open_for_reading(&project.db_path())?;
-        crate::runner::reap_orphans(&store);
         Ok((project, store))
     }
 }

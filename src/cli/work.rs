@@ -11,9 +11,8 @@ use super::{Context, output, usage};
 use crate::error::Error;
 use crate::learn;
 use crate::process;
-use crate::runner::{self, WorkOptions};
+use crate::runner::{self, WorkOptions, cleanup};
 use crate::task::TaskStatus;
-use crate::worktree;
 
 #[derive(Debug, Args)]
 pub struct WorkArgs {
@@ -41,16 +40,23 @@ pub struct WorkArgs {
 
 #[derive(Debug, Args)]
 pub struct CleanArgs {
-    /// Only list what would be removed.
+    /// Only list what would be removed, and what would be kept and why.
     #[arg(long)]
     dry_run: bool,
+    /// Every finished task's worktree and log, however recent (not only those older than
+    /// cleanup_days).
+    #[arg(long)]
+    all: bool,
 }
 
 pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     // runner::work opens the database (and sweeps orphans) itself.
     let project = ctx.project()?;
-    if args.parallel == 0 {
-        return Err(usage("--parallel must be at least 1"));
+    let limit = crate::config::MAX_CONCURRENT_LIMIT as usize;
+    if args.parallel == 0 || args.parallel > limit {
+        return Err(usage(format!(
+            "--parallel must be between 1 and {limit} (max_concurrent in gza.yaml caps the agents running at once)"
+        )));
     }
     if args.background {
         return start_background(&project);
@@ -105,6 +111,15 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// "1 worktree", "2 worktrees".
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// The learnings room as the runner sees it: what each task is given, and regeneration after
@@ -173,34 +188,58 @@ fn start_background(project: &crate::project::Project) -> anyhow::Result<ExitCod
 
 pub fn cmd_clean(ctx: &Context, args: CleanArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
-    let mut out = output::stdout();
-    let candidates = store.finished_with_worktrees()?;
-    if candidates.is_empty() {
-        writeln!(out, "Worktrees: nothing to clean")?;
+    let days = project.config.cleanup_days;
+    let older_than_days = if args.all {
+        None
+    } else if days == 0 {
+        writeln!(
+            output::stdout(),
+            "Nothing to clean: cleanup_days is 0 in gza.yaml (gza clean --all removes every finished task's worktree)"
+        )?;
         return Ok(());
+    } else {
+        Some(days)
+    };
+    let scope = cleanup::Scope {
+        older_than_days,
+        limit: usize::MAX,
+        dry_run: args.dry_run,
+    };
+    let report = cleanup::clean(&project, &store, scope)?;
+    let mut out = output::stdout();
+    let age = match older_than_days {
+        Some(d) => format!(" of tasks finished over {d} days ago"),
+        None => String::new(),
+    };
+    for (leftover, why) in &report.kept {
+        writeln!(
+            output::stderr(),
+            "{} kept {} (task {}): {why}",
+            output::paint(output::YELLOW, "warning:"),
+            leftover.path,
+            leftover.id
+        )?;
     }
-    let mut removed = 0;
-    for (id, path) in &candidates {
-        if args.dry_run {
-            writeln!(out, "would remove {path} (task {id})")?;
-            continue;
+    if args.dry_run {
+        for leftover in &report.removed {
+            writeln!(out, "would remove {} (task {})", leftover.path, leftover.id)?;
         }
-        match worktree::remove(&project.root, std::path::Path::new(path)) {
-            Ok(()) => {
-                store.clear_worktree(*id)?;
-                removed += 1;
-            }
-            Err(e) => writeln!(
-                output::stderr(),
-                "{} task {id}: {e}",
-                output::paint(output::YELLOW, "warning:")
-            )?,
-        }
-    }
-    if !args.dry_run {
         writeln!(
             out,
-            "Worktrees cleaned: {removed} (their branches are kept)"
+            "Would remove {} and {}{age}; {} kept",
+            count(report.removed.len(), "worktree"),
+            count(report.logs, "log"),
+            report.kept.len()
+        )?;
+    } else if report.removed.is_empty() && report.logs == 0 && report.kept.is_empty() {
+        writeln!(out, "Nothing to clean{age}")?;
+    } else {
+        writeln!(
+            out,
+            "Removed {} (their branches are kept) and {}{age}; {} kept",
+            count(report.removed.len(), "worktree"),
+            count(report.logs, "log"),
+            report.kept.len()
         )?;
     }
     Ok(())

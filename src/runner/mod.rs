@@ -1,6 +1,7 @@
 //! Running tasks: claiming, worktrees, agent processes, providers, and the worker loop.
 
 mod agent_rules;
+pub mod cleanup;
 mod complete;
 pub mod providers;
 mod run;
@@ -45,7 +46,7 @@ pub trait Observer: Sync {
 use crate::error::{Error, Result};
 use crate::process::{self, check_binary};
 use crate::project::Project;
-use crate::store::{Store, WorkerId};
+use crate::store::{Claim, Store, WorkerId};
 use crate::task::{Task, TaskStatus};
 
 /// What `gza work` was asked to do.
@@ -75,9 +76,22 @@ pub fn this_worker() -> WorkerId {
 /// Run tasks until `options.count` are done, the queue is empty, or a stop is requested.
 /// Returns every finished task; an error that stopped a worker is returned after the others finish.
 pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Result<Vec<Finished>> {
+    let worker = this_worker();
     {
         let store = Store::open(&project.db_path())?;
         reap_orphans(&store);
+        // The lease is taken before anything is claimed, and renewed while this process runs.
+        store.acquire_lease(worker, process::pid_namespace().as_deref())?;
+        // A few worktrees and logs of long-finished tasks go at each start (`gza clean` takes
+        // the rest); what must stay is kept, and a failure here never stops work.
+        if project.config.cleanup_days > 0 {
+            let scope = cleanup::Scope {
+                older_than_days: Some(project.config.cleanup_days),
+                limit: 20,
+                dry_run: false,
+            };
+            let _ = cleanup::clean(project, &store, scope);
+        }
         // Refuse before claiming anything when the next task's agent cannot start. (Later
         // tasks are checked after their claim, and put back if their agent is missing.)
         if let Some(next) = store
@@ -102,23 +116,29 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
         }
     }
     let remaining = AtomicUsize::new(options.count.unwrap_or(usize::MAX));
-    let worker = this_worker();
     let regenerations = std::sync::Mutex::new(Vec::new());
+    let finished_working = std::sync::atomic::AtomicBool::new(false);
     let results = std::thread::scope(|scope| {
+        scope.spawn(|| heartbeat(project, worker, &finished_working));
         let handles: Vec<_> = (0..options.parallel.max(1))
             .map(|_| {
                 scope
                     .spawn(|| worker_loop(project, options, worker, &remaining, &regenerations, ui))
             })
             .collect();
-        handles
+        let results = handles
             .into_iter()
             .map(|h| h.join().expect("worker thread does not panic"))
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>();
+        finished_working.store(true, Ordering::SeqCst);
+        results
     });
     // A regeneration still running is finished before gza exits, never cut off half-way.
     for handle in regenerations.into_inner().expect("regeneration list lock") {
         let _ = handle.join();
+    }
+    if let Ok(store) = Store::open(&project.db_path()) {
+        let _ = store.drop_lease(worker);
     }
     let mut finished = Vec::new();
     let mut first_error = None;
@@ -138,6 +158,23 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
             Ok(finished)
         }
         None => Ok(finished),
+    }
+}
+
+/// Renew this worker's lease every few seconds until `done`.
+fn heartbeat(project: &Project, worker: WorkerId, done: &std::sync::atomic::AtomicBool) {
+    let Ok(store) = Store::open(&project.db_path()) else {
+        return;
+    };
+    let mut last = std::time::Instant::now();
+    while !done.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+        if last.elapsed().as_secs_f64() >= crate::store::LEASE_RENEW_SECS {
+            // A failed renewal (a busy database) is retried at the next beat; the lease has
+            // six beats of slack before it is stale.
+            let _ = store.renew_lease(worker);
+            last = std::time::Instant::now();
+        }
     }
 }
 
@@ -162,8 +199,30 @@ fn worker_loop(
         {
             break;
         }
-        let Some(task) = store.claim_next_task(worker, &options.ids, options.group.as_deref())?
-        else {
+        let max = project.config.max_concurrent;
+        let mut said_waiting = false;
+        let task = loop {
+            match store.claim_next_task(
+                worker,
+                &options.ids,
+                options.group.as_deref(),
+                Some(max),
+            )? {
+                Claim::Task(task) => break Some(*task),
+                Claim::Empty => break None,
+                Claim::Full if process::stop_requested() => break None,
+                Claim::Full => {
+                    if !said_waiting {
+                        ui.warn(&format!(
+                            "waiting for a free agent slot: {max} already run in this project (max_concurrent)"
+                        ));
+                        said_waiting = true;
+                    }
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+            }
+        };
+        let Some(task) = task else {
             break;
         };
         if let Err(e) = check_agent(project, &task) {
@@ -203,18 +262,37 @@ fn check_agent(project: &Project, task: &Task) -> Result<()> {
 }
 
 /// Fail every in-progress task whose worker is gone (`WORKER_DIED`) and end the agent it left
-/// running. A worker is gone when its PID is dead or now belongs to a process that started at
-/// another time. Returns the ids reaped. Errors are ignored: this runs before read-only commands.
+/// running. Only positive evidence of death counts: the worker's lease went stale (it stopped
+/// renewing it), or the worker runs in this process's PID namespace (so its PID is visible)
+/// and that PID is dead or now belongs to a process that started at another time. A worker in
+/// another namespace (a container, `unshare --pid`) with a fresh lease is alive, whatever /proc
+/// says here. Returns the ids reaped. Errors are ignored.
 pub fn reap_orphans(store: &Store) -> Vec<i64> {
     let Ok(tasks) = store.in_progress_tasks() else {
         return Vec::new();
     };
+    let here = process::pid_namespace();
     let mut reaped = Vec::new();
     for task in tasks {
-        let alive = task
-            .running_pid
-            .is_some_and(|pid| process::is_same_process_alive(pid, task.running_pid_start));
-        if alive {
+        let Some(pid) = task.running_pid else {
+            continue;
+        };
+        let worker = WorkerId {
+            pid,
+            start: task.running_pid_start,
+        };
+        let pid_dead = || !process::is_same_process_alive(pid, task.running_pid_start);
+        let dead = match store.lease_of(worker) {
+            Ok(Some(lease)) if lease.age_secs > crate::store::LEASE_STALE_SECS => true,
+            Ok(Some(lease)) => {
+                here.is_some() && lease.pid_ns.is_some() && lease.pid_ns == here && pid_dead()
+            }
+            // No lease: the worker gave it up (it finished) or predates leases; where PIDs
+            // are visible, the PID decides.
+            Ok(None) => here.is_none() || pid_dead(),
+            Err(_) => false,
+        };
+        if !dead {
             continue;
         }
         if store

@@ -4,6 +4,7 @@
 
 mod imports;
 mod learnings;
+mod leases;
 mod lifecycle;
 mod review_loop;
 mod runs;
@@ -21,8 +22,9 @@ pub use learnings::{
     FileEdits, LearningEdit, LearningsMetadata, LearningsTotals, RankRow, Source, Taught,
     VersionRecord, WindowTask, count_towards_regeneration,
 };
+pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease};
 pub use lifecycle::{EvolutionEntry, InjectionOutcome, TierChange};
-pub use runs::{FinishReport, Outcome, WorkerId};
+pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
 pub use tasks::{HistoryFilter, NewTask, QueueEntry, Stats, TaskEdit, TaskSummary};
 
 mod embedded {

@@ -15,6 +15,26 @@ pub struct WorkerId {
     pub start: Option<i64>,
 }
 
+/// A finished task's worktree or log that `gza clean` may remove.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Leftover {
+    pub id: i64,
+    /// The worktree or log file.
+    pub path: String,
+    pub branch: Option<String>,
+}
+
+/// What a claim found.
+#[derive(Debug)]
+pub enum Claim {
+    /// This task is now in progress under the worker.
+    Task(Box<Task>),
+    /// No ready task.
+    Empty,
+    /// Ready tasks may wait, but `max_running` agents already run.
+    Full,
+}
+
 /// How a run ended, as recorded on the task row.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
@@ -36,12 +56,16 @@ impl Store {
     /// Atomically take the next ready task (pending, dependency completed, pickup order) for
     /// `worker`, optionally only among `only` and only in `group`. The write lock is taken before
     /// reading, so any number of workers in any number of processes never take the same task twice.
+    ///
+    /// With `max_running`, nothing is claimed while that many agents already run in the project
+    /// (tasks in progress under a live lease, counted in the same transaction): [`Claim::Full`].
     pub fn claim_next_task(
         &self,
         worker: WorkerId,
         only: &[i64],
         group: Option<&str>,
-    ) -> Result<Option<Task>> {
+        max_running: Option<u32>,
+    ) -> Result<Claim> {
         let mut filter = if only.is_empty() {
             String::new()
         } else {
@@ -62,15 +86,25 @@ impl Store {
                          ORDER BY t.urgent DESC, t.id LIMIT 1) \
              RETURNING id"
         );
-        let id: Option<i64> = self.immediate(|tx| {
+        let id: Option<Option<i64>> = self.immediate(|tx| {
+            if let Some(max) = max_running
+                && super::leases::running_agents(tx)? >= i64::from(max)
+            {
+                return Ok(None);
+            }
             tx.query_row(
                 &sql,
                 params![now_timestamp(), worker.pid, worker.start, group],
                 |r| r.get(0),
             )
             .optional()
+            .map(Some)
         })?;
-        id.map(|id| self.get_task(id)).transpose()
+        Ok(match id {
+            None => Claim::Full,
+            Some(None) => Claim::Empty,
+            Some(Some(id)) => Claim::Task(Box::new(self.get_task(id)?)),
+        })
     }
 
     /// Run `f` in a transaction that holds the write lock from its start.
@@ -236,19 +270,72 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Tasks whose worktree can be removed: finished tasks that still record one.
-    pub fn finished_with_worktrees(&self) -> Result<Vec<(i64, String)>> {
+    /// Finished tasks (completed, failed, dropped) that still record a worktree, finished
+    /// before `before` (an RFC 3339 time; `None`: any time), oldest first, at most `limit`.
+    pub fn finished_with_worktrees(
+        &self,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Leftover>> {
+        self.leftovers("worktree", before, limit)
+    }
+
+    /// Finished tasks that still have a log file, finished before `before`, oldest first.
+    pub fn finished_with_logs(&self, before: Option<&str>, limit: usize) -> Result<Vec<Leftover>> {
+        self.leftovers("log_file", before, limit)
+    }
+
+    fn leftovers(&self, column: &str, before: Option<&str>, limit: usize) -> Result<Vec<Leftover>> {
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT id, worktree FROM tasks WHERE worktree IS NOT NULL \
-                 AND status IN ('completed', 'failed', 'dropped') ORDER BY id",
-            )
+            .prepare(&format!(
+                "SELECT id, {column}, branch FROM tasks WHERE {column} IS NOT NULL \
+                 AND status IN ('completed', 'failed', 'dropped') \
+                 AND (?1 IS NULL OR completed_at < ?1) ORDER BY id LIMIT ?2"
+            ))
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_map(
+                params![before, i64::try_from(limit).unwrap_or(i64::MAX)],
+                |r| {
+                    Ok(Leftover {
+                        id: r.get(0)?,
+                        path: r.get(1)?,
+                        branch: r.get(2)?,
+                    })
+                },
+            )
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// A pending or running task that uses `leftover`'s worktree or branch, or is based on its
+    /// task (an improve task continues its branch there), if any.
+    pub fn task_using(&self, leftover: &Leftover) -> Result<Option<(i64, TaskStatus)>> {
+        self.conn
+            .query_row(
+                "SELECT id, status FROM tasks WHERE status IN ('pending', 'in_progress') \
+                   AND (worktree = ?1 OR (?2 IS NOT NULL AND branch = ?2) OR based_on = ?3) \
+                 ORDER BY id LIMIT 1",
+                params![leftover.path, leftover.branch, leftover.id],
+                |r| {
+                    let status: String = r.get(1)?;
+                    Ok((
+                        r.get(0)?,
+                        TaskStatus::parse(&status).unwrap_or(TaskStatus::Pending),
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Forget a task's log once it has been removed.
+    pub fn clear_log(&self, id: i64) -> Result<()> {
+        self.conn
+            .execute("UPDATE tasks SET log_file = NULL WHERE id = ?1", [id])
+            .map(|_| ())
             .map_err(|e| self.err(e))
     }
 

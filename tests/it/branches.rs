@@ -90,7 +90,7 @@ fn diff_refuses_tasks_without_changes_to_show() {
     assert_snapshot!("diff_explore", p.user_error(&["diff", "2"]));
     assert!(p.user_error(&["diff", "42"]).contains("no task with id 42"));
     let branch: String = p.task_field(id, "branch");
-    p.ok(&["clean"]);
+    p.ok(&["clean", "--all"]);
     p.git(&["branch", "-D", &branch]);
     assert!(
         p.user_error(&["diff", &id.to_string()])
@@ -234,7 +234,7 @@ fn merge_of_a_branch_deleted_by_hand_or_a_worktree_removed_by_hand() {
     assert_eq!(run.code, 0, "{run}");
     assert!(run.stdout.contains("Deleted branch gza/2-second"), "{run}");
     // Branch deleted by hand: a clear refusal.
-    p.ok(&["clean"]);
+    p.ok(&["clean", "--all"]);
     p.git(&["branch", "-D", "gza/1-first"]);
     let before = head(&p);
     assert_snapshot!("merge_branch_gone", p.user_error(&["merge", "1"]));

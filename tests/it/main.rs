@@ -13,6 +13,7 @@ mod import;
 mod learning_records;
 mod learnings;
 mod lifecycle;
+mod limits;
 mod ranker;
 mod review_loop;
 mod sandbox;

@@ -248,7 +248,9 @@ fn a_branch_deleted_after_queueing_fails_the_task_with_a_clear_reason() {
     p.ok(&["work"]);
     p.ok(&["improve", "1"]);
     let branch: String = p.task_field(1, "branch");
-    p.ok(&["clean"]);
+    // gza clean keeps the worktree: the pending improve task will use it. Remove it by hand.
+    let worktree: String = p.task_field(1, "worktree");
+    p.git(&["worktree", "remove", "--force", &worktree]);
     p.git(&["branch", "-D", &branch]);
     let run = p.run(&["work"]);
     assert_eq!(run.code, 1, "{run}");
@@ -305,7 +307,7 @@ fn review_and_improve_of_a_branch_deleted_by_hand() {
     p.ok(&["review", "1"]);
     p.ok(&["work"]);
     let branch: String = p.task_field(1, "branch");
-    p.ok(&["clean"]);
+    p.ok(&["clean", "--all"]);
     p.git(&["branch", "-D", &branch]);
     let before = p.dump();
     assert_snapshot!("review_branch_gone", p.user_error(&["review", "1"]));

@@ -35,7 +35,16 @@ fn a_code_task_is_committed_on_its_own_branch() {
     // clean removes the finished worktree and keeps the branch.
     let worktree: String = p.task_field(1, "worktree");
     assert!(std::path::Path::new(&worktree).is_dir());
-    assert!(p.ok(&["clean"]).contains("Worktrees cleaned: 1"));
+    assert!(
+        p.ok(&["clean"])
+            .contains("Nothing to clean of tasks finished over 30 days ago")
+    );
+    assert!(std::path::Path::new(&worktree).is_dir());
+    assert!(
+        p.ok(&["clean", "--all"])
+            .contains("Removed 1 worktree (their branches are kept) and 1 log; 0 kept")
+    );
+    assert!(!p.path(".gza/logs/1.jsonl").exists());
     assert!(!std::path::Path::new(&worktree).exists());
     assert!(p.git(&["branch", "--list", &branch]).contains(&branch));
 }
@@ -326,9 +335,15 @@ fn a_worker_killed_with_sigkill_leaves_no_task_in_progress() {
     worker.wait().unwrap();
     // The agent runs in its own process group, so it outlived its worker...
     assert!(process_alive(agent));
-    // ...until any gza command looks at the queue.
-    let next = p.ok(&["next"]);
-    assert_eq!(next, "No pending tasks\n");
+    // Commands that only read never reap or signal...
+    for read in [&["next"][..], &["history"], &["show", "1"], &["ps"]] {
+        p.ok(read);
+    }
+    assert_eq!(p.task_field::<String>(1, "status"), "in_progress");
+    assert!(process_alive(agent));
+    // ...but the next command that changes the queue does: the worker ran in this PID
+    // namespace and its PID is dead, which is positive evidence.
+    p.ok(&["work"]);
     assert_eq!(p.task_field::<String>(1, "status"), "failed");
     assert_eq!(p.task_field::<String>(1, "failure_reason"), "WORKER_DIED");
     wait_until(5, "the orphaned agent to end", || !process_alive(agent));
