@@ -59,7 +59,7 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
         )));
     }
     if args.background {
-        return start_background(&project);
+        return start_background(&project, &args);
     }
     process::install_stop_handler();
     let count = if args.all {
@@ -147,20 +147,58 @@ impl runner::Teacher for Teacher {
 }
 
 /// Re-run this command detached from the terminal, its output in `.gza/logs/worker-PID.log`.
-fn start_background(project: &crate::project::Project) -> anyhow::Result<ExitCode> {
+///
+/// The worker's command line is built from the parsed arguments, not replayed: it names the
+/// project by its absolute root (a relative `-C` would resolve again from the root), and passes
+/// `--quiet` once whatever the user typed.
+fn start_background(
+    project: &crate::project::Project,
+    args: &WorkArgs,
+) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe()?;
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--background")
-        .collect();
+    let mut argv: Vec<std::ffi::OsString> =
+        vec!["-C".into(), project.root.clone().into(), "work".into()];
+    argv.extend(args.ids.iter().map(|id| id.to_string().into()));
+    if let Some(group) = &args.group {
+        argv.extend(["--group".into(), group.into()]);
+    }
+    if let Some(count) = args.count {
+        argv.extend(["--count".into(), count.to_string().into()]);
+    }
+    if args.all {
+        argv.push("--all".into());
+    }
+    argv.extend([
+        "--parallel".into(),
+        args.parallel.to_string().into(),
+        "--quiet".into(),
+    ]);
     let logs = project.logs_dir();
     std::fs::create_dir_all(&logs).map_err(|e| Error::io(&logs, "create directory", e))?;
+    // A name no other worker has: two started in the same second each get their own file.
     let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
-    let log_path = logs.join(format!("worker-{stamp}.log"));
-    let log = std::fs::File::create(&log_path).map_err(|e| Error::io(&log_path, "create", e))?;
+    let (log_path, log) = (0u32..)
+        .map(|n| {
+            let name = match n {
+                0 => format!("worker-{stamp}.log"),
+                n => format!("worker-{stamp}-{n}.log"),
+            };
+            logs.join(name)
+        })
+        .find_map(|path| {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(file) => Some(Ok((path, file))),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                Err(e) => Some(Err(Error::io(&path, "create", e))),
+            }
+        })
+        .expect("some worker log name is free")?;
     let mut cmd = std::process::Command::new(exe);
-    cmd.args(&args)
-        .arg("--quiet")
+    cmd.args(&argv)
         .current_dir(&project.root)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)

@@ -272,3 +272,57 @@ fn work_cleans_old_worktrees_when_it_starts_and_cleanup_days_zero_keeps_them() {
     p.ok(&["work"]);
     assert!(!std::path::Path::new(&wt).exists());
 }
+
+#[test]
+fn a_background_worker_runs_in_the_project_it_was_started_for() {
+    let p = TestProject::new();
+    let agent = p.agent_script("cat > /dev/null\necho ok\n");
+    let config = format!("provider: command\nproviders:\n  command:\n    command: [sh, {agent}]\n");
+    p.config(&config);
+    p.add(&["outer task", "--type", "explore"]);
+    // A project nested inside, and a subdirectory of it.
+    std::fs::create_dir_all(p.path("inner/sub")).unwrap();
+    p.ok(&["-C", "inner", "init"]);
+    std::fs::write(p.path("inner/gza.yaml"), &config).unwrap();
+    p.ok(&["-C", "inner", "add", "inner task", "--type", "explore"]);
+    // From inner/sub, `-C ..` is the inner project; -q twice is not an error.
+    let started = p
+        .command(&["-C", "..", "work", "--background", "-q"])
+        .current_dir(p.path("inner/sub"))
+        .output()
+        .unwrap();
+    assert!(started.status.success(), "{started:?}");
+    let inner_db = rusqlite::Connection::open(p.path("inner/.gza/gza.db")).unwrap();
+    crate::support::project::wait_until(20, "the inner task to complete", || {
+        inner_db
+            .query_row("SELECT status FROM tasks WHERE id = 1", [], |r| {
+                r.get::<_, String>(0)
+            })
+            .is_ok_and(|s| s == "completed")
+    });
+    assert_eq!(
+        p.task_field::<String>(1, "status"),
+        "pending",
+        "the outer project is not touched"
+    );
+    // Two background workers started in the same second keep separate logs.
+    p.add(&["another", "--type", "explore"]);
+    for _ in 0..2 {
+        p.ok(&["work", "--background"]);
+    }
+    crate::support::project::wait_until(20, "the outer tasks to finish", || {
+        p.task_field::<String>(1, "status") == "completed"
+            && p.task_field::<String>(2, "status") == "completed"
+    });
+    let logs = std::fs::read_dir(p.path(".gza/logs"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("worker-")
+        })
+        .count();
+    assert_eq!(logs, 2);
+}
