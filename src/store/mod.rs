@@ -160,8 +160,30 @@ impl Store {
         )
     }
 
+    /// Bring the schema up to date. Two processes that start at once after an upgrade never
+    /// both apply a migration: the one that migrates holds an exclusive lock on
+    /// `<database>.migrate-lock`, and the other, once it gets the lock, finds nothing to do.
     fn migrate(&mut self) -> Result<()> {
+        if !self.needs_migration()? {
+            return Ok(());
+        }
+        let _lock = migration_lock(&self.path)?;
+        if !self.needs_migration()? {
+            return Ok(());
+        }
         let runner = embedded::migrations::runner();
+        runner.run(&mut self.conn).map_err(|e| {
+            std::error::Error::source(&e)
+                .and_then(|s| s.downcast_ref::<rusqlite::Error>())
+                .and_then(|s| s.sqlite_error_code())
+                .and_then(|code| classify_code(&self.path, code))
+                .unwrap_or_else(|| Error::Migration(e.to_string()))
+        })?;
+        Ok(())
+    }
+
+    /// Whether migrations are pending; an error for a database of a newer gza or another program.
+    fn needs_migration(&self) -> Result<bool> {
         let has_history: bool = self
             .conn
             .query_row(
@@ -180,7 +202,7 @@ impl Store {
                 });
             }
             if found == known {
-                return Ok(());
+                return Ok(false);
             }
         } else {
             let tables: i64 = self
@@ -194,19 +216,42 @@ impl Store {
                 });
             }
         }
-        runner.run(&mut self.conn).map_err(|e| {
-            std::error::Error::source(&e)
-                .and_then(|s| s.downcast_ref::<rusqlite::Error>())
-                .and_then(|s| s.sqlite_error_code())
-                .and_then(|code| classify_code(&self.path, code))
-                .unwrap_or_else(|| Error::Migration(e.to_string()))
-        })?;
-        Ok(())
+        Ok(true)
     }
 
     /// Map a rusqlite error from this store into a user-facing one.
     pub(crate) fn err(&self, e: rusqlite::Error) -> Error {
         classify(&self.path, e)
+    }
+}
+
+/// Hold an exclusive lock on `<db>.migrate-lock` until the returned file is dropped; wait for it
+/// at most a minute.
+fn migration_lock(db: &Path) -> Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let mut name = db.as_os_str().to_owned();
+    name.push(".migrate-lock");
+    let path = std::path::PathBuf::from(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, "open", e))?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(file);
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(Error::Usage(format!(
+                "another gza process has been upgrading {} for a minute; wait for it, or remove {} if no gza is running",
+                db.display(),
+                path.display()
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

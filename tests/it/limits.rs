@@ -326,3 +326,34 @@ fn a_background_worker_runs_in_the_project_it_was_started_for() {
         .count();
     assert_eq!(logs, 2);
 }
+
+#[test]
+fn processes_starting_together_after_an_upgrade_migrate_once() {
+    for round in 0..3 {
+        let p = TestProject::empty();
+        std::fs::create_dir_all(p.path(".gza")).unwrap();
+        std::fs::write(p.path("gza.yaml"), "").unwrap();
+        {
+            // A database as the first release of gza left it.
+            let mut db = rusqlite::Connection::open(p.path(".gza/gza.db")).unwrap();
+            let first = refinery::Migration::unapplied(
+                "V1__tasks_and_learnings_metadata",
+                include_str!("../../migrations/V1__tasks_and_learnings_metadata.sql"),
+            )
+            .unwrap();
+            refinery::Runner::new(&[first]).run(&mut db).unwrap();
+            db.execute("INSERT INTO tasks (prompt) VALUES ('kept')", [])
+                .unwrap();
+        }
+        let runs: Vec<Child> = (0..6).map(|_| start(&p, &["history"])).collect();
+        for run in runs {
+            let out = run.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert!(p.ok(&["history"]).contains("kept"));
+    }
+}
