@@ -352,39 +352,51 @@ impl Config {
 
     /// Read and validate `path`.
     pub fn load(path: &Path) -> Result<Config> {
+        Self::parse(path, &Self::read_text(path)?)
+    }
+
+    /// Parse config text; `path` is only used in error messages.
+    pub fn parse(path: &Path, text: &str) -> Result<Config> {
+        let config = Self::parse_unchecked(path, text)?;
+        config.validate(path)?;
+        Ok(config)
+    }
+
+    /// Read config text, failing on unknown keys and wrong types (with the line), without the
+    /// checks across keys (a layer may rely on another for those).
+    pub fn read_text(path: &Path) -> Result<String> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
-        let text = String::from_utf8(bytes).map_err(|e| Error::Config {
+        String::from_utf8(bytes).map_err(|e| Error::Config {
             path: path.to_path_buf(),
             location: None,
             message: format!(
                 "not UTF-8 text (bad byte at offset {})",
                 e.utf8_error().valid_up_to()
             ),
-        })?;
-        Self::parse(path, &text)
+        })
     }
 
-    /// Parse config text; `path` is only used in error messages.
-    pub fn parse(path: &Path, text: &str) -> Result<Config> {
+    /// Parse config text, failing on unknown keys and wrong types (with the line), without the
+    /// checks across keys (a layer may rely on another for those).
+    pub fn parse_unchecked(path: &Path, text: &str) -> Result<Config> {
         let is_empty = text
             .lines()
             .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
         if is_empty {
             return Ok(Config::default());
         }
-        let config: Config = serde_norway::from_str(text).map_err(|e| {
+        serde_norway::from_str(text).map_err(|e| {
             let location = e.location().map(|l| (l.line(), l.column()));
             Error::Config {
                 path: path.to_path_buf(),
                 location,
                 message: clean_yaml_message(&e.to_string()),
             }
-        })?;
-        config.validate(path)?;
-        Ok(config)
+        })
     }
 
-    fn validate(&self, path: &Path) -> Result<()> {
+    /// The checks across keys, for the settings of every layer together.
+    pub fn validate(&self, path: &Path) -> Result<()> {
         let bad = |message: String| Error::Config {
             path: path.to_path_buf(),
             location: None,

@@ -22,6 +22,7 @@ pub mod quarantine;
 pub mod redact;
 pub mod review;
 pub mod runner;
+pub mod settings;
 pub mod store;
 pub mod task;
 pub mod text;

@@ -26,7 +26,7 @@ impl Project {
             .find(|dir| dir.join(CONFIG_FILE).is_file())
             .ok_or_else(|| Error::NotInitialized(start.clone()))?
             .to_path_buf();
-        let config = Config::load(&root.join(CONFIG_FILE))?;
+        let config = crate::settings::load(&root)?.config;
         Ok(Project { root, config })
     }
 

@@ -19,7 +19,12 @@ pub struct InitArgs {
 }
 
 /// Lines `gza init` makes sure .gitignore has: gza's runtime files, never its learnings.
-const GITIGNORE_LINES: [&str; 3] = ["/.gza/gza.db*", "/.gza/logs/", "/.gza/worktrees/"];
+const GITIGNORE_LINES: [&str; 4] = [
+    "/.gza/gza.db*",
+    "/.gza/logs/",
+    "/.gza/worktrees/",
+    "/gza.local.yaml",
+];
 
 pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     let root = ctx.dir();
@@ -41,11 +46,23 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "project".into());
-    let yaml = EXAMPLE_YAML.replacen(
-        "project_name: null",
-        &format!("project_name: {}", serde_json::to_string(&name)?),
-        1,
-    );
+    // Every other setting is written commented out, at its default: what the project does not
+    // set comes from ~/.gza/config.yaml, then the defaults (gza.local.yaml and GZA_* override).
+    let yaml: String = EXAMPLE_YAML
+        .lines()
+        .map(|line| {
+            if line.starts_with("project_name:") {
+                format!(
+                    "project_name: {}\n",
+                    serde_json::to_string(&name).unwrap_or_default()
+                )
+            } else if line.trim().is_empty() || line.starts_with('#') {
+                format!("{line}\n")
+            } else {
+                format!("# {line}\n")
+            }
+        })
+        .collect();
     crate::fsutil::write_atomically(&config_path, yaml.as_bytes())?;
 
     let state = root.join(STATE_DIR);

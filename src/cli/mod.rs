@@ -5,6 +5,7 @@
 
 mod add;
 mod branch;
+mod config;
 mod demo;
 mod doctor;
 mod history;
@@ -103,8 +104,10 @@ pub enum Command {
     /// (also queue a review that runs after the task). Importing a file again queues only the
     /// entries it has not queued before.
     Import(import::ImportArgs),
-    /// Remove the worktrees of finished tasks (their branches are kept).
+    /// Remove the worktrees and logs of tasks finished over cleanup_days ago (branches are kept).
     Clean(work::CleanArgs),
+    /// Show the effective settings (user, project, local, environment) and where each came from.
+    Config(config::ConfigArgs),
     /// See, rebuild, curate and clear what finished tasks taught (.gza/learnings.md).
     Learnings(learnings::LearningsArgs),
     /// Put learnings into every Claude Code session: install gza's hooks, and their handlers.
@@ -193,6 +196,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Pr(args) => branch::cmd_pr(ctx, args),
         Command::Import(args) => import::cmd_import(ctx, args),
         Command::Clean(args) => work::cmd_clean(ctx, args),
+        Command::Config(args) => config::cmd_config(ctx, args),
         Command::Learnings(args) => learnings::cmd_learnings(ctx, args),
         Command::Hook(args) => hook::cmd_hook(ctx, args),
         Command::Demo(args) => demo::cmd_demo(ctx, args),

@@ -334,8 +334,11 @@ fn processes_starting_together_after_an_upgrade_migrate_once() {
         std::fs::create_dir_all(p.path(".gza")).unwrap();
         std::fs::write(p.path("gza.yaml"), "").unwrap();
         {
-            // A database as the first release of gza left it.
+            // A database as the first release of gza left it (gza always uses WAL).
             let mut db = rusqlite::Connection::open(p.path(".gza/gza.db")).unwrap();
+            let _: String = db
+                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+                .unwrap();
             let first = refinery::Migration::unapplied(
                 "V1__tasks_and_learnings_metadata",
                 include_str!("../../migrations/V1__tasks_and_learnings_metadata.sql"),

@@ -4,6 +4,7 @@ mod agent_exit;
 mod agents_e2e;
 mod branches;
 mod claude_work;
+mod config_layers;
 mod extraction_http;
 mod fake_claude_e2e;
 mod groups;

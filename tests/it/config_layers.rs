@@ -1,0 +1,143 @@
+//! Layered settings: user, project, local, environment; `gza config` shows where each came from.
+
+use insta::assert_snapshot;
+
+use crate::support::project::TestProject;
+
+/// `gza config` lines for these keys only.
+fn lines_for(out: &str, keys: &[&str]) -> String {
+    out.lines()
+        .filter(|l| keys.iter().any(|k| l.split_whitespace().next() == Some(*k)))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn user_file(p: &TestProject, yaml: &str) {
+    std::fs::create_dir_all(p.home().join(".gza")).unwrap();
+    std::fs::write(p.home().join(".gza/config.yaml"), yaml).unwrap();
+}
+
+#[test]
+fn each_layer_overrides_the_one_before_and_config_says_where_from() {
+    let mut p = TestProject::new();
+    user_file(
+        &p,
+        "timeout_minutes: 12\nmax_concurrent: 9\nmax_turns: 11\nlearnings:\n  max_tokens: 900\n",
+    );
+    std::fs::write(
+        p.path("gza.yaml"),
+        "project_name: demo\nmax_concurrent: 4\nmax_turns: 22\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.path("gza.local.yaml"),
+        "# mine\nmax_turns: 33\nlearnings:\n  inject: both\n",
+    )
+    .unwrap();
+    p.set_env("GZA_CLEANUP_DAYS", "7");
+    let keys = [
+        "timeout_minutes",
+        "max_concurrent",
+        "max_turns",
+        "cleanup_days",
+        "learnings.max_tokens",
+        "learnings.inject",
+        "learnings.window_size",
+        "project_name",
+    ];
+    let out = p
+        .ok(&["config"])
+        .replace(&p.home().display().to_string(), "[HOME]");
+    assert_snapshot!(lines_for(&out, &keys), @r#"
+    cleanup_days 7 $GZA_CLEANUP_DAYS
+    learnings.inject "both" gza.local.yaml:4
+    learnings.max_tokens 900 [HOME]/.gza/config.yaml:5
+    learnings.window_size 15 default
+    max_concurrent 4 gza.yaml:2
+    max_turns 33 gza.local.yaml:2
+    project_name "demo" gza.yaml:1
+    timeout_minutes 12 [HOME]/.gza/config.yaml:1
+    "#);
+    let json = p.json(&["config", "--json"]);
+    assert_eq!(json["max_turns"]["value"], 33);
+    assert_eq!(json["max_turns"]["source"], "gza.local.yaml:2");
+    assert_eq!(json["learnings"]["max_tokens"], serde_json::Value::Null);
+    assert_eq!(json["learnings.max_tokens"]["value"], 900);
+    // The settings are the ones every command uses: a task's timeout comes from the user file.
+    p.ok(&["add", "a task"]);
+    assert!(p.ok(&["config"]).contains("gza.local.yaml"));
+}
+
+#[test]
+fn a_bad_key_or_type_in_any_layer_names_its_file_line_and_key() {
+    let mut p = TestProject::new();
+    std::fs::write(p.path("gza.yaml"), "project_name: demo\n").unwrap();
+    let home = p.home().display().to_string();
+    let err = |p: &TestProject| p.user_error(&["config"]).replace(&home, "[HOME]");
+
+    user_file(&p, "max_turns: 5\nmax_concurent: 3\n");
+    assert_snapshot!(err(&p), @"Error: [HOME]/.gza/config.yaml:2:1: unknown key `max_concurent`, expected one of `project_name`, `provider`, `model`, `timeout_minutes`, `max_turns`, `max_concurrent`, `cleanup_days`, `sandbox`, `docker_image`, `learnings`, `hooks`, `providers`; fix the file or compare it with gza.example.yaml");
+    user_file(&p, "learnings:\n  max_tokens: lots\n");
+    assert!(
+        err(&p).contains("[HOME]/.gza/config.yaml:2:"),
+        "{}",
+        err(&p)
+    );
+    assert!(err(&p).contains("learnings.max_tokens"), "{}", err(&p));
+    user_file(&p, "");
+
+    std::fs::write(p.path("gza.local.yaml"), "hooks:\n  treshold: 0.5\n").unwrap();
+    let e = err(&p);
+    assert!(e.contains("gza.local.yaml:2:"), "{e}");
+    assert!(e.contains("unknown key `treshold`"), "{e}");
+    std::fs::write(p.path("gza.local.yaml"), "max_concurrent: -1\n").unwrap();
+    let e = err(&p);
+    assert!(e.contains("gza.local.yaml:1:"), "{e}");
+    assert!(e.contains("max_concurrent"), "{e}");
+    std::fs::remove_file(p.path("gza.local.yaml")).unwrap();
+
+    std::fs::write(p.path("gza.yaml"), "max_turns: [1]\n").unwrap();
+    assert!(err(&p).contains("gza.yaml:1:"), "{}", err(&p));
+    std::fs::write(p.path("gza.yaml"), "project_name: demo\n").unwrap();
+
+    p.set_env("GZA_MAX_CONCURRENT", "many");
+    assert_snapshot!(err(&p), @r#"Error: GZA_MAX_CONCURRENT=many: max_concurrent: invalid type: string "many", expected u32 (the environment sets max_concurrent); fix or unset it"#);
+    p.set_env("GZA_MAX_CONCURRENT", "0");
+    assert!(
+        err(&p).contains("max_concurrent must be between 1 and 256"),
+        "{}",
+        err(&p)
+    );
+    p.set_env("GZA_MAX_CONCURRENT", "2");
+    // Checks across keys run on the layers together: docker in one layer, its image in another.
+    std::fs::write(p.path("gza.yaml"), "sandbox: docker\n").unwrap();
+    assert!(err(&p).contains("docker_image"), "{}", err(&p));
+    std::fs::write(p.path("gza.local.yaml"), "docker_image: my/agent:1\n").unwrap();
+    p.ok(&["config"]);
+    // Every command reads the same layers: a broken one stops them all with the same line.
+    std::fs::write(p.path("gza.local.yaml"), "bogus: 1\n").unwrap();
+    assert!(
+        p.user_error(&["history"])
+            .contains("gza.local.yaml:1:1: unknown key `bogus`")
+    );
+}
+
+#[test]
+fn a_local_settings_file_that_is_a_directory_is_a_clear_error_and_init_ignores_the_file() {
+    let p = TestProject::new();
+    assert!(
+        std::fs::read_to_string(p.path(".gitignore"))
+            .unwrap()
+            .contains("/gza.local.yaml")
+    );
+    std::fs::create_dir(p.path("gza.local.yaml")).unwrap();
+    let e = p.user_error(&["history"]);
+    assert!(
+        e.contains("gza.local.yaml: is not a regular file (a directory?)"),
+        "{e}"
+    );
+    // Nothing stored is touched; removing the directory brings everything back.
+    std::fs::remove_dir(p.path("gza.local.yaml")).unwrap();
+    p.ok(&["history"]);
+}
