@@ -468,7 +468,14 @@ pub fn run_task(
             .and_then(crate::review::parse_verdict);
     }
     if status == TaskStatus::Failed {
-        let detail = failure_detail(&report.verdict, forced, exit, &stderr_path, project);
+        // The stderr tail and the agent's own failure line are agent text too: redacted alike.
+        let detail = crate::redact::redact_secrets(&failure_detail(
+            &report.verdict,
+            forced,
+            exit,
+            &stderr_path,
+            project,
+        ));
         outcome.output = Some(match outcome.output.take() {
             Some(out) if !out.trim().is_empty() => format!("{out}\n\ngza: {detail}"),
             _ => format!("gza: {detail}"),
@@ -616,17 +623,27 @@ fn failure_detail(
     detail
 }
 
-/// The last `max` bytes of a file as one line of text.
-fn tail_of_file(path: &Path, max: u64) -> String {
+/// About the last `max` characters of a file as one line of text, secrets redacted. More is read
+/// than kept, and redacted before the cut, so a key the window starts inside is not half-kept.
+fn tail_of_file(path: &Path, max: usize) -> String {
     use std::io::{Seek, SeekFrom};
     let Ok(mut f) = std::fs::File::open(path) else {
         return String::new();
     };
+    let window = (max + providers::REDACTION_MARGIN) as u64;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(max)));
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(window)));
     let mut bytes = Vec::new();
-    let _ = f.take(max).read_to_end(&mut bytes);
-    providers::clip(&String::from_utf8_lossy(&bytes), max as usize)
+    let _ = f.take(window).read_to_end(&mut bytes);
+    let flat = providers::clip(
+        &crate::redact::redact_secrets(&String::from_utf8_lossy(&bytes)),
+        usize::MAX,
+    );
+    let count = flat.chars().count();
+    if count <= max {
+        return flat;
+    }
+    flat.chars().skip(count - max).collect()
 }
 
 /// Save an explore/plan/review task's output as its report; returns the path.

@@ -11,6 +11,7 @@ mod learning_records;
 mod learnings;
 mod ranker;
 mod review_loop;
+mod secrets;
 mod support;
 mod tasks;
 mod work;
