@@ -106,7 +106,8 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
 /// Re-run this command detached from the terminal, its output in `.gza/logs/worker-PID.log`.
 fn start_background(project: &crate::project::Project) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe()?;
-    let args: Vec<String> = std::env::args()
+    // args_os: a path that is not UTF-8 is a valid argument, and std::env::args() panics on it.
+    let args: Vec<std::ffi::OsString> = std::env::args_os()
         .skip(1)
         .filter(|a| a != "--background")
         .collect();

@@ -50,8 +50,7 @@ impl JsonPoster {
                         .headers()
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<f64>().ok())
-                        .map(Duration::from_secs_f64);
+                        .and_then(parse_retry_after);
                     let text = response.text().unwrap_or_default();
                     if status.is_success() {
                         return serde_json::from_str(&text).map_err(|_| {
@@ -96,6 +95,18 @@ impl JsonPoster {
     }
 }
 
+/// A `retry-after` header in seconds, capped at [`MAX_BACKOFF`]; `None` for a negative, infinite,
+/// or unparseable value (which would otherwise panic in `Duration::from_secs_f64`).
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    let seconds = value.trim().parse::<f64>().ok()?;
+    if seconds.is_nan() || seconds < 0.0 {
+        return None;
+    }
+    Some(Duration::from_secs_f64(
+        seconds.min(MAX_BACKOFF.as_secs_f64()),
+    ))
+}
+
 /// 0.5 s, 1 s, 2 s, … with up to 25% jitter so parallel extractions do not retry in step.
 fn backoff(attempt: u32) -> Duration {
     let base = FIRST_BACKOFF * 2u32.saturating_pow(attempt.min(6));
@@ -109,6 +120,18 @@ fn backoff(attempt: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_after_is_capped_and_hostile_values_are_ignored() {
+        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after("99999"), Some(MAX_BACKOFF));
+        assert_eq!(parse_retry_after("inf"), Some(MAX_BACKOFF));
+        assert_eq!(parse_retry_after("1e308"), Some(MAX_BACKOFF));
+        assert_eq!(parse_retry_after("-1"), None);
+        assert_eq!(parse_retry_after("NaN"), None);
+        assert_eq!(parse_retry_after("-inf"), None);
+        assert_eq!(parse_retry_after("soon"), None);
+    }
 
     #[test]
     fn backoff_doubles_with_bounded_jitter() {

@@ -6,6 +6,7 @@ mod extraction_http;
 mod fake_claude_e2e;
 mod groups;
 mod hooks;
+mod hostile;
 mod import;
 mod learning_records;
 mod learnings;

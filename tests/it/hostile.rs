@@ -1,0 +1,126 @@
+//! Hostile inputs that once crashed gza (exit 101/134) or blocked it: each must end in a one-line
+//! message or be survived.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+
+use crate::support::project::TestProject;
+
+/// A loopback HTTP server that answers every request with `head` (status line and headers) and
+/// `body`; returns its base URL.
+pub fn raw_server(head: &'static str, body: Vec<u8>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(v) = lower.strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut request = vec![0; length];
+                let _ = reader.read_exact(&mut request);
+                let _ = write!(
+                    stream,
+                    "{head}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(&body);
+            });
+        }
+    });
+    url
+}
+
+/// A project with one completed task, extracting with the anthropic client from `url`.
+fn project_extracting_from(url: &str, extra: &str) -> TestProject {
+    let mut p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho 'Tests pass.'\n",
+        &format!(
+            "learnings:\n  extraction_provider: anthropic\n  base_url: {url}\n  regenerate_every: 100\n{extra}"
+        ),
+    );
+    p.set_env("ANTHROPIC_API_KEY", "sk-ant-api03-TESTKEYTESTKEYTESTKEY");
+    p.add(&["Ship the release", "--type", "explore"]);
+    p.ok(&["work"]);
+    p
+}
+
+#[test]
+fn a_timeout_of_1e18_minutes_is_rejected_by_validation() {
+    let p = TestProject::new();
+    p.add(&["anything"]);
+    p.command_agent("cat > /dev/null\necho done\n", "timeout_minutes: 1e18\n");
+    let err = p.user_error(&["work"]);
+    assert!(err.contains("timeout_minutes must be 0"), "{err}");
+    assert_eq!(p.task_field::<String>(1, "status"), "pending");
+}
+
+#[test]
+fn an_extraction_timeout_of_u64_max_seconds_is_rejected_by_validation() {
+    let p = TestProject::new();
+    p.config("learnings:\n  timeout_seconds: 18446744073709551615\n");
+    let err = p.user_error(&["learnings", "update"]);
+    assert!(
+        err.contains("learnings.timeout_seconds must be between 1 and"),
+        "{err}"
+    );
+}
+
+#[test]
+fn hostile_retry_after_values_do_not_panic() {
+    for value in ["-1", "inf", "NaN", "1e308"] {
+        let head: &'static str = Box::leak(
+            format!("HTTP/1.1 429 Too Many Requests\r\nretry-after: {value}").into_boxed_str(),
+        );
+        let url = raw_server(head, b"{\"error\":{\"message\":\"slow down\"}}".to_vec());
+        // The header is read before the retry decision: no retries keeps the test fast.
+        let p = project_extracting_from(&url, "  max_retries: 0\n");
+        let run = p.run(&["learnings", "update"]);
+        assert!(
+            run.code == 0 || run.code == 1,
+            "retry-after {value}:\n{run}"
+        );
+        assert!(
+            !run.stderr.contains("panicked"),
+            "retry-after {value}:\n{run}"
+        );
+    }
+}
+
+#[test]
+fn a_project_path_that_is_not_utf8_works_in_the_background() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    p.add(&["anything"]);
+    // The same project reached through a symlink whose name is not UTF-8.
+    let link = p.scratch().join(std::ffi::OsStr::from_bytes(b"proj-\xff"));
+    std::os::unix::fs::symlink(p.root(), &link).unwrap();
+    let out = p
+        .command(&["work", "--background"])
+        .arg("-C")
+        .arg(&link)
+        .output()
+        .unwrap();
+    let run = p.finish(out);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.stdout.contains("Started a background worker"), "{run}");
+    crate::support::project::wait_until(20, "the background task to finish", || {
+        p.task_field::<String>(1, "status") == "completed"
+    });
+}
