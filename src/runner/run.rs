@@ -528,6 +528,16 @@ fn finish(
     started: Instant,
     ui: &dyn Observer,
 ) -> Result<Finished> {
+    // An agent (or anyone) that deleted or replaced .gza/gza.db would make this write vanish
+    // with the old file while gza reports success: keep the outcome beside the logs instead.
+    if let Err(replaced) = store.ensure_still_at_path() {
+        let kept = keep_outcome_aside(project, task, outcome, branch.as_deref());
+        return Err(Error::DatabaseReplaced(format!(
+            "{replaced}; task {} ({}) was not recorded there — {kept}",
+            task.id,
+            outcome.status.map_or("unknown", |s| s.as_str()),
+        )));
+    }
     let report = store.finish_task(task.id, worker, outcome, |tx, done| {
         complete::on_task_finished(tx, project, done)
     })?;
@@ -548,6 +558,42 @@ fn finish(
     };
     ui.finished(&finished);
     Ok(finished)
+}
+
+/// Write `outcome` to `.gza/logs/ID.outcome.json`; says where it went (or that it could not).
+fn keep_outcome_aside(
+    project: &Project,
+    task: &Task,
+    outcome: &Outcome,
+    branch: Option<&str>,
+) -> String {
+    let path = project.logs_dir().join(format!("{}.outcome.json", task.id));
+    let record = serde_json::json!({
+        "task_id": task.id,
+        "prompt": task.prompt,
+        "status": outcome.status.map(|s| s.as_str()),
+        "failure_reason": outcome.failure_reason,
+        "output": outcome.output,
+        "session_id": outcome.session_id,
+        "cost_usd": outcome.cost_usd,
+        "num_turns": outcome.num_turns,
+        "duration_seconds": outcome.duration_seconds,
+        "diff_stats": outcome.diff_stats,
+        "branch": branch,
+        "report_file": outcome.report_file,
+    });
+    let shown = path
+        .strip_prefix(&project.root)
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    let text = serde_json::to_string_pretty(&record).unwrap_or_default();
+    match crate::fsutil::write_atomically(&path, text.as_bytes()) {
+        Ok(()) => format!("its outcome is kept in {shown}, the agent's output in .gza/logs/"),
+        Err(e) => format!(
+            "and its outcome could not be kept either ({e}); the agent's output is in .gza/logs/"
+        ),
+    }
 }
 
 /// Copy the agent's stdout to the log file as it comes, and feed complete lines to the parser.

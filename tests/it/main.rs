@@ -2,6 +2,7 @@
 
 mod branches;
 mod claude_work;
+mod database_file;
 mod extraction_http;
 mod fake_claude_e2e;
 mod groups;
