@@ -13,6 +13,7 @@ mod learning_records;
 mod learnings;
 mod ranker;
 mod review_loop;
+mod scale;
 mod secrets;
 mod support;
 mod tasks;
