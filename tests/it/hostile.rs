@@ -124,3 +124,71 @@ fn a_project_path_that_is_not_utf8_works_in_the_background() {
         p.task_field::<String>(1, "status") == "completed"
     });
 }
+
+/// Run `gza work`, killing it if it has not ended within `secs`; the run, or `None` if it hung.
+fn work_within(p: &TestProject, secs: u64) -> Option<crate::support::project::Run> {
+    let mut child = p
+        .command(&["work"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Some(p.finish(child.wait_with_output().unwrap()))
+}
+
+#[test]
+fn a_fifo_as_learnings_md_does_not_block_work() {
+    let p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho done\n",
+        "learnings:\n  extraction_provider: none\n",
+    );
+    p.add(&["anything"]);
+    let fifo = p.path(".gza/learnings.md");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let run = work_within(&p, 20).expect("gza work blocked on a FIFO learnings.md");
+    // The task runs without learnings; why is in the learnings log.
+    assert_eq!(run.code, 0, "{run}");
+    let log = std::fs::read_to_string(p.path(".gza/logs/learnings.log")).unwrap();
+    assert!(log.contains("learnings not injected"), "{log}");
+    assert!(
+        log.contains("a FIFO (named pipe), not a regular file"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_symlink_to_a_huge_file_as_learnings_md_is_not_read_whole() {
+    let p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho done\n",
+        "learnings:\n  extraction_provider: none\n",
+    );
+    p.add(&["anything"]);
+    // A sparse 8 GB file: reading it whole would take minutes and all the memory.
+    let huge = p.scratch().join("huge");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(8 << 30)
+        .unwrap();
+    std::os::unix::fs::symlink(&huge, p.path(".gza/learnings.md")).unwrap();
+    let run = work_within(&p, 20).expect("gza work read a huge learnings.md whole");
+    assert_eq!(run.code, 0, "{run}");
+    let log = std::fs::read_to_string(p.path(".gza/logs/learnings.log")).unwrap();
+    assert!(log.contains("more than the 1048576 gza reads"), "{log}");
+    let err = p.user_error(&["learnings", "show", "--file"]);
+    assert!(err.contains("more than the 1048576 gza reads"), "{err}");
+}
