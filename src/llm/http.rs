@@ -51,7 +51,7 @@ impl JsonPoster {
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
                         .and_then(parse_retry_after);
-                    let text = response.text().unwrap_or_default();
+                    let text = read_body(response);
                     if status.is_success() {
                         return serde_json::from_str(&text).map_err(|_| {
                             LlmError::Failed(format!(
@@ -93,6 +93,18 @@ impl JsonPoster {
             attempt += 1;
         }
     }
+}
+
+/// Largest response body read; an extraction reply is a few kilobytes.
+const MAX_BODY_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The body as text, read up to [`MAX_BODY_BYTES`] (a longer one is cut, and then is not JSON),
+/// so an endpoint streaming without end cannot take all the memory.
+fn read_body(response: reqwest::blocking::Response) -> String {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let _ = response.take(MAX_BODY_BYTES).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// A `retry-after` header in seconds, capped at [`MAX_BACKOFF`]; `None` for a negative, infinite,

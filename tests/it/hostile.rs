@@ -192,3 +192,70 @@ fn a_symlink_to_a_huge_file_as_learnings_md_is_not_read_whole() {
     let err = p.user_error(&["learnings", "show", "--file"]);
     assert!(err.contains("more than the 1048576 gza reads"), "{err}");
 }
+
+#[test]
+fn log_raw_is_the_stream_byte_for_byte() {
+    let p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\nprintf 'line one\\r\\nbad \\377\\376 bytes\\n\\033[31mred\\033[0m\\nno newline at the end'\n",
+        "learnings:\n  extraction_provider: none\n",
+    );
+    p.add(&["print bytes"]);
+    p.ok(&["work"]);
+    let expected: &[u8] =
+        b"line one\r\nbad \xff\xfe bytes\n\x1b[31mred\x1b[0m\nno newline at the end";
+    let out = p.command(&["log", "1", "--raw"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, expected);
+    // The rendered log copes with the same bytes.
+    p.ok(&["log", "1"]);
+}
+
+/// A loopback server answering every request 200 with `chunks` MiB of text that never ends in
+/// JSON; returns its base URL.
+fn endless_body_server(chunks: usize) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                    line.clear();
+                }
+                let chunk = vec![b'x'; 1 << 20];
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    chunks << 20
+                );
+                for _ in 0..chunks {
+                    if stream.write_all(&chunk).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn an_endless_http_body_is_read_with_a_bound() {
+    let url = endless_body_server(512);
+    let p = project_extracting_from(&url, "  max_retries: 0\n");
+    let run = p.run(&["learnings", "update"]);
+    assert!(run.code == 0 || run.code == 1, "{run}");
+    // Peak memory of the largest child this test process has waited for: reading the 512 MiB
+    // body whole would take more than that.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    let peak_mib = usage.ru_maxrss / 1024;
+    assert!(peak_mib < 400, "a child peaked at {peak_mib} MiB\n{run}");
+}
