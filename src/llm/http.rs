@@ -38,8 +38,17 @@ impl JsonPoster {
         body: &Value,
     ) -> Result<Value, LlmError> {
         let mut attempt = 0;
+        // Every attempt and every wait between them fits in twice the per-request timeout, so an
+        // unresponsive endpoint costs a bounded time however many retries are allowed.
+        let budget = self.timeout * 2;
+        let started = std::time::Instant::now();
         loop {
-            let mut request = self.client.post(url).json(body);
+            let left = budget.saturating_sub(started.elapsed());
+            let mut request = self
+                .client
+                .post(url)
+                .json(body)
+                .timeout(self.timeout.min(left).max(Duration::from_millis(100)));
             for (name, value) in headers {
                 request = request.header(*name, value);
             }
@@ -85,11 +94,17 @@ impl JsonPoster {
                     error
                 }));
             }
-            std::thread::sleep(
-                retry_after
-                    .unwrap_or_else(|| backoff(attempt))
-                    .min(MAX_BACKOFF),
-            );
+            let wait = retry_after
+                .unwrap_or_else(|| backoff(attempt))
+                .min(MAX_BACKOFF);
+            if started.elapsed() + wait >= budget {
+                return Err(LlmError::Failed(format!(
+                    "{error} (gave up after {:.0} s and {} attempts; retried at a later regeneration)",
+                    started.elapsed().as_secs_f64(),
+                    attempt + 1
+                )));
+            }
+            std::thread::sleep(wait);
             attempt += 1;
         }
     }

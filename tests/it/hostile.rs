@@ -259,3 +259,48 @@ fn an_endless_http_body_is_read_with_a_bound() {
     let peak_mib = usage.ru_maxrss / 1024;
     assert!(peak_mib < 400, "a child peaked at {peak_mib} MiB\n{run}");
 }
+
+/// A loopback server that reads each request and never answers; returns its base URL.
+fn silent_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut sink = [0u8; 4096];
+                let mut stream = stream;
+                while stream.read(&mut sink).unwrap_or(0) > 0 {}
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn an_unresponsive_extraction_endpoint_costs_a_bounded_wait_and_says_so() {
+    let url = silent_server();
+    let mut p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho 'Tests pass.'\n",
+        &format!(
+            "learnings:\n  extraction_provider: anthropic\n  base_url: {url}\n  regenerate_every: 1\n  timeout_seconds: 2\n  max_retries: 5\n"
+        ),
+    );
+    p.set_env("ANTHROPIC_API_KEY", "sk-ant-api03-TESTKEYTESTKEYTESTKEY");
+    p.add(&["Ship the release", "--type", "explore"]);
+    let started = std::time::Instant::now();
+    let run = p.run(&["work"]);
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "{run}");
+    // Six attempts of 2 s plus backoff took about 27 s; the budget is twice the timeout.
+    assert!(
+        took < std::time::Duration::from_secs(12),
+        "took {took:?}\n{run}"
+    );
+    assert!(
+        run.stderr
+            .contains("waiting for the learnings regeneration"),
+        "{run}"
+    );
+}
