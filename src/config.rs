@@ -426,10 +426,16 @@ impl Config {
                 "learnings.sections must name at least one section".into()
             ));
         }
-        if !(self.timeout_minutes >= 0.0 && self.timeout_minutes.is_finite()) {
-            return Err(bad(
-                "timeout_minutes must be 0 (no limit) or a positive number of minutes".into(),
-            ));
+        // A bound, not just finiteness: 1e18 minutes overflows a Duration after the task is claimed.
+        if !(0.0..=MAX_TIMEOUT_MINUTES).contains(&self.timeout_minutes) {
+            return Err(bad(format!(
+                "timeout_minutes must be 0 (no limit) or a number of minutes up to {MAX_TIMEOUT_MINUTES} (a year)"
+            )));
+        }
+        if !(1..=MAX_LLM_TIMEOUT_SECONDS).contains(&l.timeout_seconds) {
+            return Err(bad(format!(
+                "learnings.timeout_seconds must be between 1 and {MAX_LLM_TIMEOUT_SECONDS}"
+            )));
         }
         let uses_docker = ProviderKind::ALL
             .iter()
@@ -460,6 +466,11 @@ impl Config {
         Ok(())
     }
 }
+
+/// Longest `timeout_minutes`: a year.
+const MAX_TIMEOUT_MINUTES: f64 = 525_600.0;
+/// Longest wait for one extraction request: an hour.
+const MAX_LLM_TIMEOUT_SECONDS: u64 = 3600;
 
 /// serde_norway appends " at line L column C"; we print the location ourselves.
 fn clean_yaml_message(message: &str) -> String {

@@ -27,6 +27,19 @@ pub enum Error {
     )]
     BadDatabase { path: PathBuf, reason: String },
 
+    /// The project has a gza.yaml but its database is gone or was emptied; only `gza init`
+    /// creates one, so a deleted database is noticed rather than silently started afresh.
+    #[error(
+        "{} {}; restore it from a backup, or run `gza init` to start an empty one",
+        path.display(),
+        if *empty { "is empty (0 bytes)" } else { "does not exist (deleted, or never created in this checkout)" }
+    )]
+    MissingDatabase { path: PathBuf, empty: bool },
+
+    /// The database file was deleted or replaced while this process had it open.
+    #[error("{0}")]
+    DatabaseReplaced(String),
+
     /// The database was written by a newer gza.
     #[error(
         "{path} was written by a newer gza (schema version {found}, this gza knows up to {known}); upgrade gza"

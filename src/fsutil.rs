@@ -34,3 +34,47 @@ pub fn append_log(path: &Path, line: &str) {
         let _ = writeln!(f, "{} {line}", crate::task::now_timestamp());
     }
 }
+
+/// Read a file that a person or an agent may have replaced with something hostile: only a
+/// regular file (a symlink to one is followed) of at most `max` bytes. Opened non-blocking, so a
+/// FIFO with no writer is refused at once instead of blocking forever; the type is checked on the
+/// opened file, so it cannot be swapped in between. NotFound is passed through as such.
+pub fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(format!(
+            "it is {}, not a regular file; replace it with a regular file or remove it",
+            describe_file_type(&meta.file_type())
+        )));
+    }
+    if meta.len() > max {
+        return Err(std::io::Error::other(format!(
+            "it is {} bytes, more than the {max} gza reads; shorten it or remove it",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn describe_file_type(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}

@@ -127,11 +127,14 @@ fn type_instructions(task_type: TaskType) -> &'static str {
     }
 }
 
+/// Largest learnings.md gza reads; gza writes a few kilobytes, so more is not a learnings file.
+pub const MAX_LEARNINGS_FILE_BYTES: u64 = 1024 * 1024;
+
 /// The learnings file as it is injected: cleaned of control characters and cut to
 /// `learnings.max_tokens` (estimated at [`CHARS_PER_TOKEN`] characters a token), whole lines only.
 pub fn read_learnings_file(project: &Project) -> Result<Option<InjectedLearnings>> {
     let path = project.learnings_path();
-    let bytes = match std::fs::read(&path) {
+    let bytes = match crate::fsutil::read_regular_file(&path, MAX_LEARNINGS_FILE_BYTES) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(&path, "read", e)),

@@ -36,6 +36,18 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     }
     let root = std::path::absolute(root).map_err(|e| Error::io(root, "resolve", e))?;
     let config_path = root.join(CONFIG_FILE);
+    let db_path = root.join(STATE_DIR).join("gza.db");
+    let db_missing = std::fs::metadata(&db_path).map_or(true, |m| m.len() == 0);
+    if config_path.exists() && !args.force && db_missing {
+        // An initialised project whose database is gone (or a fresh clone): make only that.
+        drop(Store::create(&db_path)?);
+        writeln!(
+            output::stdout(),
+            "{} Created an empty task database {STATE_DIR}/gza.db; {CONFIG_FILE} was kept",
+            output::paint(output::GREEN, "✓"),
+        )?;
+        return Ok(());
+    }
     if config_path.exists() && !args.force {
         return Err(usage(format!(
             "{} already exists; pass --force to overwrite it (tasks are kept)",
@@ -66,7 +78,7 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     crate::fsutil::write_atomically(&config_path, yaml.as_bytes())?;
 
     let state = root.join(STATE_DIR);
-    let store = Store::open(&state.join("gza.db"))?;
+    let store = Store::create(&state.join("gza.db"))?;
     drop(store);
     let added = ensure_gitignore(&root.join(".gitignore"))?;
 

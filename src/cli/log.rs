@@ -36,19 +36,46 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
     let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, "open log", e))?;
     let kind = provider_of(&project, &task);
     let mut reader = BufReader::new(file);
-    // --raw is the stream byte for byte, so it bypasses the colour-stripping writer.
-    let mut out: Box<dyn Write> = if args.raw {
-        Box::new(std::io::stdout().lock())
-    } else {
-        Box::new(output::stdout())
+    let task_running = || -> anyhow::Result<bool> {
+        Ok(store.get_task(task.id)?.status == TaskStatus::InProgress)
     };
-    let mut line = String::new();
+    if args.raw {
+        // The stream byte for byte (invalid UTF-8 and \r included), in bounded chunks, bypassing
+        // the colour-stripping writer.
+        let mut out = std::io::stdout().lock();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut polls = 0u32;
+        loop {
+            let n = reader.read(&mut buf)?;
+            if n > 0 {
+                out.write_all(&buf[..n])?;
+                continue;
+            }
+            if !args.follow {
+                break;
+            }
+            out.flush()?;
+            polls += 1;
+            if polls.is_multiple_of(5) && !task_running()? {
+                std::io::copy(&mut reader, &mut out)?;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        out.flush()?;
+        return Ok(());
+    }
+    let mut out = output::stdout();
+    let mut line: Vec<u8> = Vec::new();
     let mut polls = 0u32;
     loop {
         line.clear();
-        let n = reader.read_line(&mut line)?;
-        if n > 0 && line.ends_with('\n') {
-            print_line(&mut out, kind, args.raw, &line)?;
+        // A line is read up to a bound, so one endless line cannot take all the memory.
+        let n = (&mut reader)
+            .take(MAX_LOG_LINE)
+            .read_until(b'\n', &mut line)?;
+        if n > 0 && (line.ends_with(b"\n") || n as u64 == MAX_LOG_LINE) {
+            print_line(&mut out, kind, &String::from_utf8_lossy(&line))?;
             continue;
         }
         if n > 0 {
@@ -58,18 +85,23 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
         if !args.follow {
             if n > 0 {
                 // The stream's last line, unterminated because the agent was cut off.
-                print_line(&mut out, kind, args.raw, &line)?;
+                print_line(&mut out, kind, &String::from_utf8_lossy(&line))?;
             }
             break;
         }
         out.flush()?;
         polls += 1;
-        if polls.is_multiple_of(5) && store.get_task(task.id)?.status != TaskStatus::InProgress {
+        if polls.is_multiple_of(5) && !task_running()? {
             // One more pass picks up what was written before the task ended.
-            let mut rest = String::new();
-            reader.read_to_string(&mut rest)?;
-            for l in rest.lines() {
-                print_line(&mut out, kind, args.raw, l)?;
+            loop {
+                line.clear();
+                let n = (&mut reader)
+                    .take(MAX_LOG_LINE)
+                    .read_until(b'\n', &mut line)?;
+                if n == 0 {
+                    break;
+                }
+                print_line(&mut out, kind, &String::from_utf8_lossy(&line))?;
             }
             break;
         }
@@ -78,19 +110,13 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Print one logged line: as written with `--raw`, else rendered. Rendered text came from an
-/// agent, so control characters (terminal escape sequences among them) are dropped; newlines
-/// and tabs stay.
-fn print_line(
-    out: &mut impl Write,
-    kind: ProviderKind,
-    raw: bool,
-    line: &str,
-) -> std::io::Result<()> {
+/// Longest log line rendered as one; a longer one is cut into pieces (and not rendered).
+const MAX_LOG_LINE: u64 = 8 * 1024 * 1024;
+
+/// Print one logged line, rendered. Rendered text came from an agent, so control characters
+/// (terminal escape sequences among them) are dropped; newlines and tabs stay.
+fn print_line(out: &mut impl Write, kind: ProviderKind, line: &str) -> std::io::Result<()> {
     let line = line.trim_end_matches(['\n', '\r']);
-    if raw {
-        return writeln!(out, "{line}");
-    }
     match providers::render_line(kind, line) {
         Some(text) => {
             let clean: String = text

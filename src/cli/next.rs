@@ -6,6 +6,9 @@ use clap::Args;
 
 use super::{Context, output};
 
+/// Counts above this are shown as "N+": counting every pending task would make `next` O(queue).
+const COUNT_CAP: i64 = 10_000;
+
 #[derive(Debug, Args)]
 pub struct NextArgs {
     /// Also list tasks blocked by an unfinished dependency.
@@ -30,7 +33,8 @@ pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     }
     let limit = (args.limit > 0).then_some(args.limit);
     let ready = store.pickup_queue(false, limit, group)?;
-    let (ready_count, blocked_count) = store.pending_counts(group)?;
+    // Counted only up to a cap: `next` stays fast with a million pending tasks.
+    let (ready_count, blocked_count) = store.pending_counts_capped(group, COUNT_CAP)?;
     let mut out = output::stdout();
     if args.json {
         let entries = if args.all {
@@ -70,13 +74,16 @@ pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
         if let Some(limit) = limit.filter(|&l| ready.len() == l as usize) {
             let total = ready_count;
             if total > i64::from(limit) {
+                let more = total - i64::from(limit);
+                let more = if total >= COUNT_CAP {
+                    format!("{more}+")
+                } else {
+                    more.to_string()
+                };
                 writeln!(
                     out,
                     "{}",
-                    output::paint(
-                        output::DIM,
-                        format!("… {} more ready (-n 0 lists all)", total - i64::from(limit))
-                    )
+                    output::paint(output::DIM, format!("… {more} more ready (-n 0 lists all)"))
                 )?;
             }
         }
@@ -86,9 +93,10 @@ pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     }
     if !args.all {
         let noun = if blocked_count == 1 { "task" } else { "tasks" };
+        let plus = if blocked_count >= COUNT_CAP { "+" } else { "" };
         writeln!(
             out,
-            "\n({blocked_count} {noun} blocked by dependencies; --all lists them)"
+            "\n({blocked_count}{plus} {noun} blocked by dependencies; --all lists them)"
         )?;
         return Ok(());
     }

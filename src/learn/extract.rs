@@ -31,12 +31,15 @@ pub fn instructions(sections: &[String]) -> String {
 
 /// The message describing one task, with secrets redacted.
 pub fn task_message(task: &WindowTask) -> String {
-    let prompt = head(&task.prompt, PROMPT_CHARS);
+    // Redacted whole before being cut, so a cut cannot leave part of a key unrecognised.
+    let prompt = redact_secrets(&task.prompt);
+    let prompt = head(&prompt, PROMPT_CHARS);
     let output = task
         .output
         .as_deref()
-        .map(|o| tail(o, OUTPUT_CHARS))
+        .map(redact_secrets)
         .unwrap_or_default();
+    let output = tail(&output, OUTPUT_CHARS);
     let own = task
         .output
         .as_deref()

@@ -121,13 +121,8 @@ enum OnDisk {
 }
 
 fn read_file(path: &Path) -> OnDisk {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return OnDisk::Missing;
-    };
-    if meta.len() > MAX_FILE_BYTES {
-        return OnDisk::Unreadable;
-    }
-    match std::fs::read(path).map(String::from_utf8) {
+    // Never std::fs::read: a FIFO in its place would block, a symlink to a huge file be read whole.
+    match crate::fsutil::read_regular_file(path, MAX_FILE_BYTES).map(String::from_utf8) {
         Ok(Ok(text)) if !text.contains('\0') => OnDisk::Text(text),
         Ok(_) => OnDisk::Unreadable,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => OnDisk::Missing,

@@ -66,9 +66,12 @@ impl ExtractionClient for ClaudeCliClient {
         });
         let mut stdout = child.stdout.take().expect("piped");
         let reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = stdout.read_to_string(&mut s);
-            s
+            // Bounded like an HTTP body: the reply is a few kilobytes.
+            let mut bytes = Vec::new();
+            let _ = (&mut stdout).take(4 * 1024 * 1024).read_to_end(&mut bytes);
+            // Drain the rest so the child is not blocked on a full pipe.
+            let _ = std::io::copy(&mut stdout, &mut std::io::sink());
+            String::from_utf8_lossy(&bytes).into_owned()
         });
         let started = Instant::now();
         let status = loop {

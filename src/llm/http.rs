@@ -38,8 +38,17 @@ impl JsonPoster {
         body: &Value,
     ) -> Result<Value, LlmError> {
         let mut attempt = 0;
+        // Every attempt and every wait between them fits in twice the per-request timeout, so an
+        // unresponsive endpoint costs a bounded time however many retries are allowed.
+        let budget = self.timeout * 2;
+        let started = std::time::Instant::now();
         loop {
-            let mut request = self.client.post(url).json(body);
+            let left = budget.saturating_sub(started.elapsed());
+            let mut request = self
+                .client
+                .post(url)
+                .json(body)
+                .timeout(self.timeout.min(left).max(Duration::from_millis(100)));
             for (name, value) in headers {
                 request = request.header(*name, value);
             }
@@ -50,9 +59,8 @@ impl JsonPoster {
                         .headers()
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<f64>().ok())
-                        .map(Duration::from_secs_f64);
-                    let text = response.text().unwrap_or_default();
+                        .and_then(parse_retry_after);
+                    let text = read_body(response);
                     if status.is_success() {
                         return serde_json::from_str(&text).map_err(|_| {
                             LlmError::Failed(format!(
@@ -86,14 +94,44 @@ impl JsonPoster {
                     error
                 }));
             }
-            std::thread::sleep(
-                retry_after
-                    .unwrap_or_else(|| backoff(attempt))
-                    .min(MAX_BACKOFF),
-            );
+            let wait = retry_after
+                .unwrap_or_else(|| backoff(attempt))
+                .min(MAX_BACKOFF);
+            if started.elapsed() + wait >= budget {
+                return Err(LlmError::Failed(format!(
+                    "{error} (gave up after {:.0} s and {} attempts; retried at a later regeneration)",
+                    started.elapsed().as_secs_f64(),
+                    attempt + 1
+                )));
+            }
+            std::thread::sleep(wait);
             attempt += 1;
         }
     }
+}
+
+/// Largest response body read; an extraction reply is a few kilobytes.
+const MAX_BODY_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The body as text, read up to [`MAX_BODY_BYTES`] (a longer one is cut, and then is not JSON),
+/// so an endpoint streaming without end cannot take all the memory.
+fn read_body(response: reqwest::blocking::Response) -> String {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let _ = response.take(MAX_BODY_BYTES).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// A `retry-after` header in seconds, capped at [`MAX_BACKOFF`]; `None` for a negative, infinite,
+/// or unparseable value (which would otherwise panic in `Duration::from_secs_f64`).
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    let seconds = value.trim().parse::<f64>().ok()?;
+    if seconds.is_nan() || seconds < 0.0 {
+        return None;
+    }
+    Some(Duration::from_secs_f64(
+        seconds.min(MAX_BACKOFF.as_secs_f64()),
+    ))
 }
 
 /// 0.5 s, 1 s, 2 s, … with up to 25% jitter so parallel extractions do not retry in step.
@@ -109,6 +147,18 @@ fn backoff(attempt: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_after_is_capped_and_hostile_values_are_ignored() {
+        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after("99999"), Some(MAX_BACKOFF));
+        assert_eq!(parse_retry_after("inf"), Some(MAX_BACKOFF));
+        assert_eq!(parse_retry_after("1e308"), Some(MAX_BACKOFF));
+        assert_eq!(parse_retry_after("-1"), None);
+        assert_eq!(parse_retry_after("NaN"), None);
+        assert_eq!(parse_retry_after("-inf"), None);
+        assert_eq!(parse_retry_after("soon"), None);
+    }
 
     #[test]
     fn backoff_doubles_with_bounded_jitter() {

@@ -133,9 +133,22 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
         finished_working.store(true, Ordering::SeqCst);
         results
     });
-    // A regeneration still running is finished before gza exits, never cut off half-way.
-    for handle in regenerations.into_inner().expect("regeneration list lock") {
-        let _ = handle.join();
+    // A regeneration still running is finished before gza exits, saying so; a Ctrl-C leaves it
+    // for later (it writes through a lock and a rename, so stopping it loses nothing).
+    let pending = regenerations.into_inner().expect("regeneration list lock");
+    if pending.iter().any(|h| !h.is_finished()) {
+        ui.warn(
+            "waiting for the learnings regeneration (extraction calls to the model) to finish; \
+             Ctrl-C leaves it for later",
+        );
+    }
+    for handle in pending {
+        while !handle.is_finished() && !process::stop_requested() {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if handle.is_finished() {
+            let _ = handle.join();
+        }
     }
     if let Ok(store) = Store::open(&project.db_path()) {
         let _ = store.drop_lease(worker);

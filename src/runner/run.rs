@@ -493,7 +493,14 @@ pub fn run_task(
             .and_then(crate::review::parse_verdict);
     }
     if status == TaskStatus::Failed {
-        let detail = failure_detail(&report.verdict, forced, exit, &stderr_path, project);
+        // The stderr tail and the agent's own failure line are agent text too: redacted alike.
+        let detail = crate::redact::redact_secrets(&failure_detail(
+            &report.verdict,
+            forced,
+            exit,
+            &stderr_path,
+            project,
+        ));
         outcome.output = Some(match outcome.output.take() {
             Some(out) if !out.trim().is_empty() => format!("{out}\n\ngza: {detail}"),
             _ => format!("gza: {detail}"),
@@ -556,6 +563,16 @@ fn finish(
     started: Instant,
     ui: &dyn Observer,
 ) -> Result<Finished> {
+    // An agent (or anyone) that deleted or replaced .gza/gza.db would make this write vanish
+    // with the old file while gza reports success: keep the outcome beside the logs instead.
+    if let Err(replaced) = store.ensure_still_at_path() {
+        let kept = keep_outcome_aside(project, task, outcome, branch.as_deref());
+        return Err(Error::DatabaseReplaced(format!(
+            "{replaced}; task {} ({}) was not recorded there — {kept}",
+            task.id,
+            outcome.status.map_or("unknown", |s| s.as_str()),
+        )));
+    }
     let report = store.finish_task(task.id, worker, outcome, |tx, done| {
         complete::on_task_finished(tx, project, done)
     })?;
@@ -576,6 +593,42 @@ fn finish(
     };
     ui.finished(&finished);
     Ok(finished)
+}
+
+/// Write `outcome` to `.gza/logs/ID.outcome.json`; says where it went (or that it could not).
+fn keep_outcome_aside(
+    project: &Project,
+    task: &Task,
+    outcome: &Outcome,
+    branch: Option<&str>,
+) -> String {
+    let path = project.logs_dir().join(format!("{}.outcome.json", task.id));
+    let record = serde_json::json!({
+        "task_id": task.id,
+        "prompt": task.prompt,
+        "status": outcome.status.map(|s| s.as_str()),
+        "failure_reason": outcome.failure_reason,
+        "output": outcome.output,
+        "session_id": outcome.session_id,
+        "cost_usd": outcome.cost_usd,
+        "num_turns": outcome.num_turns,
+        "duration_seconds": outcome.duration_seconds,
+        "diff_stats": outcome.diff_stats,
+        "branch": branch,
+        "report_file": outcome.report_file,
+    });
+    let shown = path
+        .strip_prefix(&project.root)
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    let text = serde_json::to_string_pretty(&record).unwrap_or_default();
+    match crate::fsutil::write_atomically(&path, text.as_bytes()) {
+        Ok(()) => format!("its outcome is kept in {shown}, the agent's output in .gza/logs/"),
+        Err(e) => format!(
+            "and its outcome could not be kept either ({e}); the agent's output is in .gza/logs/"
+        ),
+    }
 }
 
 /// Copy the agent's stdout to the log file as it comes, and feed complete lines to the parser.
@@ -660,17 +713,27 @@ fn failure_detail(
     detail
 }
 
-/// The last `max` bytes of a file as one line of text.
-fn tail_of_file(path: &Path, max: u64) -> String {
+/// About the last `max` characters of a file as one line of text, secrets redacted. More is read
+/// than kept, and redacted before the cut, so a key the window starts inside is not half-kept.
+fn tail_of_file(path: &Path, max: usize) -> String {
     use std::io::{Seek, SeekFrom};
     let Ok(mut f) = std::fs::File::open(path) else {
         return String::new();
     };
+    let window = (max + providers::REDACTION_MARGIN) as u64;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(max)));
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(window)));
     let mut bytes = Vec::new();
-    let _ = f.take(max).read_to_end(&mut bytes);
-    crate::text::clip(&String::from_utf8_lossy(&bytes), max as usize)
+    let _ = f.take(window).read_to_end(&mut bytes);
+    let flat = crate::text::clip(
+        &crate::redact::redact_secrets(&String::from_utf8_lossy(&bytes)),
+        usize::MAX,
+    );
+    let count = flat.chars().count();
+    if count <= max {
+        return flat;
+    }
+    flat.chars().skip(count - max).collect()
 }
 
 /// Save an explore/plan/review task's output as its report; returns the path.

@@ -38,11 +38,40 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Device and inode of the file at `path` when it was opened, to notice a replaced database.
+    identity: Option<(u64, u64)>,
+}
+
+/// Device and inode of the file at `path`, if there is one.
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 impl Store {
-    /// Open (creating if needed) the database at `path` and bring its schema up to date.
+    /// Open the existing database at `path` and bring its schema up to date. A missing or
+    /// zero-byte file is an error: only [`Store::create`] (`gza init`) makes a database.
     pub fn open(path: &Path) -> Result<Store> {
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::MissingDatabase {
+                    path: path.to_path_buf(),
+                    empty: false,
+                });
+            }
+            Ok(m) if m.is_file() && m.len() == 0 => {
+                return Err(Error::MissingDatabase {
+                    path: path.to_path_buf(),
+                    empty: true,
+                });
+            }
+            _ => {}
+        }
+        Store::create(path)
+    }
+
+    /// Open (creating if needed) the database at `path` and bring its schema up to date.
+    pub fn create(path: &Path) -> Result<Store> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
         }
@@ -54,6 +83,7 @@ impl Store {
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
+            identity: file_identity(path),
         };
         store.configure().map_err(|e| classify(path, e))?;
         store.migrate()?;
@@ -73,6 +103,7 @@ impl Store {
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
+            identity: file_identity(path),
         };
         store.configure().map_err(|e| classify(path, e))?;
         store
@@ -120,6 +151,7 @@ impl Store {
         let store = Store {
             conn,
             path: path.to_path_buf(),
+            identity: file_identity(path),
         };
         let (found, known) = store.schema_versions()?;
         if found != known {
@@ -127,6 +159,30 @@ impl Store {
             return Err(Error::ReadOnly(path.to_path_buf()));
         }
         Ok(store)
+    }
+
+    /// Fail when the file at this store's path is no longer the file this connection has open
+    /// (deleted, or replaced by another file): what is written now would be lost with it.
+    pub fn ensure_still_at_path(&self) -> Result<()> {
+        let open = self.open_identity();
+        let at_path = file_identity(&self.path);
+        match (open, at_path) {
+            (Some(open), Some(now)) if open == now => Ok(()),
+            // Unknown (an in-memory or odd database): nothing to compare.
+            (None, _) => Ok(()),
+            (Some(_), None) => Err(Error::DatabaseReplaced(format!(
+                "{} was deleted while gza had it open",
+                self.path.display()
+            ))),
+            (Some(_), Some(_)) => Err(Error::DatabaseReplaced(format!(
+                "{} was replaced by another file while gza had it open",
+                self.path.display()
+            ))),
+        }
+    }
+
+    fn open_identity(&self) -> Option<(u64, u64)> {
+        self.identity
     }
 
     /// The schema version stored in the database and the newest this gza knows.

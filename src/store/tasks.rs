@@ -350,25 +350,41 @@ impl Store {
     }
 
     /// How many pending tasks (of `group`, when given) are ready to run, and how many wait on an
-    /// unfinished dependency (one pass over the pending tasks).
-    pub fn pending_counts(&self, group: Option<&str>) -> Result<(i64, i64)> {
+    /// unfinished dependency, each counted up to `cap` (so the cost is bounded however long the
+    /// queue is): ready ones along the pickup index, blocked ones from the pending-dependency index.
+    pub fn pending_counts_capped(&self, group: Option<&str>, cap: i64) -> Result<(i64, i64)> {
         let in_group = if group.is_some() {
             " AND t.group_name = ?1"
         } else {
             " AND ?1 IS NULL"
         };
-        self.conn
+        let ready = self
+            .conn
             .query_row(
                 &format!(
-                    "SELECT COALESCE(SUM(t.depends_on IS NULL OR d.status = 'completed'), 0), \
-                            COALESCE(SUM(t.depends_on IS NOT NULL AND (d.status IS NULL OR d.status != 'completed')), 0) \
-                     FROM tasks t LEFT JOIN tasks d ON d.id = t.depends_on \
-                     WHERE t.status = 'pending'{in_group}"
+                    "SELECT COUNT(*) FROM (SELECT 1 FROM tasks t \
+                     LEFT JOIN tasks d ON d.id = t.depends_on \
+                     WHERE t.status = 'pending'{in_group} \
+                       AND (t.depends_on IS NULL OR d.status = 'completed') LIMIT ?2)"
                 ),
-                [group],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                params![group, cap],
+                |r| r.get(0),
             )
-            .map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))?;
+        let blocked = self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT COUNT(*) FROM (SELECT 1 FROM tasks t INDEXED BY tasks_pending_deps \
+                     LEFT JOIN tasks d ON d.id = t.depends_on \
+                     WHERE t.status = 'pending' AND t.depends_on IS NOT NULL{in_group} \
+                       AND (d.status IS NULL OR d.status != 'completed') LIMIT ?2)"
+                ),
+                params![group, cap],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))?;
+        Ok((ready, blocked))
     }
 
     /// Whether any task is in `group`.
@@ -523,52 +539,59 @@ impl Store {
         Ok(ids)
     }
 
-    /// Counts by status and cost, token and duration totals.
+    /// Counts by status and cost, token and duration totals, from the running totals the
+    /// database keeps per status (migration V8), so the cost does not grow with the task count.
     pub fn stats(&self) -> Result<Stats> {
         let mut stats = Stats::default();
         let mut stmt = self
             .conn
-            .prepare("SELECT status, COUNT(*) FROM tasks GROUP BY status")
+            .prepare(
+                "SELECT status, tasks, cost_usd, costed, input_tokens, output_tokens, \
+                 duration_seconds, timed FROM task_totals",
+            )
             .map_err(|e| self.err(e))?;
-        let counts: Vec<(String, i64)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        type Row = (String, i64, f64, i64, i64, i64, f64, i64);
+        let rows: Vec<Row> = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                ))
+            })
             .map_err(|e| self.err(e))?
             .collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))?;
         for status in TaskStatus::ALL {
-            let n = counts
+            let n = rows
                 .iter()
-                .find(|(s, _)| s == status.as_str())
-                .map(|(_, n)| *n)
+                .find(|row| row.0 == status.as_str())
+                .map(|row| row.1)
                 .unwrap_or(0);
             stats.by_status.push((*status, n));
             stats.total += n;
         }
-        let (total_cost, mean_cost, tin, tout, total_dur, mean_dur) = self
-            .conn
-            .query_row(
-                "SELECT COALESCE(SUM(cost_usd), 0), AVG(cost_usd), COALESCE(SUM(input_tokens), 0), \
-                 COALESCE(SUM(output_tokens), 0), COALESCE(SUM(duration_seconds), 0), \
-                 AVG(duration_seconds) FROM tasks",
-                [],
-                |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                    ))
-                },
-            )
-            .map_err(|e| self.err(e))?;
-        stats.total_cost_usd = total_cost;
-        stats.mean_cost_usd = mean_cost;
-        stats.total_input_tokens = tin;
-        stats.total_output_tokens = tout;
-        stats.total_duration_seconds = total_dur;
-        stats.mean_duration_seconds = mean_dur;
+        let (mut costed, mut timed) = (0, 0);
+        for (_, _, cost, c, tin, tout, dur, t) in &rows {
+            stats.total_cost_usd += cost;
+            costed += c;
+            stats.total_input_tokens += tin;
+            stats.total_output_tokens += tout;
+            stats.total_duration_seconds += dur;
+            timed += t;
+        }
+        // Additions and subtractions of floats drift by a few ulps; totals are shown in cents.
+        let settle = |x: f64| (x * 1e9).round() / 1e9;
+        stats.total_cost_usd = settle(stats.total_cost_usd);
+        stats.total_duration_seconds = settle(stats.total_duration_seconds);
+        stats.mean_cost_usd = (costed > 0).then(|| stats.total_cost_usd / costed as f64);
+        stats.mean_duration_seconds =
+            (timed > 0).then(|| stats.total_duration_seconds / timed as f64);
         Ok(stats)
     }
 }

@@ -129,7 +129,7 @@ impl StreamParser for ClaudeParser {
             _ => Verdict::Failed {
                 reason: "AGENT_ERROR",
                 detail: match text.as_deref() {
-                    Some(t) if !t.is_empty() => clip(t, 300),
+                    Some(t) if !t.is_empty() => clip(&crate::redact::redact_secrets(t), 300),
                     _ => format!("result {subtype}"),
                 },
             },

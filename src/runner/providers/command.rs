@@ -28,7 +28,7 @@ impl StreamParser for TextParser {
         self.text.push_str(line);
         self.text.push('\n');
         if self.text.len() > 2 * MAX_STORED_OUTPUT {
-            let mut start = self.text.len() - MAX_STORED_OUTPUT;
+            let mut start = self.text.len() - MAX_STORED_OUTPUT - super::REDACTION_MARGIN;
             while !self.text.is_char_boundary(start) {
                 start += 1;
             }
@@ -43,11 +43,7 @@ impl StreamParser for TextParser {
 
     fn finish(self: Box<Self>, exit_ok: bool) -> AgentReport {
         let text = self.text.trim_end();
-        let output = if self.cut > 0 || text.len() > MAX_STORED_OUTPUT {
-            super::bound_output(text)
-        } else {
-            text.to_string()
-        };
+        let output = super::bound_redacted(text, self.cut > 0);
         AgentReport {
             verdict: if exit_ok {
                 Verdict::Success

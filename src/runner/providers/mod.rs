@@ -135,12 +135,30 @@ pub fn supports_resume(kind: ProviderKind) -> bool {
     matches!(kind, ProviderKind::Claude | ProviderKind::Codex)
 }
 
-/// Keep at most [`MAX_STORED_OUTPUT`] bytes of `text`: the end, where agents put their summary.
+/// Keep at most [`MAX_STORED_OUTPUT`] bytes of `text`, secrets redacted: the end, where agents
+/// put their summary.
 pub fn bound_output(text: &str) -> String {
-    if text.len() <= MAX_STORED_OUTPUT {
-        return text.to_string();
+    bound_redacted(text, false)
+}
+
+/// Extra bytes a parser keeps beyond [`MAX_STORED_OUTPUT`], so a secret its own cut went through
+/// lies wholly in a stretch that [`bound_redacted`] drops (a 4096-bit PEM key is about 3.2 KiB).
+pub const REDACTION_MARGIN: usize = 16 * 1024;
+
+/// Redact `text`, then keep at most [`MAX_STORED_OUTPUT`] bytes of its end. Redacting first means
+/// the cut cannot leave the tail of a key that no pattern recognises any more; when `already_cut`
+/// (the text starts where a parser cut the stream) the first [`REDACTION_MARGIN`] bytes go too.
+pub fn bound_redacted(text: &str, already_cut: bool) -> String {
+    let text = crate::redact::redact_secrets(text);
+    let floor = if already_cut {
+        REDACTION_MARGIN.min(text.len())
+    } else {
+        0
+    };
+    let mut start = text.len().saturating_sub(MAX_STORED_OUTPUT).max(floor);
+    if start == 0 {
+        return text;
     }
-    let mut start = text.len() - MAX_STORED_OUTPUT;
     while !text.is_char_boundary(start) {
         start += 1;
     }

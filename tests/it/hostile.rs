@@ -1,0 +1,306 @@
+//! Hostile inputs that once crashed gza (exit 101/134) or blocked it: each must end in a one-line
+//! message or be survived.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+
+use crate::support::project::TestProject;
+
+/// A loopback HTTP server that answers every request with `head` (status line and headers) and
+/// `body`; returns its base URL.
+pub fn raw_server(head: &'static str, body: Vec<u8>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(v) = lower.strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut request = vec![0; length];
+                let _ = reader.read_exact(&mut request);
+                let _ = write!(
+                    stream,
+                    "{head}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(&body);
+            });
+        }
+    });
+    url
+}
+
+/// A project with one completed task, extracting with the anthropic client from `url`.
+fn project_extracting_from(url: &str, extra: &str) -> TestProject {
+    let mut p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho 'Tests pass.'\n",
+        &format!(
+            "learnings:\n  extraction_provider: anthropic\n  base_url: {url}\n  regenerate_every: 100\n{extra}"
+        ),
+    );
+    p.set_env("ANTHROPIC_API_KEY", "sk-ant-api03-TESTKEYTESTKEYTESTKEY");
+    p.add(&["Ship the release", "--type", "explore"]);
+    p.ok(&["work"]);
+    p
+}
+
+#[test]
+fn a_timeout_of_1e18_minutes_is_rejected_by_validation() {
+    let p = TestProject::new();
+    p.add(&["anything"]);
+    p.command_agent("cat > /dev/null\necho done\n", "timeout_minutes: 1e18\n");
+    let err = p.user_error(&["work"]);
+    assert!(err.contains("timeout_minutes must be 0"), "{err}");
+    assert_eq!(p.task_field::<String>(1, "status"), "pending");
+}
+
+#[test]
+fn an_extraction_timeout_of_u64_max_seconds_is_rejected_by_validation() {
+    let p = TestProject::new();
+    p.config("learnings:\n  timeout_seconds: 18446744073709551615\n");
+    let err = p.user_error(&["learnings", "update"]);
+    assert!(
+        err.contains("learnings.timeout_seconds must be between 1 and"),
+        "{err}"
+    );
+}
+
+#[test]
+fn hostile_retry_after_values_do_not_panic() {
+    for value in ["-1", "inf", "NaN", "1e308"] {
+        let head: &'static str = Box::leak(
+            format!("HTTP/1.1 429 Too Many Requests\r\nretry-after: {value}").into_boxed_str(),
+        );
+        let url = raw_server(head, b"{\"error\":{\"message\":\"slow down\"}}".to_vec());
+        // The header is read before the retry decision: no retries keeps the test fast.
+        let p = project_extracting_from(&url, "  max_retries: 0\n");
+        let run = p.run(&["learnings", "update"]);
+        assert!(
+            run.code == 0 || run.code == 1,
+            "retry-after {value}:\n{run}"
+        );
+        assert!(
+            !run.stderr.contains("panicked"),
+            "retry-after {value}:\n{run}"
+        );
+    }
+}
+
+#[test]
+fn a_project_path_that_is_not_utf8_works_in_the_background() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    p.add(&["anything"]);
+    // The same project reached through a symlink whose name is not UTF-8.
+    let link = p.scratch().join(std::ffi::OsStr::from_bytes(b"proj-\xff"));
+    std::os::unix::fs::symlink(p.root(), &link).unwrap();
+    let out = p
+        .command(&["work", "--background"])
+        .arg("-C")
+        .arg(&link)
+        .output()
+        .unwrap();
+    let run = p.finish(out);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.stdout.contains("Started a background worker"), "{run}");
+    crate::support::project::wait_until(20, "the background task to finish", || {
+        p.task_field::<String>(1, "status") == "completed"
+    });
+}
+
+/// Run `gza work`, killing it if it has not ended within `secs`; the run, or `None` if it hung.
+fn work_within(p: &TestProject, secs: u64) -> Option<crate::support::project::Run> {
+    let mut child = p
+        .command(&["work"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Some(p.finish(child.wait_with_output().unwrap()))
+}
+
+#[test]
+fn a_fifo_as_learnings_md_does_not_block_work() {
+    let p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho done\n",
+        "learnings:\n  extraction_provider: none\n",
+    );
+    p.add(&["anything"]);
+    let fifo = p.path(".gza/learnings.md");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let run = work_within(&p, 20).expect("gza work blocked on a FIFO learnings.md");
+    // The task runs without learnings; why is in the learnings log.
+    assert_eq!(run.code, 0, "{run}");
+    let log = std::fs::read_to_string(p.path(".gza/logs/learnings.log")).unwrap();
+    assert!(log.contains("learnings not injected"), "{log}");
+    assert!(
+        log.contains("a FIFO (named pipe), not a regular file"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_symlink_to_a_huge_file_as_learnings_md_is_not_read_whole() {
+    let p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho done\n",
+        "learnings:\n  extraction_provider: none\n",
+    );
+    p.add(&["anything"]);
+    // A sparse 8 GB file: reading it whole would take minutes and all the memory.
+    let huge = p.scratch().join("huge");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(8 << 30)
+        .unwrap();
+    std::os::unix::fs::symlink(&huge, p.path(".gza/learnings.md")).unwrap();
+    let run = work_within(&p, 20).expect("gza work read a huge learnings.md whole");
+    assert_eq!(run.code, 0, "{run}");
+    let log = std::fs::read_to_string(p.path(".gza/logs/learnings.log")).unwrap();
+    assert!(log.contains("more than the 1048576 gza reads"), "{log}");
+    let err = p.user_error(&["learnings", "show", "--file"]);
+    assert!(err.contains("more than the 1048576 gza reads"), "{err}");
+}
+
+#[test]
+fn log_raw_is_the_stream_byte_for_byte() {
+    let p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\nprintf 'line one\\r\\nbad \\377\\376 bytes\\n\\033[31mred\\033[0m\\nno newline at the end'\n",
+        "learnings:\n  extraction_provider: none\n",
+    );
+    p.add(&["print bytes"]);
+    p.ok(&["work"]);
+    let expected: &[u8] =
+        b"line one\r\nbad \xff\xfe bytes\n\x1b[31mred\x1b[0m\nno newline at the end";
+    let out = p.command(&["log", "1", "--raw"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, expected);
+    // The rendered log copes with the same bytes.
+    p.ok(&["log", "1"]);
+}
+
+/// A loopback server answering every request 200 with `chunks` MiB of text that never ends in
+/// JSON; returns its base URL.
+fn endless_body_server(chunks: usize) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                    line.clear();
+                }
+                let chunk = vec![b'x'; 1 << 20];
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    chunks << 20
+                );
+                for _ in 0..chunks {
+                    if stream.write_all(&chunk).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn an_endless_http_body_is_read_with_a_bound() {
+    let url = endless_body_server(512);
+    let p = project_extracting_from(&url, "  max_retries: 0\n");
+    let run = p.run(&["learnings", "update"]);
+    assert!(run.code == 0 || run.code == 1, "{run}");
+    // Peak memory of the largest child this test process has waited for: reading the 512 MiB
+    // body whole would take more than that.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    let peak_mib = usage.ru_maxrss / 1024;
+    assert!(peak_mib < 400, "a child peaked at {peak_mib} MiB\n{run}");
+}
+
+/// A loopback server that reads each request and never answers; returns its base URL.
+fn silent_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut sink = [0u8; 4096];
+                let mut stream = stream;
+                while stream.read(&mut sink).unwrap_or(0) > 0 {}
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn an_unresponsive_extraction_endpoint_costs_a_bounded_wait_and_says_so() {
+    let url = silent_server();
+    let mut p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho 'Tests pass.'\n",
+        &format!(
+            "learnings:\n  extraction_provider: anthropic\n  base_url: {url}\n  regenerate_every: 1\n  timeout_seconds: 2\n  max_retries: 5\n"
+        ),
+    );
+    p.set_env("ANTHROPIC_API_KEY", "sk-ant-api03-TESTKEYTESTKEYTESTKEY");
+    p.add(&["Ship the release", "--type", "explore"]);
+    let started = std::time::Instant::now();
+    let run = p.run(&["work"]);
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "{run}");
+    // Six attempts of 2 s plus backoff took about 27 s; the budget is twice the timeout.
+    assert!(
+        took < std::time::Duration::from_secs(12),
+        "took {took:?}\n{run}"
+    );
+    assert!(
+        run.stderr
+            .contains("waiting for the learnings regeneration"),
+        "{run}"
+    );
+}

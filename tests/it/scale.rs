@@ -1,0 +1,77 @@
+//! `next` and `stats` at scale: bounded counts and running totals, checked for what they print.
+
+use crate::support::project::TestProject;
+
+/// Insert `n` tasks straight into the database (as scripts/gen-bench-db does).
+fn bulk_insert(p: &TestProject, n: usize, status: &str, depends_on: Option<i64>) {
+    let mut db = p.db();
+    let tx = db.transaction().unwrap();
+    {
+        let mut stmt = tx
+            .prepare("INSERT INTO tasks (prompt, status, depends_on) VALUES (?1, ?2, ?3)")
+            .unwrap();
+        for i in 0..n {
+            stmt.execute(rusqlite::params![
+                format!("bulk task {i}"),
+                status,
+                depends_on
+            ])
+            .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+}
+
+#[test]
+fn next_counts_a_long_queue_only_up_to_a_cap() {
+    let p = TestProject::new();
+    bulk_insert(&p, 10_050, "pending", None);
+    let blocker = p.add(&["the blocker"]);
+    bulk_insert(&p, 3, "pending", Some(blocker));
+    let out = p.ok(&["next", "-n", "5"]);
+    assert!(out.contains("… 9995+ more ready (-n 0 lists all)"), "{out}");
+    assert!(out.contains("(3 tasks blocked by dependencies"), "{out}");
+    // A short queue is still counted exactly.
+    let q = TestProject::new();
+    bulk_insert(&q, 7, "pending", None);
+    assert!(q.ok(&["next", "-n", "5"]).contains("… 2 more ready"));
+}
+
+/// Totals straight from the tasks table, to compare with what `stats` keeps running.
+fn direct_totals(p: &TestProject) -> (i64, f64, i64, i64, f64) {
+    p.db()
+        .query_row(
+            "SELECT COUNT(*), COALESCE(SUM(cost_usd), 0), COALESCE(SUM(input_tokens), 0), \
+             COALESCE(SUM(output_tokens), 0), COALESCE(SUM(duration_seconds), 0) FROM tasks",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .unwrap()
+}
+
+#[test]
+fn stats_running_totals_follow_every_change_to_a_task() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    p.add(&["one"]);
+    p.add(&["two"]);
+    p.add(&["three"]);
+    p.ok(&["work"]);
+    p.db()
+        .execute(
+            "UPDATE tasks SET cost_usd = 0.25, input_tokens = 100, output_tokens = 7 WHERE id = 1",
+            [],
+        )
+        .unwrap();
+    p.ok(&["retry", "1"]);
+    p.ok(&["delete", "2", "--yes"]);
+    let stats = p.json(&["stats", "--json"]);
+    let (total, cost, tin, tout, dur) = direct_totals(&p);
+    assert_eq!(stats["total"], total, "{stats}");
+    assert_eq!(stats["by_status"]["completed"], 1, "{stats}");
+    assert_eq!(stats["by_status"]["pending"], 2, "{stats}");
+    assert!((stats["cost_usd"]["total"].as_f64().unwrap() - cost).abs() < 1e-9);
+    assert_eq!(stats["tokens"]["input"], tin);
+    assert_eq!(stats["tokens"]["output"], tout);
+    assert!((stats["duration_seconds"]["total"].as_f64().unwrap() - dur).abs() < 1e-6);
+}
