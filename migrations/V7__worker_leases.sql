@@ -11,3 +11,7 @@ CREATE TABLE worker_leases (
     started_at   REAL NOT NULL,
     heartbeat_at REAL NOT NULL
 );
+
+-- What `gza clean` looks for: finished tasks that still have a worktree or a log, oldest first.
+CREATE INDEX tasks_worktree_kept ON tasks (completed_at) WHERE worktree IS NOT NULL;
+CREATE INDEX tasks_log_kept ON tasks (completed_at) WHERE log_file IS NOT NULL;

@@ -77,15 +77,18 @@ pub fn clean(project: &Project, store: &Store, scope: Scope) -> Result<Report> {
         }
         report.removed.push(leftover);
     }
+    if scope.dry_run {
+        let n = store.count_finished_with_logs(before.as_deref())?;
+        report.logs = usize::try_from(n).unwrap_or(0).min(scope.limit);
+        return Ok(report);
+    }
     for log in store.finished_with_logs(before.as_deref(), scope.limit)? {
-        if !scope.dry_run {
-            match std::fs::remove_file(&log.path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(_) => continue,
-            }
-            store.clear_log(log.id)?;
+        match std::fs::remove_file(&log.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => continue,
         }
+        store.clear_log(log.id)?;
         report.logs += 1;
     }
     Ok(report)

@@ -291,7 +291,7 @@ impl Store {
             .prepare(&format!(
                 "SELECT id, {column}, branch FROM tasks WHERE {column} IS NOT NULL \
                  AND status IN ('completed', 'failed', 'dropped') \
-                 AND (?1 IS NULL OR completed_at < ?1) ORDER BY id LIMIT ?2"
+                 AND (?1 IS NULL OR completed_at < ?1) ORDER BY completed_at, id LIMIT ?2"
             ))
             .map_err(|e| self.err(e))?;
         let rows = stmt
@@ -328,6 +328,19 @@ impl Store {
                 },
             )
             .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// How many finished tasks still have a log file, finished before `before`.
+    pub fn count_finished_with_logs(&self, before: Option<&str>) -> Result<i64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM tasks WHERE log_file IS NOT NULL \
+                 AND status IN ('completed', 'failed', 'dropped') \
+                 AND (?1 IS NULL OR completed_at < ?1)",
+                params![before],
+                |r| r.get(0),
+            )
             .map_err(|e| self.err(e))
     }
 
