@@ -424,6 +424,27 @@ impl Store {
         session: &str,
         learnings: &[NewLearning],
     ) -> Result<Vec<i64>> {
+        self.add_unknown_learnings(
+            learnings,
+            "session_id",
+            &session,
+            &format!("session {session}"),
+        )
+    }
+
+    /// Store each of `learnings` whose text is not known yet (in any status), taught by the
+    /// source in `source_column` (`task_id` or `session_id`); returns the new ids.
+    pub(super) fn add_unknown_learnings(
+        &self,
+        learnings: &[NewLearning],
+        source_column: &str,
+        source: &dyn rusqlite::ToSql,
+        taught_by: &str,
+    ) -> Result<Vec<i64>> {
+        let add_source = format!(
+            "INSERT OR IGNORE INTO learning_sources (learning_id, {source_column}, kind, created_at) \
+             VALUES (?1, ?2, 'taught', ?3)"
+        );
         self.immediate(|tx| {
             let now = now_timestamp();
             let mut ids = Vec::new();
@@ -437,12 +458,8 @@ impl Store {
                     continue;
                 }
                 let id = insert_learning(tx, l, &now)?;
-                tx.execute(
-                    "INSERT OR IGNORE INTO learning_sources (learning_id, session_id, kind, created_at) \
-                     VALUES (?1, ?2, 'taught', ?3)",
-                    params![id, session, now],
-                )?;
-                log_event(tx, id, "taught", Some(&format!("session {session}")), &now)?;
+                tx.execute(&add_source, params![id, source, now])?;
+                log_event(tx, id, "taught", Some(taught_by), &now)?;
                 ids.push(id);
             }
             Ok(ids)

@@ -187,29 +187,12 @@ impl Store {
     /// Store rules a task's agent wrote as drafts taught by the task, skipping texts already
     /// known (in any status); returns the new ids.
     pub fn add_task_drafts(&self, task_id: i64, learnings: &[NewLearning]) -> Result<Vec<i64>> {
-        self.immediate(|tx| {
-            let now = now_timestamp();
-            let mut ids = Vec::new();
-            for l in learnings {
-                let known: bool = tx.query_row(
-                    "SELECT EXISTS (SELECT 1 FROM learnings WHERE text = ?1)",
-                    [&l.text],
-                    |r| r.get(0),
-                )?;
-                if known {
-                    continue;
-                }
-                let id = insert_learning(tx, l, &now)?;
-                tx.execute(
-                    "INSERT OR IGNORE INTO learning_sources (learning_id, task_id, kind, created_at) \
-                     VALUES (?1, ?2, 'taught', ?3)",
-                    params![id, task_id, now],
-                )?;
-                log_event(tx, id, "taught", Some(&format!("task {task_id} (LEARNINGS.md)")), &now)?;
-                ids.push(id);
-            }
-            Ok(ids)
-        })
+        self.add_unknown_learnings(
+            learnings,
+            "task_id",
+            &task_id,
+            &format!("task {task_id} (LEARNINGS.md)"),
+        )
     }
 
     /// The finished tasks a learning was given to, newest first.
