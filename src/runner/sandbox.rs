@@ -105,30 +105,33 @@ pub fn preflight(kind: SandboxKind, place: &Place, wrapped: &Invocation) -> Resu
     }
 }
 
+/// What every bwrap run starts from: the system read-only, its own /dev, /proc, /tmp and PID
+/// namespace, ended with gza. `probe` tries exactly this; the agent's run adds its mounts.
+const BWRAP_BASE: &[&str] = &[
+    "--die-with-parent",
+    "--unshare-pid",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+];
+
 /// Whether sandbox `kind` works on this machine: `Ok` with what was found, or why not.
 pub fn probe(kind: SandboxKind) -> Result<String, String> {
     match kind {
         SandboxKind::None => Ok("agents run with your own access".into()),
         SandboxKind::Bwrap => {
             let version = version_of(BWRAP)?;
-            let args: Vec<String> = [
-                "--die-with-parent",
-                "--unshare-pid",
-                "--ro-bind",
-                "/",
-                "/",
-                "--dev",
-                "/dev",
-                "--proc",
-                "/proc",
-                "--tmpfs",
-                "/tmp",
-                "--",
-                "true",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+            let args: Vec<String> = BWRAP_BASE
+                .iter()
+                .chain(&["--", "true"])
+                .map(|s| s.to_string())
+                .collect();
             run_check(BWRAP, &args, "bubblewrap")?;
             Ok(version)
         }
@@ -217,20 +220,8 @@ fn s(p: &Path) -> String {
 fn bwrap_invocation(place: &Place, inv: Invocation) -> Invocation {
     let mut a: Vec<String> = Vec::new();
     let mut push = |items: &[&str]| a.extend(items.iter().map(|s| s.to_string()));
-    push(&[
-        "--die-with-parent",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        "/tmp",
-    ]);
+    push(BWRAP_BASE);
+    push(&["--unshare-ipc"]);
     let home = place
         .home
         .as_ref()
