@@ -1,17 +1,9 @@
 //! Limits and clean-up across processes: `max_concurrent`, worker leases, `gza clean`.
 
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::support::project::TestProject;
-
-fn start(p: &TestProject, args: &[&str]) -> Child {
-    p.command(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
 
 fn now() -> f64 {
     SystemTime::now()
@@ -36,7 +28,7 @@ fn three_workers_under_a_limit_of_two_never_run_more_than_two_agents() {
         p.add(&[&format!("task {i}"), "--type", "explore"]);
     }
     let workers: Vec<Child> = (0..3)
-        .map(|_| start(&p, &["work", "--all", "--parallel", "2"]))
+        .map(|_| p.spawn(&["work", "--all", "--parallel", "2"]))
         .collect();
     let mut waited = false;
     for w in workers {
@@ -126,7 +118,7 @@ fn running_tasks_of_live_workers_count_against_the_limit() {
     p.add(&["waits"]);
     claimed_elsewhere(&p, 4_194_000, "pid:[1]", 1.0);
     // The one slot is taken: the worker waits (and is stopped by Ctrl-C, leaving task 2 pending).
-    let worker = start(&p, &["work", "2"]);
+    let worker = p.spawn(&["work", "2"]);
     std::thread::sleep(std::time::Duration::from_millis(1500));
     assert_eq!(p.task_field::<String>(2, "status"), "pending");
     // SAFETY: kill sends a signal.
@@ -348,7 +340,7 @@ fn processes_starting_together_after_an_upgrade_migrate_once() {
             db.execute("INSERT INTO tasks (prompt) VALUES ('kept')", [])
                 .unwrap();
         }
-        let runs: Vec<Child> = (0..6).map(|_| start(&p, &["history"])).collect();
+        let runs: Vec<Child> = (0..6).map(|_| p.spawn(&["history"])).collect();
         for run in runs {
             let out = run.wait_with_output().unwrap();
             assert!(

@@ -266,14 +266,6 @@ fn queue_a_long_running_task(p: &TestProject) -> std::path::PathBuf {
     pids
 }
 
-fn start_worker(p: &TestProject, args: &[&str]) -> std::process::Child {
-    p.command(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 fn agent_pid_of(p: &TestProject, pids: &std::path::Path) -> i64 {
     wait_until(10, "the agent to start", || {
         std::fs::read_to_string(pids).is_ok_and(|s| s.lines().count() >= 2)
@@ -294,7 +286,7 @@ fn agent_pid_of(p: &TestProject, pids: &std::path::Path) -> i64 {
 fn ctrl_c_stops_the_agent_and_records_killed() {
     let p = TestProject::new();
     let pids = queue_a_long_running_task(&p);
-    let worker = start_worker(&p, &["work"]);
+    let worker = p.spawn(&["work"]);
     let agent = agent_pid_of(&p, &pids);
     unsafe { libc::kill(worker.id() as i32, libc::SIGINT) };
     let out = worker.wait_with_output().unwrap();
@@ -313,7 +305,7 @@ fn ctrl_c_stops_the_agent_and_records_killed() {
 fn gza_kill_stops_a_task_run_by_another_process() {
     let p = TestProject::new();
     let pids = queue_a_long_running_task(&p);
-    let worker = start_worker(&p, &["work"]);
+    let worker = p.spawn(&["work"]);
     let agent = agent_pid_of(&p, &pids);
     let ps = p.ok(&["ps"]);
     assert!(ps.contains("long"), "{ps}");
@@ -329,7 +321,7 @@ fn gza_kill_stops_a_task_run_by_another_process() {
 fn a_worker_killed_with_sigkill_leaves_no_task_in_progress() {
     let p = TestProject::new();
     let pids = queue_a_long_running_task(&p);
-    let mut worker = start_worker(&p, &["work"]);
+    let mut worker = p.spawn(&["work"]);
     let agent = agent_pid_of(&p, &pids);
     worker.kill().unwrap();
     worker.wait().unwrap();
@@ -367,8 +359,8 @@ fn two_processes_with_four_workers_each_run_every_task_exactly_once() {
          INSERT INTO tasks (prompt, task_type) SELECT 'task ' || i, 'explore' FROM n;",
     )
     .unwrap();
-    let a = start_worker(&p, &["work", "--all", "--parallel", "4", "--quiet"]);
-    let b = start_worker(&p, &["work", "--all", "--parallel", "4", "--quiet"]);
+    let a = p.spawn(&["work", "--all", "--parallel", "4", "--quiet"]);
+    let b = p.spawn(&["work", "--all", "--parallel", "4", "--quiet"]);
     assert!(a.wait_with_output().unwrap().status.success());
     assert!(b.wait_with_output().unwrap().status.success());
     let mut ran: Vec<i64> = std::fs::read_to_string(&trail)

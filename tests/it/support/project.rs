@@ -83,6 +83,15 @@ impl TestProject {
         cmd
     }
 
+    /// Start `gza args` without waiting, its stdout and stderr piped.
+    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+        self.command(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
     pub fn run(&self, args: &[&str]) -> Run {
         let out = self.command(args).output().expect("gza runs");
         self.finish(out)
