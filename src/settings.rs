@@ -248,6 +248,7 @@ pub fn load(root: &Path) -> Result<Effective> {
         };
         let mut alone = Value::Mapping(Mapping::new());
         set(&mut alone, &key, value.clone());
+        // Through text, so the error names the key's path.
         let text = serde_norway::to_string(&alone).unwrap_or_default();
         if let Err(e) = serde_norway::from_str::<Config>(&text) {
             let message = e.to_string();
@@ -261,8 +262,7 @@ pub fn load(root: &Path) -> Result<Effective> {
     }
 
     let project_file = root.join(PROJECT_FILE);
-    let text = serde_norway::to_string(&merged).unwrap_or_default();
-    let config: Config = serde_norway::from_str(&text).map_err(|e| Error::Config {
+    let config: Config = serde_norway::from_value(merged.clone()).map_err(|e| Error::Config {
         path: project_file.clone(),
         location: None,
         message: format!("the layers together do not make valid settings: {e}"),
