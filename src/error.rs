@@ -40,6 +40,15 @@ pub enum Error {
     #[error("{0}")]
     DatabaseReplaced(String),
 
+    /// A finished task's outcome could not be written to the database (a full disk); the
+    /// message says where it is kept and what records it.
+    #[error("{0}")]
+    NotRecorded(String),
+
+    /// The disk holding the database is full.
+    #[error("{0}: the disk is full; free some space and try again")]
+    DiskFull(PathBuf),
+
     /// The database was written by a newer gza.
     #[error(
         "{path} was written by a newer gza (schema version {found}, this gza knows up to {known}); upgrade gza"
@@ -98,8 +107,31 @@ impl Error {
         }
     }
 
+    /// True when the cause is a full disk (or quota): waiting for space can succeed where
+    /// retrying at once cannot.
+    pub fn is_out_of_space(&self) -> bool {
+        match self {
+            Error::DiskFull(_) => true,
+            Error::Sqlite(e) => e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull),
+            Error::Io { source, .. } => is_enospc(source),
+            // git and other tools report it in their own words.
+            other => {
+                let text = other.to_string();
+                text.contains("No space left on device") || text.contains("Disk quota exceeded")
+            }
+        }
+    }
+
     /// True when the user can fix the cause (exit 1); false for internal faults (exit 255).
     pub fn is_user_error(&self) -> bool {
         !matches!(self, Error::Sqlite(_) | Error::Migration(_))
     }
+}
+
+/// ENOSPC or EDQUOT.
+pub fn is_enospc(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    )
 }

@@ -141,7 +141,11 @@ impl Context {
     pub fn open(&self) -> Result<(Project, Store), Error> {
         let project = self.project()?;
         let store = Store::open(&project.db_path())?;
-        crate::runner::reap_orphans(&store);
+        for reaped in crate::runner::reap_orphans(&project, &store) {
+            if let Some(note) = reaped.note() {
+                let _ = writeln!(output::stderr(), "{note}");
+            }
+        }
         Ok((project, store))
     }
 

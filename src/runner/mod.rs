@@ -3,6 +3,7 @@
 mod agent_rules;
 pub mod cleanup;
 mod complete;
+mod kept;
 pub mod providers;
 mod run;
 pub mod sandbox;
@@ -79,7 +80,11 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
     let worker = this_worker();
     {
         let store = Store::open(&project.db_path())?;
-        reap_orphans(&store);
+        for reaped in reap_orphans(project, &store) {
+            if let Some(note) = reaped.note() {
+                ui.warn(&note);
+            }
+        }
         // The lease is taken before anything is claimed, and renewed while this process runs.
         store.acquire_lease(worker, process::pid_namespace().as_deref())?;
         // A few worktrees and logs of long-finished tasks go at each start (`gza clean` takes
@@ -274,13 +279,36 @@ fn check_agent(project: &Project, task: &Task) -> Result<()> {
     )
 }
 
-/// Fail every in-progress task whose worker is gone (`WORKER_DIED`) and end the agent it left
-/// running. Only positive evidence of death counts: the worker's lease went stale (it stopped
-/// renewing it), or the worker runs in this process's PID namespace (so its PID is visible)
-/// and that PID is dead or now belongs to a process that started at another time. A worker in
-/// another namespace (a container, `unshare --pid`) with a fresh lease is alive, whatever /proc
-/// says here. Returns the ids reaped. Errors are ignored.
-pub fn reap_orphans(store: &Store) -> Vec<i64> {
+/// A task whose worker was found dead.
+#[derive(Debug)]
+pub struct Reaped {
+    pub id: i64,
+    /// The outcome the worker had kept on disk and that was recorded instead of `WORKER_DIED`.
+    pub recovered: Option<TaskStatus>,
+}
+
+impl Reaped {
+    /// What a person is told, when there is something to tell.
+    pub fn note(&self) -> Option<String> {
+        self.recovered.map(|status| {
+            format!(
+                "task {}: its worker stopped before recording how it ended; recorded the outcome it kept in .gza/logs/{}.outcome.json ({status})",
+                self.id, self.id
+            )
+        })
+    }
+}
+
+/// End every in-progress task whose worker is gone, and the agent it left running. A task whose
+/// worker kept its outcome on disk (it ended while the disk was full, or was killed between the
+/// agent's end and the database write) gets that outcome; the others fail `WORKER_DIED`.
+///
+/// Only positive evidence of death counts: the worker's lease went stale (it stopped renewing
+/// it), or the worker runs in this process's PID namespace (so its PID is visible) and that PID
+/// is dead or now belongs to a process that started at another time. A worker in another
+/// namespace (a container, `unshare --pid`) with a fresh lease is alive, whatever /proc says
+/// here. Errors are ignored.
+pub fn reap_orphans(project: &Project, store: &Store) -> Vec<Reaped> {
     let Ok(tasks) = store.in_progress_tasks() else {
         return Vec::new();
     };
@@ -308,15 +336,61 @@ pub fn reap_orphans(store: &Store) -> Vec<i64> {
         if !dead {
             continue;
         }
-        if store
+        // The agent goes first, so a kept commit is made on a worktree nothing still writes to.
+        end_agent(&task, Duration::from_millis(500));
+        if let Some(status) = record_kept(project, store, &task, worker) {
+            reaped.push(Reaped {
+                id: task.id,
+                recovered: Some(status),
+            });
+        } else if store
             .fail_running_task(task.id, task.running_pid, "WORKER_DIED")
             .unwrap_or(false)
         {
-            end_agent(&task, Duration::from_millis(500));
-            reaped.push(task.id);
+            reaped.push(Reaped {
+                id: task.id,
+                recovered: None,
+            });
         }
     }
     reaped
+}
+
+/// Record the outcome a dead worker kept for `task`, committing its changes first if that was
+/// still to do. `None` when there is none, or it cannot be recorded now (it stays on disk).
+fn record_kept(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    worker: WorkerId,
+) -> Option<TaskStatus> {
+    let kept::Kept { worker_pid, ending } = kept::read(project, task.id)?;
+    if worker_pid != worker.pid {
+        return None;
+    }
+    let mut outcome = ending.outcome;
+    if let Some(commit) = &ending.commit {
+        match run::commit_stage(commit, &mut outcome) {
+            Ok(None) => {}
+            Ok(Some(warning)) => {
+                crate::fsutil::append_log(
+                    &project.logs_dir().join("work.log"),
+                    &format!("task {}: {warning}", task.id),
+                );
+            }
+            Err(_) => return None,
+        }
+    }
+    let report = store
+        .finish_task(task.id, worker, &outcome, |tx, done| {
+            complete::on_task_finished(tx, project, done)
+        })
+        .ok()?;
+    kept::drop_kept(project, task.id);
+    if let Some(err) = &report.hook_error {
+        complete::log_hook_error(project, task.id, err);
+    }
+    report.owned.then_some(outcome.status).flatten()
 }
 
 /// End the agent process group a task started, if it is still the same group.

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::providers::{self, AgentRequest, Progress, Verdict};
-use super::{Observer, Status, complete, sandbox, worktree};
+use super::{Observer, Status, complete, kept, sandbox, worktree};
 use crate::config::ProviderKind;
 use crate::error::{Error, Result};
 use crate::process;
@@ -245,7 +245,9 @@ fn resume_prompt(task: &Task) -> String {
     )
 }
 
-/// Run `task` (already claimed by `worker`) to its end and record the outcome.
+/// Run `task` (already claimed by `worker`) to its end and record the outcome, in named stages:
+/// prepare the workspace and prompt, spawn the agent, wait for it, judge what it reported, then
+/// commit its changes and record the outcome.
 pub fn run_task(
     project: &Project,
     store: &Store,
@@ -255,26 +257,154 @@ pub fn run_task(
     ui: &dyn Observer,
 ) -> Result<Finished> {
     let started = Instant::now();
-    let kind = provider_of(project, &task);
-    let logs = project.logs_dir();
-    std::fs::create_dir_all(&logs).map_err(|e| Error::io(&logs, "create directory", e))?;
-    let log_path = logs.join(format!("{}.jsonl", task.id));
-
-    let fail_early = |reason: &str, detail: String| -> Result<Finished> {
+    let early = |stopped: Early| -> Result<Finished> {
         let outcome = Outcome {
             status: Some(TaskStatus::Failed),
-            failure_reason: Some(reason.into()),
-            output: Some(format!("gza: {detail}")),
+            failure_reason: Some(stopped.reason.into()),
+            output: Some(format!("gza: {}", stopped.detail)),
             duration_seconds: Some(started.elapsed().as_secs_f64()),
             ..Outcome::default()
         };
-        finish(project, store, worker, &task, &outcome, None, started, ui)
+        let ending = kept::Ending {
+            outcome,
+            commit: None,
+            branch: None,
+        };
+        record(project, store, worker, &task, ending, started, ui)
     };
+    let prepared = match prepare(project, store, &task, teacher, ui) {
+        Ok(p) => p,
+        Err(Stop::Early(e)) => return early(e),
+        Err(Stop::Fault(e)) => return Err(e),
+    };
+    let running = match spawn(project, store, &task, &prepared, ui) {
+        Ok(r) => r,
+        Err(Stop::Early(e)) => return early(e),
+        Err(Stop::Fault(e)) => return Err(e),
+    };
+    let ended = wait(project, store, &task, running, started, ui);
+    sandbox::clean_up(prepared.sandbox, &prepared.place(project, &task));
+    let catch_all = catch_all_section(project);
+    if let Some(w) = prepared.learnings_guard.after(store, task.id, catch_all) {
+        ui.warn(&w);
+    }
+    let mut outcome = judge(
+        task.task_type,
+        &ended,
+        &prepared.stderr_path,
+        project.config.timeout_minutes,
+    );
+    outcome.duration_seconds = Some(started.elapsed().as_secs_f64());
+    let completed = outcome.status == Some(TaskStatus::Completed);
+    let commit = match &prepared.workspace.worktree {
+        Some(wt) => {
+            if let Some(w) =
+                super::agent_rules::take_in(store, task.id, &wt.path, completed, catch_all)
+            {
+                ui.warn(&w);
+            }
+            Some(kept::PendingCommit {
+                worktree: wt.path.clone(),
+                message: commit_message(&task, completed),
+                base_commit: wt.base_commit.clone(),
+            })
+        }
+        None => {
+            if !task.task_type.changes_code() {
+                outcome.report_file = write_report(project, &task, outcome.output.as_deref());
+            }
+            None
+        }
+    };
+    let ending = kept::Ending {
+        outcome,
+        commit,
+        branch: prepared
+            .workspace
+            .worktree
+            .as_ref()
+            .map(|w| w.branch.clone()),
+    };
+    record(project, store, worker, &task, ending, started, ui)
+}
 
-    let workspace = match prepare_workspace(project, store, &task, ui) {
-        Ok(w) => w,
-        Err(e) => return fail_early("GIT_ERROR", e.to_string()),
-    };
+/// Why a stage stopped the run before the agent could finish.
+enum Stop {
+    /// The task fails with this reason, recorded like any outcome.
+    Early(Early),
+    /// gza itself failed (the database, the file system): the run ends with this error.
+    Fault(Error),
+}
+
+struct Early {
+    reason: &'static str,
+    detail: String,
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Self {
+        Stop::Fault(e)
+    }
+}
+
+fn early(reason: &'static str, detail: impl Into<String>) -> Stop {
+    Stop::Early(Early {
+        reason,
+        detail: detail.into(),
+    })
+}
+
+/// Everything a task needs before its agent starts.
+struct Prepared {
+    kind: ProviderKind,
+    workspace: Workspace,
+    prompt: String,
+    log_path: PathBuf,
+    stderr_path: PathBuf,
+    sandbox: crate::config::SandboxKind,
+    invocation: providers::Invocation,
+    learnings_guard: super::agent_rules::LearningsFileGuard,
+}
+
+impl Prepared {
+    fn place<'a>(&'a self, project: &'a Project, task: &Task) -> sandbox::Place<'a> {
+        place_of(project, task, self.kind, &self.workspace.dir)
+    }
+}
+
+fn place_of<'a>(
+    project: &'a Project,
+    task: &Task,
+    kind: ProviderKind,
+    workdir: &'a Path,
+) -> sandbox::Place<'a> {
+    sandbox::Place {
+        task_id: task.id,
+        provider: kind,
+        project_root: &project.root,
+        workdir,
+        home: std::env::var_os("HOME").map(PathBuf::from),
+        docker_image: project.config.docker_image.as_deref(),
+    }
+}
+
+/// Stage 1: the workspace, where it is recorded, the prompt, and the command that runs the agent.
+fn prepare(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    teacher: &dyn super::Teacher,
+    ui: &dyn Observer,
+) -> std::result::Result<Prepared, Stop> {
+    let kind = provider_of(project, task);
+    let logs = project.logs_dir();
+    std::fs::create_dir_all(&logs).map_err(|e| Error::io(&logs, "create directory", e))?;
+    let log_path = logs.join(format!("{}.jsonl", task.id));
+    // Room for the outcome, taken now: a disk that fills while the agent works still has
+    // space for what it did (see `kept`).
+    kept::reserve(project, task.id);
+    let workspace = prepare_workspace(project, store, task, ui)
+        .map_err(|e| early("GIT_ERROR", e.to_string()))?;
     let (branch, wt_path) = match (&workspace.worktree, &workspace.checkout) {
         (Some(wt), _) => (
             Some(wt.branch.as_str()),
@@ -292,59 +422,79 @@ pub fn run_task(
     if let Some(wt) = &workspace.worktree {
         store.set_base(task.id, workspace.base_branch.as_deref(), &wt.base_commit)?;
     }
-
-    let prompt_text = if task.resume_session_id.is_some() {
-        resume_prompt(&task)
+    let prompt = if task.resume_session_id.is_some() {
+        resume_prompt(task)
     } else {
-        let learnings = teacher.for_prompt(project, store, &task);
-        let built = crate::review::task_for_prompt(project, store, &task)
-            .and_then(|shown| prompt::build_prompt(project, &shown, learnings.as_ref()));
-        match built {
-            Ok(p) => p,
-            Err(e) => return fail_early("PROMPT_ERROR", e.to_string()),
-        }
+        let learnings = teacher.for_prompt(project, store, task);
+        crate::review::task_for_prompt(project, store, task)
+            .and_then(|shown| prompt::build_prompt(project, &shown, learnings.as_ref()))
+            .map_err(|e| early("PROMPT_ERROR", e.to_string()))?
     };
-    store.set_prompt_sent(task.id, &prompt_text)?;
+    store.set_prompt_sent(task.id, &prompt)?;
+    let learnings_guard = super::agent_rules::LearningsFileGuard::before(
+        &project.learnings_path(),
+        workspace.dir == project.root,
+    );
+    let sandbox_kind = project.config.sandbox_for(kind);
     let request = AgentRequest {
-        prompt: &prompt_text,
+        prompt: &prompt,
         model: task.model.as_deref().or(project.config.model.as_deref()),
         max_turns: project.config.max_turns,
         resume_session: task.resume_session_id.as_deref(),
     };
-    let sandbox_kind = project.config.sandbox_for(kind);
-    let place = sandbox::Place {
-        task_id: task.id,
-        provider: kind,
-        project_root: &project.root,
-        workdir: &workspace.dir,
-        home: std::env::var_os("HOME").map(PathBuf::from),
-        docker_image: project.config.docker_image.as_deref(),
-    };
-    let invocation = match sandbox::wrap(
+    let place = place_of(project, task, kind, &workspace.dir);
+    let invocation = sandbox::wrap(
         sandbox_kind,
         &place,
         providers::invocation(kind, &project.config, &request),
     )
     .and_then(|inv| sandbox::preflight(sandbox_kind, &place, &inv).map(|()| inv))
-    {
-        Ok(inv) => inv,
-        Err(reason) => {
-            return fail_early(
-                "SANDBOX_ERROR",
-                format!("sandbox {}: {reason}", sandbox_kind.as_str()),
-            );
-        }
-    };
+    .map_err(|reason| {
+        early(
+            "SANDBOX_ERROR",
+            format!("sandbox {}: {reason}", sandbox_kind.as_str()),
+        )
+    })?;
+    Ok(Prepared {
+        kind,
+        stderr_path: logs.join(format!("{}.stderr.log", task.id)),
+        log_path,
+        workspace,
+        prompt,
+        sandbox: sandbox_kind,
+        invocation,
+        learnings_guard,
+    })
+}
 
-    let log_file =
-        std::fs::File::create(&log_path).map_err(|e| Error::io(&log_path, "create", e))?;
-    let stderr_path = logs.join(format!("{}.stderr.log", task.id));
-    let stderr_file =
-        std::fs::File::create(&stderr_path).map_err(|e| Error::io(&stderr_path, "create", e))?;
+/// A started agent: its process group and the threads that read and wait for it.
+struct Running {
+    pgid: i64,
+    run_tag: String,
+    exit: mpsc::Receiver<std::io::Result<std::process::ExitStatus>>,
+    drained: mpsc::Receiver<()>,
+    parser: Arc<Mutex<Option<Box<dyn providers::StreamParser>>>>,
+    progress: Arc<Mutex<Progress>>,
+}
+
+/// Stage 2: start the agent in its own process group, tagged so what escapes the group can be
+/// found, with threads that feed it the prompt, read its output and wait for its exit.
+fn spawn(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    prepared: &Prepared,
+    ui: &dyn Observer,
+) -> std::result::Result<Running, Stop> {
+    let invocation = &prepared.invocation;
+    let log_file = std::fs::File::create(&prepared.log_path)
+        .map_err(|e| Error::io(&prepared.log_path, "create", e))?;
+    let stderr_file = std::fs::File::create(&prepared.stderr_path)
+        .map_err(|e| Error::io(&prepared.stderr_path, "create", e))?;
     let run_tag = format!("{}-{}", process::own_pid(), task.id);
     let mut cmd = Command::new(&invocation.program);
     cmd.args(&invocation.args)
-        .current_dir(&workspace.dir)
+        .current_dir(&prepared.workspace.dir)
         .env("GZA_TASK_ID", task.id.to_string())
         .env("GZA_PROJECT_ROOT", &project.root)
         .env(process::RUN_TAG_VAR, &run_tag)
@@ -357,29 +507,22 @@ pub fn run_task(
         .stdout(Stdio::piped())
         .stderr(stderr_file)
         .process_group(0);
-    let learnings_guard = super::agent_rules::LearningsFileGuard::before(
-        &project.learnings_path(),
-        workspace.dir == project.root,
-    );
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            return fail_early(
-                "AGENT_START",
-                format!(
-                    "cannot start `{}` ({}): {e}",
-                    invocation.program,
-                    providers::config_key(kind)
-                ),
-            );
-        }
-    };
+    let mut child = cmd.spawn().map_err(|e| {
+        early(
+            "AGENT_START",
+            format!(
+                "cannot start `{}` ({}): {e}",
+                invocation.program,
+                providers::config_key(prepared.kind)
+            ),
+        )
+    })?;
     let pgid = i64::from(child.id());
     store.set_agent_process(task.id, pgid, process::start_ticks(pgid))?;
-    ui.started(&task, kind);
+    ui.started(task, prepared.kind);
 
     if let Some(mut stdin) = child.stdin.take() {
-        let text = prompt_text.clone();
+        let text = prepared.prompt.clone();
         // A separate thread, so an agent that does not read its stdin cannot block gza.
         std::thread::spawn(move || {
             let _ = stdin.write_all(text.as_bytes());
@@ -387,8 +530,8 @@ pub fn run_task(
     }
     let progress = Arc::new(Mutex::new(Progress::default()));
     let stdout = child.stdout.take().expect("stdout is piped");
-    let parser = Arc::new(Mutex::new(Some(providers::parser(kind))));
-    let (drained_tx, drained_rx) = mpsc::channel::<()>();
+    let parser = Arc::new(Mutex::new(Some(providers::parser(prepared.kind))));
+    let (drained_tx, drained) = mpsc::channel::<()>();
     {
         let progress = Arc::clone(&progress);
         let parser = Arc::clone(&parser);
@@ -397,11 +540,47 @@ pub fn run_task(
             let _ = drained_tx.send(());
         });
     }
-    let (exit_tx, exit_rx) = mpsc::channel();
+    let (exit_tx, exit) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = exit_tx.send(child.wait());
     });
+    Ok(Running {
+        pgid,
+        run_tag,
+        exit,
+        drained,
+        parser,
+        progress,
+    })
+}
 
+/// How the agent ended.
+struct Ended {
+    exit: Option<std::process::ExitStatus>,
+    /// Why gza ended it (`TIMEOUT`, `KILLED`), if it did.
+    forced: Option<&'static str>,
+    report: providers::AgentReport,
+}
+
+/// Stage 3: wait for the agent, showing and saving its progress, ending it on a timeout or a
+/// stop request; then end what it left running and read the rest of its output, for a bounded
+/// time.
+fn wait(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    running: Running,
+    started: Instant,
+    ui: &dyn Observer,
+) -> Ended {
+    let Running {
+        pgid,
+        run_tag,
+        exit: exit_rx,
+        drained,
+        parser,
+        progress,
+    } = running;
     let timeout = (project.config.timeout_minutes > 0.0)
         .then(|| Duration::from_secs_f64(project.config.timeout_minutes * 60.0));
     let mut forced: Option<&'static str> = None;
@@ -445,48 +624,45 @@ pub fn run_task(
     // Whatever the agent left running goes with it: its group, and what left the group.
     process::terminate_group(pgid, Duration::from_millis(500));
     process::terminate_tagged(&run_tag, Duration::from_millis(500));
-    sandbox::clean_up(sandbox_kind, &place);
-    let catch_all = project
-        .config
-        .learnings
-        .sections
-        .last()
-        .map_or("General", |s| s);
-    if let Some(w) = learnings_guard.after(store, task.id, catch_all) {
-        ui.warn(&w);
-    }
     // Read what is left of the output, for a bounded time.
-    let _ = drained_rx.recv_timeout(DRAIN_AFTER_EXIT);
+    let _ = drained.recv_timeout(DRAIN_AFTER_EXIT);
     let parser = parser
         .lock()
         .expect("parser lock")
         .take()
         .expect("the parser is taken once");
-    let exit_ok = exit.is_some_and(|s| s.success());
-    let report = parser.finish(exit_ok);
+    let report = parser.finish(exit.is_some_and(|s| s.success()));
+    Ended {
+        exit,
+        forced,
+        report,
+    }
+}
 
-    let mut outcome = Outcome {
-        // Agents can echo keys they were given; what gza stores is redacted (the raw stream in
-        // the log file is kept byte for byte).
-        output: report.output.as_deref().map(crate::redact::redact_secrets),
-        session_id: report.session_id.clone(),
-        cost_usd: report.cost_usd,
-        input_tokens: report.input_tokens,
-        output_tokens: report.output_tokens,
-        num_turns: report.num_turns,
-        duration_seconds: Some(started.elapsed().as_secs_f64()),
-        ..Outcome::default()
-    };
-    let (status, reason) = match (forced, &report.verdict) {
+/// Stage 4: the outcome the agent's end amounts to. Everything gza stores of agent text is
+/// redacted (the raw stream in the log file is kept byte for byte).
+fn judge(task_type: TaskType, ended: &Ended, stderr_path: &Path, timeout_minutes: f64) -> Outcome {
+    let report = &ended.report;
+    let exit_ok = ended.exit.is_some_and(|s| s.success());
+    let (status, reason) = match (ended.forced, &report.verdict) {
         (Some(reason), _) => (TaskStatus::Failed, Some(reason.to_string())),
         (None, Verdict::Success) => (TaskStatus::Completed, None),
         (None, Verdict::Failed { reason, .. }) => (TaskStatus::Failed, Some(reason.to_string())),
         (None, Verdict::NoResult) if exit_ok => (TaskStatus::Failed, Some("NO_RESULT".to_string())),
         (None, Verdict::NoResult) => (TaskStatus::Failed, Some("AGENT_EXIT".to_string())),
     };
-    outcome.status = Some(status);
-    outcome.failure_reason = reason;
-    if task.task_type == TaskType::Review && status == TaskStatus::Completed {
+    let mut outcome = Outcome {
+        status: Some(status),
+        failure_reason: reason,
+        output: report.output.as_deref().map(crate::redact::redact_secrets),
+        session_id: report.session_id.clone(),
+        cost_usd: report.cost_usd,
+        input_tokens: report.input_tokens,
+        output_tokens: report.output_tokens,
+        num_turns: report.num_turns,
+        ..Outcome::default()
+    };
+    if task_type == TaskType::Review && status == TaskStatus::Completed {
         outcome.review_verdict = outcome
             .output
             .as_deref()
@@ -496,86 +672,166 @@ pub fn run_task(
         // The stderr tail and the agent's own failure line are agent text too: redacted alike.
         let detail = crate::redact::redact_secrets(&failure_detail(
             &report.verdict,
-            forced,
-            exit,
-            &stderr_path,
-            project,
+            ended.forced,
+            ended.exit,
+            stderr_path,
+            timeout_minutes,
         ));
         outcome.output = Some(match outcome.output.take() {
             Some(out) if !out.trim().is_empty() => format!("{out}\n\ngza: {detail}"),
             _ => format!("gza: {detail}"),
         });
     }
-
-    if let Some(wt) = &workspace.worktree {
-        let first_line = task.prompt.lines().next().unwrap_or("").trim();
-        let message = format!(
-            "gza task {}{}: {}\n\nTask-Id: {}",
-            task.id,
-            if status == TaskStatus::Completed {
-                ""
-            } else {
-                " (unfinished)"
-            },
-            crate::text::clip(first_line, 60),
-            task.id
-        );
-        let section = project
-            .config
-            .learnings
-            .sections
-            .last()
-            .map_or("General", |s| s);
-        let completed = status == TaskStatus::Completed;
-        if let Some(w) = super::agent_rules::take_in(store, task.id, &wt.path, completed, section) {
-            ui.warn(&w);
-        }
-        let committed = worktree::commit_all(&wt.path, &message)
-            .and_then(|_| worktree::diff_stats(&wt.path, &wt.base_commit));
-        match committed {
-            Ok(stats) => outcome.diff_stats = Some(stats),
-            Err(e) => {
-                ui.warn(&format!(
-                    "task {}: could not commit the agent's changes: {e}",
-                    task.id
-                ));
-                if status == TaskStatus::Completed {
-                    outcome.status = Some(TaskStatus::Failed);
-                    outcome.failure_reason = Some("GIT_ERROR".into());
-                }
-            }
-        }
-    } else if !task.task_type.changes_code() {
-        outcome.report_file = write_report(project, &task, outcome.output.as_deref());
-    }
-    let branch = workspace.worktree.as_ref().map(|w| w.branch.clone());
-    finish(project, store, worker, &task, &outcome, branch, started, ui)
+    outcome
 }
 
-#[allow(clippy::too_many_arguments)]
-fn finish(
+/// The section a learning with no section of its own goes to.
+fn catch_all_section(project: &Project) -> &str {
+    project
+        .config
+        .learnings
+        .sections
+        .last()
+        .map_or("General", |s| s)
+}
+
+/// The commit message of a task's changes.
+fn commit_message(task: &Task, completed: bool) -> String {
+    let first_line = task.prompt.lines().next().unwrap_or("").trim();
+    format!(
+        "gza task {}{}: {}\n\nTask-Id: {}",
+        task.id,
+        if completed { "" } else { " (unfinished)" },
+        crate::text::clip(first_line, 60),
+        task.id
+    )
+}
+
+/// Stage 5a: commit the agent's changes on the task's branch and measure them. A git failure
+/// makes a completed task fail `GIT_ERROR` and returns a warning; a full disk is returned as an
+/// error instead, so the outcome can wait for space rather than become a different one. Running
+/// it again is harmless: with nothing left to commit it only measures the diff.
+pub(super) fn commit_stage(
+    commit: &kept::PendingCommit,
+    outcome: &mut Outcome,
+) -> Result<Option<String>> {
+    let committed = worktree::commit_all(&commit.worktree, &commit.message)
+        .and_then(|_| worktree::diff_stats(&commit.worktree, &commit.base_commit));
+    match committed {
+        Ok(stats) => {
+            outcome.diff_stats = Some(stats);
+            Ok(None)
+        }
+        Err(e) if e.is_out_of_space() => Err(e),
+        Err(e) => {
+            if outcome.status == Some(TaskStatus::Completed) {
+                outcome.status = Some(TaskStatus::Failed);
+                outcome.failure_reason = Some("GIT_ERROR".into());
+            }
+            Ok(Some(format!("could not commit the agent's changes: {e}")))
+        }
+    }
+}
+
+/// How long a finished task's outcome waits for free space before gza leaves it on disk for
+/// later (the next `gza work` records it).
+const SPACE_WAIT: Duration = Duration::from_secs(600);
+
+/// Stage 5: keep the outcome beside the logs, commit, record it in the database, and drop the
+/// kept copy. A full disk is waited out (bounded, and a stop request ends the wait); what
+/// cannot be recorded stays in `.gza/logs/ID.outcome.json`, which the next `gza work` records
+/// instead of declaring the worker dead.
+fn record(
     project: &Project,
     store: &Store,
     worker: WorkerId,
     task: &Task,
-    outcome: &Outcome,
-    branch: Option<String>,
+    mut ending: kept::Ending,
     started: Instant,
     ui: &dyn Observer,
 ) -> Result<Finished> {
+    let status = ending.outcome.status.map_or("unknown", |s| s.as_str());
+    let deadline = Instant::now() + SPACE_WAIT;
+    let mut waiting = false;
+    let mut wait_for_space = |e: &Error| -> bool {
+        if !e.is_out_of_space() || process::stop_requested() || Instant::now() >= deadline {
+            return false;
+        }
+        if !waiting {
+            ui.warn(&format!(
+                "task {} {status}, but the disk is full ({e}); waiting for free space to record it — \
+                 Ctrl-C leaves it in .gza/logs/{}.outcome.json for the next `gza work`",
+                task.id, task.id
+            ));
+            waiting = true;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        true
+    };
+    let mut kept_at = kept::keep(project, task, worker, &ending);
+    while let Err(e) = &kept_at {
+        if !wait_for_space(e) {
+            break;
+        }
+        kept_at = kept::keep(project, task, worker, &ending);
+    }
+    let not_recorded = |e: Error, kept_at: &Result<PathBuf>| -> Error {
+        let shown = match kept_at {
+            Ok(path) => format!(
+                "it is kept in {}; free some space and the next `gza work` records it",
+                path.strip_prefix(&project.root).unwrap_or(path).display()
+            ),
+            Err(k) => format!(
+                "it could not be kept either ({k}); the agent's output is in .gza/logs/{}.jsonl",
+                task.id
+            ),
+        };
+        Error::NotRecorded(format!(
+            "task {} {status}, but its outcome could not be recorded: {e}; {shown}",
+            task.id
+        ))
+    };
+    if let Some(commit) = &ending.commit {
+        loop {
+            match commit_stage(commit, &mut ending.outcome) {
+                Ok(None) => break,
+                Ok(Some(warning)) => {
+                    ui.warn(&format!("task {}: {warning}", task.id));
+                    break;
+                }
+                Err(e) if wait_for_space(&e) => {}
+                Err(e) => return Err(not_recorded(e, &kept_at)),
+            }
+        }
+    }
     // An agent (or anyone) that deleted or replaced .gza/gza.db would make this write vanish
-    // with the old file while gza reports success: keep the outcome beside the logs instead.
+    // with the old file while gza reports success: the kept outcome stays where it is.
     if let Err(replaced) = store.ensure_still_at_path() {
-        let kept = keep_outcome_aside(project, task, outcome, branch.as_deref());
+        let shown = match &kept_at {
+            Ok(path) => format!(
+                "its outcome is kept in {}, the agent's output in .gza/logs/",
+                path.strip_prefix(&project.root).unwrap_or(path).display()
+            ),
+            Err(e) => format!(
+                "and its outcome could not be kept either ({e}); the agent's output is in .gza/logs/"
+            ),
+        };
         return Err(Error::DatabaseReplaced(format!(
-            "{replaced}; task {} ({}) was not recorded there — {kept}",
+            "{replaced}; task {} ({status}) was not recorded there — {shown}",
             task.id,
-            outcome.status.map_or("unknown", |s| s.as_str()),
         )));
     }
-    let report = store.finish_task(task.id, worker, outcome, |tx, done| {
-        complete::on_task_finished(tx, project, done)
-    })?;
+    let report = loop {
+        let written = store.finish_task(task.id, worker, &ending.outcome, |tx, done| {
+            complete::on_task_finished(tx, project, done)
+        });
+        match written {
+            Ok(report) => break report,
+            Err(e) if wait_for_space(&e) => {}
+            Err(e) => return Err(not_recorded(e, &kept_at)),
+        }
+    };
+    kept::drop_kept(project, task.id);
     if let Some(err) = &report.hook_error {
         complete::log_hook_error(project, task.id, err);
     }
@@ -587,48 +843,12 @@ fn finish(
         cost_usd: stored.cost_usd,
         num_turns: stored.num_turns,
         duration: started.elapsed(),
-        branch,
+        branch: ending.branch,
         diff_stats: stored.diff_stats.clone(),
         review_verdict: stored.review_verdict,
     };
     ui.finished(&finished);
     Ok(finished)
-}
-
-/// Write `outcome` to `.gza/logs/ID.outcome.json`; says where it went (or that it could not).
-fn keep_outcome_aside(
-    project: &Project,
-    task: &Task,
-    outcome: &Outcome,
-    branch: Option<&str>,
-) -> String {
-    let path = project.logs_dir().join(format!("{}.outcome.json", task.id));
-    let record = serde_json::json!({
-        "task_id": task.id,
-        "prompt": task.prompt,
-        "status": outcome.status.map(|s| s.as_str()),
-        "failure_reason": outcome.failure_reason,
-        "output": outcome.output,
-        "session_id": outcome.session_id,
-        "cost_usd": outcome.cost_usd,
-        "num_turns": outcome.num_turns,
-        "duration_seconds": outcome.duration_seconds,
-        "diff_stats": outcome.diff_stats,
-        "branch": branch,
-        "report_file": outcome.report_file,
-    });
-    let shown = path
-        .strip_prefix(&project.root)
-        .unwrap_or(&path)
-        .display()
-        .to_string();
-    let text = serde_json::to_string_pretty(&record).unwrap_or_default();
-    match crate::fsutil::write_atomically(&path, text.as_bytes()) {
-        Ok(()) => format!("its outcome is kept in {shown}, the agent's output in .gza/logs/"),
-        Err(e) => format!(
-            "and its outcome could not be kept either ({e}); the agent's output is in .gza/logs/"
-        ),
-    }
 }
 
 /// Copy the agent's stdout to the log file as it comes, and feed complete lines to the parser.
@@ -685,7 +905,7 @@ fn failure_detail(
     forced: Option<&str>,
     exit: Option<std::process::ExitStatus>,
     stderr_path: &Path,
-    project: &Project,
+    timeout_minutes: f64,
 ) -> String {
     use std::os::unix::process::ExitStatusExt;
     let exit_text = match exit {
@@ -697,10 +917,9 @@ fn failure_detail(
         None => "exit status unknown".into(),
     };
     let mut detail = match (forced, verdict) {
-        (Some("TIMEOUT"), _) => format!(
-            "timed out after {} minutes; the agent was stopped",
-            project.config.timeout_minutes
-        ),
+        (Some("TIMEOUT"), _) => {
+            format!("timed out after {timeout_minutes} minutes; the agent was stopped")
+        }
         (Some(_), _) => "stopped by the user; the agent was ended".into(),
         (None, Verdict::Failed { detail, .. }) => format!("the agent reported failure: {detail}"),
         (None, _) => format!("the agent ended without a final result ({exit_text})"),
@@ -759,4 +978,79 @@ fn write_report(project: &Project, task: &Task, output: Option<&str>) -> Option<
             .to_string_lossy()
             .into_owned(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+
+    use super::*;
+
+    fn ended(exit_code: i32, forced: Option<&'static str>, verdict: Verdict) -> Ended {
+        Ended {
+            exit: Some(std::process::ExitStatus::from_raw(exit_code << 8)),
+            forced,
+            report: providers::AgentReport {
+                verdict,
+                output: Some("the answer".into()),
+                session_id: None,
+                model: None,
+                cost_usd: Some(0.5),
+                input_tokens: None,
+                output_tokens: None,
+                num_turns: Some(2),
+            },
+        }
+    }
+
+    fn judged(ended: &Ended) -> Outcome {
+        judge(TaskType::Implement, ended, Path::new("/nonexistent"), 30.0)
+    }
+
+    #[test]
+    fn a_reported_success_completes_with_the_figures() {
+        let o = judged(&ended(0, None, Verdict::Success));
+        assert_eq!(o.status, Some(TaskStatus::Completed));
+        assert_eq!(o.failure_reason, None);
+        assert_eq!(o.output.as_deref(), Some("the answer"));
+        assert_eq!((o.cost_usd, o.num_turns), (Some(0.5), Some(2)));
+    }
+
+    #[test]
+    fn gza_ending_the_agent_wins_over_what_it_said() {
+        let o = judged(&ended(0, Some("TIMEOUT"), Verdict::Success));
+        assert_eq!(o.status, Some(TaskStatus::Failed));
+        assert_eq!(o.failure_reason.as_deref(), Some("TIMEOUT"));
+        assert!(
+            o.output
+                .unwrap()
+                .ends_with("gza: timed out after 30 minutes; the agent was stopped")
+        );
+    }
+
+    #[test]
+    fn no_final_result_depends_on_the_exit_status() {
+        let clean = judged(&ended(0, None, Verdict::NoResult));
+        assert_eq!(clean.failure_reason.as_deref(), Some("NO_RESULT"));
+        let crashed = judged(&ended(3, None, Verdict::NoResult));
+        assert_eq!(crashed.failure_reason.as_deref(), Some("AGENT_EXIT"));
+        assert!(crashed.output.unwrap().contains("exit status 3"));
+    }
+
+    #[test]
+    fn the_agents_failure_line_is_stored_redacted() {
+        let key = format!("sk-ant-api03-{}", "a".repeat(90));
+        let o = judged(&ended(
+            1,
+            None,
+            Verdict::Failed {
+                reason: "AGENT_ERROR",
+                detail: format!("bad key {key}"),
+            },
+        ));
+        assert_eq!(o.failure_reason.as_deref(), Some("AGENT_ERROR"));
+        let out = o.output.unwrap();
+        assert!(out.contains("the agent reported failure"), "{out}");
+        assert!(!out.contains(&key), "{out}");
+    }
 }

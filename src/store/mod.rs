@@ -330,6 +330,7 @@ fn classify_code(path: &Path, code: ErrorCode) -> Option<Error> {
             reason: "the database file is corrupt".into(),
         },
         ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Error::Locked(path),
+        ErrorCode::DiskFull => Error::DiskFull(path),
         ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied => {
             Error::ReadOnly(path)
         }
