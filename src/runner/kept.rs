@@ -34,6 +34,8 @@ pub struct PendingCommit {
 pub struct Ending {
     pub outcome: Outcome,
     pub commit: Option<PendingCommit>,
+    /// The output is still to be saved as the task's report (explore, plan and review tasks).
+    pub report: bool,
     pub branch: Option<String>,
 }
 
@@ -137,6 +139,7 @@ fn render(
         "diff_stats": o.diff_stats,
         "report_file": o.report_file,
         "review_verdict": o.review_verdict.map(|v| v.as_str()),
+        "report": ending.report,
         "branch": ending.branch,
         "commit": ending.commit.as_ref().map(|c| json!({
             "worktree": c.worktree,
@@ -188,6 +191,7 @@ fn parse(id: i64, bytes: &[u8]) -> Option<Kept> {
         ending: Ending {
             outcome,
             commit,
+            report: v["report"].as_bool().unwrap_or(false),
             branch: text("branch"),
         },
     })
@@ -220,6 +224,7 @@ mod tests {
                 message: "gza task 7: fix the parser".into(),
                 base_commit: "abc".into(),
             }),
+            report: false,
             branch: Some("gza/7-fix".into()),
         }
     }

@@ -381,6 +381,11 @@ fn record_kept(
             Err(_) => return None,
         }
     }
+    if ending.report {
+        outcome.report_file = run::write_report(project, task, outcome.output.as_deref())
+            .ok()
+            .flatten();
+    }
     let report = store
         .finish_task(task.id, worker, &outcome, |tx, done| {
             complete::on_task_finished(tx, project, done)

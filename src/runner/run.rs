@@ -268,6 +268,7 @@ pub fn run_task(
         let ending = kept::Ending {
             outcome,
             commit: None,
+            report: false,
             branch: None,
         };
         record(project, store, worker, &task, ending, started, ui)
@@ -309,16 +310,12 @@ pub fn run_task(
                 base_commit: wt.base_commit.clone(),
             })
         }
-        None => {
-            if !task.task_type.changes_code() {
-                outcome.report_file = write_report(project, &task, outcome.output.as_deref());
-            }
-            None
-        }
+        None => None,
     };
     let ending = kept::Ending {
         outcome,
         commit,
+        report: !task.task_type.changes_code(),
         branch: prepared
             .workspace
             .worktree
@@ -804,6 +801,17 @@ fn record(
             }
         }
     }
+    if ending.report {
+        loop {
+            match write_report(project, task, ending.outcome.output.as_deref()) {
+                Ok(file) => ending.outcome.report_file = file,
+                Err(e) if wait_for_space(&e) => continue,
+                // Without a report file the output is still in the database.
+                Err(e) => ui.warn(&format!("task {}: {e}", task.id)),
+            }
+            break;
+        }
+    }
     // An agent (or anyone) that deleted or replaced .gza/gza.db would make this write vanish
     // with the old file while gza reports success: the kept outcome stays where it is.
     if let Err(replaced) = store.ensure_still_at_path() {
@@ -955,11 +963,18 @@ fn tail_of_file(path: &Path, max: usize) -> String {
     flat.chars().skip(count - max).collect()
 }
 
-/// Save an explore/plan/review task's output as its report; returns the path.
-fn write_report(project: &Project, task: &Task, output: Option<&str>) -> Option<String> {
-    let output = output?;
+/// Save an explore/plan/review task's output as its report; returns the path (`None` without
+/// output).
+pub(super) fn write_report(
+    project: &Project,
+    task: &Task,
+    output: Option<&str>,
+) -> Result<Option<String>> {
+    let Some(output) = output else {
+        return Ok(None);
+    };
     let dir = project.reports_dir();
-    std::fs::create_dir_all(&dir).ok()?;
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create directory", e))?;
     let path = dir.join(format!(
         "{}-{}.md",
         task.id,
@@ -971,13 +986,13 @@ fn write_report(project: &Project, task: &Task, output: Option<&str>) -> Option<
         task.task_type,
         output.trim_end()
     );
-    crate::fsutil::write_atomically(&path, text.as_bytes()).ok()?;
-    Some(
+    crate::fsutil::write_atomically(&path, text.as_bytes())?;
+    Ok(Some(
         path.strip_prefix(&project.root)
             .unwrap_or(&path)
             .to_string_lossy()
             .into_owned(),
-    )
+    ))
 }
 
 #[cfg(test)]
