@@ -347,6 +347,8 @@ pub fn reap_orphans(project: &Project, store: &Store) -> Vec<Reaped> {
             .fail_running_task(task.id, task.running_pid, "WORKER_DIED")
             .unwrap_or(false)
         {
+            // A reservation never written over, or a write cut short, holds no outcome.
+            kept::drop_kept(project, task.id);
             reaped.push(Reaped {
                 id: task.id,
                 recovered: None,
