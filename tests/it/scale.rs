@@ -75,3 +75,59 @@ fn stats_running_totals_follow_every_change_to_a_task() {
     assert_eq!(stats["tokens"]["output"], tout);
     assert!((stats["duration_seconds"]["total"].as_f64().unwrap() - dur).abs() < 1e-6);
 }
+
+/// Bytes `gza args` read through read()/pread() (SQLite's page reads among them), from the
+/// I/O counters of a shell that has waited for it: the kernel adds a reaped child's counters
+/// to its parent's. A work measure, not a time: it does not vary with the machine's load.
+fn bytes_read_by(p: &TestProject, args: &str) -> u64 {
+    let gza = p.command(&[]);
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "before=$(sed -n 's/^rchar: //p' /proc/$$/io); \"$GZA\" {args} >/dev/null || exit 9; \
+             after=$(sed -n 's/^rchar: //p' /proc/$$/io); echo $((after - before))"
+        ))
+        .current_dir(p.root())
+        .env_clear()
+        .envs(gza.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("GZA", gza.get_program())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+#[test]
+fn stats_reads_running_totals_not_every_task() {
+    let p = TestProject::new();
+    {
+        let mut db = p.db();
+        let tx = db.transaction().unwrap();
+        {
+            let mut stmt = tx
+                .prepare(
+                    "INSERT INTO tasks (prompt, status, output, cost_usd, input_tokens, \
+                     output_tokens, duration_seconds) VALUES (?1, 'completed', ?2, 0.01, 100, 10, 3.0)",
+                )
+                .unwrap();
+            let output = "x".repeat(2000);
+            for i in 0..20_000 {
+                stmt.execute(rusqlite::params![format!("bulk task {i}"), output])
+                    .unwrap();
+            }
+        }
+        tx.commit().unwrap();
+        db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    }
+    let db_size = std::fs::metadata(p.path(".gza/gza.db")).unwrap().len();
+    assert!(db_size > 40_000_000, "{db_size}");
+    let out = p.ok(&["stats"]);
+    assert!(out.contains("20000") || out.contains("20,000"), "{out}");
+    // Summing cost, tokens and duration over the tasks reads every page of the table; the
+    // running totals are a few pages.
+    let read = bytes_read_by(&p, "stats");
+    assert!(
+        read < db_size / 20,
+        "gza stats read {read} bytes of a {db_size}-byte database"
+    );
+}
