@@ -6,6 +6,7 @@ mod branches;
 mod claude_work;
 mod config_layers;
 mod database_file;
+mod exit_codes;
 mod extraction_http;
 mod fake_claude_e2e;
 mod groups;
