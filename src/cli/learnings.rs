@@ -534,7 +534,7 @@ fn show_file(project: &Project, pager: bool) -> anyhow::Result<()> {
             )?;
             return Ok(());
         }
-        Err(e) => return Err(Error::io(&path, "read", e).into()),
+        Err(e) => return Err(crate::fsutil::read_refused(&path, e).into()),
     };
     page(&text, pager)
 }
