@@ -1,4 +1,16 @@
 //! The library's error type. Each variant a user can cause carries what they need to fix it.
+//!
+//! Exit codes follow from the variant ([`Error::is_user_error`]):
+//! - **1, a user error**: something the person running gza can fix from the message alone: a
+//!   project not initialised, bad configuration, an unknown task id, a request that cannot be
+//!   carried out as asked, a database that is missing, foreign, newer or read-only, locks held
+//!   by another process, and a full disk (an outcome that could not be recorded says where it
+//!   is kept).
+//! - **255, an internal fault**: gza's own machinery failed in a way nothing the person typed
+//!   explains: a file-system operation on gza's files ([`Error::Io`]), git failing where it
+//!   should not ([`Error::Git`]), SQLite and migration errors, an HTTP client that cannot be
+//!   built. A file the person named on the command line that cannot be read is theirs to fix,
+//!   so it is reported as [`Error::Usage`] by the code that reads it.
 
 use std::path::PathBuf;
 
@@ -79,7 +91,7 @@ pub enum Error {
     #[error("{0}")]
     Busy(String),
 
-    /// A file-system operation failed.
+    /// A file-system operation failed (an internal fault: exit 255).
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -87,6 +99,19 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+
+    /// git failed where it should not: a corrupt repository, a broken checkout (exit 255).
+    /// Failures that answer a question (a merge conflict, a missing branch) never become this.
+    #[error("`git {command}` failed in {}: {message}", dir.display())]
+    Git {
+        dir: PathBuf,
+        command: String,
+        message: String,
+    },
+
+    /// The HTTP client for the extraction model could not be built (this machine's TLS setup).
+    #[error("cannot set up HTTP for the extraction model: {0}")]
+    HttpSetup(String),
 
     /// Any other database error (a bug or a broken disk, not user input).
     #[error("database error: {0}")]
@@ -123,8 +148,28 @@ impl Error {
     }
 
     /// True when the user can fix the cause (exit 1); false for internal faults (exit 255).
+    /// Exhaustive on purpose: a new variant must be placed on one side.
     pub fn is_user_error(&self) -> bool {
-        !matches!(self, Error::Sqlite(_) | Error::Migration(_))
+        match self {
+            Error::NotInitialized(_)
+            | Error::Config { .. }
+            | Error::BadDatabase { .. }
+            | Error::MissingDatabase { .. }
+            | Error::DatabaseReplaced(_)
+            | Error::NewerDatabase { .. }
+            | Error::Locked(_)
+            | Error::ReadOnly(_)
+            | Error::TaskNotFound(_)
+            | Error::Usage(_)
+            | Error::Busy(_)
+            | Error::NotRecorded(_)
+            | Error::DiskFull(_) => true,
+            // A full disk is the person's to free, whichever operation ran into it.
+            Error::Io { source, .. } => is_enospc(source),
+            Error::Git { .. } | Error::HttpSetup(_) | Error::Sqlite(_) | Error::Migration(_) => {
+                false
+            }
+        }
     }
 }
 
@@ -134,4 +179,78 @@ pub fn is_enospc(e: &std::io::Error) -> bool {
         e.kind(),
         std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io_error() -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::IsADirectory, "Is a directory")
+    }
+
+    #[test]
+    fn what_a_person_can_fix_is_a_user_error() {
+        let user = [
+            Error::NotInitialized("/p".into()),
+            Error::Config {
+                path: "gza.yaml".into(),
+                location: Some((1, 2)),
+                message: "bad".into(),
+            },
+            Error::BadDatabase {
+                path: "db".into(),
+                reason: "not SQLite".into(),
+            },
+            Error::MissingDatabase {
+                path: "db".into(),
+                empty: true,
+            },
+            Error::DatabaseReplaced("replaced".into()),
+            Error::NewerDatabase {
+                path: "db".into(),
+                found: 9,
+                known: 5,
+            },
+            Error::Locked("db".into()),
+            Error::ReadOnly("db".into()),
+            Error::TaskNotFound(7),
+            Error::Usage("no".into()),
+            Error::Busy("later".into()),
+        ];
+        for e in user {
+            assert!(e.is_user_error(), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn io_git_sqlite_and_migration_failures_are_internal() {
+        let internal = [
+            Error::io("/p/.gza/logs", "create directory", io_error()),
+            Error::Git {
+                dir: "/p".into(),
+                command: "diff a b".into(),
+                message: "fatal: bad object".into(),
+            },
+            Error::HttpSetup("no TLS".into()),
+            Error::Sqlite(rusqlite::Error::InvalidQuery),
+            Error::Migration("duplicate column".into()),
+        ];
+        for e in internal {
+            assert!(!e.is_user_error(), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn a_git_failure_names_the_command_and_place_on_one_line() {
+        let e = Error::Git {
+            dir: "/p".into(),
+            command: "diff a b --".into(),
+            message: "fatal: bad object b".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "`git diff a b --` failed in /p: fatal: bad object b"
+        );
+    }
 }

@@ -35,6 +35,17 @@ pub fn append_log(path: &Path, line: &str) {
     }
 }
 
+/// The error for a failed [`read_regular_file`]: its refusals (not a regular file, too large)
+/// say what to do and are the person's to fix ([`Error::Usage`]); an error from the OS is an
+/// internal fault ([`Error::Io`]).
+pub fn read_refused(path: &Path, e: std::io::Error) -> Error {
+    if e.raw_os_error().is_none() && e.kind() == std::io::ErrorKind::Other {
+        Error::Usage(format!("cannot read {}: {e}", path.display()))
+    } else {
+        Error::io(path, "read", e)
+    }
+}
+
 /// Read a file that a person or an agent may have replaced with something hostile: only a
 /// regular file (a symlink to one is followed) of at most `max` bytes. Opened non-blocking, so a
 /// FIFO with no writer is refused at once instead of blocking forever; the type is checked on the
@@ -76,5 +87,21 @@ fn describe_file_type(kind: &std::fs::FileType) -> &'static str {
         "a device"
     } else {
         "not a regular file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_file_is_the_persons_to_fix_an_os_failure_is_internal() {
+        let dir = tempfile::tempdir().unwrap();
+        let refused = read_regular_file(dir.path(), 10).unwrap_err();
+        let e = read_refused(dir.path(), refused);
+        assert!(e.is_user_error(), "{e}");
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let eio = std::io::Error::from_raw_os_error(libc::EIO);
+        assert!(!read_refused(dir.path(), eio).is_user_error());
     }
 }

@@ -56,18 +56,23 @@ pub fn output(dir: &Path, args: &[&str]) -> Result<Output> {
     command(dir, args).output().map_err(|e| start_error(dir, e))
 }
 
-/// Run git in `dir`; stdout on success, a [`Error::Usage`] naming the command otherwise.
+/// Run git in `dir`; stdout on success, an [`Error::Git`] naming the command otherwise. Callers
+/// for whom a failure is an answer (does this branch exist?) turn it into one with `.ok()`.
 pub fn run(dir: &Path, args: &[&str]) -> Result<String> {
     let out = output(dir, args)?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
     } else {
-        Err(Error::Usage(format!(
-            "`git {}` failed in {}: {}",
-            args.join(" "),
-            dir.display(),
-            one_line(&String::from_utf8_lossy(&out.stderr))
-        )))
+        Err(failed(dir, args, &out.stderr))
+    }
+}
+
+/// The error for git exiting non-zero: the command, where, and git's message as one line.
+fn failed(dir: &Path, args: &[&str], stderr: &[u8]) -> Error {
+    Error::Git {
+        dir: dir.to_path_buf(),
+        command: args.join(" "),
+        message: one_line(&String::from_utf8_lossy(stderr)),
     }
 }
 
@@ -104,31 +109,25 @@ pub fn output_capped(dir: &Path, args: &[&str], max: usize) -> Result<(Vec<u8>, 
         .wait_with_output()
         .map_err(|e| Error::io(dir, "run git in", e))?;
     if !out.status.success() {
-        return Err(Error::Usage(format!(
-            "`git {}` failed in {}: {}",
-            args.join(" "),
-            dir.display(),
-            one_line(&String::from_utf8_lossy(&out.stderr))
-        )));
+        return Err(failed(dir, args, &out.stderr));
     }
     Ok((kept, total))
 }
 
 /// Run git in `dir` with this process's stdout (for output a person reads, such as a diff,
-/// which git pages and colours itself). Git's stderr is passed on when it succeeds and returned
-/// as the error when it fails.
-pub fn run_to_stdout(dir: &Path, args: &[&str]) -> Result<std::result::Result<(), String>> {
+/// which git pages and colours itself). Git's stderr is passed on when it succeeds and becomes
+/// the [`Error::Git`] when it fails.
+pub fn run_to_stdout(dir: &Path, args: &[&str]) -> Result<()> {
     let out = command(dir, args)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .and_then(|child| child.wait_with_output())
         .map_err(|e| start_error(dir, e))?;
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if out.status.success() {
-        eprint!("{stderr}");
-        Ok(Ok(()))
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+        Ok(())
     } else {
-        Ok(Err(one_line(&stderr)))
+        Err(failed(dir, args, &out.stderr))
     }
 }
 

@@ -112,7 +112,8 @@ pub struct Report {
 fn read(path: &Path, name: &str) -> Result<TaskFile> {
     let bytes = std::fs::read(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::Usage(format!("import file {name} does not exist")),
-        _ => Error::io(path, "read", e),
+        // The person named it, so it is theirs to fix (a directory, say), not a fault of gza's.
+        _ => Error::Usage(format!("cannot read import file {name}: {e}")),
     })?;
     let text = String::from_utf8(bytes).map_err(|e| {
         Error::Usage(format!(

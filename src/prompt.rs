@@ -137,7 +137,7 @@ pub fn read_learnings_file(project: &Project) -> Result<Option<InjectedLearnings
     let bytes = match crate::fsutil::read_regular_file(&path, MAX_LEARNINGS_FILE_BYTES) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, "read", e)),
+        Err(e) => return Err(crate::fsutil::read_refused(&path, e)),
     };
     let text = String::from_utf8_lossy(&bytes);
     let budget = project.config.learnings.max_tokens as usize * CHARS_PER_TOKEN;

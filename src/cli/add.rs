@@ -268,7 +268,8 @@ fn read_prompt_file(path: &Path) -> Result<String, Error> {
         std::io::ErrorKind::NotFound => {
             Error::Usage(format!("prompt file {} does not exist", path.display()))
         }
-        _ => Error::io(path, "read prompt file", e),
+        // The person named it, so it is theirs to fix (a directory, say), not a fault of gza's.
+        _ => Error::Usage(format!("cannot read prompt file {}: {e}", path.display())),
     })?;
     String::from_utf8(bytes).map_err(|e| {
         Error::Usage(format!(

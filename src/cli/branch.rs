@@ -4,8 +4,9 @@ use std::io::Write;
 
 use clap::Args;
 
-use super::{Context, output, usage};
+use super::{Context, output};
 use crate::branch::{Deletion, MergeOptions};
+use crate::error::Error;
 use crate::task::{ReviewVerdict, TaskStatus};
 
 #[derive(Debug, Args)]
@@ -62,9 +63,12 @@ pub fn cmd_diff(ctx: &Context, args: DiffArgs) -> anyhow::Result<()> {
     }
     git_args.extend(range.iter().map(String::as_str));
     git_args.push("--");
-    if let Err(why) = crate::git::run_to_stdout(&project.root, &git_args)? {
-        crate::review::change_range(&project, &task)?;
-        return Err(usage(format!("`git {}` failed: {why}", git_args.join(" "))));
+    if let Err(e) = crate::git::run_to_stdout(&project.root, &git_args) {
+        // A branch deleted by hand is the user's to fix; anything else is git failing.
+        if matches!(e, Error::Git { .. }) {
+            crate::review::change_range(&project, &task)?;
+        }
+        return Err(e.into());
     }
     Ok(())
 }

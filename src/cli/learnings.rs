@@ -534,7 +534,7 @@ fn show_file(project: &Project, pager: bool) -> anyhow::Result<()> {
             )?;
             return Ok(());
         }
-        Err(e) => return Err(Error::io(&path, "read", e).into()),
+        Err(e) => return Err(crate::fsutil::read_refused(&path, e).into()),
     };
     page(&text, pager)
 }
@@ -837,7 +837,7 @@ fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
         return Err(usage("--window must be at least 1"));
     }
     let client = crate::llm::client_for(config, &project.config.providers.claude.path)
-        .map_err(Error::Usage)?;
+        .map_err(Error::from)?;
     let provider = client.as_ref().map(|c| c.provider()).unwrap_or("none");
     let mut err = output::stderr();
     if std::io::stderr().is_terminal() && !args.dry_run {

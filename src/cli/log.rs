@@ -33,7 +33,16 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
         )));
     };
     let path = std::path::PathBuf::from(log_file);
-    let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, "open log", e))?;
+    let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
+        // Deleted by hand: the person knows why; not a fault of gza's.
+        std::io::ErrorKind::NotFound => Error::Usage(format!(
+            "the log of task {} ({}) was deleted; `gza show {}` still has its outcome",
+            task.id,
+            path.display(),
+            task.id
+        )),
+        _ => Error::io(&path, "open log", e),
+    })?;
     let kind = provider_of(&project, &task);
     let mut reader = BufReader::new(file);
     let task_running = || -> anyhow::Result<bool> {

@@ -211,24 +211,53 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
 
 /// Print `err` as one line and choose the exit code.
 fn report(err: &anyhow::Error) -> ExitCode {
+    let code = exit_code(err);
+    if code != 3 {
+        let mut stderr = output::stderr();
+        let _ = writeln!(
+            stderr,
+            "{} {}",
+            output::paint(output::RED, "Error:"),
+            one_line(err)
+        );
+    }
+    ExitCode::from(code)
+}
+
+/// 3 when stdout was closed under us (a pipe into `head`); 1 for a [`Error`] the person can fix
+/// ([`Error::is_user_error`]); 255 for everything else, an internal fault.
+fn exit_code(err: &anyhow::Error) -> u8 {
     let broken_pipe = err.chain().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     });
     if broken_pipe {
-        return ExitCode::from(3);
-    }
-    let user = err
+        3
+    } else if err
         .downcast_ref::<Error>()
-        .is_some_and(Error::is_user_error);
-    let mut stderr = output::stderr();
-    let _ = writeln!(stderr, "{} {err:#}", output::paint(output::RED, "Error:"));
-    if user {
-        ExitCode::from(1)
+        .is_some_and(Error::is_user_error)
+    {
+        1
     } else {
-        ExitCode::from(255)
+        255
     }
+}
+
+/// `err` and its chain of causes on one line, leaving out a cause the text before already says
+/// (gza's own errors print their source themselves, so `{:#}` would say it twice).
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.is_empty() {
+            line = text;
+        } else if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
 }
 
 /// Refuse a group no task is in (a typo would otherwise look like an empty group).
@@ -248,4 +277,56 @@ pub(crate) fn require_group(store: &Store, group: &str) -> anyhow::Result<()> {
 /// A user error with a message saying what to do.
 pub(crate) fn usage(message: impl Into<String>) -> anyhow::Error {
     Error::Usage(message.into()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io(kind: std::io::ErrorKind) -> std::io::Error {
+        std::io::Error::new(kind, "Is a directory (os error 21)")
+    }
+
+    #[test]
+    fn user_errors_exit_1_internal_faults_255_and_a_closed_pipe_3() {
+        let user = anyhow::Error::from(Error::TaskNotFound(9));
+        assert_eq!(exit_code(&user), 1);
+        let git = anyhow::Error::from(Error::Git {
+            dir: "/p".into(),
+            command: "diff".into(),
+            message: "fatal: bad object".into(),
+        });
+        assert_eq!(exit_code(&git), 255);
+        let file = Error::io(
+            "/p/.gza/logs",
+            "create directory",
+            io(std::io::ErrorKind::Other),
+        );
+        assert_eq!(exit_code(&file.into()), 255);
+        // An error that is not gza's own (a failed write to stdout, say) is internal too.
+        assert_eq!(exit_code(&io(std::io::ErrorKind::Other).into()), 255);
+        assert_eq!(exit_code(&io(std::io::ErrorKind::BrokenPipe).into()), 3);
+        let piped = Error::io("/p/out", "write", io(std::io::ErrorKind::BrokenPipe));
+        assert_eq!(exit_code(&piped.into()), 3);
+    }
+
+    #[test]
+    fn the_line_says_each_cause_once() {
+        let file = Error::io(
+            "/p/.gza/logs",
+            "create directory",
+            io(std::io::ErrorKind::Other),
+        );
+        assert_eq!(
+            one_line(&file.into()),
+            "cannot create directory /p/.gza/logs: Is a directory (os error 21)"
+        );
+        #[derive(Debug, thiserror::Error)]
+        #[error("outer")]
+        struct Outer(#[source] std::io::Error);
+        assert_eq!(
+            one_line(&Outer(io(std::io::ErrorKind::Other)).into()),
+            "outer: Is a directory (os error 21)"
+        );
+    }
 }

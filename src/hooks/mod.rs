@@ -543,7 +543,8 @@ fn spawn_session_extraction(
     let client = crate::llm::client_for(
         &project.config.learnings,
         &project.config.providers.claude.path,
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     if client.is_none() {
         return Ok(());
     }

@@ -212,13 +212,29 @@ pub struct Scan {
     pub unreadable: usize,
 }
 
+/// Why `learnings.evidence_exclude` cannot be used.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ExcludeError {
+    #[error("{pattern:?} is not a glob: {reason}")]
+    NotAGlob {
+        pattern: String,
+        reason: globset::Error,
+    },
+    /// The patterns are globs each, but together too large to match with.
+    #[error("{0}")]
+    TooLarge(globset::Error),
+}
+
 /// The glob set of names and paths to skip.
-pub fn exclude_set(patterns: &[String]) -> Result<GlobSet, String> {
+pub fn exclude_set(patterns: &[String]) -> Result<GlobSet, ExcludeError> {
     let mut b = GlobSetBuilder::new();
     for p in patterns {
-        b.add(Glob::new(p).map_err(|e| format!("{p:?} is not a glob: {e}"))?);
+        b.add(Glob::new(p).map_err(|reason| ExcludeError::NotAGlob {
+            pattern: p.clone(),
+            reason,
+        })?);
     }
-    b.build().map_err(|e| e.to_string())
+    b.build().map_err(ExcludeError::TooLarge)
 }
 
 /// Which terms a line holds: exact ones as written, words in any case, each on word boundaries.
@@ -458,6 +474,20 @@ pub fn scan(root: &Path, exclude: &GlobSet, wanted: &[Wanted], threads: usize) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_exclude_pattern_that_is_not_a_glob_is_named() {
+        assert!(exclude_set(&["target".into(), "*.lock".into()]).is_ok());
+        let err = exclude_set(&["ok/**".into(), "src/[".into()]).unwrap_err();
+        assert!(
+            matches!(&err, ExcludeError::NotAGlob { pattern, .. } if pattern == "src/["),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string().starts_with("\"src/[\" is not a glob: "),
+            "{err}"
+        );
+    }
 
     fn texts(text: &str) -> Vec<String> {
         derive_terms(text, &[])

@@ -105,7 +105,7 @@ pub fn extract_session(
 ) -> Result<String> {
     let config = &project.config.learnings;
     let Some(client) = crate::llm::client_for(config, &project.config.providers.claude.path)
-        .map_err(Error::Usage)?
+        .map_err(Error::from)?
     else {
         return Ok("no extraction model is configured".into());
     };

@@ -58,7 +58,7 @@ impl ExtractionClient for ClaudeCliClient {
             .stderr(Stdio::piped())
             .process_group(0)
             .spawn()
-            .map_err(|e| LlmError::Failed(format!("cannot start `{}`: {e}", self.path)))?;
+            .map_err(|e| LlmError::Cli(format!("cannot start `{}`: {e}", self.path)))?;
         let mut stdin = child.stdin.take().expect("piped");
         let input = user.to_string();
         std::thread::spawn(move || {
@@ -77,7 +77,7 @@ impl ExtractionClient for ClaudeCliClient {
         let status = loop {
             if let Some(status) = child
                 .try_wait()
-                .map_err(|e| LlmError::Failed(e.to_string()))?
+                .map_err(|e| LlmError::Cli(format!("cannot wait for `{}`: {e}", self.path)))?
             {
                 break status;
             }
@@ -90,10 +90,10 @@ impl ExtractionClient for ClaudeCliClient {
         };
         let out = reader.join().unwrap_or_default();
         let reply: Value = serde_json::from_str(out.trim()).map_err(|_| {
-            LlmError::Failed(format!("claude exited with {status} and no JSON result"))
+            LlmError::BadReply(format!("claude exited with {status} and no JSON result"))
         })?;
         if reply["is_error"] == true {
-            return Err(LlmError::Failed(format!(
+            return Err(LlmError::Cli(format!(
                 "claude reported an error: {}",
                 reply["result"].as_str().unwrap_or("unknown")
             )));

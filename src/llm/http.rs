@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::LlmError;
+use super::{LlmError, Tries};
 
 /// Longest wait between attempts, whatever `retry-after` asks.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -22,7 +22,7 @@ impl JsonPoster {
         let client = reqwest::blocking::Client::builder()
             .timeout(timeout)
             .build()
-            .map_err(|e| LlmError::Failed(format!("cannot set up HTTP: {e}")))?;
+            .map_err(|e| LlmError::Setup(e.to_string()))?;
         Ok(JsonPoster {
             client,
             max_retries,
@@ -52,7 +52,7 @@ impl JsonPoster {
             for (name, value) in headers {
                 request = request.header(*name, value);
             }
-            let (retryable, error, retry_after) = match request.send() {
+            let error = match request.send() {
                 Ok(response) => {
                     let status = response.status();
                     let retry_after = response
@@ -63,50 +63,91 @@ impl JsonPoster {
                     let text = read_body(response);
                     if status.is_success() {
                         return serde_json::from_str(&text).map_err(|_| {
-                            LlmError::Failed(format!(
+                            LlmError::BadReply(format!(
                                 "{url} answered {status} with a body that is not JSON"
                             ))
                         });
                     }
-                    let code = status.as_u16();
-                    let retryable = code == 429 || code >= 500;
                     let message = serde_json::from_str::<Value>(&text)
                         .ok()
                         .and_then(|v| v["error"]["message"].as_str().map(String::from))
                         .unwrap_or_else(|| text.chars().take(200).collect());
-                    (
-                        retryable,
-                        format!("{url} answered {status}: {message}"),
+                    LlmError::Http {
+                        url: url.to_string(),
+                        status: status.as_u16(),
+                        message,
                         retry_after,
-                    )
+                        tries: Tries::default(),
+                    }
                 }
-                Err(e) if e.is_timeout() => (
-                    true,
-                    format!("{url} did not answer within {:?}", self.timeout),
-                    None,
-                ),
-                Err(e) => (true, format!("cannot reach {url}: {e}"), None),
+                Err(e) if e.is_timeout() => LlmError::Timeout(self.timeout),
+                Err(e) => LlmError::Transport {
+                    url: url.to_string(),
+                    message: e.to_string(),
+                    tries: Tries::default(),
+                },
             };
-            if !retryable || attempt >= self.max_retries {
-                return Err(LlmError::Failed(if attempt > 0 {
-                    format!("{error} (after {} attempts)", attempt + 1)
-                } else {
-                    error
-                }));
+            let tries = Tries {
+                attempts: attempt + 1,
+                gave_up_after: None,
+            };
+            if !retryable(&error) || attempt >= self.max_retries {
+                return Err(with_tries(error, tries));
             }
-            let wait = retry_after
+            let wait = retry_after(&error)
                 .unwrap_or_else(|| backoff(attempt))
                 .min(MAX_BACKOFF);
             if started.elapsed() + wait >= budget {
-                return Err(LlmError::Failed(format!(
-                    "{error} (gave up after {:.0} s and {} attempts; retried at a later regeneration)",
-                    started.elapsed().as_secs_f64(),
-                    attempt + 1
-                )));
+                let tries = Tries {
+                    gave_up_after: Some(started.elapsed()),
+                    ..tries
+                };
+                return Err(with_tries(error, tries));
             }
             std::thread::sleep(wait);
             attempt += 1;
         }
+    }
+}
+
+/// 429, 5xx (529 included), timeouts and connection failures are worth another attempt.
+fn retryable(error: &LlmError) -> bool {
+    match error {
+        LlmError::Http { status, .. } => *status == 429 || *status >= 500,
+        LlmError::Timeout(_) | LlmError::Transport { .. } => true,
+        LlmError::BadReply(_) | LlmError::Cli(_) | LlmError::Setup(_) => false,
+    }
+}
+
+fn retry_after(error: &LlmError) -> Option<Duration> {
+    match error {
+        LlmError::Http { retry_after, .. } => *retry_after,
+        _ => None,
+    }
+}
+
+/// `error` with the attempts it took recorded (a timeout keeps only its duration).
+fn with_tries(error: LlmError, tries: Tries) -> LlmError {
+    match error {
+        LlmError::Http {
+            url,
+            status,
+            message,
+            retry_after,
+            ..
+        } => LlmError::Http {
+            url,
+            status,
+            message,
+            retry_after,
+            tries,
+        },
+        LlmError::Transport { url, message, .. } => LlmError::Transport {
+            url,
+            message,
+            tries,
+        },
+        other => other,
     }
 }
 
@@ -158,6 +199,44 @@ mod tests {
         assert_eq!(parse_retry_after("NaN"), None);
         assert_eq!(parse_retry_after("-inf"), None);
         assert_eq!(parse_retry_after("soon"), None);
+    }
+
+    #[test]
+    fn throttling_server_errors_and_lost_connections_are_retried_nothing_else() {
+        let http = |status| LlmError::Http {
+            url: "u".into(),
+            status,
+            message: String::new(),
+            retry_after: Some(Duration::from_secs(2)),
+            tries: Tries::default(),
+        };
+        for status in [429, 500, 503, 529] {
+            assert!(retryable(&http(status)), "{status}");
+        }
+        for status in [400, 401, 404] {
+            assert!(!retryable(&http(status)), "{status}");
+        }
+        assert!(retryable(&LlmError::Timeout(Duration::from_secs(1))));
+        let lost = LlmError::Transport {
+            url: "u".into(),
+            message: "reset".into(),
+            tries: Tries::default(),
+        };
+        assert!(retryable(&lost));
+        assert!(!retryable(&LlmError::BadReply("not JSON".into())));
+        assert_eq!(retry_after(&http(429)), Some(Duration::from_secs(2)));
+        assert_eq!(retry_after(&lost), None);
+        let tries = Tries {
+            attempts: 4,
+            gave_up_after: None,
+        };
+        assert!(
+            matches!(with_tries(http(500), tries), LlmError::Http { tries: t, .. } if t == tries)
+        );
+        assert!(matches!(
+            with_tries(LlmError::Timeout(Duration::from_secs(1)), tries),
+            LlmError::Timeout(_)
+        ));
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod claude_work;
 mod config_layers;
 mod database_file;
 mod disk_full;
+mod exit_codes;
 mod extraction_http;
 mod fake_claude_e2e;
 mod groups;

@@ -12,6 +12,11 @@ use super::ModelError;
 /// Words longer than this many characters become `[UNK]`, as in BERT.
 const MAX_WORD_CHARS: usize = 100;
 
+/// A vocabulary without one of the special tokens BERT needs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the vocabulary has no {0}")]
+pub struct MissingToken(pub &'static str);
+
 /// A WordPiece vocabulary and the special tokens' ids.
 pub struct Tokenizer {
     vocab: HashMap<String, u32>,
@@ -33,19 +38,14 @@ impl Tokenizer {
             .enumerate()
             .map(|(i, t)| (t.to_string(), i as u32))
             .collect();
-        Tokenizer::new(vocab, lowercase).map_err(|reason| ModelError::Corrupt {
+        Tokenizer::new(vocab, lowercase).map_err(|e| ModelError::Corrupt {
             path: vocab_path.to_path_buf(),
-            reason,
+            reason: e.to_string(),
         })
     }
 
-    pub fn new(vocab: HashMap<String, u32>, lowercase: bool) -> Result<Tokenizer, String> {
-        let id = |t: &str| {
-            vocab
-                .get(t)
-                .copied()
-                .ok_or_else(|| format!("the vocabulary has no {t}"))
-        };
+    pub fn new(vocab: HashMap<String, u32>, lowercase: bool) -> Result<Tokenizer, MissingToken> {
+        let id = |t: &'static str| vocab.get(t).copied().ok_or(MissingToken(t));
         Ok(Tokenizer {
             cls: id("[CLS]")?,
             sep: id("[SEP]")?,
@@ -187,6 +187,18 @@ mod tests {
             true,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_vocabulary_without_a_special_token_says_which() {
+        let vocab = ["[PAD]", "[UNK]", "[CLS]", "run"]
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.to_string(), i as u32))
+            .collect();
+        let err = Tokenizer::new(vocab, true).err().expect("no [SEP]");
+        assert_eq!(err, MissingToken("[SEP]"));
+        assert_eq!(err.to_string(), "the vocabulary has no [SEP]");
     }
 
     #[test]
