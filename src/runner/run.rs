@@ -756,9 +756,9 @@ fn record(
         }
         if !waiting {
             ui.warn(&format!(
-                "task {} {status}, but the disk is full ({e}); waiting for free space to record it — \
-                 Ctrl-C leaves it in .gza/logs/{}.outcome.json for the next `gza work`",
-                task.id, task.id
+                "task {} {status}, but the disk is full ({e}); waiting for free space to record it \
+                 (Ctrl-C stops waiting)",
+                task.id
             ));
             waiting = true;
         }
