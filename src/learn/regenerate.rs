@@ -219,10 +219,16 @@ pub fn regenerate(
     let (edits, mut seen, unreadable) = take_in_edits(project, store, options.dry_run)?;
     report.edits = edits;
 
-    // 2. Extract the tasks in the window that have not been extracted yet.
-    let window = store.learnings_window(options.window)?;
+    // 2. Extract the tasks in the window that have not been extracted yet, and every task
+    // counted since the last regeneration even when more completed than the window holds
+    // (a slow regeneration under `--parallel`), so no counted task falls out unextracted.
+    let scope_size = i64::from(options.window)
+        .max(consumed)
+        .min(i64::from(u32::MAX)) as u32;
+    let scope = store.learnings_window(scope_size)?;
+    let window = &scope[..scope.len().min(options.window as usize)];
     // Oldest first, so the first wording of a lesson stands and later ones confirm it.
-    let missing: Vec<&WindowTask> = window
+    let missing: Vec<&WindowTask> = scope
         .iter()
         .rev()
         .filter(|t| options.extract && !t.extracted)
