@@ -3,17 +3,20 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::Instant;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
+use super::backoff::{self, CallsMade};
 use super::extract::{self, Extraction};
 use super::items;
 use super::rank::Ranker;
 use super::view::{self, ParsedView};
 use crate::error::{Error, Result};
 use crate::learning::Learning;
-use crate::llm::ExtractionClient;
+use crate::llm::{ExtractionClient, LlmError};
 use crate::project::Project;
-use crate::store::{FileEdits, Store, Taught, VersionRecord, WindowTask};
+use crate::store::{ExtractionBackoff, FileEdits, Store, Taught, VersionRecord, WindowTask};
 
 /// Files larger than this are not a learnings file a person wrote; they are backed up and replaced.
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -29,6 +32,9 @@ pub struct Options {
     /// Extract the window's tasks that are not yet (false: only take in edits and rewrite the
     /// file, as after `gza learnings add`; the regeneration counter is left alone).
     pub extract: bool,
+    /// Make no extraction call while the endpoint is backing off (automatic regenerations);
+    /// false when a person asked for this one.
+    pub respect_backoff: bool,
 }
 
 impl Options {
@@ -38,6 +44,7 @@ impl Options {
             window,
             dry_run: false,
             extract: false,
+            respect_backoff: true,
         }
     }
 }
@@ -50,12 +57,38 @@ pub struct Report {
     /// Tasks that needed an extraction call (made, or planned in a dry run).
     pub calls: Vec<i64>,
     /// Extraction failures (the task is tried again next time).
-    pub failures: Vec<(i64, String)>,
+    pub failures: Vec<(i64, ExtractionError)>,
+    /// Tasks no call was started for before the extraction deadline; still counted towards the
+    /// next regeneration, which extracts them.
+    pub deferred: Vec<i64>,
+    /// The extraction deadline this regeneration had.
+    pub deadline: Duration,
+    /// Set when no call was made because the endpoint is backing off (as recorded).
+    pub backing_off: Option<ExtractionBackoff>,
+    /// Set when this regeneration's calls all failed: the back-off now recorded.
+    pub backoff_started: Option<ExtractionBackoff>,
     /// The person's edits taken from the file.
     pub edits: FileEdits,
     /// Learnings re-confirmed by a newly extracted one instead of being added twice.
     pub confirmed: usize,
     pub backup: Option<String>,
+}
+
+/// Why one task's extraction call gave no answer.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ExtractionError {
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error("the extraction call panicked")]
+    Panicked,
+}
+
+/// What became of one task's extraction.
+enum Outcome {
+    Extracted(Extraction),
+    Failed(ExtractionError),
+    /// Not started: the deadline passed (or gza was asked to stop) first.
+    Deferred,
 }
 
 /// An exclusive lock on `.gza/learnings.lock`, held (by keeping the file open) while the
@@ -222,10 +255,8 @@ pub fn regenerate(
     // 2. Extract the tasks in the window that have not been extracted yet, and every task
     // counted since the last regeneration even when more completed than the window holds
     // (a slow regeneration under `--parallel`), so no counted task falls out unextracted.
-    let scope_size = i64::from(options.window)
-        .max(consumed)
-        .min(i64::from(u32::MAX)) as u32;
-    let scope = store.learnings_window(scope_size)?;
+    let owed = consumed.clamp(0, i64::from(u32::MAX)) as u32;
+    let scope = store.learnings_scope(options.window, owed)?;
     let window = &scope[..scope.len().min(options.window as usize)];
     // Oldest first, so the first wording of a lesson stands and later ones confirm it.
     let missing: Vec<&WindowTask> = scope
@@ -238,27 +269,56 @@ pub fn regenerate(
         window_tasks: window.len() as i64,
         ..VersionRecord::default()
     };
-    let results = extract_all(
-        client,
-        &missing,
-        sections,
-        project.config.learnings.concurrency,
-        options.dry_run,
-    );
+    // A failing endpoint is left alone for a while by automatic regenerations.
+    let now = chrono::Utc::now();
+    let backoff_state = match client {
+        Some(_) if options.extract && !missing.is_empty() => store.extraction_backoff()?,
+        _ => ExtractionBackoff::default(),
+    };
+    report.backing_off = backoff::active_until(&backoff_state, now)
+        .filter(|_| options.respect_backoff)
+        .map(|_| backoff_state.clone());
+    let calling = client.filter(|_| report.backing_off.is_none());
+    report.deadline = Duration::from_secs(project.config.learnings.extraction_deadline_seconds);
+    let results = match calling.filter(|_| !options.dry_run) {
+        Some(calling) => extract_all(
+            calling,
+            &missing,
+            sections,
+            project.config.learnings.concurrency,
+            started + report.deadline,
+        ),
+        None => missing
+            .iter()
+            .map(|t| Outcome::Extracted(extract::from_agent(t, sections)))
+            .collect(),
+    };
+    let mut calls = CallsMade::default();
     let mut known = store.learnings(true)?;
     let mut preview: Vec<Learning> = Vec::new();
     for (task, result) in missing.iter().zip(results) {
-        if client.is_some() {
+        if calling.is_some() && !matches!(result, Outcome::Deferred) {
             report.calls.push(task.id);
         }
         let (ex, extracted) = match result {
-            Ok(ex) => (ex, true),
-            Err(message) => {
+            // Backing off: the agent's own list stands in until a call is made again.
+            Outcome::Extracted(ex) if client.is_some() && calling.is_none() => (ex, false),
+            Outcome::Extracted(ex) => {
+                calls.succeeded += usize::from(ex.llm_call);
+                (ex, true)
+            }
+            Outcome::Failed(error) => {
+                calls.failed += 1;
+                calls.last_error = Some(error.to_string());
                 report.record.llm_calls += 1;
-                report.failures.push((task.id, message));
+                report.failures.push((task.id, error));
                 // Not marked extracted, so the call is tried again next time; meanwhile the
                 // agent's own list stands in (the retry re-confirms rather than repeats it).
                 (extract::from_agent(task, sections), false)
+            }
+            Outcome::Deferred => {
+                report.deferred.push(task.id);
+                continue;
             }
         };
         report.record.llm_calls += i64::from(ex.llm_call);
@@ -298,6 +358,14 @@ pub fn regenerate(
             }
         }
     }
+    if !options.dry_run
+        && let Some(next) = backoff::after(&backoff_state, &calls, now)
+    {
+        store.set_extraction_backoff(&next)?;
+        report.backoff_started = next.until.is_some().then_some(next);
+    }
+    // Tasks left by the deadline stay counted, so the next regeneration comes for them.
+    let consumed = (consumed - report.deferred.len() as i64).max(0);
     if let Some(ranker) = ranker
         && !options.dry_run
     {
@@ -373,6 +441,36 @@ pub fn regenerate(
     )))
 }
 
+/// What a person should know about the extraction calls of `report`: tasks left by the
+/// deadline, calls skipped while the endpoint backs off, a back-off that starts now.
+pub fn extraction_notes(report: &Report) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !report.deferred.is_empty() {
+        let ids: Vec<String> = report.deferred.iter().map(|i| i.to_string()).collect();
+        notes.push(format!(
+            "extraction stopped at its {} s deadline (learnings.extraction_deadline_seconds); tasks {} are left for the next regeneration",
+            report.deadline.as_secs(),
+            ids.join(", ")
+        ));
+    }
+    if let Some(b) = &report.backing_off {
+        notes.push(format!(
+            "no extraction calls: the endpoint failed in {} regeneration(s) in a row ({}); automatic regenerations leave it alone until {}, `gza learnings update` tries now",
+            b.failures,
+            b.last_error.as_deref().unwrap_or("no answer"),
+            b.until.as_deref().unwrap_or("-")
+        ));
+    }
+    if let Some(b) = &report.backoff_started {
+        notes.push(format!(
+            "every extraction call failed; automatic regenerations make no call until {} ({} failed regeneration(s) in a row)",
+            b.until.as_deref().unwrap_or("-"),
+            b.failures
+        ));
+    }
+    notes
+}
+
 fn fill_counts(record: &mut VersionRecord, before: &[i64], after: &[i64]) {
     record.items = after.len() as i64;
     record.added = after.iter().filter(|i| !before.contains(i)).count() as i64;
@@ -387,41 +485,43 @@ fn merge_edits(into: &mut FileEdits, more: FileEdits) {
     into.restored.extend(more.restored);
 }
 
-/// Run the extractions, at most `concurrency` at once. In a dry run no call is made: the agent's
-/// own list previews what would be learned.
+/// Run the extractions, at most `concurrency` at once, starting none after `deadline` (or once
+/// gza is asked to stop): those are [`Outcome::Deferred`]. A call under way when the deadline
+/// passes runs to its own bound (twice `learnings.timeout_seconds`).
 fn extract_all(
-    client: Option<&dyn ExtractionClient>,
+    client: &dyn ExtractionClient,
     tasks: &[&WindowTask],
     sections: &[String],
     concurrency: u32,
-    dry_run: bool,
-) -> Vec<Result<Extraction, String>> {
-    let Some(client) = client.filter(|_| !dry_run) else {
-        return tasks
-            .iter()
-            .map(|t| Ok(extract::from_agent(t, sections)))
-            .collect();
-    };
-    let mut results = Vec::with_capacity(tasks.len());
-    for chunk in tasks.chunks(concurrency.max(1) as usize) {
-        let chunk_results: Vec<Result<Extraction, String>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = chunk
-                .iter()
-                .map(|t| {
-                    scope.spawn(move || {
-                        extract::with_llm(client, t, sections).map_err(|e| e.to_string())
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err("extraction panicked".into()))
-                })
-                .collect()
-        });
-        results.extend(chunk_results);
-    }
-    results
+    deadline: Instant,
+) -> Vec<Outcome> {
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<Outcome>>> = tasks.iter().map(|_| Mutex::new(None)).collect();
+    let workers = (concurrency.max(1) as usize).min(tasks.len());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while Instant::now() < deadline && !crate::process::stop_requested() {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(task) = tasks.get(i) else { break };
+                    let call =
+                        std::panic::AssertUnwindSafe(|| extract::with_llm(client, task, sections));
+                    let outcome = match std::panic::catch_unwind(call) {
+                        Ok(Ok(ex)) => Outcome::Extracted(ex),
+                        Ok(Err(e)) => Outcome::Failed(e.into()),
+                        Err(_) => Outcome::Failed(ExtractionError::Panicked),
+                    };
+                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|s| {
+            s.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or(Outcome::Deferred)
+        })
+        .collect()
 }
