@@ -878,6 +878,14 @@ fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
         )?;
         if report.calls.is_empty() {
             writeln!(out, "Extraction calls: none needed")?;
+            if !report.planned.is_empty() {
+                let ids: Vec<String> = report.planned.iter().map(|i| i.to_string()).collect();
+                writeln!(
+                    out,
+                    "Would take in the agents' own learnings from tasks {}",
+                    ids.join(", ")
+                )?;
+            }
         } else {
             let ids: Vec<String> = report.calls.iter().map(|i| i.to_string()).collect();
             writeln!(

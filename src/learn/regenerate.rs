@@ -56,6 +56,8 @@ pub struct Report {
     pub record: VersionRecord,
     /// Tasks that needed an extraction call (made, or planned in a dry run).
     pub calls: Vec<i64>,
+    /// In a dry run: every task the plan extracts (by a call, or from the agent's own list).
+    pub planned: Vec<i64>,
     /// Extraction failures (the task is tried again next time).
     pub failures: Vec<(i64, ExtractionError)>,
     /// Tasks no call was started for before the extraction deadline; still counted towards the
@@ -405,6 +407,7 @@ fn preview(
     let sections = &project.config.learnings.sections;
     let known = store.learnings(true)?;
     let mut preview: Vec<Learning> = Vec::new();
+    report.planned = plan.extract.iter().map(|t| t.id).collect();
     for task in &plan.extract {
         if plan.source == Source::Model {
             report.calls.push(task.id);

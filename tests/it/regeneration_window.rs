@@ -232,3 +232,63 @@ fn a_dead_endpoint_is_backed_off_after_one_regeneration() {
     assert!(log.contains("no extraction calls"), "{log}");
     assert_eq!(backoff_json(&p)["failures"], 1, "the second made no call");
 }
+
+#[test]
+fn a_dry_run_prints_the_plan_and_changes_nothing() {
+    let server = FakeAnthropic::start_with_default(
+        Vec::new(),
+        Reply::text("- [General] Never asked in a dry run"),
+    )
+    .without_side_messages();
+    let mut p = extracting_project(
+        &server.url(),
+        "cat > /dev/null\nprintf 'Done.\\n## Learnings\\n- Run make check before pushing\\n'\n",
+        "  regenerate_every: 100\n",
+    );
+    p.add(&["first", "--type", "explore"]);
+    p.add(&["second", "--type", "explore"]);
+    p.ok(&["work", "--all"]);
+    std::fs::write(
+        p.path(".gza/learnings.md"),
+        "## General\n- Mine, typed by hand\n",
+    )
+    .unwrap();
+    let before = std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap();
+
+    let out = p.ok(&["learnings", "update", "--dry-run"]);
+    assert!(out.contains("Dry run: nothing was written."), "{out}");
+    assert!(
+        out.contains("Extraction calls it would make (anthropic, haiku): tasks 1, 2"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Would add your line: Mine, typed by hand"),
+        "{out}"
+    );
+    assert!(out.contains("- Run make check before pushing"), "{out}");
+    assert!(server.message_requests().is_empty(), "no call in a dry run");
+    assert_eq!(
+        std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap(),
+        before
+    );
+    assert_eq!(count(&p, "SELECT COUNT(*) FROM learnings"), 0);
+    assert_eq!(extracted(&p), 0);
+
+    // Without a model the plan takes the agents' own lists.
+    p.set_env("ANTHROPIC_API_KEY", "");
+    p.config(
+        &std::fs::read_to_string(p.path("gza.yaml"))
+            .unwrap()
+            .replace(
+                "extraction_provider: anthropic",
+                "extraction_provider: none",
+            ),
+    );
+    let out = p.ok(&["learnings", "update", "--dry-run"]);
+    assert!(out.contains("Extraction calls: none needed"), "{out}");
+    assert!(
+        out.contains("Would take in the agents' own learnings from tasks 1, 2"),
+        "{out}"
+    );
+    assert_eq!(count(&p, "SELECT COUNT(*) FROM learnings"), 0);
+}
