@@ -163,6 +163,8 @@ pub struct LearningsConfig {
     pub timeout_seconds: u64,
     pub max_retries: u32,
     pub concurrency: u32,
+    /// How long one regeneration starts extraction calls; tasks left then wait for the next.
+    pub extraction_deadline_seconds: u64,
     pub sections: Vec<String>,
     /// Which learnings a task is given.
     pub inject: InjectMode,
@@ -224,6 +226,7 @@ impl Default for LearningsConfig {
             timeout_seconds: 60,
             max_retries: 3,
             concurrency: 4,
+            extraction_deadline_seconds: 120,
             sections: DEFAULT_SECTIONS.iter().map(|s| s.to_string()).collect(),
             inject: InjectMode::File,
             recall: 5,
@@ -435,6 +438,11 @@ impl Config {
         if !(1..=MAX_LLM_TIMEOUT_SECONDS).contains(&l.timeout_seconds) {
             return Err(bad(format!(
                 "learnings.timeout_seconds must be between 1 and {MAX_LLM_TIMEOUT_SECONDS}"
+            )));
+        }
+        if !(1..=MAX_LLM_TIMEOUT_SECONDS).contains(&l.extraction_deadline_seconds) {
+            return Err(bad(format!(
+                "learnings.extraction_deadline_seconds must be between 1 and {MAX_LLM_TIMEOUT_SECONDS}"
             )));
         }
         let uses_docker = ProviderKind::ALL

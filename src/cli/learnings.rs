@@ -861,6 +861,8 @@ fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
             window,
             dry_run: args.dry_run,
             extract: true,
+            // A person asked: try the endpoint now, even while it is backing off.
+            respect_backoff: false,
         },
     )?;
     if std::io::stderr().is_terminal() && !args.dry_run {
@@ -876,6 +878,14 @@ fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
         )?;
         if report.calls.is_empty() {
             writeln!(out, "Extraction calls: none needed")?;
+            if !report.planned.is_empty() {
+                let ids: Vec<String> = report.planned.iter().map(|i| i.to_string()).collect();
+                writeln!(
+                    out,
+                    "Would take in the agents' own learnings from tasks {}",
+                    ids.join(", ")
+                )?;
+            }
         } else {
             let ids: Vec<String> = report.calls.iter().map(|i| i.to_string()).collect();
             writeln!(
@@ -959,6 +969,13 @@ fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
             output::paint(output::YELLOW, "warning:")
         )?;
     }
+    for note in regenerate::extraction_notes(&report) {
+        writeln!(
+            output::stderr(),
+            "{} {note}",
+            output::paint(output::YELLOW, "warning:")
+        )?;
+    }
     Ok(())
 }
 
@@ -1008,6 +1025,8 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         .collect();
     let failing = store.failing_learnings()?;
     let now = chrono::Utc::now();
+    let backoff = store.extraction_backoff()?;
+    let backing_off = crate::learn::backoff::active_until(&backoff, now);
     let decayed: Vec<Learning> = store
         .learnings(false)?
         .into_iter()
@@ -1028,6 +1047,12 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
             "totals": totals,
             "most_injected": most.iter().map(|(id, text, n)| serde_json::json!({"id": label(*id), "text": text, "injected": n})).collect::<Vec<_>>(),
             "metadata": meta,
+            "extraction_backoff": serde_json::json!({
+                "active": backing_off.is_some(),
+                "failures": backoff.failures,
+                "until": backoff.until,
+                "last_error": backoff.last_error,
+            }),
             "regenerate_every": config.regenerate_every,
             "window_size": config.window_size,
             "lifecycle": {
@@ -1055,6 +1080,15 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     };
     writeln!(out, "Enabled:            {}", config.enabled)?;
     writeln!(out, "Extraction:         {provider}")?;
+    if backing_off.is_some() {
+        writeln!(
+            out,
+            "  backing off:      no automatic extraction call until {} ({} failed regeneration(s) in a row: {}); `gza learnings update` tries now",
+            backoff.until.as_deref().unwrap_or("-"),
+            backoff.failures,
+            output::one_line(backoff.last_error.as_deref().unwrap_or("no answer"), 80)
+        )?;
+    }
     writeln!(
         out,
         "Learnings:          {} active, {} drafts, {} archived",

@@ -4,6 +4,7 @@
 //! source); a regeneration merges the learnings of the window of recent tasks with the user's
 //! pinned lines and renders `.gza/learnings.md` deterministically.
 
+pub mod backoff;
 pub mod dedupe;
 pub mod embed;
 pub mod evidence;
@@ -310,6 +311,7 @@ fn regenerate_and_log(
         window: project.config.learnings.window_size,
         dry_run: false,
         extract: true,
+        respect_backoff: true,
     };
     let ranker = rank::Ranker::load(project);
     match regenerate::regenerate(project, store, client, Some(&ranker), options) {
@@ -319,6 +321,9 @@ fn regenerate_and_log(
                     project,
                     &format!("task {id}: extraction failed ({err}); it is tried again next time"),
                 );
+            }
+            for line in regenerate::extraction_notes(&report) {
+                log(project, &line);
             }
             log(
                 project,
@@ -331,6 +336,14 @@ fn regenerate_and_log(
                     report.record.llm_calls
                 ),
             );
+        }
+        Err(crate::error::Error::Busy(_)) => {
+            // The running one counts these tasks too; validating beside it would race it.
+            log(
+                project,
+                "regeneration skipped: another is running; the tasks stay counted for the next",
+            );
+            return;
         }
         Err(e) => log(project, &format!("regeneration failed: {e}")),
     }

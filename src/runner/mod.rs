@@ -142,10 +142,13 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
     // for later (it writes through a lock and a rename, so stopping it loses nothing).
     let pending = regenerations.into_inner().expect("regeneration list lock");
     if pending.iter().any(|h| !h.is_finished()) {
-        ui.warn(
-            "waiting for the learnings regeneration (extraction calls to the model) to finish; \
-             Ctrl-C leaves it for later",
-        );
+        let learnings = &project.config.learnings;
+        ui.warn(&format!(
+            "waiting for the learnings regeneration (extraction calls to the model; none starts after {} s, \
+             one takes at most {} s) to finish; Ctrl-C leaves it for later",
+            learnings.extraction_deadline_seconds,
+            learnings.timeout_seconds.saturating_mul(2)
+        ));
     }
     for handle in pending {
         while !handle.is_finished() && !process::stop_requested() {

@@ -682,6 +682,38 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The last `window` completed tasks, and with them the last `owed` completed tasks not
+    /// extracted yet (those counted since the last regeneration, however many completed since),
+    /// newest first. The first `window` rows are the window.
+    pub fn learnings_scope(&self, window: u32, owed: u32) -> Result<Vec<WindowTask>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT t.id, t.prompt, t.task_type, t.output, e.task_id IS NOT NULL FROM tasks t \
+                 LEFT JOIN learning_extractions e ON e.task_id = t.id \
+                 WHERE t.id IN (SELECT id FROM tasks WHERE status = 'completed' AND skip_learnings = 0 \
+                                ORDER BY completed_at DESC, id DESC LIMIT ?1) \
+                    OR t.id IN (SELECT u.id FROM tasks u LEFT JOIN learning_extractions x ON x.task_id = u.id \
+                                WHERE u.status = 'completed' AND u.skip_learnings = 0 AND x.task_id IS NULL \
+                                ORDER BY u.completed_at DESC, u.id DESC LIMIT ?2) \
+                 ORDER BY t.completed_at DESC, t.id DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([window, owed], |r| {
+                Ok(WindowTask {
+                    id: r.get(0)?,
+                    prompt: r.get(1)?,
+                    task_type: r.get(2)?,
+                    output: r.get(3)?,
+                    extracted: r.get(4)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
     /// Store what a task taught (new learnings, or confirmations of existing ones), in one
     /// transaction, and mark the task extracted unless `extracted` is None (a stand-in taken from
     /// the agent's own list while the model call is to be tried again). Returns the new ids.

@@ -2,6 +2,7 @@
 //!
 //! Nothing in here knows about the command line.
 
+mod extraction_backoff;
 mod imports;
 mod learnings;
 mod leases;
@@ -17,6 +18,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::error::{Error, Result};
 
+pub use extraction_backoff::ExtractionBackoff;
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
     FileEdits, LearningEdit, LearningsMetadata, LearningsTotals, RankRow, Source, Taught,

@@ -20,6 +20,7 @@ mod learnings;
 mod lifecycle;
 mod limits;
 mod ranker;
+mod regeneration_window;
 mod review_loop;
 mod sandbox;
 mod scale;
