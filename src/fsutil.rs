@@ -5,9 +5,13 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 /// Write `bytes` to `path` through a `.partial` file and a rename, so a crash never leaves half a file.
+/// The partial file's name is this writer's own (process and a counter), so two writers of one
+/// path (two validations rewriting expertise.yaml, say) never rename each other's file away.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
+    partial.push(format!(".partial-{}-{n}", std::process::id()));
     let partial = std::path::PathBuf::from(partial);
     let write = || -> std::io::Result<()> {
         use std::io::Write;
@@ -15,8 +19,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         f.write_all(bytes)?;
         f.sync_all()
     };
-    write().map_err(|e| Error::io(&partial, "write", e))?;
-    std::fs::rename(&partial, path).map_err(|e| Error::io(path, "replace", e))
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&partial);
+        return Err(Error::io(&partial, "write", e));
+    }
+    std::fs::rename(&partial, path).map_err(|e| {
+        let _ = std::fs::remove_file(&partial);
+        Error::io(path, "replace", e)
+    })
 }
 
 /// Append one line to a log file under `.gza/logs/`, creating it; failures are ignored, since
@@ -103,5 +113,25 @@ mod tests {
         assert!(e.to_string().contains("not a regular file"), "{e}");
         let eio = std::io::Error::from_raw_os_error(libc::EIO);
         assert!(!read_refused(dir.path(), eio).is_user_error());
+    }
+
+    #[test]
+    fn two_writers_of_one_path_never_take_each_others_partial_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("expertise.yaml");
+        std::thread::scope(|scope| {
+            for who in [b'a', b'b'] {
+                let path = &path;
+                scope.spawn(move || {
+                    for _ in 0..200 {
+                        write_atomically(path, &[who; 4096]).unwrap();
+                    }
+                });
+            }
+        });
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "partial files left behind");
+        let text = std::fs::read(&path).unwrap();
+        assert!(text == [b'a'; 4096] || text == [b'b'; 4096]);
     }
 }

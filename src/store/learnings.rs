@@ -656,32 +656,6 @@ impl Store {
         })
     }
 
-    /// The last `limit` completed tasks that do not skip learnings, newest first.
-    pub fn learnings_window(&self, limit: u32) -> Result<Vec<WindowTask>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT t.id, t.prompt, t.task_type, t.output, e.task_id IS NOT NULL FROM tasks t \
-                 LEFT JOIN learning_extractions e ON e.task_id = t.id \
-                 WHERE t.status = 'completed' AND t.skip_learnings = 0 \
-                 ORDER BY t.completed_at DESC, t.id DESC LIMIT ?1",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([limit], |r| {
-                Ok(WindowTask {
-                    id: r.get(0)?,
-                    prompt: r.get(1)?,
-                    task_type: r.get(2)?,
-                    output: r.get(3)?,
-                    extracted: r.get(4)?,
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
-    }
-
     /// The last `window` completed tasks, and with them the last `owed` completed tasks not
     /// extracted yet (those counted since the last regeneration, however many completed since),
     /// newest first. The first `window` rows are the window.
