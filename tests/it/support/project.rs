@@ -260,8 +260,16 @@ impl TestProject {
             .success()
     }
 
-    /// Write gza.yaml.
+    /// Write gza.yaml as the person who owns the project would: and trust what it sets (an
+    /// agent command, say), as they would with `gza trust --yes`. A file gza cannot read is left
+    /// untrusted: the next command reports it.
     pub fn config(&self, yaml: &str) {
+        self.config_untrusted(yaml);
+        let _ = self.command(&["trust", "--yes"]).output();
+    }
+
+    /// Write gza.yaml as a repository the person cloned would bring it: not trusted.
+    pub fn config_untrusted(&self, yaml: &str) {
         std::fs::write(self.path("gza.yaml"), yaml).unwrap();
     }
 
