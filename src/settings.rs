@@ -240,7 +240,13 @@ pub fn load(root: &Path) -> Result<Effective> {
         }
     }
     layers.push(project);
-    layers.extend(read_layer(&root.join(LOCAL_FILE), false)?);
+    // The personal layer is the person's only while the repository does not track it: one
+    // that came with a clone (or a merged branch) is the repository's, and is not read.
+    let local = read_layer(&root.join(LOCAL_FILE), false)?;
+    let local_committed = local.is_some() && is_tracked(root, LOCAL_FILE);
+    if !local_committed {
+        layers.extend(local);
+    }
 
     let mut merged = defaults.clone();
     let mut sources: BTreeMap<String, Source> = BTreeMap::new();
@@ -319,11 +325,14 @@ pub fn load(root: &Path) -> Result<Effective> {
         _ => false,
     };
     let from_project = |key: &str| matches!(values.get(key), Some((_, Source::File { path, .. })) if path == &project_file);
-    let ignored = untrusted
+    let mut ignored: Vec<String> = untrusted
         .iter()
         .filter(|(key, why)| *why != Sensitive::OutsidePath && !overridden(key))
         .map(|(key, _)| key.clone())
         .collect();
+    if local_committed {
+        ignored.push(format!("{LOCAL_FILE} (committed to the repository)"));
+    }
     let confined = untrusted
         .iter()
         .filter(|(key, why)| *why == Sensitive::OutsidePath && from_project(key))
@@ -336,6 +345,36 @@ pub fn load(root: &Path) -> Result<Effective> {
         ignored,
         confined,
     })
+}
+
+/// The one line that says what was ignored for want of trust, and what to do.
+pub fn ignored_notice(ignored: &[String]) -> String {
+    let (local, settings): (Vec<&String>, Vec<&String>) =
+        ignored.iter().partition(|k| k.starts_with(LOCAL_FILE));
+    let mut parts = Vec::new();
+    if !settings.is_empty() {
+        let names: Vec<String> = settings.iter().map(|s| s.to_string()).collect();
+        let names = match names.as_slice() {
+            [one] => one.clone(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+            [] => String::new(),
+        };
+        parts.push(format!(
+            "{PROJECT_FILE} sets {names}, which gza ignores until you trust them: `gza trust` shows them"
+        ));
+    }
+    if !local.is_empty() {
+        parts.push(format!(
+            "{LOCAL_FILE} is committed to the repository, so it is not yours and gza ignores it: \
+             `git rm --cached {LOCAL_FILE}` makes it yours"
+        ));
+    }
+    parts.join("; ")
+}
+
+/// Whether git tracks `name` in the repository holding `root` (false outside a repository).
+fn is_tracked(root: &Path, name: &str) -> bool {
+    crate::git::succeeds(root, &["ls-files", "--error-unmatch", "--", name])
 }
 
 /// Remove the value at a dotted path (and mappings it leaves empty).

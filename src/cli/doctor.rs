@@ -146,8 +146,8 @@ fn trust_state(out: &mut impl Write, project: &crate::project::Project) -> std::
     } else {
         writeln!(
             out,
-            "Trust: gza.yaml sets {}, ignored until you run `gza trust`",
-            output::list_and(&project.ignored_settings)
+            "Trust: {}",
+            crate::settings::ignored_notice(&project.ignored_settings)
         )
     }
 }

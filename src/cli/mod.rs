@@ -152,9 +152,9 @@ impl Context {
         {
             let _ = writeln!(
                 output::stderr(),
-                "{} gza.yaml sets {}, which gza ignores until you trust them: `gza trust` shows them",
+                "{} {}",
                 output::paint(output::YELLOW, "warning:"),
-                output::list_and(&project.ignored_settings),
+                crate::settings::ignored_notice(&project.ignored_settings),
             );
         }
         Ok(project)

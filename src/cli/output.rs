@@ -29,15 +29,6 @@ pub fn paint(style: Style, text: impl std::fmt::Display) -> String {
 }
 
 /// The colour of a status word.
-/// `a`, `a and b`, `a, b and c`.
-pub fn list_and(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
-}
-
 pub fn status_style(status: TaskStatus) -> Style {
     match status {
         TaskStatus::Pending => DIM,

@@ -361,7 +361,10 @@ fn claude_in_bwrap_does_its_job_and_sees_no_host_secret() {
         .iter()
         .map(|r| r.all_text())
         .collect();
-    assert!(sent.contains("ANTHROPIC_BASE_URL="), "the env listing reached the model");
+    assert!(
+        sent.contains("ANTHROPIC_BASE_URL="),
+        "the env listing reached the model"
+    );
     assert!(!sent.contains("host-secret-a91f"), "{sent}");
     assert!(!sent.contains("MY_SECRET_TOKEN"), "{sent}");
 }

@@ -139,7 +139,7 @@ fn a_cloned_gza_yaml_cannot_direct_the_persons_key_or_widen_the_environment() {
     let doctor = p.run(&["doctor"]);
     assert!(
         doctor.stdout.contains(
-            "Trust: gza.yaml sets learnings.api_key_env, learnings.base_url and sandbox_env, ignored until you run `gza trust`"
+            "Trust: gza.yaml sets learnings.api_key_env, learnings.base_url and sandbox_env, which gza ignores until you trust them: `gza trust` shows them"
         ),
         "{doctor}"
     );
@@ -195,4 +195,37 @@ fn doctor_says_what_a_sandboxed_agent_sees() {
         doctor.stdout.contains("not .gza/ (the database, logs"),
         "{doctor}"
     );
+}
+
+/// A `gza.local.yaml` the repository tracks came with the clone (or a merged branch): it is not
+/// the person's, so it is not read at all.
+#[test]
+fn a_committed_local_settings_file_is_not_the_persons() {
+    let marks = tempfile::tempdir().unwrap();
+    let mark = marks.path().join("ran");
+    let p = TestProject::in_git_repo();
+    std::fs::write(
+        p.path("gza.local.yaml"),
+        command_yaml(&format!(
+            "cat > /dev/null; touch {}; echo ran",
+            mark.display()
+        )),
+    )
+    .unwrap();
+    p.git(&["add", "--force", "gza.local.yaml"]);
+    p.git(&["commit", "--quiet", "-m", "a personal file, committed"]);
+    p.add(&["explore", "--type", "explore"]);
+    let run = p.run(&["work"]);
+    assert!(!mark.exists(), "a committed gza.local.yaml ran its command");
+    assert!(
+        run.stderr.contains(
+            "gza.local.yaml is committed to the repository, so it is not yours and gza ignores it"
+        ),
+        "{run}"
+    );
+    // Untracked, it is the person's again.
+    p.git(&["rm", "--cached", "--quiet", "gza.local.yaml"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(mark.exists());
 }
