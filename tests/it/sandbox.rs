@@ -262,6 +262,9 @@ fn which(tool: &str) -> std::path::PathBuf {
         .unwrap_or_else(|| panic!("{tool} on PATH"))
 }
 
+/// The real Claude Code CLI in bubblewrap reaches its (fake) API and writes its file, which gza
+/// commits; its writes to HOME and the database are refused; a secret in gza's environment is
+/// not in its: its `env` goes back to the model without it.
 #[test]
 fn claude_in_bwrap_does_its_job_and_cannot_write_home_or_the_database() {
     use crate::support::claude::claude_bin;
@@ -279,12 +282,13 @@ fn claude_in_bwrap_does_its_job_and_cannot_write_home_or_the_database() {
         p.set_env(k, &v);
     }
     p.set_env("CLAUDE_CODE_MAX_RETRIES", "0");
+    p.set_env("MY_SECRET_TOKEN", "host-secret-a91f");
     let (home, root) = (
         p.home().display().to_string(),
         p.root().display().to_string(),
     );
     server.push(ClaudeReply::bash(format!(
-        "echo x > {home}/pwned-home; echo x >> {root}/.gza/gza.db; echo tried"
+        "env | sort; echo x > {home}/pwned-home; echo x >> {root}/.gza/gza.db; echo tried"
     )));
     server.push(ClaudeReply::write_file(
         p.path(".gza/worktrees/1-add-notes/notes.txt")
@@ -308,63 +312,12 @@ fn claude_in_bwrap_does_its_job_and_cannot_write_home_or_the_database() {
         2,
         "{tool_result}"
     );
-}
-
-/// The real Claude Code CLI in bubblewrap: it reaches its (fake) API, writes its file, which
-/// gza commits; its writes to HOME, the project and the database are refused; and a secret in
-/// gza's environment never reaches it: its `env` shows none, so none reaches the model.
-#[test]
-fn claude_in_bwrap_does_its_job_and_sees_no_host_secret() {
-    use crate::support::fake_anthropic::{FakeAnthropic, Reply as ClaudeReply};
-    let claude = crate::support::claude::claude_bin().expect("claude is installed");
-    let server = FakeAnthropic::start(Vec::new());
-    let mut p = TestProject::in_git_repo();
-    p.config(&format!(
-        "sandbox: bwrap\nproviders:\n  claude:\n    path: {}\n",
-        claude.display()
-    ));
-    p.git(&["add", "--all"]);
-    p.git(&["commit", "--quiet", "-m", "configure"]);
-    for (k, v) in server.claude_env() {
-        p.set_env(k, &v);
-    }
-    p.set_env("CLAUDE_CODE_MAX_RETRIES", "0");
-    p.set_env("MY_SECRET_TOKEN", "host-secret-a91f");
-    let (home, root) = (
-        p.home().display().to_string(),
-        p.root().display().to_string(),
-    );
-    let worktree = p.path(".gza/worktrees/1-add-notes");
-    server.push(ClaudeReply::bash(format!(
-        "env | sort; echo x > {home}/pwned-home; echo x > {root}/pwned-root; \
-         echo x >> {root}/.gza/gza.db; echo tried"
-    )));
-    server.push(ClaudeReply::write_file(
-        worktree.join("notes.txt").to_string_lossy(),
-        "sandboxed claude\n",
-    ));
-    server.push(ClaudeReply::text("I added notes.txt."));
-    p.add(&["Add notes"]);
-    let run = p.run(&["work"]);
-    assert_eq!(run.code, 0, "{run}");
-    let t = p.json(&["show", "1", "--json"]);
-    assert_eq!(t["status"], "completed", "{t}");
-    assert_eq!(
-        p.git(&["show", "gza/1-add-notes:notes.txt"]),
-        "sandboxed claude\n"
-    );
-    assert!(!p.home().join("pwned-home").exists());
-    assert!(!p.root().join("pwned-root").exists());
-    // What the Bash tool printed went back to the model: the environment, without the secret.
+    assert!(tool_result.contains("ANTHROPIC_BASE_URL="), "{tool_result}");
     let sent: String = server
         .message_requests()
         .iter()
         .map(|r| r.all_text())
         .collect();
-    assert!(
-        sent.contains("ANTHROPIC_BASE_URL="),
-        "the env listing reached the model"
-    );
     assert!(!sent.contains("host-secret-a91f"), "{sent}");
     assert!(!sent.contains("MY_SECRET_TOKEN"), "{sent}");
 }
