@@ -57,15 +57,24 @@ pub fn build_prompt(
 
     if let Some(spec) = &task.spec {
         let path = project.root.join(spec);
-        let content = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::Usage(format!(
-                "spec file {} of task {} no longer exists; restore it or `gza edit {} --spec FILE`",
-                path.display(),
-                task.id,
-                task.id
-            )),
-            _ => Error::io(&path, "read spec file", e),
-        })?;
+        let content = crate::fsutil::read_regular_file(&path, MAX_SPEC_FILE_BYTES)
+            .and_then(|b| {
+                String::from_utf8(b).map_err(|e| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error())
+                })
+            })
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Error::Usage(format!(
+                    "spec file {} of task {} no longer exists; restore it or `gza edit {} --spec FILE`",
+                    path.display(),
+                    task.id,
+                    task.id
+                )),
+                std::io::ErrorKind::Other if e.raw_os_error().is_none() => {
+                    crate::fsutil::read_refused(&path, e)
+                }
+                _ => Error::io(&path, "read spec file", e),
+            })?;
         let _ = write!(
             prompt,
             "\n\n## Specification\n\nThe following specification file ({spec}) provides context for this task:\n\n{}",
@@ -129,6 +138,8 @@ fn type_instructions(task_type: TaskType) -> &'static str {
 
 /// Largest learnings.md gza reads; gza writes a few kilobytes, so more is not a learnings file.
 pub const MAX_LEARNINGS_FILE_BYTES: u64 = 1024 * 1024;
+/// A spec file larger than this is refused (it would not fit an agent's context anyway).
+pub const MAX_SPEC_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The learnings file as it is injected: cleaned of control characters and cut to
 /// `learnings.max_tokens` (estimated at [`CHARS_PER_TOKEN`] characters a token), whole lines only.
