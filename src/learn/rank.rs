@@ -283,7 +283,7 @@ impl Ranker {
         if rows.is_empty() {
             return Ok(Vec::new());
         }
-        if let Some(embedder) = &self.embedder {
+        if self.embedder.is_some() {
             let missing: Vec<&RankRow> = rows
                 .iter()
                 .zip(&vectors)
@@ -304,7 +304,6 @@ impl Ranker {
                     }
                 }
             }
-            let _ = embedder;
         }
         let lexical = bm25_scores(&rows, text);
         let q = self
@@ -461,7 +460,7 @@ pub fn calibrate(hits: Vec<Hit>) -> Vec<Hit> {
 fn calibrate_semantic(mut hits: Vec<Hit>) -> Vec<Hit> {
     let top = hits.first().map_or(0.0, |h| h.score);
     let second = hits.get(1).map_or(0.0, |h| h.score);
-    let clear_winner = top < SEMANTIC_FLOOR && top >= CLEAR_WINNER && top - second >= CLEAR_LEAD;
+    let clear_winner = (CLEAR_WINNER..SEMANTIC_FLOOR).contains(&top) && top - second >= CLEAR_LEAD;
     if clear_winner {
         hits.truncate(1);
     } else {

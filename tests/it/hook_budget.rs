@@ -182,6 +182,8 @@ fn a_transcript_that_never_ends_is_read_from_its_tail_within_a_bound() {
     drop(f);
     let mut cmd = p.command(&["hook", "extract-session", "--session", "s2", "--transcript"]);
     cmd.arg(&big);
+    // Reaped by wait4 below (for its rusage), not by Child::wait.
+    #[allow(clippy::zombie_processes)]
     let child = cmd.spawn().unwrap();
     let mut status = 0;
     // SAFETY: a zeroed rusage is valid; waiting for the child this test started.
