@@ -236,6 +236,21 @@ impl Ranker {
         Ok(left)
     }
 
+    /// Leave every learning that lacks a vector to the background job (started when there is
+    /// one): no model work here. Returns whether any was left.
+    pub fn hand_off(&self, store: &Store) -> Result<bool> {
+        let left = match &self.embedder {
+            Some(e) => !store
+                .rows_without_vectors(true, e.fingerprint(), 1)?
+                .is_empty(),
+            None => self.needs_job,
+        };
+        if left {
+            self.start_job();
+        }
+        Ok(left)
+    }
+
     /// Start `gza hook embed` for this project, detached, once per process (it takes a lock, so
     /// a second one started elsewhere exits at once).
     pub fn start_job(&self) {
@@ -265,13 +280,17 @@ impl Ranker {
         if text.trim().is_empty() {
             return Ok(Vec::new());
         }
-        let (rows, mut vectors): (Vec<RankRow>, Vec<Option<Vec<f32>>>) = match &self.embedder {
-            Some(e) => store
-                .rank_rows_with_vectors(drafts, e.fingerprint())?
+        // The query first, so each stored vector is compared as it is read, never copied out.
+        let q = self
+            .embedder
+            .as_ref()
+            .map(|e| e.embed_prefix(text, QUERY_TOKENS));
+        let (rows, mut semantic): (Vec<RankRow>, Vec<Option<f64>>) = match (&self.embedder, &q) {
+            (Some(e), Some(q)) => store
+                .rank_rows_with_similarity(drafts, e.fingerprint(), &|v| cosine_le_bytes(q, v))?
                 .into_iter()
-                .map(|(r, v)| (r, v.filter(|v| v.len() == e.dim())))
                 .unzip(),
-            None => {
+            _ => {
                 if self.needs_job {
                     self.start_job();
                 }
@@ -283,11 +302,11 @@ impl Ranker {
         if rows.is_empty() {
             return Ok(Vec::new());
         }
-        if self.embedder.is_some() {
+        if let Some(q) = &q {
             let missing: Vec<&RankRow> = rows
                 .iter()
-                .zip(&vectors)
-                .filter(|(_, v)| v.is_none())
+                .zip(&semantic)
+                .filter(|(_, s)| s.is_none())
                 .map(|(r, _)| r)
                 .collect();
             if !missing.is_empty() {
@@ -298,28 +317,20 @@ impl Ranker {
                 if fresh.len() < missing.len() {
                     self.start_job();
                 }
-                for (r, v) in rows.iter().zip(vectors.iter_mut()) {
-                    if v.is_none() {
-                        *v = fresh.get(&r.id).cloned();
+                for (r, s) in rows.iter().zip(semantic.iter_mut()) {
+                    if s.is_none() {
+                        *s = fresh.get(&r.id).map(|v| cosine(q, v));
                     }
                 }
             }
         }
         let lexical = bm25_scores(&rows, text);
-        let q = self
-            .embedder
-            .as_ref()
-            .map(|e| e.embed_prefix(text, QUERY_TOKENS));
         let mut hits: Vec<Hit> = rows
             .iter()
-            .zip(&vectors)
+            .zip(semantic)
             .zip(lexical)
-            .map(|((r, v), (bm25, matched))| {
+            .map(|((r, sem), (bm25, matched))| {
                 let lex = (bm25 / BM25_SCALE).min(1.0);
-                let sem = match (&q, v) {
-                    (Some(q), Some(v)) => Some(cosine(q, v)),
-                    _ => None,
-                };
                 let score = match sem {
                     Some(s) => s + LEXICAL_WEIGHT * lex,
                     None => lex,
@@ -500,6 +511,27 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     c
 }
 
+/// Cosine similarity of `q` with a vector stored as little-endian f32 bytes (`None` when its
+/// length is not the query's: made by another model).
+fn cosine_le_bytes(q: &[f32], bytes: &[u8]) -> Option<f64> {
+    if bytes.len() != q.len() * 4 {
+        return None;
+    }
+    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
+    for (x, c) in q.iter().zip(bytes.chunks_exact(4)) {
+        let y = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    let c = f64::from(dot / (na.sqrt() * nb.sqrt()));
+    Some(if na == 0.0 || nb == 0.0 || !c.is_finite() {
+        0.0
+    } else {
+        c
+    })
+}
+
 /// Cosine similarity of two stored or fresh embeddings.
 pub fn similarity(a: &[f32], b: &[f32]) -> f64 {
     cosine(a, b)
@@ -544,7 +576,8 @@ fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
         for p in parts {
             lower.clear();
             lower.extend(p.chars().flat_map(char::to_lowercase));
-            if lower.len() < 2 || STOPWORDS.contains(&lower.as_str()) {
+            // STOPWORDS is sorted.
+            if lower.len() < 2 || STOPWORDS.binary_search(&lower.as_str()).is_ok() {
                 continue;
             }
             f(&stem(&lower));
@@ -616,7 +649,10 @@ fn bm25_scores(rows: &[RankRow], query: &str) -> Vec<(f64, Vec<String>)> {
         .filter(|t| seen.insert(t.clone()))
         .take(MAX_QUERY_TERMS)
         .collect();
-    let index: HashMap<&str, usize> = q.iter().enumerate().map(|(i, t)| (t.as_str(), i)).collect();
+    // The query's terms, sorted, with their place in the query: a binary search per word.
+    let mut index: Vec<(&str, usize)> =
+        q.iter().enumerate().map(|(i, t)| (t.as_str(), i)).collect();
+    index.sort_unstable();
     let mut df = vec![0u32; q.len()];
     let mut docs: Vec<(f64, Vec<(usize, u32)>)> = Vec::with_capacity(rows.len());
     let mut text = String::new();
@@ -631,7 +667,8 @@ fn bm25_scores(rows: &[RankRow], query: &str) -> Vec<(f64, Vec<String>)> {
         let mut tf: Vec<(usize, u32)> = Vec::new();
         for_each_term(&text, |t| {
             len += 1;
-            if let Some(&k) = index.get(t) {
+            if let Ok(at) = index.binary_search_by(|(s, _)| (*s).cmp(t)) {
+                let k = index[at].1;
                 match tf.iter_mut().find(|(i, _)| *i == k) {
                     Some((_, n)) => *n += 1,
                     None => tf.push((k, 1)),

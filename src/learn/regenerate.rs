@@ -518,8 +518,9 @@ fn apply(
     // Tasks left by the deadline stay counted, so the next regeneration comes for them.
     let consumed = (plan.consumed - report.deferred.len() as i64).max(0);
     if let Some(ranker) = ranker {
-        // New learnings are embedded now, so a search never pays for it.
-        if let Err(e) = ranker.embed_missing(store) {
+        // New learnings are embedded by the background job, so neither a regeneration (inside
+        // `gza work`) nor a search pays for it.
+        if let Err(e) = ranker.hand_off(store) {
             super::log(project, &format!("embedding new learnings failed: {e}"));
         }
     }

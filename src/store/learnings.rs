@@ -116,6 +116,9 @@ pub(super) const LEARNING_COLUMNS: &str = "l.id, l.section, l.text, l.insight, l
 const NOT_QUARANTINED: &str = "l.quarantine_reason IS NULL";
 
 fn json_list(text: String) -> Vec<String> {
+    if text == "[]" {
+        return Vec::new();
+    }
     serde_json::from_str(&text).unwrap_or_default()
 }
 
@@ -389,8 +392,8 @@ impl Store {
     /// Learnings in use that carry trigger conditions.
     pub fn triggered_learnings(&self, drafts: bool) -> Result<Vec<Learning>> {
         let sql = format!(
-            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) AND {NOT_QUARANTINED} \
-             AND l.triggers NOT IN ('{{}}', '') ORDER BY l.id"
+            "SELECT {LEARNING_COLUMNS} FROM learnings l INDEXED BY learnings_triggered \
+             WHERE l.triggers NOT IN ('{{}}', '') AND l.status IN ('active', ?1) AND {NOT_QUARANTINED} ORDER BY l.id"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
         let rows = stmt
@@ -421,7 +424,7 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT DISTINCT learning_id FROM learning_injections WHERE session_id = ?1",
+                "SELECT DISTINCT learning_id FROM learning_injections WHERE session_id = ?1 AND session_id IS NOT NULL",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
@@ -766,13 +769,15 @@ impl Store {
         })
     }
 
-    /// Every active learning (and draft, with `drafts`), as the ranker reads it, each with its
-    /// stored embedding made by `model` when it has one: one pass, no lookups.
-    pub fn rank_rows_with_vectors(
+    /// Every active learning (and draft, with `drafts`), as the ranker reads it, each with
+    /// `similarity` of its stored embedding made by `model` (`None` when it has none): one pass,
+    /// the vectors compared where SQLite holds them, never copied out.
+    pub fn rank_rows_with_similarity(
         &self,
         drafts: bool,
         model: &str,
-    ) -> Result<Vec<(RankRow, Option<Vec<f32>>)>> {
+        similarity: &dyn Fn(&[u8]) -> Option<f64>,
+    ) -> Result<Vec<(RankRow, Option<f64>)>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -785,7 +790,10 @@ impl Store {
             .query_map(
                 params![if drafts { "draft" } else { "active" }, model],
                 |r| {
-                    let vector: Option<Vec<u8>> = r.get(7)?;
+                    let sim = match r.get_ref(7)? {
+                        rusqlite::types::ValueRef::Blob(b) => similarity(b),
+                        _ => None,
+                    };
                     Ok((
                         RankRow {
                             id: r.get(0)?,
@@ -796,7 +804,7 @@ impl Store {
                             priority: Priority::parse(&r.get::<_, String>(5)?).unwrap_or_default(),
                             confidence: r.get(6)?,
                         },
-                        vector.map(|b| decode_vector(&b)),
+                        sim,
                     ))
                 },
             )

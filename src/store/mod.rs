@@ -113,6 +113,9 @@ impl Store {
         };
         store.configure().map_err(|e| classify(path, e))?;
         store.set_busy_timeout(busy)?;
+        // A hook reads thousands of rows and vectors once: through a mapping, not a read(2)
+        // and a copy per page.
+        let _ = store.conn.execute_batch("PRAGMA mmap_size = 268435456");
         // A hook is often the last connection to close; the checkpoint SQLite then runs (with
         // its fsyncs) would double its latency. The next ordinary command checkpoints instead.
         store
