@@ -782,7 +782,7 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT l.id, l.section, l.text, l.keywords, l.applies_when, l.priority, l.confidence, e.vector \
-                 FROM learnings l LEFT JOIN learning_embeddings e ON e.learning_id = l.id AND e.model = ?2 \
+                 FROM learnings l NOT INDEXED LEFT JOIN learning_embeddings e ON e.learning_id = l.id AND e.model = ?2 \
                  WHERE l.status IN ('active', ?1) AND l.quarantine_reason IS NULL ORDER BY l.id",
             )
             .map_err(|e| self.err(e))?;
