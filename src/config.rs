@@ -372,7 +372,10 @@ impl Config {
     /// Read config text, failing on unknown keys and wrong types (with the line), without the
     /// checks across keys (a layer may rely on another for those).
     pub fn read_text(path: &Path) -> Result<String> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+        // Non-blocking and regular files only: a FIFO in a settings file's place never stalls
+        // a hook or a worker.
+        let bytes = crate::fsutil::read_regular_file(path, MAX_CONFIG_BYTES)
+            .map_err(|e| crate::fsutil::read_refused(path, e))?;
         String::from_utf8(bytes).map_err(|e| Error::Config {
             path: path.to_path_buf(),
             location: None,
@@ -489,6 +492,8 @@ impl Config {
 
 /// Longest `timeout_minutes`: a year.
 const MAX_TIMEOUT_MINUTES: f64 = 525_600.0;
+/// A settings file larger than this is refused.
+const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 /// Longest wait for one extraction request: an hour.
 const MAX_LLM_TIMEOUT_SECONDS: u64 = 3600;
 

@@ -1,4 +1,9 @@
 //! Small file-system helpers shared across rooms.
+//!
+//! Every file gza opens on a hook's path or in `gza work` goes through [`open_regular`] (or a
+//! helper built on it): opened with `O_NONBLOCK`, so a FIFO, socket or device put in a file's
+//! place is refused at once instead of blocking forever, and checked to be a regular file on the
+//! opened descriptor, so it cannot be swapped in between.
 
 use std::path::Path;
 
@@ -8,6 +13,12 @@ use crate::error::{Error, Result};
 /// The partial file's name is this writer's own (process and a counter), so two writers of one
 /// path (two validations rewriting expertise.yaml, say) never rename each other's file away.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_replacing(path, bytes, true)
+}
+
+/// [`write_atomically`], with `sync` saying whether the data reaches the disk before the rename
+/// (a spool a hook writes within its budget is not synced: a crash may lose it, never tear it).
+pub fn write_replacing(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut partial = path.as_os_str().to_owned();
@@ -15,9 +26,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let partial = std::path::PathBuf::from(partial);
     let write = || -> std::io::Result<()> {
         use std::io::Write;
-        let mut f = std::fs::File::create(&partial)?;
+        let mut f = create_new_regular(&partial)?;
         f.write_all(bytes)?;
-        f.sync_all()
+        if sync {
+            f.sync_all()?;
+        }
+        Ok(())
     };
     if let Err(e) = write() {
         let _ = std::fs::remove_file(&partial);
@@ -29,20 +43,80 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     })
 }
 
+/// Create a new file at `path` (never opening whatever is there: a FIFO or a symlink planted at
+/// that name is removed first, once, and the file created with `O_EXCL`).
+fn create_new_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let open = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+    };
+    match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            // A partial file left by a crashed process that had this process's id.
+            std::fs::remove_file(path)?;
+            open()
+        }
+        other => other,
+    }
+}
+
+/// Open `path` with `options` plus `O_NONBLOCK`, and refuse it unless it is a regular file (a
+/// symlink to one is followed). The refusal is an [`std::io::ErrorKind::Other`] error whose
+/// message says what the file is and what to do; NotFound and other OS errors pass through.
+pub fn open_regular(
+    path: &Path,
+    options: &mut std::fs::OpenOptions,
+) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = options.custom_flags(libc::O_NONBLOCK).open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta.file_type()));
+    }
+    Ok(file)
+}
+
+fn not_regular(kind: &std::fs::FileType) -> std::io::Error {
+    std::io::Error::other(format!(
+        "it is {}, not a regular file; replace it with a regular file or remove it",
+        describe_file_type(kind)
+    ))
+}
+
 /// Append one line to a log file under `.gza/logs/`, creating it; failures are ignored, since
-/// logging must never change what gza does.
+/// logging must never change what gza does. A log that is not a regular file (a FIFO, a device)
+/// is skipped rather than written, so it can never stall a hook or a worker.
 pub fn append_log(path: &Path, line: &str) {
     use std::io::Write;
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-    {
-        let _ = writeln!(f, "{} {line}", crate::task::now_timestamp());
+    if let Ok(mut f) = open_regular(path, std::fs::OpenOptions::new().create(true).append(true)) {
+        let _ = f.write_all(format!("{} {line}\n", crate::task::now_timestamp()).as_bytes());
     }
+}
+
+/// Create (or truncate) `path` for writing, refusing anything but a regular file.
+pub fn create_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    open_regular(
+        path,
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true),
+    )
+}
+
+/// Copy the regular file `from` to `to` (created or truncated, also only as a regular file);
+/// anything else at `from` is refused like [`open_regular`] refuses it.
+pub fn copy_regular(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut src = open_regular(from, std::fs::OpenOptions::new().read(true))?;
+    let mut dst = create_regular(to)?;
+    std::io::copy(&mut src, &mut dst).map(|_| ())
 }
 
 /// The error for a failed [`read_regular_file`]: its refusals (not a regular file, too large)
@@ -62,22 +136,11 @@ pub fn read_refused(path: &Path, e: std::io::Error) -> Error {
 /// opened file, so it cannot be swapped in between. NotFound is passed through as such.
 pub fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
+    let file = open_regular(path, std::fs::OpenOptions::new().read(true))?;
+    let len = file.metadata()?.len();
+    if len > max {
         return Err(std::io::Error::other(format!(
-            "it is {}, not a regular file; replace it with a regular file or remove it",
-            describe_file_type(&meta.file_type())
-        )));
-    }
-    if meta.len() > max {
-        return Err(std::io::Error::other(format!(
-            "it is {} bytes, more than the {max} gza reads; shorten it or remove it",
-            meta.len()
+            "it is {len} bytes, more than the {max} gza reads; shorten it or remove it"
         )));
     }
     let mut bytes = Vec::new();
@@ -96,6 +159,20 @@ pub fn read_project_file(root: &Path, path: &Path, max: u64) -> std::io::Result<
         ))
     })?;
     read_regular_file(&resolved, max)
+}
+
+/// The last `max` bytes of a regular file (all of it when it is shorter): a transcript or a log
+/// of any size is read in bounded memory. Refused like [`read_regular_file`].
+pub fn read_regular_tail(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = open_regular(path, std::fs::OpenOptions::new().read(true))?;
+    let len = file.metadata()?.len();
+    if len > max {
+        file.seek(SeekFrom::Start(len - max))?;
+    }
+    let mut bytes = Vec::with_capacity(len.min(max) as usize);
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 fn describe_file_type(kind: &std::fs::FileType) -> &'static str {
@@ -146,5 +223,45 @@ mod tests {
         assert_eq!(left.len(), 1, "partial files left behind");
         let text = std::fs::read(&path).unwrap();
         assert!(text == [b'a'; 4096] || text == [b'b'; 4096]);
+    }
+
+    fn fifo(path: &Path) {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
+    #[test]
+    fn a_fifo_in_place_of_a_file_is_refused_at_once_never_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hooks.log");
+        fifo(&path);
+        let started = std::time::Instant::now();
+        append_log(&path, "never written");
+        let e = read_regular_file(&path, 100).unwrap_err();
+        assert!(e.to_string().contains("a FIFO (named pipe)"), "{e}");
+        assert!(read_regular_tail(&path, 100).is_err());
+        assert!(create_regular(&path).is_err());
+        // A FIFO planted where a partial file will be written is removed, not opened.
+        let target = dir.path().join("learnings.md");
+        let mut partial = target.as_os_str().to_owned();
+        partial.push(format!(".partial-{}-0", std::process::id()));
+        fifo(Path::new(&partial));
+        write_atomically(&target, b"ok").unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"ok");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // /dev/zero is never read to its (missing) end.
+        assert!(read_regular_tail(Path::new("/dev/zero"), 100).is_err());
+    }
+
+    #[test]
+    fn the_tail_of_a_file_is_its_last_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, b"0123456789").unwrap();
+        assert_eq!(read_regular_tail(&path, 4).unwrap(), b"6789");
+        assert_eq!(read_regular_tail(&path, 40).unwrap(), b"0123456789");
+        append_log(&path, "line");
+        assert!(std::fs::read_to_string(&path).unwrap().ends_with(" line\n"));
     }
 }

@@ -47,7 +47,7 @@ fn defuse_fence(text: &str) -> String {
     TAG.replace_all(text, "‹${1}learnings›").into_owned()
 }
 
-/// The largest spec file gza puts into a prompt.
+/// The largest spec file gza puts into a prompt (a larger one would not fit an agent's context).
 pub const MAX_SPEC_BYTES: u64 = 1024 * 1024;
 
 /// A task's spec file, as the model may see it: a regular file inside the project (through `..`

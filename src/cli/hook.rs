@@ -36,6 +36,10 @@ enum HookCommand {
     /// Extract learnings from a session's transcript (started by the SessionEnd handler).
     #[command(hide = true)]
     ExtractSession(ExtractArgs),
+    /// Embed the learnings that lack a vector, and derive the model's int8 copy when needed
+    /// (started in the background by hooks and commands that left such work).
+    #[command(hide = true)]
+    Embed,
 }
 
 #[derive(Debug, Args)]
@@ -92,6 +96,11 @@ pub fn cmd_hook(ctx: &Context, args: HookArgs) -> anyhow::Result<()> {
         HookCommand::Uninstall(a) => install_cmd(ctx, a, false),
         HookCommand::Status => status(ctx),
         HookCommand::ExtractSession(a) => extract(ctx, a),
+        HookCommand::Embed => {
+            let project = ctx.project()?;
+            crate::learn::rank::run_embed_job(&project)?;
+            Ok(())
+        }
         // Claude Code runs the handlers through `hooks::run_handler` before the arguments are
         // parsed; these arms are reached only when they are named in an unusual way.
         HookCommand::SessionStart => handler("session-start"),

@@ -169,12 +169,21 @@ impl Context {
                 let _ = writeln!(output::stderr(), "{note}");
             }
         }
+        // What hooks could not write while the database was busy.
+        crate::learn::take_in_spooled(&project, &store);
         Ok((project, store))
     }
 
     /// The project and its database opened for commands that only read.
     pub fn open_for_reading(&self) -> Result<(Project, Store), Error> {
         let project = self.project()?;
+        // What hooks spooled while the database was busy is taken in first, when the database
+        // can be written (a read-only one is read as it is).
+        if crate::learn::spool::pending(&project)
+            && let Ok(store) = Store::open(&project.db_path())
+        {
+            crate::learn::take_in_spooled(&project, &store);
+        }
         // Reading never reaps or signals: a worker this process cannot see may still run.
         let store = Store::open_for_reading(&project.db_path())?;
         Ok((project, store))

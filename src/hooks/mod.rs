@@ -35,8 +35,10 @@ pub const HANDLERS: [&str; 5] = [
 
 /// Hook input larger than this is not read further (a transcript is read from its file).
 const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
-/// A hook gives up on a locked database after this long.
-const BUSY: Duration = Duration::from_millis(500);
+/// A hook gives up on a locked database after this long, and spools what it had to write for
+/// the next command (see `learn::spool`): reading never waits (WAL), and a write waits at most
+/// this, so a big import or a regeneration holding the lock never stalls a session.
+const BUSY: Duration = Duration::from_millis(20);
 /// The name of the cache of tool names that some trigger names.
 const TOOLS_INDEX: &str = "hook-tools";
 
@@ -56,7 +58,14 @@ pub fn handler_in_args(args: &[std::ffi::OsString]) -> Option<String> {
         return None;
     }
     let name = words.next()?;
-    let management = ["install", "uninstall", "status", "extract-session", "help"];
+    let management = [
+        "install",
+        "uninstall",
+        "status",
+        "extract-session",
+        "embed",
+        "help",
+    ];
     (!name.starts_with('-') && !management.contains(&name.as_ref())).then(|| name.into_owned())
 }
 
@@ -220,10 +229,28 @@ fn render(l: &Learning) -> String {
     line
 }
 
-fn record(store: &Store, input: &Input, event: &str, ids: &[i64]) -> Result<(), String> {
-    store
-        .record_injections(task_id(), input.session, event, ids)
-        .map_err(|e| e.to_string())
+/// Record the learnings given; when the database is busy, spool the record for the next command.
+fn record(
+    project: &Project,
+    store: &Store,
+    input: &Input,
+    event: &str,
+    ids: &[i64],
+) -> Result<(), String> {
+    match store.record_injections(task_id(), input.session, event, ids) {
+        Err(crate::Error::Locked(_)) => {
+            let record = crate::learn::spool::Record::Injections {
+                task: task_id(),
+                session: input.session.map(str::to_string),
+                event: event.to_string(),
+                ids: ids.to_vec(),
+            };
+            crate::learn::spool::spool(project, &record)
+                .map(|_| ())
+                .map_err(|e| format!("the database is busy and the spool failed: {e}"))
+        }
+        other => other.map_err(|e| e.to_string()),
+    }
 }
 
 /// Learnings not yet given to this session.
@@ -250,11 +277,8 @@ fn session_start(project: &Project, input: &Input) -> Result<Option<String>, Str
     };
     let drafts_in_use = project.config.learnings.inject_drafts;
     let critical: Vec<Learning> = store
-        .learnings_in_use(drafts_in_use)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .filter(|l| l.priority == Priority::Critical)
-        .collect();
+        .critical_learnings(drafts_in_use)
+        .map_err(|e| e.to_string())?;
     let critical = not_yet_given(&store, input, critical)?;
     // Process knowledge with triggers is given in full before the tool call it is about; here
     // it is only named, so the session knows it exists.
@@ -295,7 +319,7 @@ fn session_start(project: &Project, input: &Input) -> Result<Option<String>, Str
         "More: `gza learnings search TEXT` finds the learnings relevant to a task; `gza learnings show` lists them all.",
     );
     let ids: Vec<i64> = general.iter().map(|l| l.id).collect();
-    record(&store, input, "SessionStart", &ids)?;
+    record(project, &store, input, "SessionStart", &ids)?;
     let intro = if general.is_empty() && triggered.is_empty() {
         "gza project learnings."
     } else {
@@ -312,7 +336,9 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
         return Ok(None);
     };
     let k = project.config.hooks.prompt_learnings as usize;
-    let ranker = Ranker::load(project);
+    // No model work here but the query's embedding: learnings without a vector are ranked by
+    // words, and the background job embeds them.
+    let ranker = Ranker::for_hook(project);
     let hits = ranker
         .search(
             &store,
@@ -342,7 +368,7 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
     }
     let body: Vec<String> = found.iter().map(render).collect();
     let ids: Vec<i64> = found.iter().map(|l| l.id).collect();
-    record(&store, input, "UserPromptSubmit", &ids)?;
+    record(project, &store, input, "UserPromptSubmit", &ids)?;
     Ok(Some(context_output(
         "UserPromptSubmit",
         &fenced(
@@ -364,7 +390,8 @@ fn triggered_tools(project: &Project) -> Result<Option<Vec<String>>, String> {
         .max();
     if let (Some(at), Some(db_at)) = (modified(&index), db_changed)
         && at > db_at
-        && let Ok(text) = std::fs::read_to_string(&index)
+        && let Ok(bytes) = crate::fsutil::read_regular_file(&index, MAX_INDEX_BYTES)
+        && let Ok(text) = String::from_utf8(bytes)
         && let Some(list) = text.strip_suffix(INDEX_END)
     {
         return Ok(Some(list.lines().map(str::to_string).collect()));
@@ -374,23 +401,20 @@ fn triggered_tools(project: &Project) -> Result<Option<Vec<String>>, String> {
 
 /// The index's last line: a file without it (cut short) is not trusted.
 const INDEX_END: &str = "#end\n";
+/// A bigger index is not read (it is rebuilt).
+const MAX_INDEX_BYTES: u64 = 1024 * 1024;
 
 /// Rewrite the cache of triggered tools. It is a cache, so it is not synced to disk: a file cut
 /// short by a crash lacks its end line and is rebuilt.
 fn write_tools_index(project: &Project, tools: &[String]) {
     let index = project.state_dir().join(TOOLS_INDEX);
-    let partial = project
-        .state_dir()
-        .join(format!("{TOOLS_INDEX}.{}", std::process::id()));
     let mut text = String::new();
     for t in tools {
         text.push_str(t);
         text.push('\n');
     }
     text.push_str(INDEX_END);
-    if std::fs::write(&partial, text).is_ok() && std::fs::rename(&partial, &index).is_err() {
-        let _ = std::fs::remove_file(&partial);
-    }
+    let _ = crate::fsutil::write_replacing(&index, text.as_bytes(), false);
 }
 
 fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, String> {
@@ -436,7 +460,7 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
         let _ = writeln!(body, "{head}{}", render(l));
     }
     let ids: Vec<i64> = picked.iter().map(|(l, _)| l.id).collect();
-    record(&store, input, "PreToolUse", &ids)?;
+    record(project, &store, input, "PreToolUse", &ids)?;
     Ok(Some(context_output(
         "PreToolUse",
         &fenced(
@@ -478,16 +502,9 @@ pub fn session_text(last_message: Option<&str>, transcript: Option<&Path>) -> St
     text
 }
 
-/// The last `max` bytes of a file, as text.
+/// The last `max` bytes of a regular file, as text (a FIFO or device is refused at once).
 fn read_tail(path: &Path, max: u64) -> std::io::Result<String> {
-    use std::io::{Seek, SeekFrom};
-    let mut f = std::fs::File::open(path)?;
-    let len = f.metadata()?.len();
-    if len > max {
-        f.seek(SeekFrom::Start(len - max))?;
-    }
-    let mut bytes = Vec::new();
-    f.take(max).read_to_end(&mut bytes)?;
+    let bytes = crate::fsutil::read_regular_tail(path, max)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -505,22 +522,7 @@ fn session_learned(project: &Project, input: &Input, end: bool) -> Result<Option
         let parsed = knowledge::parse(&text, &project.config.learnings.sections);
         problems.extend(parsed.skipped);
         if !parsed.learnings.is_empty() {
-            let Some(store) = open_store(project)? else {
-                return Ok(None);
-            };
-            let ids = store
-                .add_session_learnings(session, &parsed.learnings)
-                .map_err(|e| e.to_string())?;
-            if !ids.is_empty() {
-                let labels: Vec<String> = ids.iter().map(|i| label(*i)).collect();
-                crate::learn::log(
-                    project,
-                    &format!(
-                        "session {session}: drafts {} from [PROCESS_KNOWLEDGE]",
-                        labels.join(", ")
-                    ),
-                );
-            }
+            store_session_drafts(project, session, &parsed.learnings)?;
         }
     }
     if end && let Some(path) = &transcript {
@@ -531,6 +533,73 @@ fn session_learned(project: &Project, input: &Input, end: bool) -> Result<Option
     } else {
         Err(format!("[PROCESS_KNOWLEDGE]: {}", problems.join("; ")))
     }
+}
+
+/// Store a session's drafts; when the database is busy (or cannot be opened for that reason),
+/// spool them for the next command instead, so nothing is lost and the hook does not wait.
+/// New drafts are embedded by the background job, never here.
+fn store_session_drafts(
+    project: &Project,
+    session: &str,
+    learnings: &[crate::learning::NewLearning],
+) -> Result<(), String> {
+    let spool = || {
+        let record = crate::learn::spool::Record::Drafts {
+            session: session.to_string(),
+            learnings: learnings.iter().map(Into::into).collect(),
+        };
+        crate::learn::spool::spool(project, &record)
+            .map(|path| {
+                crate::learn::log(
+                    project,
+                    &format!(
+                        "session {session}: the database is busy; {} draft(s) spooled to {}",
+                        learnings.len(),
+                        path.display()
+                    ),
+                );
+            })
+            .map_err(|e| format!("the database is busy and the spool failed: {e}"))
+    };
+    let store = match Store::open_existing(&project.db_path(), BUSY) {
+        Ok(Some(store)) => store,
+        Ok(None) => return Ok(()),
+        Err(crate::Error::Locked(_)) => return spool(),
+        Err(e) => return Err(e.to_string()),
+    };
+    let ids = match store.add_session_learnings(session, learnings) {
+        Ok(ids) => ids,
+        Err(crate::Error::Locked(_)) => return spool(),
+        Err(e) => return Err(e.to_string()),
+    };
+    // The database took a write: whatever earlier hooks spooled goes in now too.
+    crate::learn::take_in_spooled(project, &store);
+    if !ids.is_empty() {
+        let labels: Vec<String> = ids.iter().map(|i| label(*i)).collect();
+        crate::learn::log(
+            project,
+            &format!(
+                "session {session}: drafts {} from [PROCESS_KNOWLEDGE]",
+                labels.join(", ")
+            ),
+        );
+        if model_installed(project) {
+            crate::learn::rank::start_embed_job(&project.root);
+        }
+    }
+    Ok(())
+}
+
+/// Whether an embedding model folder is there to embed with (a cheap check: no loading).
+fn model_installed(project: &Project) -> bool {
+    let configured = project
+        .config
+        .learnings
+        .model_dir
+        .as_ref()
+        .map(|d| project.root.join(d));
+    crate::learn::embed::resolve_model_dir(configured.as_deref())
+        .is_some_and(|d| d.join("model.safetensors").is_file())
 }
 
 /// Start `gza hook extract-session` detached, when an extraction model is configured.

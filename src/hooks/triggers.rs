@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
 use crate::learning::{Learning, Priority, Triggers};
@@ -67,12 +67,15 @@ fn collect_strings(v: &Value, out: &mut String, budget: usize) {
     }
 }
 
-fn glob(pattern: &str) -> Option<GlobMatcher> {
-    GlobBuilder::new(pattern)
+/// A glob as a one-glob set: the set matches common shapes (`**/name.json`, `*.rs`, a prefix)
+/// by literal, extension or prefix without compiling a regex, which for a few dozen triggers
+/// was most of a PreToolUse hook's time.
+fn glob(pattern: &str) -> Option<GlobSet> {
+    let g = GlobBuilder::new(pattern)
         .literal_separator(true)
         .build()
-        .ok()
-        .map(|g| g.compile_matcher())
+        .ok()?;
+    GlobSetBuilder::new().add(g).build().ok()
 }
 
 /// Whether a file glob matches a path: as given, relative to `cwd`, or (for a glob without a

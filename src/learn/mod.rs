@@ -14,6 +14,7 @@ pub mod items;
 pub mod rank;
 pub mod regenerate;
 pub mod session;
+pub mod spool;
 pub mod validate;
 pub mod view;
 
@@ -227,14 +228,26 @@ fn without_held_back(text: &str, held: &[(i64, String)]) -> String {
     out
 }
 
+/// Take in what hooks spooled while the database was busy (see [`spool`]); never fails.
+pub fn take_in_spooled(project: &Project, store: &Store) -> usize {
+    spool::take_in(project, store)
+}
+
 /// What a task is about, for the ranker: its prompt and its spec file.
 fn task_query(project: &Project, task: &Task) -> String {
     let mut query = task.prompt.clone();
     if let Some(spec) = &task.spec
-        && let Ok(text) = std::fs::read_to_string(project.root.join(spec))
+        && let Ok(file) = crate::fsutil::open_regular(
+            &project.root.join(spec),
+            std::fs::OpenOptions::new().read(true),
+        )
     {
+        use std::io::Read;
+        // The start says what the task is about; at most 4,000 characters of it are used.
+        let mut bytes = Vec::new();
+        let _ = file.take(16 * 1024).read_to_end(&mut bytes);
         query.push('\n');
-        query.extend(text.chars().take(4_000));
+        query.extend(String::from_utf8_lossy(&bytes).chars().take(4_000));
     }
     query
 }

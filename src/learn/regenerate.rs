@@ -102,12 +102,14 @@ impl RegenLock {
     pub fn try_acquire(project: &Project) -> Result<Option<RegenLock>> {
         use std::os::unix::io::AsRawFd;
         let path = project.state_dir().join("learnings.lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io(&path, "open", e))?;
+        let file = crate::fsutil::open_regular(
+            &path,
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+        )
+        .map_err(|e| crate::fsutil::read_refused(&path, e))?;
         // SAFETY: flock on a descriptor we own; released when the file is closed.
         let ok = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
         Ok(ok.then_some(RegenLock(file)))
@@ -517,8 +519,9 @@ fn apply(
     // Tasks left by the deadline stay counted, so the next regeneration comes for them.
     let consumed = (plan.consumed - report.deferred.len() as i64).max(0);
     if let Some(ranker) = ranker {
-        // New learnings are embedded now, so a search never pays for it.
-        if let Err(e) = ranker.embed_missing(store) {
+        // New learnings are embedded by the background job, so neither a regeneration (inside
+        // `gza work`) nor a search pays for it.
+        if let Err(e) = ranker.hand_off(store) {
             super::log(project, &format!("embedding new learnings failed: {e}"));
         }
     }
@@ -557,9 +560,13 @@ fn write_view(
         })?;
         rendered?;
         if plan.back_up_file && path.exists() {
+            // Only a regular file is backed up: a FIFO in its place is replaced, never read.
             let bak = path.with_extension("md.bak");
-            std::fs::copy(&path, &bak).map_err(|e| Error::io(&bak, "back up learnings to", e))?;
-            report.backup = Some(bak.to_string_lossy().into_owned());
+            match crate::fsutil::copy_regular(&path, &bak) {
+                Ok(()) => report.backup = Some(bak.to_string_lossy().into_owned()),
+                Err(e) if e.kind() == std::io::ErrorKind::Other && e.raw_os_error().is_none() => {}
+                Err(e) => return Err(Error::io(&bak, "back up learnings to", e)),
+            }
         }
         crate::fsutil::write_atomically(&path, content.as_bytes())?;
         report.content = content;

@@ -28,14 +28,10 @@ const MIN_ASSISTANT_CHARS: usize = 400;
 
 /// What a session said, in order: (role, text).
 fn conversation(transcript: &Path) -> Result<Vec<(String, String)>> {
-    let text = std::fs::read(transcript)
-        .map_err(|e| Error::io(transcript, "read", e))
-        .map(|b| {
-            // Bounded: only the end of a huge transcript is read.
-            let max = TRANSCRIPT_TAIL_BYTES as usize;
-            let start = b.len().saturating_sub(max);
-            String::from_utf8_lossy(&b[start..]).into_owned()
-        })?;
+    // Bounded: only the end of a huge transcript is read, and only from a regular file.
+    let text = crate::fsutil::read_regular_tail(transcript, TRANSCRIPT_TAIL_BYTES)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .map_err(|e| crate::fsutil::read_refused(transcript, e))?;
     let mut turns = Vec::new();
     for line in text.lines() {
         let Ok(entry) = serde_json::from_str::<Value>(line) else {

@@ -20,7 +20,7 @@ pub fn take_in(
     let meta = std::fs::symlink_metadata(&path).ok()?;
     let at_head = crate::git::run(worktree, &["show", &format!("HEAD:{AGENT_RULES_FILE}")]).ok();
     let text = if meta.is_file() && meta.len() <= AGENT_RULES_MAX_BYTES {
-        std::fs::read(&path)
+        crate::fsutil::read_regular_file(&path, AGENT_RULES_MAX_BYTES)
             .ok()
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     } else {
@@ -74,7 +74,7 @@ pub struct LearningsFileGuard {
 fn read_small(path: &Path) -> Option<Vec<u8>> {
     let meta = std::fs::symlink_metadata(path).ok()?;
     (meta.is_file() && meta.len() <= AGENT_RULES_MAX_BYTES)
-        .then(|| std::fs::read(path).ok())
+        .then(|| crate::fsutil::read_regular_file(path, AGENT_RULES_MAX_BYTES).ok())
         .flatten()
 }
 

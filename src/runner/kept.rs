@@ -56,7 +56,7 @@ pub fn reserve(project: &Project, id: i64) {
     // No fsync: the file system counts the blocks as taken at write time (ext4's delayed
     // allocation reserves them too), which is all a full disk later needs.
     let reserve = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(path(project, id))?;
+        let mut f = crate::fsutil::create_regular(&path(project, id))?;
         f.write_all(&[b' '; RESERVED])
     };
     let _ = reserve();
@@ -90,7 +90,7 @@ pub fn keep(project: &Project, task: &Task, worker: WorkerId, ending: &Ending) -
 /// Write `bytes` over the start of the reserved file at `path`, which must be at least as long.
 fn write_over(path: &Path, bytes: &[u8]) -> Result<()> {
     let write = || -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+        let mut f = crate::fsutil::open_regular(path, std::fs::OpenOptions::new().write(true))?;
         let len = f.metadata()?.len();
         if (len as usize) < bytes.len() {
             return Err(std::io::Error::other("the reserved file is too short"));

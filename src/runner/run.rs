@@ -518,9 +518,9 @@ fn spawn(
     ui: &dyn Observer,
 ) -> std::result::Result<Running, Stop> {
     let invocation = &prepared.invocation;
-    let log_file = std::fs::File::create(&prepared.log_path)
+    let log_file = crate::fsutil::create_regular(&prepared.log_path)
         .map_err(|e| Error::io(&prepared.log_path, "create", e))?;
-    let stderr_file = std::fs::File::create(&prepared.stderr_path)
+    let stderr_file = crate::fsutil::create_regular(&prepared.stderr_path)
         .map_err(|e| Error::io(&prepared.stderr_path, "create", e))?;
     let run_tag = format!("{}-{}", process::own_pid(), task.id);
     let mut cmd = Command::new(&invocation.program);
@@ -1001,7 +1001,8 @@ fn failure_detail(
 /// than kept, and redacted before the cut, so a key the window starts inside is not half-kept.
 fn tail_of_file(path: &Path, max: usize) -> String {
     use std::io::{Seek, SeekFrom};
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Ok(mut f) = crate::fsutil::open_regular(path, std::fs::OpenOptions::new().read(true))
+    else {
         return String::new();
     };
     let window = (max + providers::REDACTION_MARGIN) as u64;

@@ -116,6 +116,9 @@ pub(super) const LEARNING_COLUMNS: &str = "l.id, l.section, l.text, l.insight, l
 const NOT_QUARANTINED: &str = "l.quarantine_reason IS NULL";
 
 fn json_list(text: String) -> Vec<String> {
+    if text == "[]" {
+        return Vec::new();
+    }
     serde_json::from_str(&text).unwrap_or_default()
 }
 
@@ -372,11 +375,25 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// CRITICAL learnings in use (active, plus drafts when `drafts` is set), oldest first.
+    pub fn critical_learnings(&self, drafts: bool) -> Result<Vec<Learning>> {
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) AND {NOT_QUARANTINED} \
+             AND l.priority = 'CRITICAL' ORDER BY l.id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([if drafts { "draft" } else { "active" }], learning_from_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
     /// Learnings in use that carry trigger conditions.
     pub fn triggered_learnings(&self, drafts: bool) -> Result<Vec<Learning>> {
         let sql = format!(
-            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) AND {NOT_QUARANTINED} \
-             AND l.triggers NOT IN ('{{}}', '') ORDER BY l.id"
+            "SELECT {LEARNING_COLUMNS} FROM learnings l INDEXED BY learnings_triggered \
+             WHERE l.triggers NOT IN ('{{}}', '') AND l.status IN ('active', ?1) AND {NOT_QUARANTINED} ORDER BY l.id"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
         let rows = stmt
@@ -407,7 +424,7 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT DISTINCT learning_id FROM learning_injections WHERE session_id = ?1",
+                "SELECT DISTINCT learning_id FROM learning_injections WHERE session_id = ?1 AND session_id IS NOT NULL",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
@@ -531,14 +548,18 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Active learnings that belong in the file: taught or confirmed by one of `task_ids`, or
-    /// written by a person.
+    /// Active learnings that belong in the file: taught or confirmed by one of `task_ids`, by a
+    /// Claude Code session since the oldest of those tasks was created (any session when there
+    /// are none), or written by a person.
     pub fn learnings_in_window(&self, task_ids: &[i64]) -> Result<Vec<Learning>> {
         let ids = serde_json::to_string(task_ids).unwrap_or_else(|_| "[]".into());
         let sql = format!(
             "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status = 'active' AND {NOT_QUARANTINED} AND (l.origin = 'user' \
              OR EXISTS (SELECT 1 FROM learning_sources s WHERE s.learning_id = l.id \
-                        AND s.task_id IN (SELECT value FROM json_each(?1)))) ORDER BY l.id"
+                        AND (s.task_id IN (SELECT value FROM json_each(?1)) \
+                             OR (s.session_id IS NOT NULL AND s.created_at >= COALESCE( \
+                                 (SELECT MIN(t.created_at) FROM tasks t WHERE t.id IN (SELECT value FROM json_each(?1))), ''))))) \
+             ORDER BY l.id"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
         let rows = stmt
@@ -548,11 +569,15 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// The newest task among each learning's sources, for ranking by recency.
+    /// The newest task among each learning's sources, for ranking by recency. A learning taught
+    /// only by Claude Code sessions has no task and is not listed.
     pub fn latest_sources(&self) -> Result<std::collections::HashMap<i64, i64>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT learning_id, MAX(task_id) FROM learning_sources GROUP BY learning_id")
+            .prepare(
+                "SELECT learning_id, MAX(task_id) FROM learning_sources WHERE task_id IS NOT NULL \
+                 GROUP BY learning_id",
+            )
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -742,6 +767,87 @@ impl Store {
             }
             Ok(new_ids)
         })
+    }
+
+    /// Every active learning (and draft, with `drafts`), as the ranker reads it, each with
+    /// `similarity` of its stored embedding made by `model` (`None` when it has none): one pass,
+    /// the vectors compared where SQLite holds them, never copied out.
+    pub fn rank_rows_with_similarity(
+        &self,
+        drafts: bool,
+        model: &str,
+        similarity: &dyn Fn(&[u8]) -> Option<f64>,
+    ) -> Result<Vec<(RankRow, Option<f64>)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT l.id, l.section, l.text, l.keywords, l.applies_when, l.priority, l.confidence, e.vector \
+                 FROM learnings l NOT INDEXED LEFT JOIN learning_embeddings e ON e.learning_id = l.id AND e.model = ?2 \
+                 WHERE l.status IN ('active', ?1) AND l.quarantine_reason IS NULL ORDER BY l.id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(
+                params![if drafts { "draft" } else { "active" }, model],
+                |r| {
+                    let sim = match r.get_ref(7)? {
+                        rusqlite::types::ValueRef::Blob(b) => similarity(b),
+                        _ => None,
+                    };
+                    Ok((
+                        RankRow {
+                            id: r.get(0)?,
+                            section: r.get(1)?,
+                            text: r.get(2)?,
+                            keywords: json_list(r.get(3)?),
+                            applies_when: json_list(r.get(4)?),
+                            priority: Priority::parse(&r.get::<_, String>(5)?).unwrap_or_default(),
+                            confidence: r.get(6)?,
+                        },
+                        sim,
+                    ))
+                },
+            )
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Learnings in use (active, and drafts with `drafts`) that have no embedding made by
+    /// `model`, oldest first, at most `limit`.
+    pub fn rows_without_vectors(
+        &self,
+        drafts: bool,
+        model: &str,
+        limit: usize,
+    ) -> Result<Vec<RankRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT l.id, l.section, l.text, l.keywords, l.applies_when, l.priority, l.confidence \
+                 FROM learnings l WHERE l.status IN ('active', ?1) AND l.quarantine_reason IS NULL \
+                 AND NOT EXISTS (SELECT 1 FROM learning_embeddings e WHERE e.learning_id = l.id AND e.model = ?2) \
+                 ORDER BY l.id LIMIT ?3",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(
+                params![if drafts { "draft" } else { "active" }, model, limit as i64],
+                |r| {
+                    Ok(RankRow {
+                        id: r.get(0)?,
+                        section: r.get(1)?,
+                        text: r.get(2)?,
+                        keywords: json_list(r.get(3)?),
+                        applies_when: json_list(r.get(4)?),
+                        priority: Priority::parse(&r.get::<_, String>(5)?).unwrap_or_default(),
+                        confidence: r.get(6)?,
+                    })
+                },
+            )
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
     }
 
     /// Stored embeddings made by `model`, for learnings of any status.

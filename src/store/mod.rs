@@ -42,6 +42,8 @@ pub struct Store {
     path: PathBuf,
     /// Device and inode of the file at `path` when it was opened, to notice a replaced database.
     identity: Option<(u64, u64)>,
+    /// How long a statement waits for another process's write lock.
+    busy: std::cell::Cell<Duration>,
 }
 
 /// Device and inode of the file at `path`, if there is one.
@@ -86,6 +88,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
             identity: file_identity(path),
+            busy: std::cell::Cell::new(BUSY_TIMEOUT),
         };
         store.configure().map_err(|e| classify(path, e))?;
         store.migrate()?;
@@ -106,12 +109,13 @@ impl Store {
             conn,
             path: path.to_path_buf(),
             identity: file_identity(path),
+            busy: std::cell::Cell::new(BUSY_TIMEOUT),
         };
         store.configure().map_err(|e| classify(path, e))?;
-        store
-            .conn
-            .busy_timeout(busy)
-            .map_err(|e| classify(path, e))?;
+        store.set_busy_timeout(busy)?;
+        // A hook reads thousands of rows and vectors once: through a mapping, not a read(2)
+        // and a copy per page.
+        let _ = store.conn.execute_batch("PRAGMA mmap_size = 268435456");
         // A hook is often the last connection to close; the checkpoint SQLite then runs (with
         // its fsyncs) would double its latency. The next ordinary command checkpoints instead.
         store
@@ -154,6 +158,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
             identity: file_identity(path),
+            busy: std::cell::Cell::new(BUSY_TIMEOUT),
         };
         let (found, known) = store.schema_versions()?;
         if found != known {
@@ -278,6 +283,18 @@ impl Store {
     }
 
     /// Map a rusqlite error from this store into a user-facing one.
+    /// How long statements wait for another process's write lock from now on.
+    pub fn set_busy_timeout(&self, busy: Duration) -> Result<()> {
+        self.conn.busy_timeout(busy).map_err(|e| self.err(e))?;
+        self.busy.set(busy);
+        Ok(())
+    }
+
+    /// How long statements wait for another process's write lock.
+    pub fn busy_timeout(&self) -> Duration {
+        self.busy.get()
+    }
+
     pub(crate) fn err(&self, e: rusqlite::Error) -> Error {
         classify(&self.path, e)
     }
@@ -290,12 +307,14 @@ fn migration_lock(db: &Path) -> Result<std::fs::File> {
     let mut name = db.as_os_str().to_owned();
     name.push(".migrate-lock");
     let path = std::path::PathBuf::from(name);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, "open", e))?;
+    let file = crate::fsutil::open_regular(
+        &path,
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+    )
+    .map_err(|e| crate::fsutil::read_refused(&path, e))?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         // SAFETY: flock on a descriptor this function owns.

@@ -12,6 +12,7 @@ mod exit_codes;
 mod extraction_http;
 mod fake_claude_e2e;
 mod groups;
+mod hook_budget;
 mod hooks;
 mod hostile;
 mod house;

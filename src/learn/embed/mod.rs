@@ -6,6 +6,7 @@
 //! through `matrixmultiply` (pure Rust, SIMD chosen at run time). The embedding of a text is the
 //! mean of its token vectors, L2-normalised, as sentence-transformers computes it.
 
+mod checksum;
 mod kernel;
 mod mapped;
 mod quant;
@@ -19,6 +20,9 @@ use serde::Deserialize;
 use quant::Quantized;
 use safetensors::SafeTensors;
 use tokenizer::Tokenizer;
+
+/// A model's JSON settings file larger than this is not read.
+const SMALL_FILE: u64 = 1024 * 1024;
 
 /// The model folder scripts/fetch-model installs, under the data directory.
 pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
@@ -35,6 +39,9 @@ pub enum ModelError {
     Unreadable { path: PathBuf, reason: String },
     #[error("embedding model file {} is corrupt ({reason}); run scripts/fetch-model again", path.display())]
     Corrupt { path: PathBuf, reason: String },
+    /// The int8 copy is missing or failed its checks, and building one was not allowed here.
+    #[error("{}", .0.as_deref().unwrap_or("the embedding model's int8 copy is not built yet; ranking by words until it is"))]
+    NotDerived(Option<String>),
 }
 
 /// Where the model folder is: `configured`, else `$GZA_MODEL_DIR`, else
@@ -100,21 +107,44 @@ pub struct Embedder {
     layers: Vec<Layer>,
     /// The int8 copy of the layer matrices, unless exact f32 arithmetic was asked for.
     quantized: Option<Quantized>,
+    /// What was wrong with a derived file and what was done, when something was.
+    notice: Option<String>,
     fingerprint: String,
+}
+
+fn exact_asked() -> bool {
+    std::env::var("GZA_EMBED_EXACT").is_ok_and(|v| v == "1")
 }
 
 impl Embedder {
     /// Load a sentence-transformers BERT folder (with int8 layer matrices, unless
-    /// `GZA_EMBED_EXACT=1` asks for f32 arithmetic throughout).
+    /// `GZA_EMBED_EXACT=1` asks for f32 arithmetic throughout), building the int8 copy when
+    /// there is no valid one.
     pub fn load(dir: &Path) -> Result<Embedder, ModelError> {
-        Self::load_with(
-            dir,
-            std::env::var("GZA_EMBED_EXACT").is_ok_and(|v| v == "1"),
-        )
+        Self::load_with(dir, exact_asked(), true)
     }
 
-    /// Load a model folder; `exact` keeps every matrix in f32.
-    pub fn load_with(dir: &Path, exact: bool) -> Result<Embedder, ModelError> {
+    /// Load for a Claude Code hook: never derive the int8 copy here (that reads the 42 MB of f32
+    /// weights: more than a hook's budget). Without a valid copy the answer is
+    /// [`ModelError::NotDerived`], and the caller ranks by words meanwhile.
+    pub fn load_prepared(dir: &Path) -> Result<Embedder, ModelError> {
+        let exact = exact_asked();
+        let e = Self::load_with(dir, exact, false)?;
+        if !exact && e.quantized.is_none() {
+            return Err(ModelError::NotDerived(e.notice));
+        }
+        Ok(e)
+    }
+
+    /// What loading found wrong with the model's derived files and did about it (one line),
+    /// for the caller to show or log once.
+    pub fn notice(&self) -> Option<&str> {
+        self.notice.as_deref()
+    }
+
+    /// Load a model folder; `exact` keeps every matrix in f32; `build` allows deriving the
+    /// int8 copy when no valid one is found.
+    pub fn load_with(dir: &Path, exact: bool, build: bool) -> Result<Embedder, ModelError> {
         let weights_path = dir.join("model.safetensors");
         if !weights_path.is_file() {
             return Err(ModelError::Missing(dir.to_path_buf()));
@@ -143,13 +173,13 @@ impl Embedder {
                 "hidden_size is not a multiple of num_attention_heads".into(),
             ));
         }
-        let max_tokens = std::fs::read_to_string(dir.join("sentence_bert_config.json"))
+        let max_tokens = mapped::read_text(&dir.join("sentence_bert_config.json"), SMALL_FILE)
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .and_then(|v| v["max_seq_length"].as_u64())
             .map_or(256, |n| n as usize)
             .min(config.max_position_embeddings);
-        let lowercase = std::fs::read_to_string(dir.join("tokenizer_config.json"))
+        let lowercase = mapped::read_text(&dir.join("tokenizer_config.json"), SMALL_FILE)
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .and_then(|v| v["do_lower_case"].as_bool())
@@ -197,7 +227,11 @@ impl Embedder {
         let name = dir
             .file_name()
             .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
-        let quantized = (!exact).then(|| {
+        let weights = quant::Weights {
+            fingerprint: w.fingerprint(),
+            stamp: w.stamp(),
+        };
+        let loaded = (!exact).then(|| {
             let mut sources = Vec::with_capacity(layers.len() * 6);
             for l in &layers {
                 for (weight, bias) in [l.q, l.k, l.v, l.attn_out, l.up, l.down] {
@@ -217,10 +251,15 @@ impl Embedder {
                         .join(format!("{name}-{:016x}.int8", w.fingerprint())),
                 );
             }
-            Quantized::load_or_build(&paths, w.fingerprint(), &sources)
+            Quantized::load_or_build(&paths, weights, &sources, build)
         });
+        let (quantized, notice) = match loaded {
+            Some(l) => (l.quantized, l.notice),
+            None => (None, None),
+        };
         Ok(Embedder {
             quantized,
+            notice,
             word,
             position,
             token_type,
@@ -415,7 +454,7 @@ fn erf(x: f32) -> f32 {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ModelError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ModelError::Unreadable {
+    let text = mapped::read_text(path, SMALL_FILE).map_err(|e| ModelError::Unreadable {
         path: path.to_path_buf(),
         reason: e.to_string(),
     })?;
@@ -480,8 +519,8 @@ mod tests {
     #[test]
     fn matches_the_reference_implementation_and_int8_stays_close() {
         let dir = model_dir();
-        let exact = Embedder::load_with(&dir, true).unwrap();
-        let fast = Embedder::load_with(&dir, false).unwrap();
+        let exact = Embedder::load_with(&dir, true, true).unwrap();
+        let fast = Embedder::load_with(&dir, false, true).unwrap();
         assert_eq!(exact.dim(), 384);
         assert_eq!(exact.fingerprint(), fast.fingerprint());
         for (text, want) in REFERENCE {

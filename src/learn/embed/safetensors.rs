@@ -35,6 +35,7 @@ pub struct SafeTensors {
     entries: HashMap<String, Entry>,
     tensors: Vec<Tensor>,
     fingerprint: u64,
+    stamp: u64,
 }
 
 impl SafeTensors {
@@ -47,8 +48,23 @@ impl SafeTensors {
             path: path.to_path_buf(),
             reason,
         };
-        let file = std::fs::File::open(path).map_err(unreadable)?;
-        let len = file.metadata().map_err(unreadable)?.len();
+        let file = super::mapped::open_regular(path).map_err(unreadable)?;
+        let meta = file.metadata().map_err(unreadable)?;
+        let len = meta.len();
+        let stamp = {
+            use std::os::unix::fs::MetadataExt;
+            let fields = [
+                meta.dev(),
+                meta.ino(),
+                len,
+                meta.mtime() as u64,
+                meta.mtime_nsec() as u64,
+                meta.ctime() as u64,
+                meta.ctime_nsec() as u64,
+            ];
+            let bytes: Vec<u8> = fields.iter().flat_map(|f| f.to_le_bytes()).collect();
+            super::checksum::xxh64(&bytes, 0)
+        };
         if len < 8 {
             return Err(corrupt("it is too short to be a safetensors file".into()));
         }
@@ -87,6 +103,7 @@ impl SafeTensors {
             entries,
             tensors: Vec::new(),
             fingerprint,
+            stamp,
         })
     }
 
@@ -96,6 +113,12 @@ impl SafeTensors {
 
     pub fn fingerprint(&self) -> u64 {
         self.fingerprint
+    }
+
+    /// This file as the file system knows it (device, inode, size, modification and change
+    /// times): while it is unchanged, so are the weights, and a checksum made of them holds.
+    pub fn stamp(&self) -> u64 {
+        self.stamp
     }
 
     /// Take a tensor of the expected shape (a 0 matches any size); returns its handle.

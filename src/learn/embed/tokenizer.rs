@@ -29,9 +29,11 @@ pub struct Tokenizer {
 impl Tokenizer {
     /// Read `vocab.txt` (one token a line; its line number is its id).
     pub fn load(vocab_path: &Path, lowercase: bool) -> Result<Tokenizer, ModelError> {
-        let text = std::fs::read_to_string(vocab_path).map_err(|e| ModelError::Unreadable {
-            path: vocab_path.to_path_buf(),
-            reason: e.to_string(),
+        let text = super::mapped::read_text(vocab_path, 64 * 1024 * 1024).map_err(|e| {
+            ModelError::Unreadable {
+                path: vocab_path.to_path_buf(),
+                reason: e.to_string(),
+            }
         })?;
         let vocab: HashMap<String, u32> = text
             .lines()
