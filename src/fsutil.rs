@@ -29,9 +29,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     })
 }
 
-/// Append one line to a log file under `.gza/logs/`, creating it; failures are ignored, since
-/// logging must never change what gza does.
+/// Append one line to a log file under `.gza/logs/`, creating it, secrets redacted (these logs
+/// hold gza's own messages, which may quote an agent or a hook's input, and are always
+/// redacted); failures are ignored, since logging must never change what gza does.
 pub fn append_log(path: &Path, line: &str) {
+    let line = crate::redact::redact(line);
     use std::io::Write;
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
