@@ -176,9 +176,12 @@ mod tests {
     fn a_key_the_cut_goes_through_is_not_half_kept() {
         let t = |r: &str, s: &str| (r.to_string(), s.to_string());
         // `[user]\n` and 2,985 characters, then a key that the 3,000-character head cuts.
-        let prompt = format!("{} ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "p".repeat(2_984));
-        let m = session_message(&[t("user", &prompt), t("assistant", &"a".repeat(50_000))])
-            .unwrap();
+        let prompt = format!(
+            "{} ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+            "p".repeat(2_984)
+        );
+        let m =
+            session_message(&[t("user", &prompt), t("assistant", &"a".repeat(50_000))]).unwrap();
         assert!(!m.contains("ghp_AbCd"), "{}", &m[2_900..3_100]);
     }
 }

@@ -543,7 +543,12 @@ fn spawn(
         let (log, redact) = (logs.stdout, logs.redact);
         std::thread::spawn(move || {
             if redact {
-                pump_output(stdout, crate::redact::RedactingWriter::new(log), &parser, &progress);
+                pump_output(
+                    stdout,
+                    crate::redact::RedactingWriter::new(log),
+                    &parser,
+                    &progress,
+                );
             } else {
                 pump_output(stdout, log, &parser, &progress);
             }
@@ -896,12 +901,7 @@ struct Logs {
 
 /// Create the agent's logs (`ID.jsonl`, `ID.stderr.log`), and record whether they are redacted
 /// as they are written (`redact_raw_logs`), for `gza log --raw` to say.
-fn create_logs(
-    project: &Project,
-    store: &Store,
-    task: &Task,
-    prepared: &Prepared,
-) -> Result<Logs> {
+fn create_logs(project: &Project, store: &Store, task: &Task, prepared: &Prepared) -> Result<Logs> {
     let create =
         |path: &Path| std::fs::File::create(path).map_err(|e| Error::io(path, "create", e));
     let stdout = BufWriter::new(create(&prepared.log_path)?);

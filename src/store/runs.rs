@@ -151,11 +151,9 @@ impl Store {
     /// redacts raw logs wrote them.
     pub fn log_redacted(&self, id: i64) -> Result<Option<bool>> {
         self.conn
-            .query_row(
-                "SELECT log_redacted FROM tasks WHERE id = ?1",
-                [id],
-                |r| r.get(0),
-            )
+            .query_row("SELECT log_redacted FROM tasks WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
             .map_err(|e| self.err(e))
     }
 
