@@ -4,7 +4,7 @@
 //! The corpus is this crate's own sources and docs (code, prose, configuration: the words
 //! `token`, `password`, `secret` and `key` are everywhere in them), cut into the lines an agent
 //! run writes: tool calls, tool results with file contents, assistant text, usage figures, and one
-//! line in 200 carrying a secret. Each figure is the best and the median of 7 runs.
+//! line in 200 carrying a secret. Each figure is the best and the median of 15 runs.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -107,6 +107,15 @@ fn report(what: &str, bytes: usize, (best, median, _): (Duration, Duration, usiz
 fn main() {
     let lines = corpus();
     let stream: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    // `bench_redact --write-stream FILE`: save the stream (for a whole-process run of `gza work`
+    // with an agent that prints it) and stop.
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, path] = args.as_slice()
+        && flag == "--write-stream"
+    {
+        std::fs::write(path, &stream).expect("write the stream");
+        return;
+    }
     // What the runner stores: the agent's text, redacted in 256 KiB outputs.
     let text: String = lines
         .iter()
@@ -134,29 +143,33 @@ fn main() {
         changed
     );
     println!("| what | input | best | median |\n|---|---|---|---|");
-    let runs = 7;
+    let runs = 15;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("1.jsonl");
+    // As the runner writes a log: 64 KiB reads, a flush after each.
+    let write_log = |redact: bool| {
+        let file = std::io::BufWriter::new(std::fs::File::create(&log).unwrap());
+        let mut w: Box<dyn Write> = if redact {
+            Box::new(RedactingWriter::new(file))
+        } else {
+            Box::new(file)
+        };
+        for chunk in stream.as_bytes().chunks(64 * 1024) {
+            w.write_all(chunk).unwrap();
+            w.flush().unwrap();
+        }
+        drop(w);
+        0
+    };
     report(
-        "raw log: `RedactingWriter` over the stream (JSON lines kept valid)",
+        "raw log file through `RedactingWriter` (JSON lines kept valid)",
         stream.len(),
-        time(runs, || {
-            let mut w = RedactingWriter::new(std::io::sink());
-            for chunk in stream.as_bytes().chunks(64 * 1024) {
-                w.write_all(chunk).unwrap();
-            }
-            w.finish().unwrap();
-            0
-        }),
+        time(runs, || write_log(true)),
     );
     report(
-        "raw log, redaction off: the same bytes to the sink",
+        "raw log file, `redact_raw_logs: false`",
         stream.len(),
-        time(runs, || {
-            let mut w = std::io::sink();
-            for chunk in stream.as_bytes().chunks(64 * 1024) {
-                w.write_all(chunk).unwrap();
-            }
-            0
-        }),
+        time(runs, || write_log(false)),
     );
     report(
         "stored output: `redact_secrets` over 256 KiB outputs",

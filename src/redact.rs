@@ -421,8 +421,12 @@ pub fn redact_secrets(text: &str) -> String {
 
 /// `text` with every secret replaced by a marker; borrowed when there was none.
 pub fn redact(text: &str) -> Cow<'_, str> {
+    redact_candidates(text, REDACTOR.candidates(text))
+}
+
+/// [`redact`] with the candidate rules already found.
+fn redact_candidates(text: &str, candidates: u64) -> Cow<'_, str> {
     let r = &*REDACTOR;
-    let candidates = r.candidates(text);
     if candidates == 0 {
         return Cow::Borrowed(text);
     }
@@ -489,16 +493,6 @@ impl Redactor {
         }
         found
     }
-}
-
-/// Whether a rule matches somewhere in `text` (before its checks): one scan for the anchors,
-/// then the candidate rules until one matches.
-pub fn may_hold_secret(text: &str) -> bool {
-    let r = &*REDACTOR;
-    let candidates = r.candidates(text);
-    (0..r.regexes.len())
-        .filter(|i| candidates & (1 << i) != 0)
-        .any(|i| r.regexes[i].is_match(text))
 }
 
 /// The span to replace for one candidate, if it is a secret.
@@ -1102,16 +1096,27 @@ fn decode_base64(v: &str) -> Option<Vec<u8>> {
 /// values are redacted one by one (the rest of the line is kept byte for byte), and a string
 /// under a key such as `"password"` is redacted whole.
 pub fn redact_log_line(line: &str) -> Cow<'_, str> {
-    if !may_hold_secret(line) && !line.contains("\\/") {
+    let r = &*REDACTOR;
+    let candidates = r.candidates(line);
+    // A JSON writer may escape `/` (`https:\/\/u:p@host`), which no rule sees undecoded.
+    let escaped_slash = line.contains("\\/");
+    if candidates == 0 && !escaped_slash {
         return Cow::Borrowed(line);
     }
     let t = line.trim_start();
-    if (t.starts_with('{') || t.starts_with('['))
-        && serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok()
-    {
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        return redact_candidates(line, candidates);
+    }
+    let matches = (0..r.regexes.len())
+        .filter(|i| candidates & (1 << i) != 0)
+        .any(|i| r.regexes[i].is_match(line));
+    if !matches && !escaped_slash {
+        return Cow::Borrowed(line);
+    }
+    if serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok() {
         return redact_json_text(line);
     }
-    redact(line)
+    redact_candidates(line, candidates)
 }
 
 /// Redact the string literals of one valid JSON text.
@@ -1273,7 +1278,8 @@ impl<W: Write> RedactingWriter<W> {
             self.in_key = false;
         }
         let redacted = redact_log_line(text);
-        if let Some(begin) = REDACTOR.pem_begin.find(text)
+        if text.contains("PRIVATE KEY")
+            && let Some(begin) = REDACTOR.pem_begin.find(text)
             && REDACTOR.pem_end.find(&text[begin.end()..]).is_none()
             && !text[begin.end()..].contains("\\n")
         {
