@@ -3,10 +3,12 @@
 //! and control characters are stripped from anything injected into a later prompt.
 //!
 //! One pass finds candidates: the rules' anchor words (`ghp_`, `://`, `password`, `token`…) are
-//! one Aho-Corasick automaton, so text without any (most of it) costs one scan. Only the rules
-//! whose anchors appeared are then run for their spans (a `RegexSet` of all rules was measured
-//! ten times slower: its combined DFA does not fit the cache), each span is checked (a key's value that is a path, a number, a boolean, a placeholder
-//! or code is not a secret), and the spans are replaced in one copy.
+//! one Aho-Corasick automaton, and an anchor counts only when what follows it fits its rule (a
+//! key's `=` or `:`), so text without any (most of it) costs one scan. Only the candidate rules
+//! are then run for their spans (a `RegexSet` of all rules was measured far slower: its
+//! combined DFA does not fit its cache), each span is checked (a key's value that is a path, a
+//! number, a boolean, a placeholder or code is not a secret), and the spans are replaced in one
+//! copy.
 //!
 //! What is a secret (see the tables in the tests):
 //! - tokens with a known shape, whatever surrounds them: GitHub, GitLab, npm, PyPI, Hugging Face,
@@ -18,7 +20,7 @@
 //!   `Basic` credentials, signed-URL signatures, Slack and Discord webhook paths;
 //! - the value of a key whose name ends in TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE,
 //!   API_KEY, ACCESS_KEY, PRIVATE_KEY, SECRET_KEY, ACCOUNT_KEY, CREDENTIAL(S) or AUTH, or is
-//!   (or ends in `_`) PWD, PASS or PAT, in any case and in env, shell, YAML, TOML, JSON, INI,
+//!   (or ends in `_`) PWD or PASS, or ends in `_PAT`, in any case and in env, shell, YAML, TOML, JSON, INI,
 //!   connection-string and command-line (`--password x`) form; `mysql -pX`, `sshpass -p X`,
 //!   `redis-cli -a X`, `curl -u user:X`, `.netrc` passwords; "the token is X" in prose.
 //!
@@ -508,8 +510,9 @@ fn confirm(check: Check, caps: &Captures, text: &str) -> Option<Span> {
             let key_at = caps.name("k")?;
             let key = key_at.as_str();
             // `urn:ietf:params:oauth:grant-type`: a name among names (but `$env:TOKEN` is a key).
-            let before = text[..key_at.start()].to_ascii_lowercase();
-            if before.ends_with(':') && !before.ends_with("env:") {
+            let before = &text.as_bytes()[..key_at.start()];
+            let env = before.len() >= 4 && before[before.len() - 4..].eq_ignore_ascii_case(b"env:");
+            if before.ends_with(b":") && !env {
                 return None;
             }
             let value = caps.name("v")?;
