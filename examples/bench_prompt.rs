@@ -23,10 +23,7 @@ fn main() {
         n += 1;
     }
     std::fs::write(dir.path().join(".gza/learnings.md"), &file).unwrap();
-    let project = Project {
-        root: dir.path().to_path_buf(),
-        config: Config::default(),
-    };
+    let project = Project::new(dir.path().to_path_buf(), Config::default());
     let task = sample_task();
     let runs = 10_000;
     let started = Instant::now();

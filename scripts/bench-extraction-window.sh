@@ -36,6 +36,7 @@ learnings:
   concurrency: 4
   extraction_deadline_seconds: $deadline
 YAML
+"$gza" trust --yes > /dev/null
 export ANTHROPIC_API_KEY=sk-ant-bench
 for i in $(seq 1 15); do "$gza" add -q "task $i" --type explore > /dev/null; done
 t0=$(date +%s.%N)

@@ -96,6 +96,9 @@ pub struct Config {
     pub sandbox: SandboxKind,
     /// The container image agents run in with `sandbox: docker`.
     pub docker_image: Option<String>,
+    /// Environment variables a sandboxed agent is given besides the basic ones and its
+    /// provider's own: names, or prefixes ending in `*`.
+    pub sandbox_env: Vec<String>,
     /// Learning accumulation.
     pub learnings: LearningsConfig,
     /// Claude Code hook handlers.
@@ -117,6 +120,7 @@ impl Default for Config {
             redact_raw_logs: true,
             sandbox: SandboxKind::None,
             docker_image: None,
+            sandbox_env: Vec::new(),
             learnings: LearningsConfig::default(),
             hooks: HooksConfig::default(),
             providers: ProvidersConfig::default(),
@@ -461,6 +465,14 @@ impl Config {
             return Err(bad(
                 "sandbox: docker needs docker_image: the image agents run in".into(),
             ));
+        }
+        if let Some(name) = self.sandbox_env.iter().find(|name| {
+            let name = name.strip_suffix('*').unwrap_or(name);
+            name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        }) {
+            return Err(bad(format!(
+                "sandbox_env: {name:?} is not a variable name (letters, digits and _, or a prefix ending in *)"
+            )));
         }
         if self.max_turns == 0 {
             return Err(bad("max_turns must be at least 1".into()));

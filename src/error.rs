@@ -109,6 +109,32 @@ pub enum Error {
         message: String,
     },
 
+    /// A task's worktree is no longer the checkout gza made: its `.git` was replaced, so git
+    /// would read the agent's configuration and hooks. gza runs no git command there.
+    #[error(
+        "{} is not the worktree gza made ({why}); gza ran no git command there and committed \
+         nothing. Inspect it, then remove it by hand and run `git worktree prune`",
+        dir.display()
+    )]
+    UnsafeCheckout { dir: PathBuf, why: String },
+
+    /// A path a repository's file gives leads outside the project; nothing was read or written.
+    #[error(
+        "{}: {key}: {} leads outside the project (to {}); nothing was read or written there. \
+         {hint}",
+        file.display(),
+        path.display(),
+        resolved.display()
+    )]
+    OutsideProject {
+        key: String,
+        file: PathBuf,
+        path: PathBuf,
+        resolved: PathBuf,
+        /// What to do instead.
+        hint: String,
+    },
+
     /// The HTTP client for the extraction model could not be built (this machine's TLS setup).
     #[error("cannot set up HTTP for the extraction model: {0}")]
     HttpSetup(String),
@@ -163,6 +189,8 @@ impl Error {
             | Error::Usage(_)
             | Error::Busy(_)
             | Error::NotRecorded(_)
+            | Error::UnsafeCheckout { .. }
+            | Error::OutsideProject { .. }
             | Error::DiskFull(_) => true,
             // A full disk is the person's to free, whichever operation ran into it.
             Error::Io { source, .. } => is_enospc(source),

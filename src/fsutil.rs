@@ -87,6 +87,19 @@ pub fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// [`read_regular_file`] for a file of the project's that a repository or an agent could have
+/// replaced with a symbolic link (`.gza/learnings.md`, a spec): a link is followed only when it
+/// leads to a file inside the project `root`; one leading out is refused like a FIFO.
+pub fn read_project_file(root: &Path, path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let resolved = crate::confine::inside(root, path).map_err(|outside| {
+        std::io::Error::other(format!(
+            "it leads outside the project (to {}); gza reads only files inside the project: replace the link with a file",
+            outside.resolved.display()
+        ))
+    })?;
+    read_regular_file(&resolved, max)
+}
+
 fn describe_file_type(kind: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if kind.is_dir() {

@@ -1,5 +1,17 @@
 //! Starting git: the one place that runs it, gives the commits it makes an author, and turns its
 //! failures into one-line errors.
+//!
+//! Every git command gza runs on the host goes through [`command`], which enforces the trust
+//! rules of docs/security.md:
+//! - **A task's worktree** (a directory under `<project>/.gza/worktrees/`) is the agent's: it
+//!   may have replaced its `.git` with a repository of its own whose config and hooks would run
+//!   here. So gza first checks that its `.git` is still the file git made, pointing at this
+//!   repository's `worktrees/NAME` and pointed back at ([`verify_worktree`]), then runs git with
+//!   that git directory and work tree given explicitly, and with every key that makes git start
+//!   a program overridden on the command line ([`AGENT_CHECKOUT_CONFIG`]; `-c` outranks every
+//!   config file and reaches the git processes git itself starts).
+//! - **Hooks** never run, anywhere, but for the two commands that act for the person on their
+//!   own checkout as plain git would: `merge` and `push` (`gza merge`, `gza pr`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -10,10 +22,80 @@ use crate::error::{Error, Result};
 /// background maintenance (about 10 ms each) or an editor.
 const COMMITTING: [&str; 4] = ["commit", "merge", "rebase", "cherry-pick"];
 
-/// A git command in `dir`, set up for `args`.
-fn command(dir: &Path, args: &[&str]) -> Command {
+/// Subcommands that run the person's own hooks, as `git merge` and `git push` would: gza runs
+/// them only for `gza merge` and `gza pr`, on the person's own checkout.
+const WITH_USER_HOOKS: [&str; 2] = ["merge", "push"];
+
+/// Settings given on the command line for every command in a task's worktree: no program the
+/// repository's configuration names is started (fsmonitor, hooks, pager, editors, credential
+/// helpers, ssh, any transport), and no git is started in a repository the agent nested inside
+/// its worktree (submodules ignored, bare repositories only when named).
+pub const AGENT_CHECKOUT_CONFIG: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.editor=true",
+    "sequence.editor=true",
+    "core.sshCommand=false",
+    "core.askPass=",
+    "credential.helper=",
+    "protocol.allow=never",
+    "diff.ignoreSubmodules=all",
+    "status.submoduleSummary=false",
+    "submodule.recurse=false",
+    "safe.bareRepository=explicit",
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "maintenance.auto=false",
+    "gc.auto=0",
+];
+
+/// A git command in `dir`, set up for `args`. In a task's worktree it is checked first and
+/// fails with [`Error::UnsafeCheckout`] when the agent replaced its `.git`.
+fn command(dir: &Path, args: &[&str]) -> Result<Command> {
     let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir);
+    // Where git looks is decided here alone, never by the caller's environment.
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_COMMON_DIR",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_ASKPASS",
+        "GIT_PAGER",
+    ] {
+        cmd.env_remove(var);
+    }
+    // The identity is the person's: asked of their own checkout, never of an agent's.
+    let mut identity_dir = dir.to_path_buf();
+    let agents = match task_worktree(dir) {
+        Some((root, work_tree)) => {
+            identity_dir = root.clone();
+            let git_dir = verify_worktree(&root, &work_tree)?;
+            cmd.arg("--git-dir")
+                .arg(git_dir)
+                .arg("--work-tree")
+                .arg(&work_tree)
+                .current_dir(&work_tree);
+            for setting in AGENT_CHECKOUT_CONFIG {
+                cmd.args(["-c", setting]);
+            }
+            true
+        }
+        None => {
+            cmd.arg("-C").arg(dir);
+            false
+        }
+    };
+    let user_hooks = !agents && args.first().is_some_and(|a| WITH_USER_HOOKS.contains(a));
+    if !user_hooks {
+        cmd.args(["-c", "core.hooksPath=/dev/null"]);
+    }
     let committing = args.first().is_some_and(|a| COMMITTING.contains(a));
     if committing {
         cmd.args(["-c", "maintenance.auto=false"]);
@@ -28,7 +110,7 @@ fn command(dir: &Path, args: &[&str]) -> Command {
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_MERGE_AUTOEDIT", "no");
     // Commits need an identity; a machine without one configured still gets a clear author.
-    if committing && !has_identity(dir) {
+    if committing && !has_identity(&identity_dir) {
         for (key, value) in [
             ("GIT_AUTHOR_NAME", "gza"),
             ("GIT_AUTHOR_EMAIL", "gza@localhost"),
@@ -38,7 +120,122 @@ fn command(dir: &Path, args: &[&str]) -> Command {
             cmd.env(key, value);
         }
     }
-    cmd
+    Ok(cmd)
+}
+
+/// Where gza makes task worktrees under a project root: `.gza/worktrees/<name>` (what
+/// `Project::worktrees_dir` says; a test there checks they agree).
+pub const TASK_WORKTREES: (&str, &str) = (".gza", "worktrees");
+
+/// When `dir` lies in a task's worktree (`<root>/.gza/worktrees/<name>[/…]`): the project root
+/// and the worktree's top directory.
+fn task_worktree(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    let dir = std::path::absolute(dir).ok()?;
+    let parts: Vec<_> = dir.components().collect();
+    let at = parts.windows(3).rposition(|w| {
+        w[0].as_os_str() == TASK_WORKTREES.0
+            && w[1].as_os_str() == TASK_WORKTREES.1
+            && matches!(w[2], std::path::Component::Normal(_))
+    })?;
+    let root: PathBuf = parts[..at].iter().collect();
+    let work_tree: PathBuf = parts[..at + 3].iter().collect();
+    Some((root, work_tree))
+}
+
+/// The repository's common git directory, as the project's own checkout names it (asked once
+/// per root and process).
+fn common_dir(root: &Path) -> Result<PathBuf> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static KNOWN: OnceLock<Mutex<HashMap<PathBuf, PathBuf>>> = OnceLock::new();
+    let known = KNOWN.get_or_init(Mutex::default);
+    if let Some(dir) = known.lock().expect("common dir cache").get(root) {
+        return Ok(dir.clone());
+    }
+    let dir = run(
+        root,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    )?;
+    let dir = PathBuf::from(dir)
+        .canonicalize()
+        .map_err(|e| Error::io(root, "resolve the git directory of", e))?;
+    known
+        .lock()
+        .expect("common dir cache")
+        .insert(root.to_path_buf(), dir.clone());
+    Ok(dir)
+}
+
+/// Check that `work_tree` is still the linked worktree git made for the repository at `root`:
+/// its `.git` is a regular file (not a directory, a symlink or gone) naming a directory directly
+/// in the repository's `worktrees/`, and that directory's `gitdir` (which git wrote, and which
+/// the agent cannot write) names this `.git` back. Returns that git directory.
+pub fn verify_worktree(root: &Path, work_tree: &Path) -> Result<PathBuf> {
+    let unsafe_ = |why: String| Error::UnsafeCheckout {
+        dir: work_tree.to_path_buf(),
+        why,
+    };
+    let dot_git = work_tree.join(".git");
+    let meta = match std::fs::symlink_metadata(&dot_git) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(unsafe_("its .git file was removed".into()));
+        }
+        Err(e) => return Err(Error::io(&dot_git, "inspect", e)),
+    };
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a directory (a repository of the agent's own)"
+        } else if meta.file_type().is_symlink() {
+            "a symbolic link"
+        } else {
+            "something other than a file"
+        };
+        return Err(unsafe_(format!("its .git was replaced by {what}")));
+    }
+    let text = crate::fsutil::read_regular_file(&dot_git, 4096)
+        .map_err(|e| unsafe_(format!("its .git cannot be read: {e}")))?;
+    let text = String::from_utf8_lossy(&text);
+    let named = text
+        .strip_prefix("gitdir:")
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && !t.contains('\n'))
+        .ok_or_else(|| unsafe_("its .git file no longer names a git directory".into()))?;
+    let named = work_tree.join(named);
+    let git_dir = named.canonicalize().map_err(|_| {
+        unsafe_(format!(
+            "its .git names {}, which does not exist",
+            named.display()
+        ))
+    })?;
+    let worktrees = common_dir(root)?.join("worktrees");
+    if git_dir.parent() != Some(worktrees.as_path()) {
+        return Err(unsafe_(format!(
+            "its .git names {}, not a worktree of this repository",
+            git_dir.display()
+        )));
+    }
+    let back = std::fs::read(git_dir.join("gitdir"))
+        .ok()
+        .map(|b| PathBuf::from(String::from_utf8_lossy(&b).trim()));
+    let expected = work_tree
+        .canonicalize()
+        .map_err(|e| Error::io(work_tree, "resolve", e))?
+        .join(".git");
+    let back = back.map(|b| {
+        let b = git_dir.join(b);
+        b.parent()
+            .and_then(|p| p.canonicalize().ok())
+            .map(|p| p.join(".git"))
+            .unwrap_or(b)
+    });
+    if back.as_deref() != Some(expected.as_path()) {
+        return Err(unsafe_(format!(
+            "its .git names {}, which belongs to another worktree",
+            git_dir.display()
+        )));
+    }
+    Ok(git_dir)
 }
 
 fn start_error(dir: &Path, e: std::io::Error) -> Error {
@@ -53,7 +250,9 @@ fn start_error(dir: &Path, e: std::io::Error) -> Error {
 /// Run git in `dir` and return its output whatever its exit status (for commands whose
 /// failure is an answer, such as a merge that conflicts).
 pub fn output(dir: &Path, args: &[&str]) -> Result<Output> {
-    command(dir, args).output().map_err(|e| start_error(dir, e))
+    command(dir, args)?
+        .output()
+        .map_err(|e| start_error(dir, e))
 }
 
 /// Run git in `dir`; stdout on success, an [`Error::Git`] naming the command otherwise. Callers
@@ -85,7 +284,7 @@ pub fn succeeds(dir: &Path, args: &[&str]) -> bool {
 /// it printed in all. Fails like [`run`] when git does.
 pub fn output_capped(dir: &Path, args: &[&str], max: usize) -> Result<(Vec<u8>, usize)> {
     use std::io::Read;
-    let mut child = command(dir, args)
+    let mut child = command(dir, args)?
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -118,7 +317,7 @@ pub fn output_capped(dir: &Path, args: &[&str], max: usize) -> Result<(Vec<u8>, 
 /// which git pages and colours itself). Git's stderr is passed on when it succeeds and becomes
 /// the [`Error::Git`] when it fails.
 pub fn run_to_stdout(dir: &Path, args: &[&str]) -> Result<()> {
-    let out = command(dir, args)
+    let out = command(dir, args)?
         .stderr(std::process::Stdio::piped())
         .spawn()
         .and_then(|child| child.wait_with_output())
@@ -152,13 +351,15 @@ fn has_identity(dir: &Path) -> bool {
     use std::sync::{Mutex, OnceLock};
     static KNOWN: OnceLock<Mutex<HashMap<PathBuf, bool>>> = OnceLock::new();
     let known = KNOWN.get_or_init(Mutex::default);
-    let key = dir.parent().unwrap_or(dir).to_path_buf();
+    let key = dir.to_path_buf();
     if let Some(&answer) = known.lock().expect("identity cache").get(&key) {
         return answer;
     }
     let answer = Command::new("git")
         .arg("-C")
         .arg(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_CONFIG_PARAMETERS")
         .args(["config", "user.email"])
         .output()
         .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());

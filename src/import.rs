@@ -168,6 +168,18 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
     let count = entries.len();
     let spec_of = |spec: &str, plan: &mut Plan, position: Option<usize>| -> Option<String> {
         let absolute = project.root.join(spec);
+        // The file's text goes to the model: a task file may name only files in the project.
+        if let Err(outside) = crate::confine::inside(&project.root, Path::new(spec)) {
+            let whose = match position {
+                Some(p) => format!("task {p}: spec file"),
+                None => "the default spec file".into(),
+            };
+            plan.problems.push(format!(
+                "{whose} {spec} leads outside the project (to {}); a task file may name only files inside the project",
+                outside.resolved.display()
+            ));
+            return None;
+        }
         if absolute.is_file() {
             return Some(
                 absolute
@@ -452,10 +464,7 @@ mod tests {
     fn project() -> (tempfile::TempDir, Project) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("SPEC.md"), "spec").unwrap();
-        let project = Project {
-            root: dir.path().to_path_buf(),
-            config: crate::config::Config::default(),
-        };
+        let project = Project::new(dir.path().to_path_buf(), crate::config::Config::default());
         (dir, project)
     }
 

@@ -7,6 +7,7 @@
 pub mod branch;
 pub mod cli;
 pub mod config;
+pub mod confine;
 pub mod error;
 pub mod fsutil;
 pub mod git;
@@ -26,6 +27,7 @@ pub mod settings;
 pub mod store;
 pub mod task;
 pub mod text;
+pub mod trust;
 pub mod wire;
 pub mod worktree;
 

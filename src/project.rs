@@ -15,9 +15,28 @@ pub const STATE_DIR: &str = ".gza";
 pub struct Project {
     pub root: PathBuf,
     pub config: Config,
+    /// Settings of gza.yaml left out until the person trusts them (see [`crate::trust`]).
+    pub ignored_settings: Vec<String>,
+    /// Path settings from an untrusted gza.yaml, confined to the project where they are used.
+    pub confined_settings: std::collections::BTreeSet<String>,
 }
 
+/// The entries of `.gza/` gza writes: none may be a link a repository committed to send gza's
+/// writes elsewhere. (learnings.md, which is committed, may be a link inside the project: its
+/// readers confine it, and gza replaces it rather than writing through it.)
+const STATE_ENTRIES: [&str; 4] = ["gza.db", "logs", "reports", "worktrees"];
+
 impl Project {
+    /// A project at `root` with `config`, nothing in it ignored or confined for want of trust.
+    pub fn new(root: PathBuf, config: Config) -> Project {
+        Project {
+            root,
+            config,
+            ignored_settings: Vec::new(),
+            confined_settings: Default::default(),
+        }
+    }
+
     /// Find the project containing `start` (the nearest ancestor holding gza.yaml) and load its config.
     pub fn discover(start: &Path) -> Result<Project> {
         let start = std::path::absolute(start).map_err(|e| Error::io(start, "resolve", e))?;
@@ -26,8 +45,32 @@ impl Project {
             .find(|dir| dir.join(CONFIG_FILE).is_file())
             .ok_or_else(|| Error::NotInitialized(start.clone()))?
             .to_path_buf();
-        let config = crate::settings::load(&root)?.config;
-        Ok(Project { root, config })
+        check_state_dir(&root)?;
+        let effective = crate::settings::load(&root)?;
+        Ok(Project {
+            root,
+            config: effective.config,
+            ignored_settings: effective.ignored,
+            confined_settings: effective.confined,
+        })
+    }
+
+    /// The path a path setting (`key`, whose value is `value`) names, relative to the project
+    /// root. A value from an untrusted gza.yaml must lead inside the project: otherwise the
+    /// error names the key and the file, and the caller reads and writes nothing.
+    pub fn setting_path(&self, key: &str, value: &Path) -> Result<PathBuf> {
+        if self.confined_settings.contains(key) {
+            crate::confine::inside_or_error(
+                &self.root,
+                value,
+                key,
+                &self.root.join(CONFIG_FILE),
+                "Set it in gza.local.yaml or ~/.gza/config.yaml if it should lead there, or run \
+                 `gza trust` to accept the repository's value.",
+            )
+        } else {
+            Ok(self.root.join(value))
+        }
     }
 
     /// The `.gza/` directory.
@@ -68,5 +111,42 @@ impl Project {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "project".into())
         })
+    }
+}
+
+/// Refuse a `.gza/` that is, or holds in place of gza's own files, a symbolic link: a repository
+/// could commit one to make gza write its database, logs, reports or worktrees, or read its
+/// learnings, somewhere outside the project. (Other wrong kinds of file are reported where they
+/// are used.)
+fn check_state_dir(root: &Path) -> Result<()> {
+    let state = root.join(STATE_DIR);
+    let linked =
+        |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let found = std::iter::once(state.clone())
+        .chain(STATE_ENTRIES.iter().map(|e| state.join(e)))
+        .find(|p| linked(p));
+    match found {
+        Some(path) => Err(Error::Usage(format!(
+            "{} is a symbolic link; gza keeps its state in real files inside the project, so a \
+             cloned repository cannot redirect it: remove the link (and commit the removal), then \
+             run `gza init`",
+            path.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_knows_where_task_worktrees_are() {
+        let p = Project::new("/p".into(), Config::default());
+        let (state, worktrees) = crate::git::TASK_WORKTREES;
+        assert_eq!(
+            p.worktrees_dir(),
+            Path::new("/p").join(state).join(worktrees)
+        );
     }
 }

@@ -4,6 +4,7 @@
 //! then the instructions for the task's type. `gza show ID --prompt` prints exactly this.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::project::Project;
@@ -46,6 +47,33 @@ fn defuse_fence(text: &str) -> String {
     TAG.replace_all(text, "‹${1}learnings›").into_owned()
 }
 
+/// The largest spec file gza puts into a prompt.
+pub const MAX_SPEC_BYTES: u64 = 1024 * 1024;
+
+/// A task's spec file, as the model may see it: a regular file inside the project (through `..`
+/// and symbolic links, whoever named it), at most [`MAX_SPEC_BYTES`], secrets redacted.
+fn read_spec(project: &Project, id: i64, spec: &str) -> Result<String> {
+    let path = crate::confine::inside(&project.root, Path::new(spec)).map_err(|outside| {
+        Error::Usage(format!(
+            "spec file {spec} of task {id} leads outside the project (to {}); gza sends only files inside the project to the agent: `gza edit {id} --spec FILE` with one inside it",
+            outside.resolved.display()
+        ))
+    })?;
+    let bytes = crate::fsutil::read_regular_file(&path, MAX_SPEC_BYTES).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::Usage(format!(
+                "spec file {} of task {id} no longer exists; restore it or `gza edit {id} --spec FILE`",
+                path.display()
+            ))
+        } else {
+            crate::fsutil::read_refused(&path, e)
+        }
+    })?;
+    Ok(crate::redact::redact_secrets(&String::from_utf8_lossy(
+        &bytes,
+    )))
+}
+
 /// The full prompt for `task`, with `learnings` injected unless the task or config opts out.
 pub fn build_prompt(
     project: &Project,
@@ -56,16 +84,7 @@ pub fn build_prompt(
     let _ = write!(prompt, "Complete this task: {}", task.prompt.trim_end());
 
     if let Some(spec) = &task.spec {
-        let path = project.root.join(spec);
-        let content = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::Usage(format!(
-                "spec file {} of task {} no longer exists; restore it or `gza edit {} --spec FILE`",
-                path.display(),
-                task.id,
-                task.id
-            )),
-            _ => Error::io(&path, "read spec file", e),
-        })?;
+        let content = read_spec(project, task.id, spec)?;
         let _ = write!(
             prompt,
             "\n\n## Specification\n\nThe following specification file ({spec}) provides context for this task:\n\n{}",
@@ -134,11 +153,12 @@ pub const MAX_LEARNINGS_FILE_BYTES: u64 = 1024 * 1024;
 /// `learnings.max_tokens` (estimated at [`CHARS_PER_TOKEN`] characters a token), whole lines only.
 pub fn read_learnings_file(project: &Project) -> Result<Option<InjectedLearnings>> {
     let path = project.learnings_path();
-    let bytes = match crate::fsutil::read_regular_file(&path, MAX_LEARNINGS_FILE_BYTES) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(crate::fsutil::read_refused(&path, e)),
-    };
+    let bytes =
+        match crate::fsutil::read_project_file(&project.root, &path, MAX_LEARNINGS_FILE_BYTES) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(crate::fsutil::read_refused(&path, e)),
+        };
     let text = String::from_utf8_lossy(&bytes);
     let budget = project.config.learnings.max_tokens as usize * CHARS_PER_TOKEN;
     let mut kept = String::new();

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde_norway::{Mapping, Value};
 
-use crate::config::Config;
+use crate::config::{Config, ProviderKind, SandboxKind};
 use crate::error::{Error, Result};
+use crate::trust::{COMMAND_KEYS, PATH_KEYS, Sensitive};
 
 /// The project's committed settings file.
 pub const PROJECT_FILE: &str = "gza.yaml";
@@ -56,6 +57,15 @@ impl std::fmt::Display for Source {
 pub struct Effective {
     pub config: Config,
     pub values: BTreeMap<String, (Value, Source)>,
+    /// Every setting of the project's `gza.yaml` that needs the person's trust, with its value
+    /// and why, trusted or not (what `gza trust` shows and records).
+    pub sensitive: BTreeMap<String, (Value, Sensitive)>,
+    /// Settings of `gza.yaml` left out because they are not trusted (and no layer of the
+    /// person's own sets them instead): the defaults or the person's own values apply.
+    pub ignored: Vec<String>,
+    /// Path settings whose value comes from an untrusted `gza.yaml`: confined to the project
+    /// where they are used (`Project::setting_path`).
+    pub confined: std::collections::BTreeSet<String>,
 }
 
 /// The user's settings file, when HOME is known.
@@ -205,8 +215,38 @@ pub fn load(root: &Path) -> Result<Effective> {
     if let Some(user) = user_file() {
         layers.extend(read_layer(&user, false)?);
     }
-    layers.extend(read_layer(&root.join(PROJECT_FILE), true)?);
-    layers.extend(read_layer(&root.join(LOCAL_FILE), false)?);
+    // What the person's own settings say before the repository's file: what a setting of the
+    // repository's file is judged against.
+    let mut base = defaults.clone();
+    for layer in &layers {
+        merge(&mut base, &layer.value);
+    }
+    let mut project = read_layer(&root.join(PROJECT_FILE), true)?.expect("required");
+    let sensitive = sensitive_settings(root, &base, &project.value);
+    let untrusted: Vec<(String, Sensitive)> = if sensitive.is_empty() {
+        Vec::new()
+    } else {
+        let trust = crate::trust::trusted(root)?;
+        sensitive
+            .iter()
+            .filter(|(key, (value, _))| !crate::trust::covers(trust.as_ref(), key, value))
+            .map(|(key, (_, why))| (key.clone(), why.clone()))
+            .collect()
+    };
+    // An untrusted command is left out; an untrusted path stays, confined where it is used.
+    for (key, why) in &untrusted {
+        if *why != Sensitive::OutsidePath {
+            remove(&mut project.value, key);
+        }
+    }
+    layers.push(project);
+    // The personal layer is the person's only while the repository does not track it: one
+    // that came with a clone (or a merged branch) is the repository's, and is not read.
+    let local = read_layer(&root.join(LOCAL_FILE), false)?;
+    let local_committed = local.is_some() && is_tracked(root, LOCAL_FILE);
+    if !local_committed {
+        layers.extend(local);
+    }
 
     let mut merged = defaults.clone();
     let mut sources: BTreeMap<String, Source> = BTreeMap::new();
@@ -271,14 +311,158 @@ pub fn load(root: &Path) -> Result<Effective> {
 
     let mut all = Vec::new();
     leaves(&merged, "", &mut all);
-    let values = all
+    let values: BTreeMap<String, (Value, Source)> = all
         .into_iter()
         .map(|(key, value)| {
             let source = sources.get(&key).cloned().unwrap_or(Source::Default);
             (key, (value, source))
         })
         .collect();
-    Ok(Effective { config, values })
+    // What a later layer of the person's own sets anyway was not ignored for want of trust.
+    let overridden = |key: &str| match values.get(key).map(|(_, source)| source) {
+        Some(Source::Env(_)) => true,
+        Some(Source::File { path, .. }) => path == &root.join(LOCAL_FILE),
+        _ => false,
+    };
+    let from_project = |key: &str| matches!(values.get(key), Some((_, Source::File { path, .. })) if path == &project_file);
+    let mut ignored: Vec<String> = untrusted
+        .iter()
+        .filter(|(key, why)| *why != Sensitive::OutsidePath && !overridden(key))
+        .map(|(key, _)| key.clone())
+        .collect();
+    if local_committed {
+        ignored.push(format!("{LOCAL_FILE} (committed to the repository)"));
+    }
+    let confined = untrusted
+        .iter()
+        .filter(|(key, why)| *why == Sensitive::OutsidePath && from_project(key))
+        .map(|(key, _)| key.clone())
+        .collect();
+    Ok(Effective {
+        config,
+        values,
+        sensitive,
+        ignored,
+        confined,
+    })
+}
+
+/// The one line that says what was ignored for want of trust, and what to do.
+pub fn ignored_notice(ignored: &[String]) -> String {
+    let (local, settings): (Vec<&String>, Vec<&String>) =
+        ignored.iter().partition(|k| k.starts_with(LOCAL_FILE));
+    let mut parts = Vec::new();
+    if !settings.is_empty() {
+        let names: Vec<String> = settings.iter().map(|s| s.to_string()).collect();
+        let names = match names.as_slice() {
+            [one] => one.clone(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+            [] => String::new(),
+        };
+        parts.push(format!(
+            "{PROJECT_FILE} sets {names}, which gza ignores until you trust them: `gza trust` shows them"
+        ));
+    }
+    if !local.is_empty() {
+        parts.push(format!(
+            "{LOCAL_FILE} is committed to the repository, so it is not yours and gza ignores it: \
+             `git rm --cached {LOCAL_FILE}` makes it yours"
+        ));
+    }
+    parts.join("; ")
+}
+
+/// Whether git tracks `name` in the repository holding `root` (false outside a repository).
+fn is_tracked(root: &Path, name: &str) -> bool {
+    crate::git::succeeds(root, &["ls-files", "--error-unmatch", "--", name])
+}
+
+/// Remove the value at a dotted path (and mappings it leaves empty).
+fn remove(value: &mut Value, path: &str) {
+    let Some((head, rest)) = path.split_once('.') else {
+        if let Value::Mapping(map) = value {
+            map.remove(path);
+        }
+        return;
+    };
+    if let Some(inner) = value.get_mut(head) {
+        remove(inner, rest);
+        if matches!(inner, Value::Mapping(m) if m.is_empty())
+            && let Value::Mapping(map) = value
+        {
+            map.remove(head);
+        }
+    }
+}
+
+/// The sandbox each provider runs in, by the settings in `value`.
+fn sandboxes(value: &Value) -> Vec<(ProviderKind, Option<SandboxKind>)> {
+    let kind = |v: Option<&Value>| v.and_then(|v| serde_norway::from_value(v.clone()).ok());
+    let top: Option<SandboxKind> = kind(value.get("sandbox"));
+    ProviderKind::ALL
+        .iter()
+        .map(|&p| {
+            let own = kind(
+                value
+                    .get("providers")
+                    .and_then(|ps| ps.get(p.as_str()))
+                    .and_then(|ps| ps.get("sandbox")),
+            );
+            (p, own.or(top))
+        })
+        .collect()
+}
+
+/// The settings of the repository's file (`project`) that need the person's trust, judged
+/// against what the person's own settings and the defaults say (`base`): a command or a
+/// variable the person's settings do not already give ([`COMMAND_KEYS`]), a sandbox turned off
+/// where the person's settings turn it on, a path leading outside the project.
+fn sensitive_settings(
+    root: &Path,
+    base: &Value,
+    project: &Value,
+) -> BTreeMap<String, (Value, Sensitive)> {
+    let mut found = BTreeMap::new();
+    let mut set = Vec::new();
+    leaves(project, "", &mut set);
+    let base_value = |key: &str| {
+        key.split('.')
+            .try_fold(base, |v, k| v.get(k))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    for (key, value) in &set {
+        if COMMAND_KEYS.contains(&key.as_str()) && *value != base_value(key) {
+            found.insert(key.clone(), (value.clone(), Sensitive::Command));
+        }
+        if PATH_KEYS.contains(&key.as_str())
+            && let Some(path) = value.as_str().filter(|p| !p.is_empty())
+            && crate::trust::outside_project(root, Path::new(path))
+        {
+            found.insert(key.clone(), (value.clone(), Sensitive::OutsidePath));
+        }
+    }
+    // A sandbox turned off: some provider that runs sandboxed by the person's settings would
+    // run unsandboxed with the repository's.
+    let mut with = base.clone();
+    merge(&mut with, project);
+    let weaker =
+        sandboxes(base)
+            .into_iter()
+            .zip(sandboxes(&with))
+            .any(|((_, before), (_, after))| {
+                before.is_some_and(|k| k != SandboxKind::None) && after == Some(SandboxKind::None)
+            });
+    if weaker {
+        for (key, value) in &set {
+            let is_sandbox =
+                key == "sandbox" || (key.starts_with("providers.") && key.ends_with(".sandbox"));
+            if is_sandbox && value.as_str() == Some(SandboxKind::None.as_str()) {
+                found.insert(key.clone(), (value.clone(), Sensitive::WeakerSandbox));
+            }
+        }
+    }
+    found
 }
 
 #[cfg(test)]

@@ -304,18 +304,27 @@ fn edit_in_editor(current: &str) -> anyhow::Result<String> {
     Ok(read_prompt_file(&path)?)
 }
 
-/// A spec path as stored: relative to the project root when inside it. The file must exist.
+/// A spec path as stored: relative to the project root. The file must exist and lie inside the
+/// project (through `..` and symbolic links): its text goes to the model.
 fn resolve_spec(project: &Project, spec: &Path) -> Result<String, Error> {
     let absolute = std::path::absolute(spec).map_err(|e| Error::io(spec, "resolve", e))?;
+    if let Err(outside) = crate::confine::inside(&project.root, &absolute) {
+        return Err(Error::Usage(format!(
+            "spec file {} leads outside the project (to {}); gza sends only files inside the project to the agent: copy it in",
+            spec.display(),
+            outside.resolved.display()
+        )));
+    }
     if !absolute.is_file() {
         return Err(Error::Usage(format!(
-            "spec file {} does not exist",
+            "spec file {} does not exist or is not a regular file",
             spec.display()
         )));
     }
-    Ok(absolute
+    let root = project.root.canonicalize().unwrap_or(project.root.clone());
+    let relative = absolute
         .strip_prefix(&project.root)
-        .unwrap_or(&absolute)
-        .to_string_lossy()
-        .into_owned())
+        .or_else(|_| absolute.strip_prefix(&root))
+        .unwrap_or(&absolute);
+    Ok(relative.to_string_lossy().into_owned())
 }

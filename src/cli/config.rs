@@ -66,5 +66,20 @@ pub fn cmd_config(ctx: &Context, args: ConfigArgs) -> anyhow::Result<()> {
         };
         writeln!(out, "{key:key_width$}  {value:value_width$}  {source}")?;
     }
+    if !effective.ignored.is_empty() {
+        writeln!(
+            out,
+            "\n{} (`gza trust` shows them and accepts them):",
+            output::paint(output::YELLOW, "Set in gza.yaml but ignored until trusted")
+        )?;
+        for key in &effective.ignored {
+            let value = effective
+                .sensitive
+                .get(key)
+                .map(|(v, _)| serde_json::to_string(v).unwrap_or_default())
+                .unwrap_or_default();
+            writeln!(out, "  {key} = {}", output::one_line(&value, 80))?;
+        }
+    }
     Ok(())
 }

@@ -119,16 +119,17 @@ pub fn cmd_demo(_ctx: &Context, args: DemoArgs) -> anyhow::Result<()> {
             "  extraction_provider: auto",
             "  extraction_provider: none",
             1,
-        )
-        .replacen(
-            "    command: []",
-            &format!(
-                "    command: [{}, demo-agent]",
-                serde_json::to_string(&exe.to_string_lossy())?
-            ),
-            1,
         );
     std::fs::write(root.join("gza.yaml"), yaml)?;
+    // The agent's command is a setting that runs a program: it lives in the person's own,
+    // uncommitted layer, as a repository's gza.yaml may not set it until trusted.
+    std::fs::write(
+        root.join(crate::settings::LOCAL_FILE),
+        format!(
+            "providers:\n  command:\n    command: [{}, demo-agent]\n",
+            serde_json::to_string(&exe.to_string_lossy())?
+        ),
+    )?;
     super::init::ensure_gitignore(&root.join(".gitignore"))?;
     git(&["add", "--all"])?;
     git(&["commit", "--quiet", "-m", "Start the demo project"])?;

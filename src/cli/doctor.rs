@@ -50,6 +50,8 @@ pub fn cmd_doctor(ctx: &Context, _args: DoctorArgs) -> anyhow::Result<std::proce
         writeln!(out, "  {:<7} {program}: {state}", kind.as_str())?;
     }
     let default = config.sandbox_for(config.provider);
+    agent_view(&mut out, &project, config.provider, default)?;
+    trust_state(&mut out, &project)?;
     if broken.contains(&default) {
         writeln!(
             out,
@@ -77,5 +79,75 @@ fn agent_version(program: &str) -> String {
             .to_string(),
         Ok(out) => format!("`--version` failed ({})", out.status),
         Err(e) => format!("cannot run: {e}"),
+    }
+}
+
+/// What an agent of the default provider sees where it runs: files, environment, network.
+fn agent_view(
+    out: &mut impl Write,
+    project: &crate::project::Project,
+    provider: ProviderKind,
+    kind: SandboxKind,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "An agent of this project ({}, sandbox {}) sees:",
+        provider.as_str(),
+        kind.as_str()
+    )?;
+    if kind == SandboxKind::None {
+        writeln!(
+            out,
+            "  everything you can: it runs as you, with your files, your whole environment and the network"
+        )?;
+        return Ok(());
+    }
+    let home_entries = sandbox::provider_home_entries(provider);
+    let home = if home_entries.is_empty() {
+        "HOME empty".to_string()
+    } else {
+        format!("HOME empty but for {}", home_entries.join(", "))
+    };
+    writeln!(
+        out,
+        "  files: the system read-only; its task's worktree read-write (an explore, plan or review \
+         task without a branch: the project, but for .git, gza.yaml and gza.local.yaml read-only); \
+         the repository's .git read-only; {home}; not .gza/ (the database, logs, other tasks' \
+         worktrees) nor the rest of the project"
+    )?;
+    let home_dir = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let given =
+        sandbox::agent_environment(provider, &project.config.sandbox_env, home_dir.as_deref());
+    let names: Vec<&str> = given.iter().map(|(k, _)| k.as_str()).collect();
+    let hidden = std::env::vars_os().count().saturating_sub(given.len());
+    writeln!(
+        out,
+        "  environment: {} (and GZA_TASK_ID, GZA_PROJECT_ROOT, GZA_RUN); {hidden} other variables of yours are not passed",
+        if names.is_empty() {
+            "nothing".to_string()
+        } else {
+            names.join(", ")
+        }
+    )?;
+    writeln!(
+        out,
+        "  network: shared: its API, and anything this machine reaches, loopback services included"
+    )?;
+    Ok(())
+}
+
+/// Whether the project's gza.yaml sets anything that needs trust, and whether it has it.
+fn trust_state(out: &mut impl Write, project: &crate::project::Project) -> std::io::Result<()> {
+    if project.ignored_settings.is_empty() {
+        writeln!(
+            out,
+            "Trust: nothing in gza.yaml is ignored for want of trust"
+        )
+    } else {
+        writeln!(
+            out,
+            "Trust: {}",
+            crate::settings::ignored_notice(&project.ignored_settings)
+        )
     }
 }

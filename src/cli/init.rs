@@ -76,6 +76,9 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
         })
         .collect();
     crate::fsutil::write_atomically(&config_path, yaml.as_bytes())?;
+    // gza wrote it, so it is the person's own: trusted as it is (with nothing in it that needs
+    // trust yet; a later change to such a setting asks for `gza trust` like any other).
+    let _ = crate::trust::record(&root, &Default::default());
 
     let state = root.join(STATE_DIR);
     let store = Store::create(&state.join("gza.db"))?;

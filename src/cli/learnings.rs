@@ -522,7 +522,11 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
 
 fn show_file(project: &Project, pager: bool) -> anyhow::Result<()> {
     let path = project.learnings_path();
-    let read = crate::fsutil::read_regular_file(&path, crate::prompt::MAX_LEARNINGS_FILE_BYTES);
+    let read = crate::fsutil::read_project_file(
+        &project.root,
+        &path,
+        crate::prompt::MAX_LEARNINGS_FILE_BYTES,
+    );
     let text = match read {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -364,6 +364,9 @@ pub fn validate_cmd(ctx: &Context, args: ValidateArgs) -> anyhow::Result<()> {
             .unwrap_or_else(|_| path.clone());
         writeln!(out, "Wrote {shown}")?;
     }
+    if let Some(e) = report.export_error {
+        return Err(usage(e));
+    }
     Ok(())
 }
 

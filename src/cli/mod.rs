@@ -22,6 +22,7 @@ mod ps;
 mod review;
 mod show;
 mod stats;
+mod trust;
 mod work;
 mod work_ui;
 
@@ -112,8 +113,17 @@ pub enum Command {
     Learnings(learnings::LearningsArgs),
     /// Put learnings into every Claude Code session: install gza's hooks, and their handlers.
     Hook(hook::HookArgs),
-    /// Say which agent sandboxes (none, bwrap, docker) work on this machine.
+    /// Say which agent sandboxes (none, bwrap, docker) work on this machine, and what an agent
+    /// of this project sees inside one.
     Doctor(doctor::DoctorArgs),
+    /// Show the settings of this project's gza.yaml that run commands or reach beyond the
+    /// project, and trust them (until then gza ignores them).
+    ///
+    /// A gza.yaml that came with a repository is its author's: its agent commands and paths,
+    /// `sandbox_env`, a sandbox turned off, and the extraction endpoint and key variable take
+    /// effect only once trusted. The trust is recorded in ~/.gza/trusted.json for this project's
+    /// path and these values: a change to one of them (a pull, an edit) needs `gza trust` again.
+    Trust(trust::TrustArgs),
     /// Watch gza run six tasks offline with a scripted agent, in a temporary project.
     Demo(demo::DemoArgs),
     /// The demo's scripted agent (reads a prompt on stdin).
@@ -132,9 +142,22 @@ impl Context {
         &self.dir
     }
 
-    /// The project containing the directory, with its config loaded.
+    /// The project containing the directory, with its config loaded. Settings of gza.yaml left
+    /// out for want of trust are said once per process, in one line.
     pub fn project(&self) -> Result<Project, Error> {
-        Project::discover(&self.dir)
+        let project = Project::discover(&self.dir)?;
+        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if !project.ignored_settings.is_empty()
+            && !SAID.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            let _ = writeln!(
+                output::stderr(),
+                "{} {}",
+                output::paint(output::YELLOW, "warning:"),
+                crate::settings::ignored_notice(&project.ignored_settings),
+            );
+        }
+        Ok(project)
     }
 
     /// The project and its open database.
@@ -179,6 +202,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Work(args) => return work::cmd_work(ctx, args),
         Command::Doctor(args) => return doctor::cmd_doctor(ctx, args),
+        Command::Trust(args) => trust::cmd_trust(ctx, args),
         Command::Init(args) => init::cmd_init(ctx, args),
         Command::Add(args) => add::cmd_add(ctx, args),
         Command::Edit(args) => add::cmd_edit(ctx, args),

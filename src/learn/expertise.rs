@@ -53,15 +53,22 @@ pub struct LogEntry {
     pub patterns_added: i64,
 }
 
-/// The configured export path, under the project root.
-pub fn default_path(project: &Project) -> PathBuf {
-    project.root.join(&project.config.learnings.expertise_path)
+/// The configured export path, under the project root (confined to it when an untrusted
+/// gza.yaml sets it).
+pub fn default_path(project: &Project) -> Result<PathBuf> {
+    project.setting_path(
+        "learnings.expertise_path",
+        &project.config.learnings.expertise_path,
+    )
 }
 
 /// Write every tier 2 learning in use to `path` (default: `learnings.expertise_path`); returns
 /// the path written.
 pub fn export(project: &Project, store: &Store, path: Option<&Path>) -> Result<String> {
-    let path = path.map_or_else(|| default_path(project), Path::to_path_buf);
+    let path = match path {
+        Some(path) => path.to_path_buf(),
+        None => default_path(project)?,
+    };
     let patterns = store
         .tier2_learnings()?
         .into_iter()

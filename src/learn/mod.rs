@@ -354,6 +354,9 @@ fn regenerate_and_log(
 pub fn validate_and_log(project: &Project, store: &Store) {
     match validate::validate(project, store, None, false) {
         Ok(r) => {
+            if let Some(e) = &r.export_error {
+                log(project, &format!("expertise export refused: {e}"));
+            }
             let promoted = r.checked.iter().filter(|c| c.change == "promoted").count();
             let stale = r.checked.iter().filter(|c| c.change == "stale").count();
             if promoted + stale > 0 {

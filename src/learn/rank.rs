@@ -8,7 +8,6 @@
 //! Without a model the lexical part ranks alone, with its own floor.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 
 use super::embed::{Embedder, resolve_model_dir};
 use crate::error::Result;
@@ -72,12 +71,18 @@ impl Ranker {
     /// Load the project's embedding model (`learnings.model_dir`, else the default location).
     /// A missing or broken model is no error: the ranker works by words and says why.
     pub fn load(project: &Project) -> Ranker {
-        let configured: Option<PathBuf> = project
-            .config
-            .learnings
-            .model_dir
-            .as_ref()
-            .map(|d| project.root.join(d));
+        let configured = match project.config.learnings.model_dir.as_ref() {
+            Some(dir) => match project.setting_path("learnings.model_dir", dir) {
+                Ok(dir) => Some(dir),
+                Err(e) => {
+                    return Ranker {
+                        embedder: None,
+                        model_problem: Some(e.to_string()),
+                    };
+                }
+            },
+            None => None,
+        };
         let Some(dir) = resolve_model_dir(configured.as_deref()) else {
             return Ranker {
                 embedder: None,

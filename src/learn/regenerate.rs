@@ -155,9 +155,10 @@ enum OnDisk {
     Text(String),
 }
 
-fn read_file(path: &Path) -> OnDisk {
-    // Never std::fs::read: a FIFO in its place would block, a symlink to a huge file be read whole.
-    match crate::fsutil::read_regular_file(path, MAX_FILE_BYTES).map(String::from_utf8) {
+fn read_file(root: &Path, path: &Path) -> OnDisk {
+    // Never std::fs::read: a FIFO in its place would block, a symlink to a huge file be read
+    // whole, a symlink out of the project be read into the records (and so into prompts).
+    match crate::fsutil::read_project_file(root, path, MAX_FILE_BYTES).map(String::from_utf8) {
         Ok(Ok(text)) if !text.contains('\0') => OnDisk::Text(text),
         Ok(_) => OnDisk::Unreadable,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => OnDisk::Missing,
@@ -205,7 +206,7 @@ fn take_in_edits(project: &Project, store: &Store) -> Result<(FileEdits, Option<
 
 /// The file as found on disk and the person's edits in it (nothing is written).
 fn read_edits(project: &Project, store: &Store) -> Result<(FileEdits, OnDisk)> {
-    let file = read_file(&project.learnings_path());
+    let file = read_file(&project.root, &project.learnings_path());
     let edits = match &file {
         OnDisk::Text(text) => edits_in(project, store, text)?,
         OnDisk::Missing | OnDisk::Unreadable => FileEdits::default(),
@@ -538,7 +539,7 @@ fn write_view(
     let before = last_ids(store)?;
     let mut seen = plan.seen.clone();
     for _ in 0..MAX_SYNC_ROUNDS {
-        let now = read_file(&path).text();
+        let now = read_file(&project.root, &path).text();
         if now != seen {
             // The person saved the file while this ran: take those edits in first.
             let (more, text) = take_in_edits(project, store)?;

@@ -37,6 +37,9 @@ pub struct Report {
     pub dry_run: bool,
     /// Where expertise.yaml was written.
     pub exported: Option<String>,
+    /// Why it was not written, when it could not be (a path leading outside the project).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub export_error: Option<String>,
 }
 
 /// The tier and level a number of evidence files earns.
@@ -165,7 +168,12 @@ pub fn validate(
     }
     if !dry_run {
         store.record_validation(&changes)?;
-        report.exported = Some(super::expertise::export(project, store, None)?);
+        // The tiers are recorded whatever happens to the export.
+        match super::expertise::export(project, store, None) {
+            Ok(path) => report.exported = Some(path),
+            Err(e) if e.is_user_error() => report.export_error = Some(e.to_string()),
+            Err(e) => return Err(e),
+        }
     }
     report.duration_ms = started.elapsed().as_millis() as u64;
     Ok(report)

@@ -157,7 +157,23 @@ fn render(
 pub fn read(project: &Project, id: i64) -> Option<Kept> {
     let path = path(project, id);
     let bytes = crate::fsutil::read_regular_file(&path, 4 * RESERVED as u64).ok()?;
-    parse(id, &bytes)
+    let kept = parse(id, &bytes)?;
+    // Only gza writes these, but a file that names a commit outside the project's worktrees
+    // is not one of them: committing there would run git on some other checkout.
+    if let Some(c) = &kept.ending.commit {
+        let ours = project
+            .worktrees_dir()
+            .canonicalize()
+            .unwrap_or_else(|_| project.worktrees_dir());
+        let at = c
+            .worktree
+            .canonicalize()
+            .unwrap_or_else(|_| c.worktree.clone());
+        if !at.starts_with(&ours) || at == ours {
+            return None;
+        }
+    }
+    Some(kept)
 }
 
 fn parse(id: i64, bytes: &[u8]) -> Option<Kept> {

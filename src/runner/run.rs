@@ -296,8 +296,20 @@ pub fn run_task(
         project.config.timeout_minutes,
     );
     outcome.duration_seconds = Some(started.elapsed().as_secs_f64());
+    // An agent that replaced its worktree's `.git` gets nothing run or committed there: its
+    // repository's config and hooks would run on the host.
+    let unsafe_checkout = prepared
+        .workspace
+        .worktree
+        .as_ref()
+        .and_then(|wt| crate::git::verify_worktree(&project.root, &wt.path).err());
+    if let Some(e) = &unsafe_checkout {
+        mark_unsafe(&mut outcome, e);
+        ui.warn(&format!("task {}: {e}", task.id));
+    }
     let completed = outcome.status == Some(TaskStatus::Completed);
     let commit = match &prepared.workspace.worktree {
+        Some(_) if unsafe_checkout.is_some() => None,
         Some(wt) => {
             if let Some(w) =
                 super::agent_rules::take_in(store, task.id, &wt.path, completed, catch_all)
@@ -361,11 +373,19 @@ struct Prepared {
     sandbox: crate::config::SandboxKind,
     invocation: providers::Invocation,
     learnings_guard: super::agent_rules::LearningsFileGuard,
+    /// The repository's git directory, shown read-only inside a sandbox.
+    git_dir: Option<PathBuf>,
 }
 
 impl Prepared {
     fn place<'a>(&'a self, project: &'a Project, task: &Task) -> sandbox::Place<'a> {
-        place_of(project, task, self.kind, &self.workspace.dir)
+        place_of(
+            project,
+            task,
+            self.kind,
+            &self.workspace.dir,
+            self.git_dir.clone(),
+        )
     }
 }
 
@@ -374,6 +394,7 @@ fn place_of<'a>(
     task: &Task,
     kind: ProviderKind,
     workdir: &'a Path,
+    git_dir: Option<PathBuf>,
 ) -> sandbox::Place<'a> {
     sandbox::Place {
         task_id: task.id,
@@ -382,6 +403,8 @@ fn place_of<'a>(
         workdir,
         home: std::env::var_os("HOME").map(PathBuf::from),
         docker_image: project.config.docker_image.as_deref(),
+        git_dir,
+        sandbox_env: &project.config.sandbox_env,
     }
 }
 
@@ -439,7 +462,17 @@ fn prepare(
         max_turns: project.config.max_turns,
         resume_session: task.resume_session_id.as_deref(),
     };
-    let place = place_of(project, task, kind, &workspace.dir);
+    let git_dir = (sandbox_kind != crate::config::SandboxKind::None)
+        .then(|| {
+            crate::git::run(
+                &project.root,
+                &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+            )
+            .ok()
+            .map(PathBuf::from)
+        })
+        .flatten();
+    let place = place_of(project, task, kind, &workspace.dir, git_dir.clone());
     let invocation = sandbox::wrap(
         sandbox_kind,
         &place,
@@ -461,6 +494,7 @@ fn prepare(
         sandbox: sandbox_kind,
         invocation,
         learnings_guard,
+        git_dir,
     })
 }
 
@@ -489,6 +523,14 @@ fn spawn(
     let logs = create_logs(project, store, task, prepared)?;
     let run_tag = format!("{}-{}", process::own_pid(), task.id);
     let mut cmd = Command::new(&invocation.program);
+    if prepared.sandbox == crate::config::SandboxKind::Bwrap {
+        // bubblewrap passes its environment on: only what the agent needs crosses.
+        cmd.env_clear().envs(sandbox::agent_environment(
+            prepared.kind,
+            &project.config.sandbox_env,
+            std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+        ));
+    }
     cmd.args(&invocation.args)
         .current_dir(&prepared.workspace.dir)
         .env("GZA_TASK_ID", task.id.to_string())
@@ -748,6 +790,10 @@ pub(super) fn commit_stage(
             Ok(None)
         }
         Err(e) if e.is_out_of_space() => Err(e),
+        Err(e @ Error::UnsafeCheckout { .. }) => {
+            mark_unsafe(outcome, &e);
+            Ok(Some(e.to_string()))
+        }
         Err(e) => {
             if outcome.status == Some(TaskStatus::Completed) {
                 outcome.status = Some(TaskStatus::Failed);
@@ -756,6 +802,17 @@ pub(super) fn commit_stage(
             Ok(Some(format!("could not commit the agent's changes: {e}")))
         }
     }
+}
+
+/// The task fails `UNSAFE_WORKTREE`, whatever the agent said: it replaced its worktree's `.git`.
+fn mark_unsafe(outcome: &mut Outcome, e: &Error) {
+    outcome.status = Some(TaskStatus::Failed);
+    outcome.failure_reason = Some("UNSAFE_WORKTREE".into());
+    let line = format!("gza: {e}");
+    outcome.output = Some(match outcome.output.take() {
+        Some(out) if !out.trim().is_empty() => format!("{out}\n\n{line}"),
+        _ => line,
+    });
 }
 
 /// How long a finished task's outcome waits for free space before gza leaves it on disk for

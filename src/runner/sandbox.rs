@@ -18,17 +18,139 @@ pub const DOCKER: &str = "docker";
 /// Where a container sees the task's directory.
 pub const CONTAINER_WORKDIR: &str = "/workspace";
 
-/// Environment variables a container is given from gza's environment, when set: API keys
-/// and endpoints the agent CLIs read.
-const CONTAINER_ENV: &[&str] = &[
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GOOGLE_GEMINI_BASE_URL",
+/// Variables every sandboxed agent is given from gza's environment, when set: what a program
+/// needs to run and to reach its API through a proxy. Nothing else of the host's environment
+/// (tokens, passwords, cloud credentials) enters a sandbox unless `sandbox_env` names it.
+const BASE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "TZ",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
 ];
+
+/// A provider's own variables (its keys, endpoints and switches): exact names, and prefixes
+/// ending in `_`.
+fn provider_env(provider: ProviderKind) -> &'static [&'static str] {
+    match provider {
+        ProviderKind::Claude => &[
+            "ANTHROPIC_",
+            "CLAUDE_CODE_",
+            "CLAUDE_CONFIG_DIR",
+            "DISABLE_AUTOUPDATER",
+            "DISABLE_TELEMETRY",
+            "DISABLE_ERROR_REPORTING",
+            "DISABLE_NON_ESSENTIAL_MODEL_CALLS",
+            "MAX_THINKING_TOKENS",
+            "API_TIMEOUT_MS",
+        ],
+        ProviderKind::Codex => &["OPENAI_", "CODEX_"],
+        ProviderKind::Gemini => &[
+            "GEMINI_",
+            "GOOGLE_API_KEY",
+            "GOOGLE_GEMINI_BASE_URL",
+            "GOOGLE_GENAI_USE_VERTEXAI",
+            "GOOGLE_CLOUD_PROJECT",
+            "GOOGLE_CLOUD_LOCATION",
+        ],
+        ProviderKind::Command => &[],
+    }
+}
+
+/// Whether `name` matches `pattern`: the same name, or a prefix when the pattern ends in `*`
+/// (in `sandbox_env`) or `_` (gza's own lists).
+fn env_matches(pattern: &str, name: &str) -> bool {
+    if let Some(prefix) = pattern.strip_suffix('*') {
+        !prefix.is_empty() && name.starts_with(prefix)
+    } else if pattern.ends_with('_') {
+        name.starts_with(pattern)
+    } else {
+        name == pattern
+    }
+}
+
+/// The variables Codex reads its keys from, as the user's Codex configuration names them
+/// (`env_key` of each `[model_providers.*]` in `$CODEX_HOME/config.toml` or
+/// `~/.codex/config.toml`): a custom provider's key is Codex's own key.
+fn codex_key_vars(home: Option<&Path>) -> Vec<String> {
+    let config = std::env::var_os("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".codex")))
+        .map(|dir| dir.join("config.toml"));
+    let Some(text) = config
+        .and_then(|path| crate::fsutil::read_regular_file(&path, 1 << 20).ok())
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+    else {
+        return Vec::new();
+    };
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = table
+        .get("model_providers")
+        .and_then(toml::Value::as_table)
+        .into_iter()
+        .flat_map(|providers| providers.values())
+        .filter_map(|p| p.get("env_key")?.as_str())
+        .filter(|name| is_env_name(name))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// A plausible environment variable name (so a config file cannot smuggle in `*`).
+fn is_env_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// The names (and values) of the variables of gza's environment a sandboxed agent of
+/// `provider` is given: [`BASE_ENV`], the provider's own, and what `extra` (`sandbox_env`)
+/// names. Sorted by name.
+pub fn agent_environment(
+    provider: ProviderKind,
+    extra: &[String],
+    home: Option<&Path>,
+) -> Vec<(String, String)> {
+    let codex_keys = if provider == ProviderKind::Codex {
+        codex_key_vars(home)
+    } else {
+        Vec::new()
+    };
+    let allowed = |name: &str| {
+        BASE_ENV.contains(&name)
+            || provider_env(provider).iter().any(|p| env_matches(p, name))
+            || codex_keys.iter().any(|k| k == name)
+            || extra.iter().any(|p| env_matches(p, name))
+    };
+    let mut kept: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| allowed(k))
+        .collect();
+    kept.sort();
+    kept
+}
 
 /// Where one task's agent runs.
 #[derive(Debug, Clone)]
@@ -43,11 +165,17 @@ pub struct Place<'a> {
     pub home: Option<PathBuf>,
     /// The image for `docker`.
     pub docker_image: Option<&'a str>,
+    /// The repository's git directory (`git rev-parse --git-common-dir`), when there is one:
+    /// shown read-only, so a worktree's `.git` file resolves and no hook or config can be
+    /// planted in it.
+    pub git_dir: Option<PathBuf>,
+    /// What `sandbox_env` adds to the variables an agent is given.
+    pub sandbox_env: &'a [String],
 }
 
 /// The configuration files and directories under HOME a provider's CLI reads and writes
 /// (its login, settings and session files), relative to HOME.
-fn provider_home_entries(provider: ProviderKind) -> &'static [&'static str] {
+pub fn provider_home_entries(provider: ProviderKind) -> &'static [&'static str] {
     match provider {
         ProviderKind::Claude => &[".claude", ".claude.json", ".config/claude"],
         ProviderKind::Codex => &[".codex"],
@@ -213,10 +341,15 @@ fn s(p: &Path) -> String {
 
 /// bubblewrap: the whole system read-only, a private /tmp, /dev and /proc (own PID namespace, so
 /// nothing the agent starts outlives it), HOME replaced by an empty read-only directory in which
-/// only the provider's own config entries are the user's (read-write), the project read-only and
-/// the task's directory read-write. For an in-place task the project is read-write but `.gza/`
-/// stays read-only, so the agent cannot rewrite learnings or the database. The network is shared:
-/// the agent needs its API.
+/// only the provider's own config entries are the user's (read-write), and the environment
+/// cut to [`agent_environment`] (set by the runner on the bwrap process).
+///
+/// The project: for a worktree task only the task's directory is there (read-write) and the
+/// repository's git directory (read-only); the rest of the project (the main checkout with its
+/// untracked files, `gza.local.yaml`, `.gza/` with the database, other tasks' logs and
+/// worktrees) is an empty directory. For an in-place task the project is read-write but for its
+/// git directory, `gza.yaml` and `gza.local.yaml` (read-only: what they say runs on the host)
+/// and `.gza/` (hidden). The network is shared: the agent needs its API.
 fn bwrap_invocation(place: &Place, inv: Invocation) -> Invocation {
     let mut a: Vec<String> = Vec::new();
     let mut push = |items: &[&str]| a.extend(items.iter().map(|s| s.to_string()));
@@ -243,13 +376,42 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Invocation {
     }
     let root = s(place.project_root);
     let workdir = s(place.workdir);
-    let gza = s(&place.project_root.join(".gza"));
-    if place.workdir == place.project_root {
-        a.extend(["--bind".into(), root.clone(), root]);
-        a.extend(["--ro-bind-try".into(), gza.clone(), gza]);
+    let at_root = |name: &str| s(&place.project_root.join(name));
+    let in_place = place.workdir == place.project_root;
+    if in_place {
+        a.extend(["--bind".into(), root.clone(), root.clone()]);
+        // The settings files gza reads on the host are read-only; one that does not exist is
+        // an empty read-only file, so the agent cannot create it either. (bubblewrap leaves the
+        // empty mount point behind, which reads as no settings; it is not removed, since a
+        // parallel task's sandbox may still have it mounted.)
+        for file in [crate::settings::PROJECT_FILE, crate::settings::LOCAL_FILE] {
+            let path = at_root(file);
+            let source = if place.project_root.join(file).is_file() {
+                path.clone()
+            } else {
+                "/dev/null".into()
+            };
+            a.extend(["--ro-bind".into(), source, path]);
+        }
+        a.extend(["--tmpfs".into(), at_root(crate::project::STATE_DIR)]);
+        a.extend(["--remount-ro".into(), at_root(crate::project::STATE_DIR)]);
+        if place.git_dir.is_none() {
+            // No repository: an agent must not make one that gza's own git commands would
+            // then read as the project's. (The empty `.git` left behind is no repository.)
+            a.extend(["--tmpfs".into(), at_root(".git")]);
+            a.extend(["--remount-ro".into(), at_root(".git")]);
+        }
     } else {
-        a.extend(["--ro-bind".into(), root.clone(), root]);
+        a.extend(["--tmpfs".into(), root.clone()]);
+    }
+    // After the project's own mounts, so neither hides it: the repository, read-only.
+    if let Some(git_dir) = &place.git_dir {
+        let git_dir = s(git_dir);
+        a.extend(["--ro-bind".into(), git_dir.clone(), git_dir]);
+    }
+    if !in_place {
         a.extend(["--bind".into(), workdir.clone(), workdir.clone()]);
+        a.extend(["--remount-ro".into(), root]);
     }
     // Last, once every mount point under HOME exists: HOME itself becomes read-only.
     if let Some(home) = home {
@@ -349,16 +511,40 @@ fn docker_invocation(place: &Place, inv: Invocation) -> Result<Invocation, Strin
         "-w".into(),
         CONTAINER_WORKDIR.into(),
     ];
+    let git = s(&place
+        .git_dir
+        .clone()
+        .unwrap_or_else(|| place.project_root.join(".git")));
     if place.workdir != place.project_root {
-        let git = s(&place.project_root.join(".git"));
         a.extend(["-v".into(), format!("{git}:{git}:ro")]);
     } else {
-        let gza = s(&place.project_root.join(".gza"));
-        a.extend(["-v".into(), format!("{gza}:{CONTAINER_WORKDIR}/.gza:ro")]);
+        // In place: the repository and gza's settings read-only (an empty one where there is
+        // none), `.gza/` hidden.
+        match &place.git_dir {
+            Some(_) => a.extend(["-v".into(), format!("{git}:{CONTAINER_WORKDIR}/.git:ro")]),
+            None => a.extend(["--tmpfs".into(), format!("{CONTAINER_WORKDIR}/.git:ro")]),
+        }
+        for file in [crate::settings::PROJECT_FILE, crate::settings::LOCAL_FILE] {
+            let path = place.project_root.join(file);
+            let source = if path.is_file() {
+                s(&path)
+            } else {
+                "/dev/null".into()
+            };
+            a.extend([
+                "-v".into(),
+                format!("{source}:{CONTAINER_WORKDIR}/{file}:ro"),
+            ]);
+        }
+        a.extend([
+            "--tmpfs".into(),
+            format!("{CONTAINER_WORKDIR}/{}:ro", crate::project::STATE_DIR),
+        ]);
     }
-    for key in CONTAINER_ENV {
-        if std::env::var_os(key).is_some() {
-            a.extend(["-e".into(), (*key).to_string()]);
+    // Only the allowed variables, by name: docker takes each value from its own environment.
+    for (key, _) in agent_environment(place.provider, place.sandbox_env, place.home.as_deref()) {
+        if key != "PATH" && key != "HOME" {
+            a.extend(["-e".into(), key]);
         }
     }
     for (k, v) in &inv.env {
@@ -397,6 +583,8 @@ mod tests {
             workdir: Path::new("/p/.gza/worktrees/7-x"),
             home: None,
             docker_image: Some("agents:1"),
+            git_dir: None,
+            sandbox_env: &[],
         };
         let w = wrap(SandboxKind::Docker, &place, inv()).unwrap();
         let line = w.args.join(" ");
@@ -418,6 +606,8 @@ mod tests {
             workdir: Path::new("/p"),
             home: None,
             docker_image: None,
+            git_dir: None,
+            sandbox_env: &[],
         };
         assert!(wrap(SandboxKind::Docker, &place, inv()).is_err());
     }
@@ -443,7 +633,7 @@ mod tests {
     }
 
     #[test]
-    fn bwrap_makes_gza_read_only_for_in_place_tasks() {
+    fn bwrap_hides_gza_and_keeps_git_and_settings_read_only_for_in_place_tasks() {
         let place = Place {
             task_id: 1,
             provider: ProviderKind::Codex,
@@ -451,12 +641,16 @@ mod tests {
             workdir: Path::new("/p"),
             home: None,
             docker_image: None,
+            git_dir: Some("/p/.git".into()),
+            sandbox_env: &[],
         };
         let w = wrap(SandboxKind::Bwrap, &place, inv()).unwrap();
         let line = w.args.join(" ");
         assert!(
             line.contains(
-                "--bind /p /p --ro-bind-try /p/.gza /p/.gza --chdir /p -- /opt/bin/codex exec -"
+                "--bind /p /p --ro-bind /dev/null /p/gza.yaml \
+                 --ro-bind /dev/null /p/gza.local.yaml --tmpfs /p/.gza \
+                 --remount-ro /p/.gza --ro-bind /p/.git /p/.git --chdir /p -- /opt/bin/codex exec -"
             ),
             "{line}"
         );

@@ -276,6 +276,7 @@ fn a_background_worker_runs_in_the_project_it_was_started_for() {
     std::fs::create_dir_all(p.path("inner/sub")).unwrap();
     p.ok(&["-C", "inner", "init"]);
     std::fs::write(p.path("inner/gza.yaml"), &config).unwrap();
+    p.ok(&["-C", "inner", "trust", "--yes"]);
     p.ok(&["-C", "inner", "add", "inner task", "--type", "explore"]);
     // From inner/sub, `-C ..` is the inner project; -q twice is not an error.
     let started = p

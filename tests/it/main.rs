@@ -2,6 +2,7 @@
 
 mod agent_exit;
 mod agents_e2e;
+mod boundaries;
 mod branches;
 mod claude_work;
 mod config_layers;
@@ -27,4 +28,5 @@ mod scale;
 mod secrets;
 mod support;
 mod tasks;
+mod trust;
 mod work;

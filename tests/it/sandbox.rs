@@ -189,6 +189,7 @@ fn docker_runs_the_agent_with_the_worktree_at_workspace_and_git_read_only() {
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     p.set_env("GZA_DOCKER", &fake.to_string_lossy());
     p.set_env("OPENAI_API_KEY", "sk-test-not-a-real-key");
+    p.set_env("MY_SECRET_TOKEN", "host-secret");
     p.config(
         "provider: codex\nsandbox: docker\ndocker_image: gza-agents:1\nproviders:\n  codex:\n    path: /opt/agents/bin/codex\n",
     );
@@ -205,7 +206,7 @@ fn docker_runs_the_agent_with_the_worktree_at_workspace_and_git_read_only() {
     let wt = root.join(".gza/worktrees/1-add-notes");
     let expected = format!(
         "run --rm -i --init --name gza-PID-task-1 -v {wt}:/workspace -w /workspace \
-         -v {git}:{git}:ro -e OPENAI_API_KEY gza-agents:1 codex exec --json --skip-git-repo-check \
+         -v {git}:{git}:ro -e LANG -e NO_COLOR -e OPENAI_API_KEY -e TZ gza-agents:1 codex exec --json --skip-git-repo-check \
          --dangerously-bypass-approvals-and-sandbox -",
         wt = wt.display(),
         git = root.join(".git").display()
@@ -227,8 +228,9 @@ fn docker_runs_the_agent_with_the_worktree_at_workspace_and_git_read_only() {
         lines[3].starts_with("rm --force gza-") && lines[3].ends_with("-task-1"),
         "{calls}"
     );
-    // The key is passed by name, never on the command line.
+    // The key is passed by name, never on the command line; the host's other secrets not at all.
     assert!(!calls.contains("sk-test"), "{calls}");
+    assert!(!calls.contains("MY_SECRET_TOKEN"), "{calls}");
     let t = p.json(&["show", "1", "--json"]);
     assert_eq!(t["failure_reason"], "AGENT_EXIT", "{t}");
 }
@@ -260,6 +262,9 @@ fn which(tool: &str) -> std::path::PathBuf {
         .unwrap_or_else(|| panic!("{tool} on PATH"))
 }
 
+/// The real Claude Code CLI in bubblewrap reaches its (fake) API and writes its file, which gza
+/// commits; its writes to HOME and the database are refused; a secret in gza's environment is
+/// not in its: its `env` goes back to the model without it.
 #[test]
 fn claude_in_bwrap_does_its_job_and_cannot_write_home_or_the_database() {
     use crate::support::claude::claude_bin;
@@ -277,12 +282,13 @@ fn claude_in_bwrap_does_its_job_and_cannot_write_home_or_the_database() {
         p.set_env(k, &v);
     }
     p.set_env("CLAUDE_CODE_MAX_RETRIES", "0");
+    p.set_env("MY_SECRET_TOKEN", "host-secret-a91f");
     let (home, root) = (
         p.home().display().to_string(),
         p.root().display().to_string(),
     );
     server.push(ClaudeReply::bash(format!(
-        "echo x > {home}/pwned-home; echo x >> {root}/.gza/gza.db; echo tried"
+        "env | sort; echo x > {home}/pwned-home; echo x >> {root}/.gza/gza.db; echo tried"
     )));
     server.push(ClaudeReply::write_file(
         p.path(".gza/worktrees/1-add-notes/notes.txt")
@@ -306,4 +312,12 @@ fn claude_in_bwrap_does_its_job_and_cannot_write_home_or_the_database() {
         2,
         "{tool_result}"
     );
+    assert!(tool_result.contains("ANTHROPIC_BASE_URL="), "{tool_result}");
+    let sent: String = server
+        .message_requests()
+        .iter()
+        .map(|r| r.all_text())
+        .collect();
+    assert!(!sent.contains("host-secret-a91f"), "{sent}");
+    assert!(!sent.contains("MY_SECRET_TOKEN"), "{sent}");
 }

@@ -50,6 +50,16 @@ impl TestProject {
         &self.root
     }
 
+    /// What no machine may leak into a test: its git configuration (the global and system
+    /// files) and its temporary directory.
+    fn hermetic(&self, cmd: &mut std::process::Command) {
+        let tmp = self.home.with_file_name("tmp");
+        let _ = std::fs::create_dir_all(&tmp);
+        cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("TMPDIR", tmp);
+    }
+
     /// The HOME every run gets.
     pub fn home(&self) -> &Path {
         &self.home
@@ -77,6 +87,7 @@ impl TestProject {
             .env("TZ", "UTC")
             .env("LANG", "C.UTF-8")
             .stdin(std::process::Stdio::null());
+        self.hermetic(&mut cmd);
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
@@ -233,13 +244,13 @@ impl TestProject {
 
     /// Run git in the project; returns stdout.
     pub fn git(&self, args: &[&str]) -> String {
-        let out = std::process::Command::new("git")
-            .arg("-C")
+        let mut cmd = std::process::Command::new("git");
+        cmd.arg("-C")
             .arg(&self.root)
             .args(["-c", "user.name=Test", "-c", "user.email=test@localhost"])
-            .args(args)
-            .output()
-            .unwrap();
+            .args(args);
+        self.hermetic(&mut cmd);
+        let out = cmd.output().unwrap();
         assert!(
             out.status.success(),
             "git {args:?}: {}",
@@ -250,18 +261,22 @@ impl TestProject {
 
     /// Whether git succeeds in the project (for checks whose answer is the exit status).
     pub fn git_ok(&self, args: &[&str]) -> bool {
-        std::process::Command::new("git")
-            .arg("-C")
-            .arg(&self.root)
-            .args(args)
-            .output()
-            .unwrap()
-            .status
-            .success()
+        let mut cmd = std::process::Command::new("git");
+        cmd.arg("-C").arg(&self.root).args(args);
+        self.hermetic(&mut cmd);
+        cmd.output().unwrap().status.success()
     }
 
-    /// Write gza.yaml.
+    /// Write gza.yaml as the person who owns the project would: and trust what it sets (an
+    /// agent command, say), as they would with `gza trust --yes`. A file gza cannot read is left
+    /// untrusted: the next command reports it.
     pub fn config(&self, yaml: &str) {
+        self.config_untrusted(yaml);
+        let _ = self.command(&["trust", "--yes"]).output();
+    }
+
+    /// Write gza.yaml as a repository the person cloned would bring it: not trusted.
+    pub fn config_untrusted(&self, yaml: &str) {
         std::fs::write(self.path("gza.yaml"), yaml).unwrap();
     }
 

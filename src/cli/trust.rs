@@ -1,0 +1,103 @@
+//! `gza trust`: show the settings of this project's gza.yaml that run commands, widen what
+//! agents may touch or direct the person's keys, and accept them (or `--revoke` them).
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use clap::Args;
+
+use super::{Context, output, usage};
+use crate::project::CONFIG_FILE;
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// Trust them without asking (for scripts).
+    #[arg(long, short = 'y', conflicts_with = "revoke")]
+    yes: bool,
+    /// Forget what was trusted: those settings are ignored again.
+    #[arg(long)]
+    revoke: bool,
+}
+
+pub fn cmd_trust(ctx: &Context, args: TrustArgs) -> anyhow::Result<()> {
+    let project = crate::project::Project::discover(ctx.dir())?;
+    let root = &project.root;
+    let mut out = output::stdout();
+    if args.revoke {
+        if crate::trust::revoke(root)? {
+            writeln!(
+                out,
+                "{} {} is no longer trusted: the settings of its {CONFIG_FILE} that need trust are ignored again",
+                output::paint(output::GREEN, "✓"),
+                root.display()
+            )?;
+        } else {
+            writeln!(out, "{} was not trusted; nothing changed", root.display())?;
+        }
+        return Ok(());
+    }
+    let effective = crate::settings::load(root)?;
+    let trusted = crate::trust::trusted(root)?;
+    if effective.sensitive.is_empty() {
+        crate::trust::record(root, &Default::default())?;
+        writeln!(
+            out,
+            "{CONFIG_FILE} sets nothing that needs trust (no agent command or path, no sandbox \
+             turned off, no extra variables, no extraction endpoint or key variable)"
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{} sets these, which run on this machine or reach beyond the project:",
+        root.join(CONFIG_FILE).display()
+    )?;
+    let width = effective
+        .sensitive
+        .keys()
+        .map(|k| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (key, (value, why)) in &effective.sensitive {
+        let shown = serde_json::to_string(&crate::trust::to_json(value)).unwrap_or_default();
+        let state = if crate::trust::covers(trusted.as_ref(), key, value) {
+            output::paint(output::DIM, "(trusted)")
+        } else {
+            output::paint(output::YELLOW, "(not trusted)")
+        };
+        writeln!(
+            out,
+            "  {key:width$}  {}  {state}\n  {:width$}  {}",
+            output::one_line(&shown, 200),
+            "",
+            output::paint(output::DIM, why.describe())
+        )?;
+    }
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(usage(
+                "stdin is not a terminal, so gza cannot ask; run `gza trust --yes` to trust these settings",
+            ));
+        }
+        write!(out, "Trust them? [y/N] ")?;
+        out.flush()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {
+            writeln!(out, "Not trusted; gza keeps ignoring them.")?;
+            return Ok(());
+        }
+    }
+    let values = effective
+        .sensitive
+        .iter()
+        .map(|(k, (v, _))| (k.clone(), v.clone()))
+        .collect();
+    let file = crate::trust::record(root, &values)?;
+    writeln!(
+        out,
+        "{} Trusted (recorded in {}); a change to any of them makes gza ask again",
+        output::paint(output::GREEN, "✓"),
+        file.display()
+    )?;
+    Ok(())
+}

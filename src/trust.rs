@@ -1,0 +1,193 @@
+//! Which of a repository's settings the person has trusted (`gza trust`), as direnv's `allow`
+//! and Claude Code's folder trust do: a committed `gza.yaml` comes from whoever wrote the
+//! repository, so the settings in it that run commands, widen what an agent may touch or send
+//! the person's keys somewhere take effect only once the person has seen and accepted them.
+//!
+//! The record lives in the person's own config directory (`~/.gza/trusted.json`), keyed by the
+//! project's canonical path, and holds the value of each sensitive setting as it was trusted.
+//! A later change to one of those values (a pull, a merge, an edit) makes that setting
+//! untrusted again until `gza trust` is run; a change to any other setting needs nothing.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_norway::Value;
+
+use crate::error::{Error, Result};
+
+/// The settings that run a program on the host (an agent CLI's path or arguments, the command
+/// agent), let more of the host's environment into a sandbox, or say where the extraction
+/// client sends requests with the person's key and which variable it reads that key from.
+pub const COMMAND_KEYS: [&str; 10] = [
+    "providers.claude.path",
+    "providers.claude.args",
+    "providers.codex.path",
+    "providers.codex.args",
+    "providers.gemini.path",
+    "providers.gemini.args",
+    "providers.command.command",
+    "sandbox_env",
+    "learnings.base_url",
+    "learnings.api_key_env",
+];
+
+/// Settings that name a path gza reads or writes on the project's behalf: from the repository's
+/// file they must stay inside the project unless trusted.
+pub const PATH_KEYS: [&str; 2] = ["learnings.expertise_path", "learnings.model_dir"];
+
+/// Why a setting of the project's file needs trust.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sensitive {
+    /// It runs a program, widens the sandbox's environment, or directs the person's key.
+    Command,
+    /// It turns the sandbox off where the person's own settings turn it on.
+    WeakerSandbox,
+    /// It names a path outside the project.
+    OutsidePath,
+}
+
+impl Sensitive {
+    /// What the setting would do, for `gza trust`.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Sensitive::Command => "runs a command, passes variables or directs your API key",
+            Sensitive::WeakerSandbox => "runs agents without the sandbox your own settings ask for",
+            Sensitive::OutsidePath => "names a path outside the project",
+        }
+    }
+}
+
+/// The trust file: `~/.gza/trusted.json`, beside the person's own `config.yaml`.
+pub fn file() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".gza").join("trusted.json"))
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Record {
+    #[serde(default)]
+    projects: BTreeMap<String, ProjectTrust>,
+}
+
+/// What was trusted for one project.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ProjectTrust {
+    /// Each sensitive setting's value as it was trusted (JSON of the YAML value).
+    #[serde(default)]
+    pub settings: BTreeMap<String, serde_json::Value>,
+    /// When, RFC 3339.
+    #[serde(default)]
+    pub trusted_at: String,
+}
+
+/// The key the record uses for a project: its canonical path.
+fn project_key(root: &Path) -> String {
+    root.canonicalize()
+        .unwrap_or_else(|_| root.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn read_record(path: &Path) -> Result<Record> {
+    match crate::fsutil::read_regular_file(path, 16 << 20) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            Error::Usage(format!(
+                "{} is not a trust record gza can read ({e}); fix or remove it, then run `gza trust` again",
+                path.display()
+            ))
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Record::default()),
+        Err(e) => Err(crate::fsutil::read_refused(path, e)),
+    }
+}
+
+/// What the person trusted for the project at `root`, if anything.
+pub fn trusted(root: &Path) -> Result<Option<ProjectTrust>> {
+    let Some(path) = file() else {
+        return Ok(None);
+    };
+    Ok(read_record(&path)?.projects.remove(&project_key(root)))
+}
+
+/// Record `settings` as trusted for the project at `root` (replacing what was trusted before).
+pub fn record(root: &Path, settings: &BTreeMap<String, Value>) -> Result<PathBuf> {
+    let path = file().ok_or_else(|| {
+        Error::Usage("HOME is not set, so there is no ~/.gza/ to record trust in; set HOME".into())
+    })?;
+    let mut record = read_record(&path)?;
+    let entry = ProjectTrust {
+        settings: settings
+            .iter()
+            .map(|(k, v)| (k.clone(), to_json(v)))
+            .collect(),
+        trusted_at: crate::task::now_timestamp(),
+    };
+    record.projects.insert(project_key(root), entry);
+    write(&path, &record)?;
+    Ok(path)
+}
+
+/// Forget what was trusted for the project at `root`; false when nothing was.
+pub fn revoke(root: &Path) -> Result<bool> {
+    let Some(path) = file() else {
+        return Ok(false);
+    };
+    let mut record = read_record(&path)?;
+    let removed = record.projects.remove(&project_key(root)).is_some();
+    if removed {
+        write(&path, &record)?;
+    }
+    Ok(removed)
+}
+
+fn write(path: &Path, record: &Record) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
+    }
+    let text = serde_json::to_string_pretty(record).expect("the trust record serialises");
+    crate::fsutil::write_atomically(path, format!("{text}\n").as_bytes())
+}
+
+/// A YAML value as the JSON the record keeps.
+pub fn to_json(value: &Value) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
+}
+
+/// Whether `value` of `key` is what the person trusted.
+pub fn covers(trust: Option<&ProjectTrust>, key: &str, value: &Value) -> bool {
+    trust
+        .and_then(|t| t.settings.get(key))
+        .is_some_and(|v| *v == to_json(value))
+}
+
+/// Whether `path` (relative to `root`, or absolute) leaves the project once `..` and symbolic
+/// links are resolved.
+pub fn outside_project(root: &Path, path: &Path) -> bool {
+    crate::confine::inside(root, path).is_err()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trusted_value_covers_only_itself() {
+        let mut settings = BTreeMap::new();
+        settings.insert(
+            "providers.codex.path".to_string(),
+            serde_json::json!("/opt/codex"),
+        );
+        let trust = ProjectTrust {
+            settings,
+            trusted_at: String::new(),
+        };
+        let same = Value::String("/opt/codex".into());
+        let other = Value::String("/tmp/evil".into());
+        assert!(covers(Some(&trust), "providers.codex.path", &same));
+        assert!(!covers(Some(&trust), "providers.codex.path", &other));
+        assert!(!covers(Some(&trust), "providers.gemini.path", &same));
+        assert!(!covers(None, "providers.codex.path", &same));
+    }
+}
