@@ -89,6 +89,9 @@ pub struct Config {
     /// `gza clean` (and `gza work` at start) removes worktrees and logs of tasks finished longer
     /// ago than this many days; 0 keeps them until `gza clean --all`.
     pub cleanup_days: u32,
+    /// Redact secrets in the agent's raw logs (`.gza/logs/ID.jsonl`, `ID.stderr.log`) as they
+    /// are written; false keeps them byte for byte, and `gza log --raw` says so.
+    pub redact_raw_logs: bool,
     /// How agents are isolated; each provider may override it.
     pub sandbox: SandboxKind,
     /// The container image agents run in with `sandbox: docker`.
@@ -114,6 +117,7 @@ impl Default for Config {
             max_turns: 50,
             max_concurrent: 5,
             cleanup_days: 30,
+            redact_raw_logs: true,
             sandbox: SandboxKind::None,
             docker_image: None,
             sandbox_env: Vec::new(),

@@ -87,10 +87,13 @@ fn not_regular(kind: &std::fs::FileType) -> std::io::Error {
     ))
 }
 
-/// Append one line to a log file under `.gza/logs/`, creating it; failures are ignored, since
-/// logging must never change what gza does. A log that is not a regular file (a FIFO, a device)
-/// is skipped rather than written, so it can never stall a hook or a worker.
+/// Append one line to a log file under `.gza/logs/`, creating it, secrets redacted (these logs
+/// hold gza's own messages, which may quote an agent or a hook's input, and are always
+/// redacted); failures are ignored, since logging must never change what gza does. A log that
+/// is not a regular file (a FIFO, a device) is skipped rather than written, so it can never
+/// stall a hook or a worker.
 pub fn append_log(path: &Path, line: &str) {
+    let line = crate::redact::redact(line);
     use std::io::Write;
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);

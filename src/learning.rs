@@ -245,7 +245,45 @@ pub struct NewLearning {
     pub status: Status,
 }
 
+/// Every text field of a learning with its secrets redacted: a learning reaches every later
+/// prompt, learnings.md and exports, whichever path wrote it (extraction, an agent's list, a
+/// hook, an import, `learnings add`, a person's edit of learnings.md).
+fn redact_all(texts: &[String]) -> Vec<String> {
+    texts
+        .iter()
+        .map(|t| crate::redact::redact_secrets(t))
+        .collect()
+}
+
+impl Triggers {
+    /// The triggers with their secrets redacted.
+    pub fn redacted(&self) -> Triggers {
+        Triggers {
+            tools: redact_all(&self.tools),
+            files: redact_all(&self.files),
+            actions: redact_all(&self.actions),
+            contexts: redact_all(&self.contexts),
+        }
+    }
+}
+
 impl NewLearning {
+    /// The learning with the secrets of every text field redacted.
+    pub fn redacted(&self) -> NewLearning {
+        let redact = |t: &str| crate::redact::redact_secrets(t);
+        NewLearning {
+            section: redact(&self.section),
+            text: redact(&self.text),
+            insight: self.insight.as_deref().map(redact),
+            example: self.example.as_deref().map(redact),
+            keywords: redact_all(&self.keywords),
+            applies_when: redact_all(&self.applies_when),
+            triggers: self.triggers.redacted(),
+            checklist: redact_all(&self.checklist),
+            ..self.clone()
+        }
+    }
+
     /// A learning with default confidence and priority.
     pub fn new(section: &str, text: &str, origin: Origin) -> NewLearning {
         NewLearning {

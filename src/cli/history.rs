@@ -86,7 +86,7 @@ pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
             output::short_time(&t.created_at),
             output::cost(t.cost_usd),
             output::duration(t.duration_seconds),
-            t.prompt.clone(),
+            crate::redact::redact_secrets(&t.prompt),
         ]);
     }
     table.print(&mut out)?;

@@ -53,7 +53,7 @@ pub fn cmd_import(ctx: &Context, args: ImportArgs) -> anyhow::Result<()> {
                 "  task {}: {} \"{}\"{group}{dep}{review}",
                 e.position,
                 e.task_type,
-                preview(&e.prompt)
+                preview(&crate::redact::redact(&e.prompt))
             )?;
         }
         if plan.entries.len() > LINES_SHOWN {
@@ -120,7 +120,7 @@ fn print_skipped(out: &mut impl Write, skipped: &[Skipped]) -> std::io::Result<(
             out,
             "  task {} \"{}\": {}",
             s.position,
-            preview(&s.prompt),
+            preview(&crate::redact::redact(&s.prompt)),
             s.reason
         )?;
     }

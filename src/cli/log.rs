@@ -18,7 +18,8 @@ pub struct LogArgs {
     /// Keep printing while the task runs.
     #[arg(long, short = 'f')]
     follow: bool,
-    /// Print the agent's raw output stream.
+    /// Print the agent's raw output stream as stored (redacted as it was written, unless
+    /// `redact_raw_logs: false`; a note on stderr says when it was not).
     #[arg(long)]
     raw: bool,
 }
@@ -49,6 +50,17 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
         Ok(store.get_task(task.id)?.status == TaskStatus::InProgress)
     };
     if args.raw {
+        match store.log_redacted(task.id)? {
+            Some(true) => {}
+            Some(false) => eprintln!(
+                "gza: the log of task {} was written unredacted (redact_raw_logs: false); it may hold secrets",
+                task.id
+            ),
+            None => eprintln!(
+                "gza: the log of task {} was written before gza redacted raw logs; it may hold secrets",
+                task.id
+            ),
+        }
         // The stream byte for byte (invalid UTF-8 and \r included), in bounded chunks, bypassing
         // the colour-stripping writer.
         let mut out = std::io::stdout().lock();
@@ -122,13 +134,14 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
 /// Longest log line rendered as one; a longer one is cut into pieces (and not rendered).
 const MAX_LOG_LINE: u64 = 8 * 1024 * 1024;
 
-/// Print one logged line, rendered. Rendered text came from an agent, so control characters
-/// (terminal escape sequences among them) are dropped; newlines and tabs stay.
+/// Print one logged line, rendered. Rendered text came from an agent, so secrets are redacted
+/// (whether or not the log was) and control characters (terminal escape sequences among them)
+/// are dropped; newlines and tabs stay.
 fn print_line(out: &mut impl Write, kind: ProviderKind, line: &str) -> std::io::Result<()> {
     let line = line.trim_end_matches(['\n', '\r']);
     match providers::render_line(kind, line) {
         Some(text) => {
-            let clean: String = text
+            let clean: String = crate::redact::redact(&text)
                 .chars()
                 .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
                 .collect();

@@ -50,7 +50,7 @@ pub fn cmd_delete(ctx: &Context, args: DeleteArgs) -> anyhow::Result<()> {
             err,
             "Delete task {}: {}? [y/N] ",
             task.id,
-            output::one_line(&task.prompt, 60)
+            output::one_line(&crate::redact::redact(&task.prompt), 60)
         )?;
         err.flush()?;
         let mut answer = String::new();

@@ -67,7 +67,7 @@ pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
                 (pos + 1).to_string(),
                 t.id.to_string(),
                 kind,
-                t.prompt.clone(),
+                crate::redact::redact_secrets(&t.prompt),
             ]);
         }
         table.print(&mut out)?;
@@ -114,7 +114,7 @@ pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
             entry.task.id.to_string(),
             entry.task.task_type.to_string(),
             output::paint(output::YELLOW, format!("{dep} ({status})")),
-            entry.task.prompt.clone(),
+            crate::redact::redact_secrets(&entry.task.prompt),
         ]);
     }
     table.print(&mut out)?;

@@ -59,7 +59,7 @@ pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "-".into()),
             output::cost(t.cost_usd),
-            t.prompt.clone(),
+            crate::redact::redact_secrets(&t.prompt),
         ]);
     }
     table.print(&mut out)?;

@@ -18,7 +18,7 @@ pub struct ShowArgs {
     /// Print JSON for scripts.
     #[arg(long, conflicts_with = "prompt")]
     json: bool,
-    /// Print the exact prompt `gza work` would send.
+    /// Print the prompt `gza work` would send (or sent), secrets redacted.
     #[arg(long)]
     prompt: bool,
     /// Show all of the output, however long.
@@ -42,8 +42,12 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
     let task = store.get_task(args.id)?;
     let mut out = output::stdout();
+    // What is shown is redacted, whatever is stored: a prompt is the person's own text, and a
+    // record written by an older gza may hold what this one would redact.
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &task)?;
+        let mut value = serde_json::to_value(&task)?;
+        crate::redact::redact_json_value(&mut value);
+        serde_json::to_writer_pretty(&mut out, &value)?;
         writeln!(out)?;
         return Ok(());
     }
@@ -62,7 +66,7 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
                 build_prompt(&project, &shown, learnings.as_ref())?
             }
         };
-        writeln!(out, "{text}")?;
+        writeln!(out, "{}", crate::redact::redact(&text))?;
         return Ok(());
     }
     let reviews = if task.task_type.changes_code() {
@@ -187,8 +191,13 @@ fn print_task(
         );
         field(out, "Stats", Some(stats))?;
     }
-    writeln!(out, "\nPrompt:\n{rule}\n{}\n{rule}", t.prompt.trim_end())?;
-    if let Some(text) = t.output.as_deref().filter(|o| !o.trim().is_empty()) {
+    writeln!(
+        out,
+        "\nPrompt:\n{rule}\n{}\n{rule}",
+        crate::redact::redact(t.prompt.trim_end())
+    )?;
+    let output = t.output.as_deref().map(crate::redact::redact);
+    if let Some(text) = output.as_deref().filter(|o| !o.trim().is_empty()) {
         writeln!(out, "\nOutput:\n{rule}")?;
         let lines: Vec<&str> = text.trim_end().lines().collect();
         if full || lines.len() <= OUTPUT_PREVIEW_LINES {

@@ -79,7 +79,7 @@ impl Observer for Ui {
                 task.id,
                 task.task_type,
                 provider.as_str(),
-                output::one_line(&task.prompt, 60)
+                output::one_line(&crate::redact::redact(&task.prompt), 60)
             );
             self.print(&mut state, &line);
         }

@@ -79,6 +79,8 @@ pub fn session_message(turns: &[(String, String)]) -> Option<String> {
     for (role, text) in turns {
         all.push_str(&format!("[{role}]\n{}\n", text.trim_end()));
     }
+    // Redacted whole before it is cut, so a cut cannot leave part of a key unrecognised.
+    let all = redact_secrets(&all);
     let chars: Vec<char> = all.chars().collect();
     let body = if chars.len() <= HEAD_CHARS + TAIL_CHARS {
         all
@@ -164,5 +166,18 @@ mod tests {
         assert!(m.len() < 13_000, "{}", m.len());
         assert!(!m.contains("SECRETSECRET"));
         assert!(m.contains("middle of the session left out"));
+    }
+
+    #[test]
+    fn a_key_the_cut_goes_through_is_not_half_kept() {
+        let t = |r: &str, s: &str| (r.to_string(), s.to_string());
+        // `[user]\n` and 2,985 characters, then a key that the 3,000-character head cuts.
+        let prompt = format!(
+            "{} ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+            "p".repeat(2_984)
+        );
+        let m =
+            session_message(&[t("user", &prompt), t("assistant", &"a".repeat(50_000))]).unwrap();
+        assert!(!m.contains("ghp_AbCd"), "{}", &m[2_900..3_100]);
     }
 }

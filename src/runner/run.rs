@@ -503,7 +503,9 @@ struct Running {
     pgid: i64,
     run_tag: String,
     exit: mpsc::Receiver<std::io::Result<std::process::ExitStatus>>,
+    /// One message per output stream read to its end.
     drained: mpsc::Receiver<()>,
+    streams: usize,
     parser: Arc<Mutex<Option<Box<dyn providers::StreamParser>>>>,
     progress: Arc<Mutex<Progress>>,
 }
@@ -518,10 +520,7 @@ fn spawn(
     ui: &dyn Observer,
 ) -> std::result::Result<Running, Stop> {
     let invocation = &prepared.invocation;
-    let log_file = crate::fsutil::create_regular(&prepared.log_path)
-        .map_err(|e| Error::io(&prepared.log_path, "create", e))?;
-    let stderr_file = crate::fsutil::create_regular(&prepared.stderr_path)
-        .map_err(|e| Error::io(&prepared.stderr_path, "create", e))?;
+    let logs = create_logs(project, store, task, prepared)?;
     let run_tag = format!("{}-{}", process::own_pid(), task.id);
     let mut cmd = Command::new(&invocation.program);
     if prepared.sandbox == crate::config::SandboxKind::Bwrap {
@@ -544,7 +543,7 @@ fn spawn(
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(stderr_file)
+        .stderr(logs.stderr)
         .process_group(0);
     let mut child = cmd.spawn().map_err(|e| {
         early(
@@ -571,11 +570,30 @@ fn spawn(
     let stdout = child.stdout.take().expect("stdout is piped");
     let parser = Arc::new(Mutex::new(Some(providers::parser(prepared.kind))));
     let (drained_tx, drained) = mpsc::channel::<()>();
+    let mut streams = 1;
+    if let (Some(file), Some(stderr)) = (logs.stderr_redacted, child.stderr.take()) {
+        streams += 1;
+        let drained_tx = drained_tx.clone();
+        std::thread::spawn(move || {
+            copy_redacted(stderr, file);
+            let _ = drained_tx.send(());
+        });
+    }
     {
         let progress = Arc::clone(&progress);
         let parser = Arc::clone(&parser);
+        let (log, redact) = (logs.stdout, logs.redact);
         std::thread::spawn(move || {
-            pump_output(stdout, log_file, &parser, &progress);
+            if redact {
+                pump_output(
+                    stdout,
+                    crate::redact::RedactingWriter::new(log),
+                    &parser,
+                    &progress,
+                );
+            } else {
+                pump_output(stdout, log, &parser, &progress);
+            }
             let _ = drained_tx.send(());
         });
     }
@@ -588,6 +606,7 @@ fn spawn(
         run_tag,
         exit,
         drained,
+        streams,
         parser,
         progress,
     })
@@ -617,6 +636,7 @@ fn wait(
         run_tag,
         exit: exit_rx,
         drained,
+        streams,
         parser,
         progress,
     } = running;
@@ -664,7 +684,15 @@ fn wait(
     process::terminate_group(pgid, Duration::from_millis(500));
     process::terminate_tagged(&run_tag, Duration::from_millis(500));
     // Read what is left of the output, for a bounded time.
-    let _ = drained.recv_timeout(DRAIN_AFTER_EXIT);
+    let deadline = Instant::now() + DRAIN_AFTER_EXIT;
+    for _ in 0..streams {
+        if drained
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .is_err()
+        {
+            break;
+        }
+    }
     let parser = parser
         .lock()
         .expect("parser lock")
@@ -679,7 +707,7 @@ fn wait(
 }
 
 /// Stage 4: the outcome the agent's end amounts to. Everything gza stores of agent text is
-/// redacted (the raw stream in the log file is kept byte for byte).
+/// redacted (the raw logs too, as they are written, unless `redact_raw_logs: false`).
 fn judge(task_type: TaskType, ended: &Ended, stderr_path: &Path, timeout_minutes: f64) -> Outcome {
     let report = &ended.report;
     let exit_ok = ended.exit.is_some_and(|s| s.success());
@@ -916,15 +944,69 @@ fn record(
     Ok(finished)
 }
 
-/// Copy the agent's stdout to the log file as it comes, and feed complete lines to the parser.
-/// Stops when the stream ends or the parser has been taken away (gza stopped waiting).
+/// The agent's raw logs, created for this run.
+struct Logs {
+    /// Where its stdout is copied.
+    stdout: BufWriter<std::fs::File>,
+    /// Whether what is copied is redacted on the way.
+    redact: bool,
+    /// Its stderr: the log file itself, or a pipe that [`copy_redacted`] empties into
+    /// `stderr_redacted`.
+    stderr: Stdio,
+    stderr_redacted: Option<std::fs::File>,
+}
+
+/// Create the agent's logs (`ID.jsonl`, `ID.stderr.log`), and record whether they are redacted
+/// as they are written (`redact_raw_logs`), for `gza log --raw` to say.
+fn create_logs(project: &Project, store: &Store, task: &Task, prepared: &Prepared) -> Result<Logs> {
+    // Never opened through whatever is at that name: a FIFO or link planted there is replaced.
+    let create =
+        |path: &Path| crate::fsutil::create_regular(path).map_err(|e| Error::io(path, "create", e));
+    let stdout = BufWriter::new(create(&prepared.log_path)?);
+    let stderr_file = create(&prepared.stderr_path)?;
+    let redact = project.config.redact_raw_logs;
+    store.set_log_redacted(task.id, redact)?;
+    Ok(if redact {
+        Logs {
+            stdout,
+            redact,
+            stderr: Stdio::piped(),
+            stderr_redacted: Some(stderr_file),
+        }
+    } else {
+        Logs {
+            stdout,
+            redact,
+            stderr: Stdio::from(stderr_file),
+            stderr_redacted: None,
+        }
+    })
+}
+
+/// Copy the agent's stderr to its log, secrets redacted, as it comes.
+fn copy_redacted(mut from: impl Read, to: std::fs::File) {
+    let mut log = crate::redact::RedactingWriter::new(BufWriter::new(to));
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let _ = log.write_all(&buf[..n]);
+        let _ = log.flush();
+    }
+    let _ = log.finish();
+}
+
+/// Copy the agent's stdout to the log file as it comes (through the redactor unless
+/// `redact_raw_logs: false`), and feed complete lines to the parser. Stops when the stream ends
+/// or the parser has been taken away (gza stopped waiting).
 fn pump_output(
     mut stdout: impl Read,
-    log_file: std::fs::File,
+    mut log: impl Write,
     parser: &Mutex<Option<Box<dyn providers::StreamParser>>>,
     progress: &Mutex<Progress>,
 ) {
-    let mut log = BufWriter::new(log_file);
     let mut buf = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let mut overflow = false;

@@ -105,6 +105,26 @@ pub struct LearningEdit {
     pub keywords: Option<Vec<String>>,
 }
 
+impl LearningEdit {
+    /// The edit with the secrets of its text fields redacted (see [`NewLearning::redacted`]).
+    fn redacted(&self) -> LearningEdit {
+        let redact = |t: &String| crate::redact::redact_secrets(t);
+        LearningEdit {
+            triggers: self
+                .triggers
+                .as_ref()
+                .map(|(t, list)| (t.redacted(), list.iter().map(redact).collect())),
+            text: self.text.as_ref().map(redact),
+            section: self.section.as_ref().map(redact),
+            priority: self.priority,
+            keywords: self
+                .keywords
+                .as_ref()
+                .map(|k| k.iter().map(redact).collect()),
+        }
+    }
+}
+
 pub(super) const LEARNING_COLUMNS: &str = "l.id, l.section, l.text, l.insight, l.example, l.keywords, l.applies_when, \
      l.confidence, l.priority, l.status, l.status_reason, l.status_changed_at, l.origin, l.created_at, \
      l.updated_at, l.confirmed_at, l.kind, l.triggers, l.checklist, \
@@ -178,6 +198,7 @@ pub(super) fn insert_learning(
     l: &NewLearning,
     now: &str,
 ) -> rusqlite::Result<i64> {
+    let l = &l.redacted();
     tx.execute(
         "INSERT INTO learnings (section, text, insight, example, keywords, applies_when, confidence, \
          priority, origin, created_at, updated_at, confirmed_at, kind, triggers, checklist, status) \
@@ -245,6 +266,7 @@ pub(super) fn set_status(
 }
 
 fn apply_edit(tx: &Transaction, id: i64, edit: &LearningEdit, now: &str) -> rusqlite::Result<()> {
+    let edit = &edit.redacted();
     if let Some(text) = &edit.text {
         let changed = tx.execute(
             "UPDATE learnings SET text = ?2, updated_at = ?3 WHERE id = ?1 AND text <> ?2",
@@ -933,18 +955,19 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Keep the exact prompt sent to a task's agent.
+    /// Keep the prompt sent to a task's agent, secrets redacted (a record, shown by
+    /// `gza show --prompt`; the agent was given the task's own prompt).
     pub fn set_prompt_sent(&self, task_id: i64, prompt: &str) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE tasks SET prompt_sent = ?2 WHERE id = ?1",
-                params![task_id, prompt],
+                params![task_id, crate::redact::redact(prompt).as_ref()],
             )
             .map(|_| ())
             .map_err(|e| self.err(e))
     }
 
-    /// The exact prompt sent to a task's agent, if it was kept.
+    /// The prompt sent to a task's agent (secrets redacted), if it was kept.
     pub fn prompt_sent(&self, task_id: i64) -> Result<Option<String>> {
         self.conn
             .query_row(

@@ -136,6 +136,27 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Record whether a task's raw logs are redacted as they are written.
+    pub fn set_log_redacted(&self, id: i64, redacted: bool) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE tasks SET log_redacted = ?2 WHERE id = ?1",
+                params![id, redacted],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Whether a task's raw logs were redacted as they were written; `None` when no gza that
+    /// redacts raw logs wrote them.
+    pub fn log_redacted(&self, id: i64) -> Result<Option<bool>> {
+        self.conn
+            .query_row("SELECT log_redacted FROM tasks WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.err(e))
+    }
+
     /// Record the agent process of a running task.
     pub fn set_agent_process(&self, id: i64, pid: i64, start: Option<i64>) -> Result<()> {
         self.conn
