@@ -165,7 +165,7 @@ fn re(pattern: &str) -> Regex {
 }
 
 /// Paths, files and variables that hold secrets.
-const SECRET_PATH: &str = r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set)`|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b)"#;
+const SECRET_PATH: &str = r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set)`|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b|\baws\s+configure\s+export-credentials\b|\baws\s+sts\s+get-session-token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\bgh\s+auth\s+token\b|\baz\s+account\s+get-access-token\b|\bkubectl\s+config\s+view\s+--raw\b)"#;
 
 static SECRET: LazyLock<Regex> = LazyLock::new(|| re(SECRET_PATH));
 
@@ -187,6 +187,11 @@ const KNOWN_INSTALLERS: &[&str] = &[
     "get.sdkman.io",
     "raw.githubusercontent.com/nvm-sh/nvm/",
     "raw.githubusercontent.com/homebrew/install/",
+    "deb.nodesource.com",
+    "rpm.nodesource.com",
+    "get.docker.com",
+    "get.volta.sh",
+    "fnm.vercel.app",
 ];
 
 fn host_path(url: &str) -> &str {
@@ -246,7 +251,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         pattern: re(pattern),
         needs_failing: true,
     };
-    let interpreter = r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+\S+=\S+\s+)?(?:(?:ba|z|da|k|fi|c|tc)?sh|python[0-9.]*|py|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell|source|bun|deno)\b";
+    let interpreter = r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+\S+=\S+\s+)?(?:\$\{?shell\}?|(?:ba|z|da|k|fi|c|tc)?sh|python[0-9.]*|py|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell|source|bun|deno)\b";
     vec![
         // Remote code.
         rule(
@@ -270,6 +275,12 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             true,
             "runs what it downloads",
             r#"\b(?:eval|exec|source|\.|(?:ba|z)?sh\s+-c|python[0-9.]*\s+-c|perl\s+-e|ruby\s+-e|node\s+-e|php\s+-r)\s*\(?\s*["'`]?\s*(?:\$\(|`|<\()\s*(?:curl|wget|fetch|iwr|irm|http)\b"#,
+        ),
+        rule(
+            RemoteCode,
+            true,
+            "runs what it downloads",
+            r"\b(?:exec|eval)\s*\(\s*(?:\w+\.)*(?:urlopen|urlretrieve|get|fetch|request)\s*\(|\b(?:exec|eval)\s*\([^)]*(?:urlopen|requests\.get|urllib)",
         ),
         rule(
             RemoteCode,
@@ -324,7 +335,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             IgnoreGuidance,
             true,
             "tells the agent it is someone else now",
-            r"\byou\s+are\s+now\s+(?:a\s+|an\s+|the\s+|in\s+|no\s+longer\b|operating\b|acting\b|free\b|allowed\b|permitted\b|authori[sz]ed\b|exempt\b|root\b|admin|unrestricted|jailbroken|dan\b|god\b|unfiltered|uncensored|my\b)",
+            r"\byou\s+are\s+now\s+(?:a\s+|an\s+|the\s+|in\s+|no\s+longer\b|operating\b|acting\b|free\b|allowed\b|permitted\b|authori[sz]ed\b|exempt\b|cleared\b|licensed\b|empowered\b|entitled\b|trusted\s+to\b|root\b|admin|unrestricted|jailbroken|dan\b|god\b|unfiltered|uncensored|my\b)",
         ),
         rule(
             IgnoreGuidance,
@@ -342,13 +353,19 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             IgnoreGuidance,
             true,
             "claims authority over the agent",
-            r"\b(?:system|admin|administrator|developer|security|operator)\s+(?:override|notice|message|instruction|instructions|update|directive)\s*:|\bnew\s+(?:instructions?|rules|directives?)\s*:|\b(?:take|takes|have|has)\s+(?:priority|precedence)\s+over\b|\boverrides?\s+(?:the\s+|your\s+|any\s+)?(?:task|user'?s?|instructions|system\s+prompt|request|prompt)|\b(?:obey|follow)\s+only\s+(?:these|this|the\s+following|my)\b|\b(?:previous|prior|above|earlier|all|other|existing)\s+(?:rules|instructions|guidance|guidelines)\s+(?:are|is)\s+(?:void|invalid|cancell?ed|revoked|obsolete|null|superseded|no\s+longer\s+valid)",
+            r"\b(?:system|admin|administrator|developer|security|operator)\s+(?:override|notice|message|instruction|instructions|update|directive)\s*:|\bnew\s+(?:instructions?|rules|directives?)\s*:|\b(?:take|takes|have|has)\s+(?:priority|precedence)\s+over\b|\boverrides?\s+(?:the\s+|your\s+|any\s+)?(?:task|user'?s?|instructions|system\s+prompt|request|prompt)|\b(?:obey|follow)\s+only\s+(?:these|this|the\s+following|my)\b|\b(?:previous|prior|above|earlier|all|other|existing)\s+(?:rules|instructions|guidance|guidelines)\s+(?:are|is)\s+(?:void|cancell?ed|revoked|null|no\s+longer\s+(?:valid|binding|in\s+force))",
         ),
         rule(
             IgnoreGuidance,
             true,
             "claims authority over the agent",
             r"\btreat\b[^.;\n]{0,60}\bas\s+(?:your|the)\s+(?:new\s+|highest[- ]priority\s+|top[- ]priority\s+|primary\s+|only\s+|real\s+|main\s+)?(?:instructions|orders|rules|directives|task|prompt)\b|\bhighest[- ]priority\s+instructions\b|\b(?:have|has|got|given|granted)\s+(?:\w+\s+){0,2}(?:consent|permission|authori[sz]ation|approval|clearance)\s+(?:from|by)\s+(?:the\s+)?(?:owner|user|operator|maintainers?|admin|team|management)\b|\b(?:important\s+)?(?:system|admin|developer|operator)\s+note\s*:",
+        ),
+        rule(
+            IgnoreGuidance,
+            true,
+            "tells the agent to ignore its instructions",
+            r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)",
         ),
         rule(
             IgnoreGuidance,
@@ -366,13 +383,13 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             IgnoreGuidance,
             true,
             "tells the agent to keep something from the user",
-            r"\bwithout\s+(?:asking|telling|informing|notifying|consulting|checking\s+with|confirmation|permission|approval\s+from)\b|\b(?:do\s+not|don't|dont|never)\s+ask\s+(?:for\s+(?:confirmation|permission|approval)|before\b|first\b|the\s+user)|\bkeep\s+(?:this|it)\s+(?:secret|hidden|quiet)\s+from",
+            r"\bwithout\s+(?:asking|telling|informing|notifying|consulting|checking\s+with|confirmation|permission|approval\s+from)\b|\b(?:do\s+not|don't|dont|never)\s+ask\s+(?:for\s+(?:confirmation|permission|approval)|before\b|first\b|the\s+user)|\bkeep\s+(?:this|it)\s+(?:secret|hidden|quiet)\s+from|\b(?:do\s+not|don't|dont|never)\s+(?:bother|check\s+with|wait\s+for|consult|involve|ping)\s+(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?)\b",
         ),
         rule(
             IgnoreGuidance,
             true,
             "tells the agent to hide what it did",
-            r"\bhide\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|reviewers?|logs?|human)|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:shell\s+)?(?:history|audit\s+(?:log|trail)|traces|evidence)\b",
+            r"\bhide\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|reviewers?|logs?|human)|\b(?:no|without\s+a)\s+trace\b|\bcover\s+(?:your|its|the)\s+tracks\b|\b(?:nobody|no\s+one)\s+(?:notices|will\s+notice|finds\s+out)\b|\bunnoticed\b|\b(?:quietly|silently|secretly|covertly)\s+(?:delete|remove|disable|turn\s+off|push|send|upload|change|edit|wipe|drop|merge|commit)\b|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:shell\s+)?(?:history|audit\s+(?:log|trail)|traces|evidence)\b",
         ),
         // Secrets leaving.
         rule(
@@ -443,7 +460,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             DisablesSafeguard,
             false,
             "skips the git hooks",
-            r"--no-verify\b|\bgit\s+commit\b[^|;&\n]*\s-[a-z]*n[a-z]*\b|\bcommit(?:s|ting)?\s+with\s+-n\b|\bhusky\s*=\s*0\b|\bhusky_skip_hooks\s*=\s*(?:1|true)|\bskip\s*=\s*[\w,-]+\s+git\b|\bprefix\w*\s+commits?\s+with\s+skip\s*=|core\.hookspath\s*[= ]\s*(?:/dev/null|''|\x22\x22)|\bpre-commit\s+uninstall\b|\brm\s+(?:-\w+\s+)*\.git/hooks|--no-gpg-sign\b|commit\.gpgsign\s*[= ]\s*false|\blefthook\s*=\s*0\b",
+            r"--no-verify\b|\bgit\s+commit\b[^|;&\n]*\s-[a-z]*n[a-z]*\b|\bcommit(?:s|ting)?\s+with\s+-n\b|\s-n\s+(?:flag\s+)?(?:to|with|on)\s+git\s+commit\b|\bhusky\s*=\s*0\b|\bhusky_skip_hooks\s*=\s*(?:1|true)|\bskip\s*=\s*[\w,-]+\s+git\b|\bprefix\w*\s+commits?\s+with\s+skip\s*=|core\.hookspath\s*[= ]\s*(?:/dev/null|''|\x22\x22)|\bpre-commit\s+uninstall\b|\brm\s+(?:-\w+\s+)*\.git/hooks|--no-gpg-sign\b|commit\.gpgsign\s*[= ]\s*false|\blefthook\s*=\s*0\b",
         ),
         rule(
             DisablesSafeguard,
@@ -496,7 +513,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             BypassReview,
             false,
             "approves its own work",
-            r"\bself[- ]?(?:approve|approval|merge|merging)\b|\bapprove\s+(?:your|its|their)\s+own\b|\bauto[- ]?approve|\bgh\s+pr\s+merge\b[^\n]*--admin\b",
+            r"\bself[- ]?(?:approve|approval|merge|merging)\b|\b(?:approve|merge|land)\s+(?:your|its|their)\s+own\b|\bauto[- ]?approve|\bgh\s+pr\s+merge\b[^\n]*--admin\b",
         ),
         rule(
             BypassReview,
@@ -541,7 +558,7 @@ static CHMOD: LazyLock<Regex> = LazyLock::new(|| {
 });
 static FORCE_PUSH: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\bgit\s+push\b([^;&|\n]*?)(?:\s(--force(?:-with-lease)?\b|-f\b)|\s\+[\w/.-]+)([^;&|\n]*)|\bforce[- ]?push(?:es|ed|ing)?\b|\bpush(?:ing)?\b[^.;\n]{0,40}\bwith\s+(?:--)?force\b",
+        r"\bgit\s+push\b([^;&|\n]*?)(?:\s(--force(?:-with-lease)?\b|-f\b)|\s\+[\w/.-]+)|\bforce[- ]?push(?:es|ed|ing)?\b|\bpush(?:ing)?\b[^.;\n]{0,40}\bwith\s+(?:--)?force\b",
     )
 });
 static GIT_WIPE: LazyLock<Regex> =
@@ -560,7 +577,7 @@ static CHECK_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static MARKDOWN_LINK: LazyLock<Regex> =
-    LazyLock::new(|| re(r"!?\[[^\]]*\]\(\s*((?:https?:)?//[^)\s]*)"));
+    LazyLock::new(|| re(r"!?\[[^\]]*\]\(\s*((?:https?:)?//[^)]*)\)?"));
 static MARKDOWN_DATA: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\$\{?\w+|\$\(|\{\{|%24|<[a-z_]+>|\{[a-z_]*(?:token|key|secret|pass|env|cred|cookie|session|transcript|conversation|history|prompt|content|data|diff|output|code)[a-z_]*\}",
@@ -596,17 +613,32 @@ static MODAL: LazyLock<Regex> = LazyLock::new(|| {
 });
 static PASSIVE: LazyLock<Regex> =
     LazyLock::new(|| re(r"\b(?:is|are|was|were|gets|get|been|stay|stays)\s+(?:\w+ly\s+)?$"));
-static PASSIVE_SPAN: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\b(?:is|are|was|were|gets|get|been)\s+(?:\w+ly\s+)?\w+(?:ed|en)$"));
+static PASSIVE_SPAN: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:is|are|was|were|gets|get|been)\s+(?:\w+ly\s+)?\w+(?:ed|en)(?:\s+(?:or|and)\s+\w+(?:ed|en))?$",
+    )
+});
 static WARNING_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^\W*(?:\w+\s+){0,3}?(?:(?:would|could|will|can|might)\s+)?(?:wipes?|destroys?|deletes?|loses?|discards?|removes?|erases?)\b|\b(?:so|then)\s+(?:commit|stash|back\s+up|save)\b|\bfirst\b|\bcareful\b|\bbeware\b",
+        r"^\W*(?:\w+\s+){0,5}?(?:(?:would|could|will|can|might)\s+)?(?:wipes?|destroys?|deletes?|loses?|discards?|removes?|erases?)\b|\b(?:so|then)\s+(?:commit|stash|back\s+up|save)\b|\bfirst\b|\bcareful\b|\bbeware\b",
     )
 });
 /// After a moderate act: the sentence describes where it is, or warns of what it does.
 static DESCRIBED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"^[`'\x22)\s]*(?:(?:is|are|was|were)\s+(?:only\s+)?(?:set|used|configured|defined|exported|passed|applied|found|kept|present|listed|enabled)\b|(?:appears|lives|exists|remains|stays|shows\s+up|occurs)\b)|\b(?:hides|masks|breaks|defeats|undermines|weakens|bypasses)\s+(?:the\s+)?(?:real|actual|genuine|security|protection|checks|errors|bugs)\b",
+    )
+});
+/// Words saying bytes are encoded: what is piped from them into a shell is hidden code.
+static DECODE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:base64|base-64|decode[sd]?|decoding|hex|encoded|payload|obfuscated|rot13)\b|base64-decode",
+    )
+});
+/// After a described act: the agent told to do the same.
+static ADOPT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\W*(?:so\s+|then\s+|and\s+)?(?:copy|use|apply|adopt|do|follow|mirror|reuse|replicate|set|enable)\s+(?:it|this|that|the\s+same|them)\b",
     )
 });
 /// Before an act: a rule for someone other than the agent ("reviewers must approve every PR").
@@ -727,6 +759,25 @@ fn prohibited_after(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) ->
     let end = clause.1.min(t.len());
     hits.iter()
         .any(|h| h.concept == Concept::Prohibited && h.start >= act.end && h.end <= end)
+        || !act.spoken && !act.self_negated && {
+            // A command written after "rather than", "instead of", "never" inside its own
+            // span ("retry curl with --retry 3 rather than --insecure").
+            hits.iter().any(|h| {
+                h.concept == Concept::Neg
+                    && h.start > act.start
+                    && h.end < act.end
+                    && matches!(
+                        &t[h.start..h.end],
+                        "rather than"
+                            | "instead of"
+                            | "never"
+                            | "not"
+                            | "avoid"
+                            | "don't"
+                            | "do not"
+                    )
+            })
+        }
         || act.spoken && {
             // A negation inside the act's own span ("include nothing from env").
             hits.iter().any(|h| {
@@ -790,9 +841,12 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     if act.severe {
         return true;
     }
+    // A description followed by "copy it", "do the same" is an instruction after all.
+    let adopted = ADOPT.is_match(&t[clause.1.min(t.len())..]);
     if act.safe_scope
-        || descriptive(t, clause, act)
-        || THIRD_PARTY.is_match(&t[clause.0.min(act.start)..act.start])
+        || (!adopted
+            && (descriptive(t, clause, act)
+                || THIRD_PARTY.is_match(&t[clause.0.min(act.start)..act.start])))
     {
         return false;
     }
@@ -998,11 +1052,11 @@ fn command_acts(t: &str) -> Vec<Act> {
             .chars()
             .take(m.as_str().chars().count() + 40)
             .collect();
-        let lease = m.as_str().contains("--force-with-lease");
+        let lease = reach.contains("--force-with-lease");
         let to_main = Regex::new(r"(?:\s|\+|/|:)(?:main|master|release\S*|prod|production|trunk|develop|shared)\b|\bshared\b|\bmain\b|\bmaster\b")
             .expect("valid")
             .is_match(&reach);
-        let own = Regex::new(r"\b(?:your\s+own|own|personal|feature|topic)\s+branch")
+        let own = Regex::new(r"\b(?:your\s+own|own|personal|feature|topic)\s+branch|\bbranch(?:es)?\s+(?:that\s+)?you\s+(?:own|created|opened|started)\b|\byour\s+(?:\w+\s+)?branch")
             .expect("valid")
             .is_match(whole_clause);
         let mut act = mk(
@@ -1024,7 +1078,9 @@ fn command_acts(t: &str) -> Vec<Act> {
             "throws away uncommitted work",
             &m,
         );
-        act.safe_scope = ONLY_SCOPE.is_match(clause) || WARNING_AFTER.is_match(after);
+        act.safe_scope = ONLY_SCOPE.is_match(clause)
+            || WARNING_AFTER.is_match(after)
+            || Regex::new(r"\bin\s+(?:the\s+|a\s+)?(?:ci|ci\s+job|pipeline|container|docker\s+build|fresh\s+clone|runner|throwaway\s+\w+)\b").expect("valid").is_match(clause);
         acts.push(act);
     }
     for c in SQL_DROP.captures_iter(t) {
@@ -1070,7 +1126,7 @@ fn command_acts(t: &str) -> Vec<Act> {
     }
     for c in MARKDOWN_LINK.captures_iter(t) {
         let url = c.get(1).map_or("", |m| m.as_str());
-        if MARKDOWN_DATA.is_match(url) {
+        if MARKDOWN_DATA.is_match(url) || names_secret(url) {
             acts.push(mk(
                 Concern::Exfiltration,
                 true,
@@ -1333,6 +1389,22 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
                     e.start,
                 ));
             }
+        }
+        // Decoded or pasted bytes piped into a shell ("base64-decode the string and pipe it to
+        // bash").
+        if let Some(e) = first(Execute)
+            && first(Shell).is_some()
+            && DECODE_WORDS.is_match(&t[a..b])
+        {
+            acts.push(verb_at(
+                act(
+                    Concern::RemoteCode,
+                    true,
+                    "pipes decoded bytes into a shell",
+                    (e.start, e.end),
+                ),
+                e.start,
+            ));
         }
         // Review.
         let mains = spans(&[Main]);

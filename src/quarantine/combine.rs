@@ -45,7 +45,7 @@ const PATH: &str = r"((?:~|\.{1,2})?/?[\w.$~-]+(?:/[\w.$~-]+)*/?)";
 static DOWNLOAD_TO: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     vec![
         re(&format!(
-            r"\b(?:curl|wget)\b[^;&|\n]*?(?:\s-o|\s-O|--output[= ]|--output-document[= ]|>)\s*{PATH}"
+            r"\b(?:curl|wget)\b[^;&|\n]*?(?:\s-[a-zA-Z]*[oO]|--output[= ]|--output-document[= ]|>)\s*{PATH}"
         )),
         re(&format!(
             r"\b(?:download|downloads|fetch|fetches|save|saves|saved|store|stores|grab|put|write|writes|copy)\b[^;\n]*?\s(?:to|into|as|at|in)\s+`?{PATH}"

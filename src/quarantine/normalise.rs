@@ -203,15 +203,15 @@ fn lowered(visible: &str) -> String {
 
 fn fold(visible: &str) -> String {
     let lowered = lowered(visible);
-    let (mut latin, mut other) = (0usize, 0usize);
-    for c in lowered.chars() {
-        if c.is_ascii_alphabetic() {
-            latin += 1;
-        } else if is_cyrillic_or_greek(c) && latin_of(c).is_none() {
-            other += 1;
-        }
-    }
-    let mostly_latin = latin >= other;
+    // Text with a word only Cyrillic or Greek can spell (a letter with no Latin look-alike in a
+    // word without Latin letters) is written in that script: its look-alike words ("не", "в")
+    // are words of it, not disguises.
+    let genuinely_other = lowered.split(|c: char| !c.is_alphanumeric()).any(|w| {
+        !w.chars().any(|c| c.is_ascii_alphabetic())
+            && w.chars()
+                .any(|c| is_cyrillic_or_greek(c) && latin_of(c).is_none())
+    });
+    let mostly_latin = !genuinely_other;
     let mut out = String::with_capacity(lowered.len());
     let mut word = String::new();
     for c in lowered.chars() {
