@@ -8,6 +8,7 @@ pub mod branch;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod fence;
 pub mod fsutil;
 pub mod git;
 pub mod hooks;

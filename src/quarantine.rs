@@ -270,6 +270,9 @@ mod tests {
                 );
             }
         }
-        assert!(injected <= 125 && held <= 103);
+        assert!(
+            injected <= 1 && held <= 1,
+            "{injected} injected, {held} held"
+        );
     }
 }

@@ -133,6 +133,21 @@ pub fn validate(
     ids: Option<&[i64]>,
     dry_run: bool,
 ) -> Result<Report> {
+    let mut report = search(project, store, ids, !dry_run)?;
+    if !dry_run {
+        report.exported = Some(super::expertise::export(project, store, None)?);
+    }
+    Ok(report)
+}
+
+/// Search the tree for the evidence of the learnings in use (or only `ids`) and, with
+/// `record`, store the tiers it earns; expertise.yaml is left alone.
+pub fn search(
+    project: &Project,
+    store: &Store,
+    ids: Option<&[i64]>,
+    record: bool,
+) -> Result<Report> {
     let started = Instant::now();
     let learnings: Vec<Learning> = store
         .learnings(false)?
@@ -154,7 +169,7 @@ pub fn validate(
     let mut report = Report {
         files_searched: scan.files_searched,
         unreadable: scan.unreadable,
-        dry_run,
+        dry_run: !record,
         ..Report::default()
     };
     for ((l, w), found) in learnings.iter().zip(&wanted).zip(scan.found) {
@@ -163,9 +178,8 @@ pub fn validate(
         changes.push(change);
         report.checked.push(checked);
     }
-    if !dry_run {
+    if record {
         store.record_validation(&changes)?;
-        report.exported = Some(super::expertise::export(project, store, None)?);
     }
     report.duration_ms = started.elapsed().as_millis() as u64;
     Ok(report)

@@ -334,13 +334,13 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         rule(
             IgnoreGuidance,
             true,
-            "tells the agent it is someone else now",
+            "gives it a new identity or new permissions",
             r"\byou\s+are\s+now\s+(?:a\s+|an\s+|the\s+|in\s+|no\s+longer\b|operating\b|acting\b|free\b|allowed\b|permitted\b|authori[sz]ed\b|exempt\b|cleared\b|licensed\b|empowered\b|entitled\b|trusted\s+to\b|root\b|admin|unrestricted|jailbroken|dan\b|god\b|unfiltered|uncensored|my\b)",
         ),
         rule(
             IgnoreGuidance,
             true,
-            "tells the agent it is someone else now",
+            "gives it a new identity or new permissions",
             r"\bact\s+as\s+(?:an?\s+)?(?:root|admin|administrator|superuser|unrestricted|system|dan\b|jailbroken|the\s+(?:system|operator|owner))|\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:an?\s+)?(?:root|admin|unrestricted|the\s+user|human|developer)|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\s+(?:ignore|obey|only|be\b)|\b(?:developer|god|dan|jailbreak|unrestricted|unfiltered|sudo)\s+mode\b|\bjailbreak",
         ),
         rule(
@@ -364,31 +364,31 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         rule(
             IgnoreGuidance,
             true,
-            "tells the agent to ignore its instructions",
+            "ignores its instructions",
             r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)",
         ),
         rule(
             IgnoreGuidance,
             true,
-            "asks the agent to reveal its instructions",
+            "reveals its instructions",
             r"\b(?:reveal|print|show|output|repeat|leak|dump|share|send|include|disclose|post|copy)\b[^.;\n]{0,30}\b(?:your|the)\s+(?:system\s+prompt|initial\s+prompt|hidden\s+prompt|hidden\s+instructions|full\s+prompt|original\s+instructions)",
         ),
         rule(
             IgnoreGuidance,
             true,
-            "tells the agent to keep something from the user",
+            "keeps something from the user",
             r"\b(?:do\s+not|don't|dont|never)\s+(?:tell|inform|notify|alert|mention|report|let)\b[^.;\n]{0,20}\b(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?|anyone|team)\b",
         ),
         rule(
             IgnoreGuidance,
             true,
-            "tells the agent to keep something from the user",
+            "keeps something from the user",
             r"\bwithout\s+(?:asking|telling|informing|notifying|consulting|checking\s+with|confirmation|permission|approval\s+from)\b|\b(?:do\s+not|don't|dont|never)\s+ask\s+(?:for\s+(?:confirmation|permission|approval)|before\b|first\b|the\s+user)|\bkeep\s+(?:this|it)\s+(?:secret|hidden|quiet)\s+from|\b(?:do\s+not|don't|dont|never)\s+(?:bother|check\s+with|wait\s+for|consult|involve|ping)\s+(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?)\b",
         ),
         rule(
             IgnoreGuidance,
             true,
-            "tells the agent to hide what it did",
+            "hides what it did",
             r"\bhide\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|reviewers?|logs?|human)|\b(?:no|without\s+a)\s+trace\b|\bcover\s+(?:your|its|the)\s+tracks\b|\b(?:nobody|no\s+one)\s+(?:notices|will\s+notice|finds\s+out)\b|\bunnoticed\b|\b(?:quietly|silently|secretly|covertly)\s+(?:delete|remove|disable|turn\s+off|push|send|upload|change|edit|wipe|drop|merge|commit)\b|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:shell\s+)?(?:history|audit\s+(?:log|trail)|traces|evidence)\b",
         ),
         // Secrets leaving.
@@ -420,9 +420,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             Exfiltration,
             true,
             "puts secrets in a URL",
-            &format!(
-                r"\b(?:https?|ftp)://[^\s)]*(?:[?&/=]|%24)[^\s)]*(?:\$\{{?\w*(?:token|key|secret|pass|pwd|cred|auth)\w*\}}?|\$\(\s*(?:cat|env|printenv|git)\b|\{{\{{[^}}]*\}}\}}|%24%28|%24\w*(?:token|key|secret))"
-            ),
+            r"\b(?:https?|ftp)://[^\s)]*(?:[?&/=]|%24)[^\s)]*(?:\$\{?\w*(?:token|key|secret|pass|pwd|cred|auth)\w*\}?|\$\(\s*(?:cat|env|printenv|git)\b|\{\{[^}]*\}\}|%24%28|%24\w*(?:token|key|secret))",
         ),
         rule(
             Exfiltration,
@@ -542,6 +540,31 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
     ]
 });
+
+static TO_MAIN: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:\s|\+|/|:)(?:main|master|release\S*|prod|production|trunk|develop|shared)\b|\bshared\b|\bmain\b|\bmaster\b",
+    )
+});
+static OWN_BRANCH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:your\s+own|own|personal|feature|topic)\s+branch|\bbranch(?:es)?\s+(?:that\s+)?you\s+(?:own|created|opened|started)\b|\byour\s+(?:\w+\s+)?branch",
+    )
+});
+static CI_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\bin\s+(?:the\s+|a\s+)?(?:ci|ci\s+job|pipeline|container|docker\s+build|fresh\s+clone|runner|throwaway\s+\w+)\b",
+    )
+});
+static DEV_DB: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?:_|-|\b)(?:dev|test|local|development)\b"));
+static SQL_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\bdown\s+migrations?\b|\brollback\b|\blocal\s+(?:dev\s+)?(?:db|database)\b|\bdev\s+(?:db|database)\b",
+    )
+});
+static CLEANUP_COMMAND: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:rm|mkdir|pkill|kill|grep|diff|docker\s+rm|unlink|umount)\b"));
 
 /// A path-like word: `~/`, `/usr/local/*`, `$HOME/.config`, `.git`.
 static PATH_TOKEN: LazyLock<Regex> =
@@ -965,7 +988,7 @@ fn command_acts(t: &str) -> Vec<Act> {
                 let clause = clause_of(&clauses(t), m.start());
                 act.safe_scope = LOCALHOST.is_match(&t[clause.0..clause.1.min(t.len())]);
             }
-            if rule.what == "tells the agent to keep something from the user"
+            if rule.what == "keeps something from the user"
                 && (m.as_str().starts_with("do") || m.as_str().starts_with("never"))
             {
                 act.self_negated = true;
@@ -1027,8 +1050,11 @@ fn command_acts(t: &str) -> Vec<Act> {
             &c.get(0).expect("match"),
         ));
     }
-    if t.contains("world-writable") || t.contains("world writable") {
-        if let Some(i) = t.find("world") {
+    if let Some(i) = t
+        .find("world-writable")
+        .or_else(|| t.find("world writable"))
+    {
+        {
             acts.push(Act {
                 concern: Concern::WidensPermissions,
                 severe: false,
@@ -1053,12 +1079,8 @@ fn command_acts(t: &str) -> Vec<Act> {
             .take(m.as_str().chars().count() + 40)
             .collect();
         let lease = reach.contains("--force-with-lease");
-        let to_main = Regex::new(r"(?:\s|\+|/|:)(?:main|master|release\S*|prod|production|trunk|develop|shared)\b|\bshared\b|\bmain\b|\bmaster\b")
-            .expect("valid")
-            .is_match(&reach);
-        let own = Regex::new(r"\b(?:your\s+own|own|personal|feature|topic)\s+branch|\bbranch(?:es)?\s+(?:that\s+)?you\s+(?:own|created|opened|started)\b|\byour\s+(?:\w+\s+)?branch")
-            .expect("valid")
-            .is_match(whole_clause);
+        let to_main = TO_MAIN.is_match(&reach);
+        let own = OWN_BRANCH.is_match(whole_clause);
         let mut act = mk(
             Concern::Destructive,
             to_main && !lease,
@@ -1080,23 +1102,16 @@ fn command_acts(t: &str) -> Vec<Act> {
         );
         act.safe_scope = ONLY_SCOPE.is_match(clause)
             || WARNING_AFTER.is_match(after)
-            || Regex::new(r"\bin\s+(?:the\s+|a\s+)?(?:ci|ci\s+job|pipeline|container|docker\s+build|fresh\s+clone|runner|throwaway\s+\w+)\b").expect("valid").is_match(clause);
+            || CI_SCOPE.is_match(clause);
         acts.push(act);
     }
     for c in SQL_DROP.captures_iter(t) {
         let m = c.get(0).expect("match");
         let cl = clause_of(&clauses(t), m.start());
         let clause = &t[cl.0..cl.1.min(t.len())];
-        let dev_db = c.get(1).is_some_and(|db| {
-            Regex::new(r"(?:_|-|\b)(?:dev|test|local|development)\b")
-                .expect("valid")
-                .is_match(db.as_str())
-        });
+        let dev_db = c.get(1).is_some_and(|db| DEV_DB.is_match(db.as_str()));
         let mut act = mk(Concern::Destructive, false, "drops data", &m);
-        act.safe_scope = dev_db
-            || Regex::new(r"\bdown\s+migrations?\b|\brollback\b|\blocal\s+(?:dev\s+)?(?:db|database)\b|\bdev\s+(?:db|database)\b")
-                .expect("valid")
-                .is_match(clause);
+        act.safe_scope = dev_db || SQL_SCOPE.is_match(clause);
         acts.push(act);
     }
     for m in OR_TRUE.find_iter(t) {
@@ -1108,10 +1123,7 @@ fn command_acts(t: &str) -> Vec<Act> {
             .map_or(cl.0, |i| (i + 1).max(cl.0));
         let command = &t[segment_start..m.start()];
         let checks = CHECK_WORDS.is_match(command)
-            || (CHECK_WORDS.is_match(clause)
-                && !Regex::new(r"\b(?:rm|mkdir|pkill|kill|grep|diff|docker\s+rm|unlink|umount)\b")
-                    .expect("valid")
-                    .is_match(command));
+            || (CHECK_WORDS.is_match(clause) && !CLEANUP_COMMAND.is_match(command));
         let checks_cjk = ["テスト", "测试", "тест", "ci"]
             .iter()
             .any(|w| clause.contains(w));
@@ -1216,7 +1228,7 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
                     act(
                         Concern::IgnoreGuidance,
                         true,
-                        "tells the agent to ignore its instructions",
+                        "ignores its instructions",
                         span(&[(v.start, v.end), o]),
                     ),
                     v.start,
@@ -1368,7 +1380,7 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
                         act(
                             Concern::RemoteCode,
                             true,
-                            "tells the agent to run what it downloads",
+                            "runs what it downloads",
                             span(&[(d.start, d.end), u, (e.start, e.end)]),
                         ),
                         d.start,
@@ -1383,7 +1395,7 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
                     act(
                         Concern::RemoteCode,
                         true,
-                        "tells the agent to run code from elsewhere",
+                        "runs code from elsewhere",
                         span(&[(e.start, e.end), u]),
                     ),
                     e.start,
@@ -1430,7 +1442,7 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
             acts.push(act(
                 Concern::IgnoreGuidance,
                 true,
-                "tells the agent it is someone else now",
+                "gives it a new identity or new permissions",
                 (p.start, p.end),
             ));
         }
@@ -1438,7 +1450,7 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
             let mut x = act(
                 Concern::IgnoreGuidance,
                 true,
-                "tells the agent to keep something from the user",
+                "keeps something from the user",
                 (c.start, c.end),
             );
             x.self_negated = true;
@@ -1451,7 +1463,7 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
                 act(
                     Concern::IgnoreGuidance,
                     true,
-                    "tells the agent to keep something from the user",
+                    "keeps something from the user",
                     span(&[(w.start, w.end), (u.start, u.end)]),
                 ),
                 w.start,

@@ -57,9 +57,7 @@ static RUN: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         re(&format!(
             r"\b(?:(?:ba|z|da)?sh|source|python[0-9.]*|perl|node|ruby|pwsh|powershell)\s+(?:-\S+\s+)*`?{PATH}"
         )),
-        re(&format!(
-            r"(?:^|[\s`(])(\./[\w./-]+|~/[\w./-]+/[\w.-]+|/tmp/[\w./-]+)"
-        )),
+        re(r"(?:^|&&|;|\||`|\$\(|\bthen\b)\s*(\./[\w./-]+|~/[\w./-]+/[\w.-]+|/tmp/[\w./-]+)"),
         re(&format!(r"\bchmod\s+(?:\+x|u\+x|a\+x|7\d\d)\s+{PATH}")),
         re(&format!(r"\bmake\s+`?{PATH}`?\s+executable")),
         re(&format!(

@@ -89,6 +89,13 @@ fn latin_of(c: char) -> Option<char> {
     })
 }
 
+/// The Latin letter any look-alike (small capital, Cyrillic, Greek) stands for, or the
+/// character itself.
+pub fn latin_look_alike(c: char) -> char {
+    let c = letter_like(c);
+    latin_of(c).unwrap_or(c)
+}
+
 /// The Cyrillic letter a Latin look-alike stands for inside a Cyrillic word.
 fn cyrillic_of(c: char) -> Option<char> {
     Some(match c {
@@ -342,7 +349,7 @@ fn hex_candidates(text: &str) -> Vec<&str> {
         let digits: String = token.chars().filter(|c| c.is_ascii_hexdigit()).collect();
         let escaped = token.contains("\\x");
         let plain = token.chars().all(|c| c.is_ascii_hexdigit());
-        if (escaped || plain) && digits.len() >= 8 && digits.len() % 2 == 0 {
+        if (escaped || plain) && digits.len() >= 8 && digits.len().is_multiple_of(2) {
             out.push(token);
         }
     }

@@ -260,10 +260,7 @@ fn hold_if_hostile(
     let mut partners = Vec::new();
     if !facts.is_empty() {
         if let Some(what) = crate::quarantine::combine::together(&facts, &facts) {
-            reason.get_or_insert(format!(
-                "{} ({what}, across its fields)",
-                crate::quarantine::Concern::RemoteCode.reason()
-            ));
+            reason.get_or_insert(format!("it {what}, across its fields"));
         }
         let mut stmt = tx.prepare(
             "SELECT id FROM learnings WHERE status <> 'archived' AND id <> ?1 ORDER BY id",
