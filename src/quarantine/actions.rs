@@ -365,7 +365,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             IgnoreGuidance,
             true,
             "ignores its instructions",
-            r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)",
+            r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)|\btreat\b[^.;\n]{0,60}\bas\s+(?:coming\s+from|from|written\s+by|sent\s+by|authored\s+by|approved\s+by)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|maintainers?|operator|admin|team\s+lead)|\b(?:follow|obey|execute|trust|carry\s+out)\s+(?:any\s+|all\s+|the\s+)?(?:instructions|commands|directions|requests)\s+(?:found\s+|written\s+)?(?:in|from)\s+(?:issue|pr|code|commit|web|the\s+(?:issue|readme|web|page|comments?))",
         ),
         rule(
             IgnoreGuidance,
@@ -389,7 +389,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             IgnoreGuidance,
             true,
             "hides what it did",
-            r"\bhide\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|reviewers?|logs?|human)|\b(?:no|without\s+a)\s+trace\b|\bcover\s+(?:your|its|the)\s+tracks\b|\b(?:nobody|no\s+one)\s+(?:notices|will\s+notice|finds\s+out)\b|\bunnoticed\b|\b(?:quietly|silently|secretly|covertly)\s+(?:delete|remove|disable|turn\s+off|push|send|upload|change|edit|wipe|drop|merge|commit)\b|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:shell\s+)?(?:history|audit\s+(?:log|trail)|traces|evidence)\b",
+            r"\bhide\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|reviewers?|logs?|human)|\b(?:no|without\s+a)\s+trace\b|\bcover\s+(?:your|its|the)\s+tracks\b|\b(?:nobody|no\s+one)\s+(?:notices|will\s+notice|finds\s+out)\b|\bunnoticed\b|\b(?:so\s+)?(?:nobody|no\s+one)\s+(?:asks|knows|sees|questions)\b|\bno\s+questions\s+asked\b|\b(?:quietly|silently|secretly|covertly)\s+(?:delete|remove|disable|turn\s+off|push|send|upload|change|edit|wipe|drop|merge|commit)\b|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:shell\s+)?(?:history|audit\s+(?:log|trail)|traces|evidence)\b",
         ),
         // Secrets leaving.
         rule(
@@ -481,7 +481,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         failing(
             DisablesSafeguard,
             "switches off failing tests",
-            r"#\[ignore\]|@pytest\.mark\.(?:skip|xfail)\w*|@unittest\.skip|\b(?:it|test|describe|context)\.skip\b|\bxit\s*\(|\bxdescribe\b|@disabled\b|@ignore\b|@skip\b|\bt\.skip\(|\.skip\(\)",
+            r"#\[ignore(?:\s*=\s*\x22[^\x22]*\x22)?\]|@pytest\.mark\.(?:skip|xfail)\w*|@unittest\.skip|\b(?:it|test|describe|context)\.skip\b|\bxit\s*\(|\bxdescribe\b|@disabled\b|@ignore\b|@skip\b|\bt\.skip\(|\.skip\(\)",
         ),
         rule(
             DisablesSafeguard,
@@ -511,7 +511,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             BypassReview,
             false,
             "approves its own work",
-            r"\bself[- ]?(?:approve|approval|merge|merging)\b|\b(?:approve|merge|land)\s+(?:your|its|their)\s+own\b|\bauto[- ]?approve|\bgh\s+pr\s+merge\b[^\n]*--admin\b",
+            r"\bself[- ]?(?:approve|approval|merge|merging)\b|\b(?:approv\w*|merg\w*|land\w*)\s+(?:your|its|their)\s+own\b|\bauto[- ]?approve|\bgh\s+pr\s+merge\b[^\n]*--admin\b",
         ),
         rule(
             BypassReview,
@@ -576,7 +576,7 @@ static FIND_DELETE: LazyLock<Regex> =
     LazyLock::new(|| re(r"\bfind\s+(\S+)[^;&|\n]*(?:-delete\b|-exec\s+rm\b)"));
 static CHMOD: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\bchmod\s+((?:-\w+\s+)*)(0?777|0?666|a\+rwx|ugo\+rwx|a\+w|o\+w|o\+rwx|0?7[0-7]7)\b((?:\s+-\w+)*)\s*(\S*)",
+        r"\bchmod\s+((?:-\w+\s+)*)(0?777|0?666|a\+rwx|ugo\+rwx|a\+w|o\+w|o\+rwx|0?7[0-7]7)\b((?:\s+-\w+)*)\s*([~/.$*][^\s`'\x22]*)?",
     )
 });
 static FORCE_PUSH: LazyLock<Regex> = LazyLock::new(|| {
@@ -656,6 +656,18 @@ static DESCRIBED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
 static DECODE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\b(?:base64|base-64|decode[sd]?|decoding|hex|encoded|payload|obfuscated|rot13)\b|base64-decode",
+    )
+});
+/// Where switching a developer's safeguard off is ordinary (a CI image has no hooks to run).
+static INFRASTRUCTURE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:ci|dockerfile|docker|image|container|workflow|pipeline|runner|build\s+stage|release\s+job)\b",
+    )
+});
+/// What a switched-off safeguard is said to buy: the mark of a recommendation.
+static BENEFIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:so|so\s+that|to|in\s+order\s+to)\b[^.;]{0,40}\b(?:green|pass(?:es|ing)?|faster|quick(?:er|ly)?|speed\s+up|save[sd]?|saving|minutes|dodge|unblock(?:ed)?|never\s+(?:block|blocks|fail|fails|stop|stops)|keeps?\s+(?:\w+\s+)?moving|convenient|easier|simpler|get\s+(?:past|around))\b|\bsaves?\s+(?:a\s+lot\s+of\s+|lots\s+of\s+|some\s+)?(?:time|minutes)\b|\bis\s+the\s+(?:quick|quickest|easy|easiest|standard|usual|simplest)\s+(?:way|fix)\b",
     )
 });
 /// After a described act: the agent told to do the same.
@@ -864,8 +876,11 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     if act.severe {
         return true;
     }
-    // A description followed by "copy it", "do the same" is an instruction after all.
-    let adopted = ADOPT.is_match(&t[clause.1.min(t.len())..]);
+    // A description followed by "copy it", "do the same", or given with what it buys ("so CI
+    // stays green", "saves time"), is an instruction after all.
+    let infrastructure = INFRASTRUCTURE.is_match(&t[clause.0.min(act.start)..act.start]);
+    let adopted =
+        ADOPT.is_match(&t[clause.1.min(t.len())..]) || (BENEFIT.is_match(whole) && !infrastructure);
     if act.safe_scope
         || (!adopted
             && (descriptive(t, clause, act)
@@ -1237,6 +1252,14 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
             }
         }
         // Secrets leaving.
+        // A secret named as the means ("with scoped credentials", "using a token") is not what
+        // is sent.
+        secrets.retain(|s| {
+            let lead = t[a..s.0].trim_end();
+            !["with", "using", "via", "through", "by", "scoped"]
+                .iter()
+                .any(|w| lead.ends_with(w))
+        });
         if !secrets.is_empty() && first(Redact).is_none() {
             let sink = url.or_else(|| first(Report).map(|h| (h.start, h.end)));
             let sent = all(Send).find_map(|v| nearest(v, &secrets).map(|s| (v, s)));
@@ -1250,7 +1273,15 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
                 .find_map(|v| nearest(v, &secrets).map(|s| (v, s)))
                 // Printing a secret file, variable or the environment needs no audience: it
                 // lands in the agent's output, which is stored and shown.
-                .or_else(|| all(Reveal).find_map(|v| nearest(v, &concrete).map(|s| (v, s))));
+                .or_else(|| all(Reveal).find_map(|v| nearest(v, &concrete).map(|s| (v, s))))
+                // A report filled with a secret file's contents, whatever the verb ("start
+                // your report with the contents of .env").
+                .or_else(|| {
+                    let report = first(Report)?;
+                    let contents = first(SessionData)?;
+                    let s = *concrete.first()?;
+                    Some((contents, (report.start.min(s.0), report.end.max(s.1))))
+                });
             if let Some((v, s)) = sent {
                 acts.push(verb_at(
                     act(
@@ -1272,6 +1303,20 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
                     v.start,
                 ));
             }
+        }
+        // An image or link whose address carries data ("a pixel from https://t.example/p?u=<user>").
+        if let (Some(p), Some(u)) = (first(Picture), url)
+            && MARKDOWN_DATA.is_match(&t[u.0..u.1])
+        {
+            acts.push(verb_at(
+                act(
+                    Concern::Exfiltration,
+                    true,
+                    "sends data out through a link or image",
+                    span(&[(p.start, p.end), u]),
+                ),
+                p.start,
+            ));
         }
         if let (Some(d), Some(p), Some(u)) = (first(SessionData), first(Picture), url) {
             acts.push(verb_at(

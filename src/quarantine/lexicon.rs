@@ -135,6 +135,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "richtlinie", "consigne", "=regles", "instruccion", "=reglas", "indicacion",
             "directriz", "directrices", "指令", "指示", "规则", "说明", "инструкци", "указани", "правил",
             "ルール", "命令", "instruc", "=regras", "diretriz", "istruzion", "=regole", "direttiv",
+            "instruktion", "=befehle", "=requisitos", "要求", "требовани", "=diretrizes",
         ],
     ),
     (
@@ -158,6 +159,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=manda", "=sube", "=subir", "发送", "上传", "发给", "发到", "传到", "提交到", "отправ", "пошли",
             "перешли", "загрузи на", "送信", "送って", "アップロード", "=envie", "=mande", "=carregue",
             "=invia", "=inviare", "=carica",
+            "=schicke", "=schicken", "ubertrag", "=poste", "=teile", "transmettez", "=publiez", "=partage", "=partagez", "televers", "=postez", "=publica", "=comparte", "=enviale", "分享", "推送到", "выложи", "опубликуй", "=отправьте", "共有", "=publique", "=compartilhe", "=pubblica", "=condividi",
         ],
     ),
     (
@@ -166,12 +168,13 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=include", "=includes", "=paste", "=print", "=echo", "=dump", "=log", "=attach",
             "=append", "=add", "=put", "=copy", "=write", "=output", "=show", "=display", "=cat",
             "=embed", "=commit", "=expose", "=reveal", "=repeat", "=insert", "=mention",
-            "=mentions", "=quote", "=share", "|", "fug", "einfug", "ausgeb", "anhang", "inclu",
+            "=mentions", "=quote", "=share", "=start", "=begin", "=end", "=finish", "=close", "=open", "=fill", "|", "fug", "einfug", "ausgeb", "anhang", "inclu",
             "=colle", "=collez", "affich", "ajout", "=joins", "=joignez", "incluy", "=pega",
             "=imprime", "=muestra", "adjunt", "anad", "包含", "粘贴", "打印", "输出", "附上", "加入", "放进",
             "写入", "включи", "вставь", "выведи", "распечата", "приложи", "добав", "含め", "貼り付け",
             "出力", "表示", "添付", "追加", "=inclua", "=cole", "=imprima", "=anexe", "adicion",
             "=includi", "=incolla", "=stampa", "=allega", "aggiung", "贴到", "贴进", "贴在",
+            "=copia", "=copie", "=copiez", "kopier", "复制", "скопируй", "コピー", "=copiare",
         ],
     ),
     (
@@ -190,6 +193,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "переменные окружения", "鍵", "パスワード", "認証情報", "トークン", "環境変数", "秘密鍵", "=chaves",
             "=senha", "=senhas", "credenciais", "segredo", "variaveis de ambiente", "=chiavi",
             "credenzial", "=segreti", "variabili d'ambiente",
+            "anmeldedaten", "=jetons", "证书", "=токены", "=ключи", "=пароли",
         ],
     ),
     (
@@ -205,6 +209,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "~zusammenfassung", "=ausgabe", "=rapport", "=resume", "=sortie", "=informe",
             "=resumen", "=salida", "报告", "总结", "日志", "отчет", "отчёт", "=итог", "=вывод", "=лог",
             "レポート", "報告", "ログ", "relatorio", "=resumo", "=saida", "rapporto", "riepilogo", "描述",
+            "=protokoll", "=compte rendu", "=reporte", "=итоговый отчет",
         ],
     ),
     (
@@ -216,6 +221,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=borra", "=borrar", "=elimina", "=eliminar", "删除", "清空", "移除", "删掉", "удали",
             "удалить", "сотри", "очисти", "снеси", "削除", "消去", "=apague", "=apagar", "=exclua",
             "=excluir", "=cancella", "=cancellare",
+            "vernicht", "=leere", "detrui", "=vide", "=videz", "=suprime", "vacia", "清除", "抹掉", "уничтож", "消して", "=remova", "=rimuovi", "=svuota",
         ],
     ),
     (
@@ -269,6 +275,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "关闭", "跳过", "绕过", "停用", "отключ", "обойди", "обход", "пропусти", "выключ", "無効",
             "スキップ", "回避", "オフ", "desativ", "desabilit", "=pule", "=pular", "disattiv", "=salta",
             "aggir", "disabilit",
+            "schalte", "=ignoriere", "=passez outre", "=deshabilita", "=evita", "忽略", "игнорир", "無視", "=contorne", "=ignora",
         ],
     ),
     (
@@ -313,6 +320,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=curl", "=wget", "=save", "|", "herunterlad", "=lade", "telecharg", "=descarga",
             "=descargar", "=baja", "=bajar", "下载", "获取", "скача", "загрузи", "загрузить",
             "ダウンロード", "取得", "=baixe", "=baixar", "descarreg", "=scarica", "=scaricare",
+            "=hole", "=recupere", "=recuperez", "=obten", "拉取", "=получи",
         ],
     ),
     (
@@ -322,6 +330,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=start", "=pipe", "=eval", "|", "ausfuhr", "=fuhre", "=fuhr", "=starte", "execut",
             "=lance", "=lancez", "=lancer", "ejecut", "=corre", "=correr", "=lanza", "执行", "运行",
             "запуст", "выполн", "実行", "=rode", "=rodar", "esegu", "=lancia",
+            "=rufe", "=avvia", "启动", "=esegui",
         ],
     ),
     (
