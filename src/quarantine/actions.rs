@@ -165,7 +165,7 @@ fn re(pattern: &str) -> Regex {
 }
 
 /// Paths, files and variables that hold secrets.
-const SECRET_PATH: &str = r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set)`|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b|\baws\s+configure\s+export-credentials\b|\baws\s+sts\s+get-session-token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\bgh\s+auth\s+token\b|\baz\s+account\s+get-access-token\b|\bkubectl\s+config\s+view\s+--raw\b)"#;
+const SECRET_PATH: &str = r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set|export\s+-p)(?:\s*\|[^`]*)?`|\b(?:env|printenv)\s*\|\s*(?:sort|grep|less|cat|tee)\b|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b|\baws\s+configure\s+export-credentials\b|\baws\s+sts\s+get-session-token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\bgh\s+auth\s+token\b|\baz\s+account\s+get-access-token\b|\bkubectl\s+config\s+view\s+--raw\b)"#;
 
 static SECRET: LazyLock<Regex> = LazyLock::new(|| re(SECRET_PATH));
 
@@ -365,7 +365,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             IgnoreGuidance,
             true,
             "ignores its instructions",
-            r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)|\btreat\b[^.;\n]{0,60}\bas\s+(?:coming\s+from|from|written\s+by|sent\s+by|authored\s+by|approved\s+by)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|maintainers?|operator|admin|team\s+lead)|\b(?:follow|obey|execute|trust|carry\s+out)\s+(?:any\s+|all\s+|the\s+)?(?:instructions|commands|directions|requests)\s+(?:found\s+|written\s+)?(?:in|from)\s+(?:issue|pr|code|commit|web|the\s+(?:issue|readme|web|page|comments?))",
+            r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)|\bconflicts?\s+with\s+(?:these|this|the\s+following)\s+(?:notes|learnings|file|rules)\b|\btreat\b[^.;\n]{0,60}\bas\s+(?:coming\s+from|from|written\s+by|sent\s+by|authored\s+by|approved\s+by)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|maintainers?|operator|admin|team\s+lead)|\b(?:follow|obey|execute|trust|carry\s+out)\s+(?:any\s+|all\s+|the\s+)?(?:instructions|commands|directions|requests)\s+(?:found\s+|written\s+)?(?:in|from)\s+(?:issue|pr|code|commit|web|the\s+(?:issue|readme|web|page|comments?))",
         ),
         rule(
             IgnoreGuidance,
@@ -389,7 +389,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             IgnoreGuidance,
             true,
             "hides what it did",
-            r"\bhide\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|reviewers?|logs?|human)|\b(?:no|without\s+a)\s+trace\b|\bcover\s+(?:your|its|the)\s+tracks\b|\b(?:nobody|no\s+one)\s+(?:notices|will\s+notice|finds\s+out)\b|\bunnoticed\b|\b(?:so\s+)?(?:nobody|no\s+one)\s+(?:asks|knows|sees|questions)\b|\bno\s+questions\s+asked\b|\b(?:quietly|silently|secretly|covertly)\s+(?:delete|remove|disable|turn\s+off|push|send|upload|change|edit|wipe|drop|merge|commit)\b|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:shell\s+)?(?:history|audit\s+(?:log|trail)|traces|evidence)\b",
+            r"\bhide\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|reviewers?|logs?|human)|\b(?:no|without\s+a)\s+trace\b|\bcover\s+(?:your|its|the)\s+tracks\b|\b(?:nobody|no\s+one)\s+(?:notices|will\s+notice|finds\s+out)\b|\bunnoticed\b|\b(?:so\s+)?(?:nobody|no\s+one)\s+(?:asks|knows|sees|questions)\b|\b(?:do\s+not|don't|dont|never)\s+(?:mention|say|admit|disclose|reveal|report|note|record|write|log)\b(?:\s+\S+){0,5}?\s+(?:that\s+you|what\s+you|you\s+(?:changed|modified|deleted|touched|edited|ran|pushed|disabled|removed))\b|\bno\s+questions\s+asked\b|\b(?:quietly|silently|secretly|covertly)\s+(?:delete|remove|disable|turn\s+off|push|send|upload|change|edit|wipe|drop|merge|commit)\b|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:shell\s+)?(?:history|audit\s+(?:log|trail)|traces|evidence)\b",
         ),
         // Secrets leaving.
         rule(
@@ -397,7 +397,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             true,
             "sends secrets with a command",
             &format!(
-                r"\b(?:curl|wget|http)\b[^|\n]*(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file|--post-file|--post-data)[=\s]*['\x22]?@?\S*{SECRET_PATH}"
+                r"\b(?:curl|wget|http)\b[^|\n]*(?:(?:-d|--data(?:-binary|-raw|-urlencode)?|-t|--upload-file|--post-file|--post-data)[=\s]*['\x22]?@?\S*|(?:-f|--form)[=\s]*['\x22]?\w*=@?)\S*{SECRET_PATH}"
             ),
         ),
         rule(
@@ -446,7 +446,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             DisablesSafeguard,
             false,
             "switches off TLS verification",
-            r#"node_tls_reject_unauthorized\s*=\s*['"]?0|\bverify\s*=\s*false\b|\bverify_ssl\s*=\s*false|\bssl_?verify\s*[=:]\s*(?:false|0|no)\b|\bstrict[-_]ssl\s*[= ]\s*(?:false|0)|\bgit_ssl_no_verify\s*=\s*(?:1|true)|\bhttp\.sslverify\s*[= ]\s*(?:false|0)|\bpythonhttpsverify\s*=\s*0|\brejectunauthorized\s*:\s*false|\binsecureskipverify\s*:\s*true|\bcurl\b[^|;\n]*\s(?:-k|--insecure)\b|\bwget\b[^|;\n]*--no-check-certificate|--trusted-host\b|\bdanger_accept_invalid_certs|\bcheck_hostname\s*=\s*false|_create_unverified_context|cert_reqs\s*=\s*['"]?cert_none|ssl_verifypeer\s*(?:=>|,|=)\s*(?:false|0)|--disable-web-security|--ignore-certificate-errors|--insecure(?:-skip-tls-verify)?\b|\bgoinsecure\s*="#,
+            r#"node_tls_reject_unauthorized\s*=\s*['"]?0|\b(?:ssl|tls|verify_certs?|validate_certs?|check_cert(?:ificate)?s?|ssl_verification)\s*[=:]\s*(?:false|0|no|off)\b|\bverify\s*=\s*false\b|\bverify_ssl\s*=\s*false|\bssl_?verify\s*[=:]\s*(?:false|0|no)\b|\bstrict[-_]ssl\s*[= ]\s*(?:false|0)|\bgit_ssl_no_verify\s*=\s*(?:1|true)|\bhttp\.sslverify\s*[= ]\s*(?:false|0)|\bpythonhttpsverify\s*=\s*0|\brejectunauthorized\s*:\s*false|\binsecureskipverify\s*:\s*true|\bcurl\b[^|;\n]*\s(?:-k|--insecure)\b|\bwget\b[^|;\n]*--no-check-certificate|--trusted-host\b|\bdanger_accept_invalid_certs|\bcheck_hostname\s*=\s*false|_create_unverified_context|cert_reqs\s*=\s*['"]?cert_none|ssl_verifypeer\s*(?:=>|,|=)\s*(?:false|0)|--disable-web-security|--ignore-certificate-errors|--insecure(?:-skip-tls-verify)?\b|\bgoinsecure\s*="#,
         ),
         rule(
             DisablesSafeguard,
@@ -505,7 +505,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             BypassReview,
             false,
             "bypasses review",
-            r"\b(?:merge|merging|land|ship|push|pushing)\b[^.;\n]{0,40}\b(?:without|with\s+no)\s+(?:a\s+|any\s+)?(?:review|approval|reviews|approvals|reviewer|tests|ci|checks|pr|pull\s+request)\b|\bno\s+(?:code\s+)?(?:review|reviewer|approval)s?\s+(?:is\s+|are\s+)?(?:needed|required|necessary)\b|\breviews?\s+(?:are|is)\s+(?:not\s+(?:needed|required|necessary)|optional)|\breviews?\s+only\s+slow",
+            r"\b(?:merge|merging|land|ship|push|pushing)\b[^.;\n]{0,40}\b(?:without|with\s+no)\s+(?:waiting\s+for\s+|running\s+|passing\s+)?(?:a\s+|any\s+|the\s+)?(?:review|approval|reviews|approvals|reviewer|tests|ci|checks|pr|pull\s+request)\b|\bno\s+(?:code\s+)?(?:review|reviewer|approval)s?\s+(?:is\s+|are\s+)?(?:needed|required|necessary)\b|\breviews?\s+(?:are|is)\s+(?:not\s+(?:needed|required|necessary)|optional)|\breviews?\s+only\s+slow",
         ),
         rule(
             BypassReview,
@@ -603,7 +603,7 @@ static MARKDOWN_LINK: LazyLock<Regex> =
     LazyLock::new(|| re(r"!?\[[^\]]*\]\(\s*((?:https?:)?//[^)]*)\)?"));
 static MARKDOWN_DATA: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\$\{?\w+|\$\(|\{\{|%24|<[a-z_]+>|\{[a-z_]*(?:token|key|secret|pass|env|cred|cookie|session|transcript|conversation|history|prompt|content|data|diff|output|code)[a-z_]*\}",
+        r"\$\{?\w+|\$\(|\{\{|%24|<[a-z_]+>|\{[a-z_]*(?:token|key|secret|pass|env|cred|cookie|session|transcript|conversation|history|prompt|content|data|diff|output|code)[a-z_]*\}|=[a-z_]*(?:api_?key|token|secret|passw|cred)[a-z_]*(?:&|$)",
     )
 });
 static DESCRIBING_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {

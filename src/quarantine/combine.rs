@@ -68,7 +68,7 @@ static RUN: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 static SENDS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     vec![
         re(&format!(
-            r"\b(?:curl|wget|http)\b[^|\n]*(?:-d|--data(?:-binary)?|-F|--form|-T|--upload-file|--post-file)[=\s]*['\x22]?(?:\w+=)?@?{PATH}"
+            r"\b(?:curl|wget|http)\b[^|\n]*(?:(?:-d|--data(?:-binary|-raw)?|-t|--upload-file|--post-file)[=\s]*['\x22]?@?|(?:-f|--form)[=\s]*['\x22]?\w*=@){PATH}"
         )),
         re(&format!(
             r"\b(?:upload|uploads|send|sends|post|posts|email|attach|share|paste|scp)\s+`?{PATH}"

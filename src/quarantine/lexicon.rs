@@ -73,7 +73,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=bans", "=disallow", "=disallows", "=guard against", "=guards against",
             "=warn about", "=warns about", "=warns against", "=in place of", "=is not allowed to",
             "=not allowed to", "=no longer", "=removed", "=got rid of", "=dropped",
-            "=stopped using", "=reverted", "|", "=nie", "=niemals", "=nicht", "=kein", "=keine",
+            "=stopped using", "=reverted", "=fails the", "=fails any", "=fails on", "=errors on", "=warns on", "=complains about", "=refuses to", "|", "=nie", "=niemals", "=nicht", "=kein", "=keine",
             "=keinen", "=keinesfalls", "vermeide", "blockiert", "verhindert", "verbietet", "=statt", "=anstatt", "=anstelle", "=ne",
             "=n'", "=jamais", "=pas", "=aucun", "=aucune", "evitez", "=evite", "=eviter",
             "=au lieu de", "=plutot que", "bloque", "empeche", "=interdit", "rejette", "=no", "=nunca", "=jamas", "=evita", "=evitar",
@@ -131,7 +131,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
         &[
             "instruction", "=rules", "=guidance", "guideline", "directive", "=directions",
             "=prompt", "=prompts", "=system prompt", "constraint", "restriction", "=policies",
-            "=safety rules", "=orders", "=programming", "|", "anweisung", "=regeln", "vorgabe",
+            "=safety rules", "=orders", "=programming", "=rule", "|", "anweisung", "=regeln", "vorgabe",
             "richtlinie", "consigne", "=regles", "instruccion", "=reglas", "indicacion",
             "directriz", "directrices", "指令", "指示", "规则", "说明", "инструкци", "указани", "правил",
             "ルール", "命令", "instruc", "=regras", "diretriz", "istruzion", "=regole", "direttiv",
