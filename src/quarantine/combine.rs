@@ -37,7 +37,7 @@ impl Facts {
 }
 
 fn re(p: &str) -> Regex {
-    Regex::new(p).expect("valid combine pattern")
+    Regex::new(&actions::ascii_classes(p)).expect("valid combine pattern")
 }
 
 const PATH: &str = r"((?:~|\.{1,2})?/?[\w.$~-]+(?:/[\w.$~-]+)*/?)";
