@@ -52,11 +52,16 @@ pub fn task_message(task: &WindowTask) -> String {
         .as_deref()
         .and_then(items::agent_section)
         .unwrap_or_default();
+    // Nothing the agent wrote can close a fence of this message and speak as gza.
+    let tags = ["task", "agent_final_output", "agent_listed_learnings"];
+    let fenced = |t: &str| crate::fence::neutralise_tags(t, &tags);
     redact_secrets(&format!(
-        "<task type=\"{}\">\n{prompt}\n</task>\n<agent_final_output>\n{output}\n</agent_final_output>\n\
+        "<task type=\"{}\">\n{}\n</task>\n<agent_final_output>\n{}\n</agent_final_output>\n\
          <agent_listed_learnings>\n{}\n</agent_listed_learnings>",
         task.task_type,
-        own.trim()
+        fenced(prompt),
+        fenced(output),
+        fenced(own.trim())
     ))
 }
 

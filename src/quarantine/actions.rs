@@ -136,7 +136,7 @@ fn lexicon_hits(t: &str, languages: bool) -> Vec<Hit> {
         // A word inside an identifier, flag or path (`@pytest.mark.skip`, `--no-verify`,
         // `ci.yml`) is code, not a word of the sentence.
         let after_next = t[m.end()..].chars().nth(1);
-        let in_code = before.is_some_and(|c| ".@/#$=:_-".contains(c))
+        let in_code = before.is_some_and(|c| ".@/#$=:_-[".contains(c))
             || after.is_some_and(|c| "(=/_".contains(c))
             || (after == Some('.') && after_next.is_some_and(char::is_alphanumeric));
         if word_char(first) && in_code && !is_cjk(first) {
@@ -179,7 +179,7 @@ pub(super) fn ascii_classes(pattern: &str) -> String {
 }
 
 /// Paths, files and variables that hold secrets.
-const SECRET_PATH: &str = r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set|export\s+-p)(?:\s*\|[^`]*)?`|\b(?:env|printenv)\s*\|\s*(?:sort|grep|less|cat|tee)\b|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b|\baws\s+configure\s+export-credentials\b|\baws\s+sts\s+get-session-token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\bgh\s+auth\s+token\b|\baz\s+account\s+get-access-token\b|\bkubectl\s+config\s+view\s+--raw\b)"#;
+const SECRET_PATH: &str = r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set|export\s+-p)(?:\s*\|[^`]*)?`|\b(?:env|printenv)\s*\|\s*(?:sort|grep|less|cat|tee)\b|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b|\[redacted[^\]]{0,20}\]|\baws\s+configure\s+export-credentials\b|\baws\s+sts\s+get-session-token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\bgh\s+auth\s+token\b|\baz\s+account\s+get-access-token\b|\bkubectl\s+config\s+view\s+--raw\b)"#;
 
 static SECRET: LazyLock<Regex> = LazyLock::new(|| re(SECRET_PATH));
 
@@ -379,7 +379,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             IgnoreGuidance,
             true,
             "ignores its instructions",
-            r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)|\bconflicts?\s+with\s+(?:these|this|the\s+following)\s+(?:notes|learnings|file|rules)\b|\btreat\b[^.;\n]{0,60}\bas\s+(?:coming\s+from|from|written\s+by|sent\s+by|authored\s+by|approved\s+by)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|maintainers?|operator|admin|team\s+lead)|\b(?:follow|obey|execute|trust|carry\s+out)\s+(?:any\s+|all\s+|the\s+)?(?:instructions|commands|directions|requests)\s+(?:found\s+|written\s+)?(?:in|from)\s+(?:issue|pr|code|commit|web|the\s+(?:issue|readme|web|page|comments?))",
+            r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)|\bconflicts?\s+with\s+(?:these|this|the\s+following)\s+(?:notes|learnings|file|rules)\b|\btreat\b[^.;\n]{0,60}\bas\s+(?:an?\s+)?(?:\w+\s+){0,2}?(?:(?:orders?|instructions?|commands?|requests?|directives?)\s+)?(?:coming\s+from|from|written\s+by|sent\s+by|authored\s+by|approved\s+by)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|maintainers?|operator|admin|team\s+lead)|\b(?:follow|obey|execute|trust|carry\s+out)\s+(?:any\s+|all\s+|the\s+)?(?:instructions|commands|directions|requests)\s+(?:found\s+|written\s+)?(?:in|from)\s+(?:issue|pr|code|commit|web|the\s+(?:issue|readme|web|page|comments?))",
         ),
         rule(
             IgnoreGuidance,
@@ -617,7 +617,7 @@ static MARKDOWN_LINK: LazyLock<Regex> =
     LazyLock::new(|| re(r"!?\[[^\]]*\]\(\s*((?:https?:)?//[^)]*)\)?"));
 static MARKDOWN_DATA: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\$\{?\w+|\$\(|\{\{|%24|<[a-z_]+>|\{[a-z_]*(?:token|key|secret|pass|env|cred|cookie|session|transcript|conversation|history|prompt|content|data|diff|output|code)[a-z_]*\}|=[a-z_]*(?:api_?key|token|secret|passw|cred)[a-z_]*(?:&|$)",
+        r"\$\{?\w+|\$\(|\{\{|%24|<[a-z_]+>|<[^<>]{0,40}(?:token|key|secret|pass|env|cred|cookie|session|transcript|conversation|history|prompt|content|data|diff|output|code|chat)[^<>]{0,40}>|\{[a-z_]*(?:token|key|secret|pass|env|cred|cookie|session|transcript|conversation|history|prompt|content|data|diff|output|code)[a-z_]*\}|=[a-z_]*(?:api_?key|token|secret|passw|cred)[a-z_]*(?:&|$)",
     )
 });
 static DESCRIBING_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
@@ -858,6 +858,19 @@ fn descriptive(t: &str, clause: (usize, usize), act: &Act) -> bool {
         return false;
     }
     if PASSIVE.is_match(before) || PASSIVE_SPAN.is_match(&t[clause.0.min(act.start)..act.end]) {
+        return true;
+    }
+    // A thing (not a person) doing the act itself: "the release bot merges its own PRs".
+    let first_word = t[act.start..act.end.min(t.len())]
+        .split_whitespace()
+        .next()
+        .unwrap_or("");
+    let thing = before.split_whitespace().count() <= 5
+        && !before.trim().is_empty()
+        && !before
+            .split_whitespace()
+            .any(|w| PERSONS.contains(&w.trim_matches(|c: char| !c.is_alphanumeric())));
+    if thing && first_word.len() > 3 && first_word.ends_with('s') && !first_word.ends_with("ss") {
         return true;
     }
     // The main clause: after a leading condition ("if a test keeps failing, …").
