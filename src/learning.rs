@@ -243,6 +243,8 @@ pub struct NewLearning {
     pub origin: Origin,
     /// Active, or a draft awaiting review.
     pub status: Status,
+    /// Why the extraction model judged it risky, when it did (it is then held for review).
+    pub model_risk: Option<String>,
 }
 
 /// Every text field of a learning with its secrets redacted: a learning reaches every later
@@ -300,6 +302,7 @@ impl NewLearning {
             priority: Priority::Medium,
             origin,
             status: Status::Active,
+            model_risk: None,
         }
     }
 }

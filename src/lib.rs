@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod confine;
 pub mod error;
+pub mod fence;
 pub mod fsutil;
 pub mod git;
 pub mod hooks;

@@ -303,7 +303,7 @@ fn section_arg(project: &Project, name: &str, in_use: &[Learning]) -> anyhow::Re
 pub(super) fn learning_text(text: &str) -> anyhow::Result<String> {
     items::clean_item(text).ok_or_else(|| {
         usage(format!(
-            "a learning is 2 to {} words of plain text that does not address the agent",
+            "a learning is 2 to {} words of plain text",
             items::MAX_WORDS
         ))
     })
@@ -723,10 +723,22 @@ fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
         output::paint(output::GREEN, "✓"),
         label(id)
     )?;
-    if let Some(reason) = crate::quarantine::reason(&text) {
+    note_if_held(&store, id)?;
+    Ok(())
+}
+
+/// Tell the person when what they wrote is held back, and how to release it. A person's own
+/// text is held like an agent's (it may have been pasted from a README, an issue or a web page
+/// without every line read): kept as a draft with the reason, never refused, so a false alarm
+/// costs one `promote`, a deliberate and logged decision.
+pub(super) fn note_if_held(store: &Store, id: i64) -> anyhow::Result<()> {
+    if let Some(reason) = store
+        .learning(id)?
+        .and_then(|l| l.lifecycle.quarantine_reason)
+    {
         writeln!(
             output::stderr(),
-            "{} {} is quarantined: it {reason}; it is never injected until you accept it with `gza learnings promote {}`",
+            "{} {} is quarantined ({reason}); it is kept as a draft and never injected until you accept it with `gza learnings promote {}`",
             output::paint(output::YELLOW, "note:"),
             label(id),
             label(id)
@@ -784,6 +796,9 @@ fn edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
         output::paint(output::GREEN, "✓"),
         learning.label()
     )?;
+    if learning.lifecycle.quarantine_reason.is_none() {
+        note_if_held(&store, learning.id)?;
+    }
     Ok(())
 }
 

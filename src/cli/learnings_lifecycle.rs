@@ -401,13 +401,19 @@ pub fn import(ctx: &Context, args: ImportArgs) -> anyhow::Result<()> {
     };
     let result = expertise::import(&project, &store, &path)?;
     let mut out = output::stdout();
-    for (id, text) in &result.added {
+    for (id, text, tier) in &result.added {
+        let tier = if *tier == 2 {
+            "tier 2: its evidence is in this project"
+        } else {
+            "tier 1: no evidence in this project yet"
+        };
         writeln!(
             out,
-            "{} Imported {}: {text}",
+            "{} Imported {}: {text} ({tier})",
             output::paint(output::GREEN, "✓"),
             label(*id)
         )?;
+        crate::cli::learnings::note_if_held(&store, *id)?;
     }
     writeln!(
         out,

@@ -101,6 +101,7 @@ pub fn new_learning(item: &Item, origin: Origin) -> NewLearning {
         applies_when: item.applies_when.clone(),
         confidence: item.confidence.unwrap_or(DEFAULT_CONFIDENCE),
         priority: item.priority.unwrap_or_default(),
+        model_risk: item.risk.clone(),
         ..NewLearning::new(&item.section, &item.content, origin)
     }
 }

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::learning::{Evidence, NewLearning, Origin};
+use crate::learning::{NewLearning, Origin};
 use crate::project::Project;
-use crate::store::{Store, TierChange};
+use crate::store::Store;
 
 /// The largest expertise file gza reads.
 pub const MAX_BYTES: u64 = 1024 * 1024;
@@ -191,50 +191,72 @@ pub fn read(path: &Path) -> Result<ExpertiseFile> {
 /// What an import did.
 #[derive(Debug, Default)]
 pub struct Imported {
-    pub added: Vec<(i64, String)>,
+    /// Each learning added: its id, its text and the tier the project's own code earned it.
+    pub added: Vec<(i64, String, u8)>,
     pub skipped: usize,
 }
 
-/// Read `path` and store each pattern not already known as a tier 2 learning.
+/// A field of an imported file as it may be stored: secrets redacted, one line, bounded.
+fn clean_field(text: &str, max: usize) -> String {
+    let clean = crate::redact::one_clean_line(&crate::redact::redact_secrets(text));
+    clean.chars().take(max).collect()
+}
+
+/// What a pattern says about itself (confidence, occurrences, evidence, origin), recorded as a
+/// claim in the learning's history; none of it is believed.
+fn claim(p: &Pattern) -> String {
+    let mut parts = vec![format!(
+        "claimed confidence {}",
+        clean_field(p.confidence.trim(), 20)
+    )];
+    if p.occurrences > 0 {
+        parts.push(format!("{} occurrences", p.occurrences));
+    }
+    let evidence = clean_field(&p.evidence, 300);
+    if !evidence.is_empty() {
+        parts.push(format!("evidence {evidence}"));
+    }
+    let from = clean_field(&p.learned_from, 80);
+    if !from.is_empty() {
+        parts.push(format!("learned from {from}"));
+    }
+    let at = clean_field(&p.promoted_at, 40);
+    if !at.is_empty() {
+        parts.push(format!("promoted {at}"));
+    }
+    parts.join(", ")
+}
+
+/// Read `path` and store each pattern not already known. Every field is redacted; what the
+/// file claims (confidence, occurrences, evidence files) is recorded as a claim, and the tier
+/// comes only from the evidence gza finds in this project's tree (seed 002's validation, run on
+/// the imported learnings at once). Text that reads like an instruction to the agent is held
+/// by the quarantine like any other.
 pub fn import(project: &Project, store: &Store, path: &Path) -> Result<Imported> {
     let file = read(path)?;
     let section = crate::learn::items::section_named("", &project.config.learnings.sections);
     let mut result = Imported::default();
+    let shown = clean_field(&path.display().to_string(), 200);
     for p in &file.patterns {
         let Some(text) = crate::learn::items::clean_item(&p.pattern) else {
             result.skipped += 1;
             continue;
         };
-        let level = match p.confidence.trim().to_ascii_lowercase().as_str() {
-            "high" => "high",
-            _ => "medium",
-        };
-        let mut learning = NewLearning::new(&section, &text, Origin::User);
-        learning.confidence = if level == "high" { 0.9 } else { 0.8 };
-        let files: Vec<String> = p
-            .evidence
-            .split(',')
-            .map(crate::redact::one_clean_line)
-            .filter(|f| !f.is_empty())
-            .take(crate::learn::evidence::KEPT_FILES)
-            .collect();
-        let change = TierChange {
-            id: 0,
-            tier: 2,
-            level: Some(level.into()),
-            evidence: Some(Evidence {
-                terms: Vec::new(),
-                count: p.occurrences,
-                files,
-                at: p.promoted_at.clone(),
-            }),
-            stale_reason: None,
-            event: None,
-        };
-        let source = format!("from {}", path.display());
-        match store.import_learning(&learning, Some(&change), &source)? {
-            Some(id) => result.added.push((id, text)),
+        let learning = NewLearning::new(&section, &text, Origin::User);
+        let source = format!("from {shown}; {}", claim(p));
+        match store.import_learning(&learning, None, &source)? {
+            Some(id) => result.added.push((id, text, 1)),
             None => result.skipped += 1,
+        }
+    }
+    if !result.added.is_empty() {
+        let ids: Vec<i64> = result.added.iter().map(|(id, _, _)| *id).collect();
+        let report = super::validate::search(project, store, Some(&ids), true)?;
+        for (id, _, tier) in &mut result.added {
+            let label = crate::learning::label(*id);
+            if let Some(c) = report.checked.iter().find(|c| c.id == label) {
+                *tier = c.tier;
+            }
         }
     }
     Ok(result)

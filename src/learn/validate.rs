@@ -136,6 +136,26 @@ pub fn validate(
     ids: Option<&[i64]>,
     dry_run: bool,
 ) -> Result<Report> {
+    let mut report = search(project, store, ids, !dry_run)?;
+    if !dry_run {
+        // The tiers are recorded whatever happens to the export.
+        match super::expertise::export(project, store, None) {
+            Ok(path) => report.exported = Some(path),
+            Err(e) if e.is_user_error() => report.export_error = Some(e.to_string()),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(report)
+}
+
+/// Search the tree for the evidence of the learnings in use (or only `ids`) and, with
+/// `record`, store the tiers it earns; expertise.yaml is left alone.
+pub fn search(
+    project: &Project,
+    store: &Store,
+    ids: Option<&[i64]>,
+    record: bool,
+) -> Result<Report> {
     let started = Instant::now();
     let learnings: Vec<Learning> = store
         .learnings(false)?
@@ -157,7 +177,7 @@ pub fn validate(
     let mut report = Report {
         files_searched: scan.files_searched,
         unreadable: scan.unreadable,
-        dry_run,
+        dry_run: !record,
         ..Report::default()
     };
     for ((l, w), found) in learnings.iter().zip(&wanted).zip(scan.found) {
@@ -166,14 +186,8 @@ pub fn validate(
         changes.push(change);
         report.checked.push(checked);
     }
-    if !dry_run {
+    if record {
         store.record_validation(&changes)?;
-        // The tiers are recorded whatever happens to the export.
-        match super::expertise::export(project, store, None) {
-            Ok(path) => report.exported = Some(path),
-            Err(e) if e.is_user_error() => report.export_error = Some(e.to_string()),
-            Err(e) => return Err(e),
-        }
     }
     report.duration_ms = started.elapsed().as_millis() as u64;
     Ok(report)

@@ -222,20 +222,114 @@ pub(super) fn insert_learning(
     )?;
     let id = tx.last_insert_rowid();
     log_event(tx, id, "created", Some(l.origin.as_str()), now)?;
-    quarantine_if_hostile(tx, id, &l.text, now)?;
+    let model = l.model_risk.as_deref().map(crate::quarantine::model_reason);
+    hold_if_hostile(tx, id, model, true, now)?;
     Ok(id)
 }
 
-/// Hold a learning back when its text reads like an instruction to the agent.
-fn quarantine_if_hostile(tx: &Transaction, id: i64, text: &str, now: &str) -> rusqlite::Result<()> {
-    if let Some(reason) = crate::quarantine::reason(text) {
-        let changed = tx.execute(
-            "UPDATE learnings SET quarantine_reason = ?2 WHERE id = ?1 AND quarantine_reason IS NULL",
-            params![id, reason],
-        )?;
-        if changed > 0 {
-            log_event(tx, id, "quarantined", Some(reason), now)?;
+/// Every field of a stored learning that can reach a prompt, named as a person reads it.
+fn prompt_fields(tx: &Transaction, id: i64) -> rusqlite::Result<Vec<(&'static str, String)>> {
+    tx.query_row(
+        "SELECT text, insight, example, keywords, applies_when, triggers, checklist FROM learnings WHERE id = ?1",
+        [id],
+        |r| {
+            let mut fields = vec![("text", r.get::<_, String>(0)?)];
+            if let Some(insight) = r.get::<_, Option<String>>(1)? {
+                fields.push(("description", insight));
+            }
+            if let Some(example) = r.get::<_, Option<String>>(2)? {
+                fields.push(("example", example));
+            }
+            for k in json_list(r.get(3)?) {
+                fields.push(("keywords", k));
+            }
+            for w in json_list(r.get(4)?) {
+                fields.push(("applies-when hints", w));
+            }
+            let triggers: crate::learning::Triggers =
+                serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default();
+            for t in triggers
+                .tools
+                .into_iter()
+                .chain(triggers.files)
+                .chain(triggers.actions)
+                .chain(triggers.contexts)
+            {
+                fields.push(("triggers", t));
+            }
+            for c in json_list(r.get(6)?) {
+                fields.push(("checklist", c));
+            }
+            Ok(fields)
+        },
+    )
+}
+
+/// Hold a learning back when any field that reaches a prompt reads like an instruction to the
+/// agent, when the extraction model judged it risky (`model`), or when it combines with a
+/// learning in use into one (both are held then). A new learning that is held becomes a draft
+/// (`new`); an edited one keeps its status. A hold is never lifted here: only a person's
+/// `promote` lifts it.
+fn hold_if_hostile(
+    tx: &Transaction,
+    id: i64,
+    model: Option<String>,
+    new: bool,
+    now: &str,
+) -> rusqlite::Result<()> {
+    let fields = prompt_fields(tx, id)?;
+    let mut reason = crate::quarantine::assess(fields.iter().map(|(n, v)| (*n, v.as_str())));
+    let values: Vec<&str> = fields.iter().map(|(_, v)| v.as_str()).collect();
+    let facts = crate::quarantine::combine::facts(&values);
+    let mut partners = Vec::new();
+    if !facts.is_empty() {
+        if let Some(what) = crate::quarantine::combine::together(&facts, &facts) {
+            reason.get_or_insert(format!("it {what}, across its fields"));
         }
+        let mut stmt = tx.prepare(
+            "SELECT id FROM learnings WHERE status <> 'archived' AND id <> ?1 ORDER BY id",
+        )?;
+        let others: Vec<i64> = stmt
+            .query_map([id], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for other in others {
+            let theirs = prompt_fields(tx, other)?;
+            let values: Vec<&str> = theirs.iter().map(|(_, v)| v.as_str()).collect();
+            if let Some(what) = crate::quarantine::combine::together(
+                &facts,
+                &crate::quarantine::combine::facts(&values),
+            ) {
+                partners.push((other, what));
+            }
+        }
+    }
+    for (other, what) in &partners {
+        reason.get_or_insert(format!(
+            "together with {}, it {what}",
+            crate::learning::label(*other)
+        ));
+        let theirs = format!("together with {}, it {what}", crate::learning::label(id));
+        hold(tx, *other, &theirs, false, now)?;
+    }
+    if let Some(reason) = reason.or(model) {
+        hold(tx, id, &reason, new, now)?;
+    }
+    Ok(())
+}
+
+fn hold(tx: &Transaction, id: i64, reason: &str, draft: bool, now: &str) -> rusqlite::Result<()> {
+    let changed = tx.execute(
+        "UPDATE learnings SET quarantine_reason = ?2 WHERE id = ?1 AND quarantine_reason IS NULL",
+        params![id, reason],
+    )?;
+    if changed > 0 {
+        log_event(tx, id, "quarantined", Some(reason), now)?;
+    }
+    if draft {
+        tx.execute(
+            "UPDATE learnings SET status = 'draft' WHERE id = ?1 AND status = 'active'",
+            [id],
+        )?;
     }
     Ok(())
 }
@@ -278,7 +372,6 @@ fn apply_edit(tx: &Transaction, id: i64, edit: &LearningEdit, now: &str) -> rusq
                 [id],
             )?;
             log_event(tx, id, "edited", Some("text"), now)?;
-            quarantine_if_hostile(tx, id, text, now)?;
         }
     }
     if let Some(section) = &edit.section {
@@ -327,7 +420,7 @@ fn apply_edit(tx: &Transaction, id: i64, edit: &LearningEdit, now: &str) -> rusq
             ],
         )?;
     }
-    Ok(())
+    hold_if_hostile(tx, id, None, false, now)
 }
 
 /// Edits a person made to learnings.md, as found by comparing it with the version gza wrote.

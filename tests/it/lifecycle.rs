@@ -310,7 +310,8 @@ fn disguised_instructions_are_quarantined_and_never_injected_until_accepted() {
     )
     .unwrap();
     let show = p.ok(&["learnings", "show"]);
-    assert!(show.contains("[user · quarantined]"), "{show}");
+    // Held as a draft, a person's own text included, with the reason shown.
+    assert!(show.contains("[user · draft · quarantined]"), "{show}");
     let review = p.json(&["learnings", "review", "--json"]);
     let ids: Vec<&str> = review
         .as_array()
@@ -349,11 +350,15 @@ fn expertise_round_trips_without_duplicates_and_bad_yaml_is_refused() {
     let path = exported.to_string_lossy().into_owned();
     let first = q.ok(&["learnings", "import", &path]);
     insta::assert_snapshot!(first, @r"
-    ✓ Imported L1: Library errors are thiserror enums
+    ✓ Imported L1: Library errors are thiserror enums (tier 1: no evidence in this project yet)
     1 imported, 0 skipped (already known or not a learning)
     ");
     let again = q.ok(&["learnings", "import", &path]);
     assert!(again.contains("0 imported, 1 skipped"), "{again}");
+    // What the file claims is not believed: tier 2 needs evidence in this project's tree.
+    assert_eq!(column::<i64>(&q, 1, "tier"), 1);
+    evidence_tree(&q);
+    q.ok(&["learnings", "validate"]);
     assert_eq!(column::<i64>(&q, 1, "tier"), 2);
 
     let bad = |name: &str, text: &[u8]| -> String {

@@ -21,6 +21,7 @@ mod learning_records;
 mod learnings;
 mod lifecycle;
 mod limits;
+mod quarantine;
 mod ranker;
 mod regeneration_window;
 mod review_loop;

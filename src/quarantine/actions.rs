@@ -1,0 +1,1589 @@
+//! Layer (b): what a text would make an agent do.
+//!
+//! The text is read for *acts*: running code fetched from elsewhere, piping decoded bytes to a
+//! shell, switching off TLS, hooks, tests or review, widening permissions, sending secrets,
+//! files or the environment somewhere, deleting what is not the project's, and steering the
+//! agent away from its instructions. Acts are found two ways: by the shape of a command
+//! (`curl … | sh`, `verify=False`, `chmod -R 777`), and by a verb and its object in the same
+//! clause in any of nine languages (`send` + `.env`, `lösche` + `Home-Verzeichnis`, `下载` … `执行`).
+//!
+//! Each act is then judged in its context. An act that a negation before it governs ("never …",
+//! "instead of …", "the linter blocks …") or a prohibition after it ("… is banned") is advice,
+//! not an instruction. A moderate act (a safeguard switched off, a force-push) is also harmless
+//! when its scope is (`rm -rf build/`, `--force-with-lease` on one's own branch, a down
+//! migration's `DROP TABLE`) or when the sentence only describes what a tool does ("the
+//! Dockerfile sets HUSKY=0"). A severe act (remote code, secrets leaving, `rm -rf ~`, an
+//! instruction to ignore instructions) is held unless it is forbidden.
+
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::Regex;
+
+use super::Concern;
+use super::lexicon::{Concept, LEXICON};
+use super::normalise;
+
+/// Which parts of the model are on (all of them, except when a layer is measured).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// The lexicons of languages other than English.
+    pub languages: bool,
+    /// Negations, prohibitions, scopes and descriptions; off, every act found is held.
+    pub context: bool,
+}
+
+/// One thing the text would make an agent do.
+#[derive(Debug, Clone)]
+pub struct Act {
+    pub concern: Concern,
+    /// Held unless forbidden (remote code, secrets leaving, `rm -rf ~`, steering).
+    pub severe: bool,
+    pub start: usize,
+    pub end: usize,
+    /// Where its verb is (negations are looked for before it): the start, for a command.
+    pub verb_at: usize,
+    pub what: &'static str,
+    /// A moderate act whose scope makes it harmless (a build folder, one's own branch).
+    pub safe_scope: bool,
+    /// Only harmful where the text is about failing checks (`#[ignore]`, a coverage threshold).
+    pub needs_failing: bool,
+    /// The act's own words carry a negation ("do not tell the user"): none is looked for.
+    pub self_negated: bool,
+    /// Found from words rather than a command's shape: a negation between its verb and its
+    /// object ("include nothing from env") undoes it.
+    pub spoken: bool,
+}
+
+/// A word of the lexicon found in the text.
+#[derive(Debug, Clone, Copy)]
+struct Hit {
+    concept: Concept,
+    start: usize,
+    end: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Word,
+    Prefix,
+    Anywhere,
+}
+
+struct Lexicon {
+    matcher: AhoCorasick,
+    /// Per pattern: concept, how it must sit in the text, whether it is English.
+    meta: Vec<(Concept, Mode, bool)>,
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30FF}' | '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}'
+        | '\u{F900}'..='\u{FAFF}' | '\u{FF66}'..='\u{FF9F}')
+}
+
+static LEXICON_MATCHER: LazyLock<Lexicon> = LazyLock::new(|| {
+    let mut patterns = Vec::new();
+    let mut meta = Vec::new();
+    for (concept, words) in LEXICON {
+        let mut english = true;
+        for word in *words {
+            if *word == "|" {
+                english = false;
+                continue;
+            }
+            let (mode, body) = if let Some(w) = word.strip_prefix('=') {
+                (Mode::Word, w)
+            } else if let Some(w) = word.strip_prefix('~') {
+                (Mode::Anywhere, w)
+            } else {
+                (Mode::Prefix, *word)
+            };
+            let body = normalise::lexeme(body);
+            let mode = if body.chars().any(is_cjk) {
+                Mode::Anywhere
+            } else {
+                mode
+            };
+            patterns.push(body);
+            meta.push((*concept, mode, english));
+        }
+    }
+    let matcher = AhoCorasickBuilder::new()
+        .match_kind(MatchKind::Standard)
+        .build(&patterns)
+        .expect("the lexicon builds");
+    Lexicon { matcher, meta }
+});
+
+fn word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '-'
+}
+
+/// Every lexicon word in `t`, where it sits as its entry says.
+fn lexicon_hits(t: &str, languages: bool) -> Vec<Hit> {
+    let lex = &*LEXICON_MATCHER;
+    let mut hits = Vec::new();
+    for m in lex.matcher.find_overlapping_iter(t) {
+        let (concept, mode, english) = lex.meta[m.pattern().as_usize()];
+        if !english && !languages {
+            continue;
+        }
+        let word = &t[m.start()..m.end()];
+        let first = word.chars().next().unwrap_or(' ');
+        let last = word.chars().next_back().unwrap_or(' ');
+        let before = t[..m.start()].chars().next_back();
+        let after = t[m.end()..].chars().next();
+        // A word inside an identifier, flag or path (`@pytest.mark.skip`, `--no-verify`,
+        // `ci.yml`) is code, not a word of the sentence.
+        let after_next = t[m.end()..].chars().nth(1);
+        let in_code = before.is_some_and(|c| ".@/#$=:_-[".contains(c))
+            || after.is_some_and(|c| "(=/_".contains(c))
+            || (after == Some('.') && after_next.is_some_and(char::is_alphanumeric));
+        if word_char(first) && in_code && !is_cjk(first) {
+            continue;
+        }
+        let starts_clean = !word_char(first) || before.is_none_or(|c| !word_char(c));
+        let ends_clean = !word_char(last) || after.is_none_or(|c| !word_char(c));
+        let ok = match mode {
+            Mode::Anywhere => true,
+            Mode::Prefix => starts_clean,
+            Mode::Word => starts_clean && ends_clean,
+        };
+        if ok {
+            hits.push(Hit {
+                concept,
+                start: m.start(),
+                end: m.end(),
+            });
+        }
+    }
+    hits
+}
+
+fn re(pattern: &str) -> Regex {
+    let ascii = ascii_classes(pattern);
+    Regex::new(&ascii).unwrap_or_else(|e| panic!("quarantine pattern {pattern}: {e}"))
+}
+
+/// The pattern with `\b`, `\w`, `\s`, `\S` and `\d` meaning their ASCII selves: commands are
+/// ASCII, the Unicode classes cost twice the time to build (on every hook run that stores a
+/// learning), and an ASCII word boundary also falls between `运行` and `rm`.
+pub(super) fn ascii_classes(pattern: &str) -> String {
+    pattern
+        .replace(r"\b", r"(?-u:\b)")
+        .replace(r"\w", "[0-9A-Za-z_]")
+        .replace(r"\S", r"[^\t\n\x0C\r ]")
+        .replace(r"\s", r"[\t\n\x0C\r ]")
+        .replace(r"\d", "[0-9]")
+        .replace(r"\W", "[^0-9A-Za-z_]")
+}
+
+/// Paths, files and variables that hold secrets.
+const SECRET_PATH: &str = r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set|export\s+-p)(?:\s*\|[^`]*)?`|\b(?:env|printenv)\s*\|\s*(?:sort|grep|less|cat|tee)\b|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b|\[redacted[^\]]{0,20}\]|\baws\s+configure\s+export-credentials\b|\baws\s+sts\s+get-session-token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\bgh\s+auth\s+token\b|\baz\s+account\s+get-access-token\b|\bkubectl\s+config\s+view\s+--raw\b)"#;
+
+static SECRET: LazyLock<Regex> = LazyLock::new(|| re(SECRET_PATH));
+
+static URL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:\b(?:https?|ftp|wss?)://\S+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\b(?:pastebin|webhook\.site|requestbin|ngrok|hastebin|transfer\.sh|gist)\b|\b(?:nc|ncat|netcat|socat|telnet)\s+\S+\s+\d+)",
+    )
+});
+
+/// Hosts of installers that projects commonly pipe to a shell (official, exact host).
+const KNOWN_INSTALLERS: &[&str] = &[
+    "sh.rustup.rs",
+    "static.rust-lang.org",
+    "astral.sh",
+    "bun.sh",
+    "deno.land",
+    "get.pnpm.io",
+    "install.python-poetry.org",
+    "get.sdkman.io",
+    "raw.githubusercontent.com/nvm-sh/nvm/",
+    "raw.githubusercontent.com/homebrew/install/",
+    "deb.nodesource.com",
+    "rpm.nodesource.com",
+    "get.docker.com",
+    "get.volta.sh",
+    "fnm.vercel.app",
+];
+
+fn host_path(url: &str) -> &str {
+    url.split_once("://").map_or(url, |(_, rest)| rest)
+}
+
+fn all_known_installers(text: &str) -> bool {
+    let urls: Vec<&str> = URL.find_iter(text).map(|m| m.as_str()).collect();
+    !urls.is_empty()
+        && urls.iter().all(|u| {
+            let hp = host_path(u);
+            KNOWN_INSTALLERS.iter().any(|k| {
+                hp.starts_with(k)
+                    && hp[k.len()..].chars().next().is_none_or(|c| {
+                        !c.is_alphanumeric() && c != '.' && c != '-' || k.ends_with('/')
+                    })
+            })
+        })
+}
+
+/// Where `t` names a secret file, variable or the environment (public keys and known_hosts
+/// are not secrets).
+fn concrete_secrets(t: &str) -> Vec<(usize, usize)> {
+    SECRET
+        .find_iter(t)
+        .filter(|m| {
+            let s = m.as_str().trim_end_matches(|c: char| !c.is_alphanumeric());
+            !s.ends_with(".pub") && !s.contains("known_hosts") && !s.ends_with("/config")
+                || s.contains(".kube/config")
+        })
+        .map(|m| (m.start(), m.end()))
+        .collect()
+}
+
+/// A command-shaped act.
+struct Rule {
+    concern: Concern,
+    severe: bool,
+    what: &'static str,
+    pattern: Regex,
+    needs_failing: bool,
+}
+
+static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    use Concern::*;
+    let rule = |concern, severe, what, pattern: &str| Rule {
+        concern,
+        severe,
+        what,
+        pattern: re(pattern),
+        needs_failing: false,
+    };
+    let failing = |concern, what, pattern: &str| Rule {
+        concern,
+        severe: false,
+        what,
+        pattern: re(pattern),
+        needs_failing: true,
+    };
+    let interpreter = r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+\S+=\S+\s+)?(?:\$\{?shell\}?|(?:ba|z|da|k|fi|c|tc)?sh|python[0-9.]*|py|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell|source|bun|deno)\b";
+    vec![
+        // Remote code.
+        rule(
+            RemoteCode,
+            true,
+            "pipes a download into a shell",
+            &format!(
+                r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|http|aria2c|lwp-download)\b[^|\n]{{0,240}}\|\s*{interpreter}"
+            ),
+        ),
+        rule(
+            RemoteCode,
+            true,
+            "pipes decoded bytes into a shell",
+            &format!(
+                r"(?:\bbase64\s+(?:-d|--decode|-D)\b|\bxxd\s+-r|\bopenssl\s+(?:enc\s+)?-?base64\s+-d|\bprintf\s+[`'\x22]?\\(?:x|[0-7])|\bgunzip\b|\bzcat\b|\buudecode\b|\brev\b)[^|\n]{{0,120}}\|\s*{interpreter}"
+            ),
+        ),
+        rule(
+            RemoteCode,
+            true,
+            "runs what it downloads",
+            r#"\b(?:eval|exec|source|\.|(?:ba|z)?sh\s+-c|python[0-9.]*\s+-c|perl\s+-e|ruby\s+-e|node\s+-e|php\s+-r)\s*\(?\s*["'`]?\s*(?:\$\(|`|<\()\s*(?:curl|wget|fetch|iwr|irm|http)\b"#,
+        ),
+        rule(
+            RemoteCode,
+            true,
+            "runs what it downloads",
+            r"\b(?:exec|eval)\s*\(\s*(?:\w+\.)*(?:urlopen|urlretrieve|get|fetch|request)\s*\(|\b(?:exec|eval)\s*\([^)]*(?:urlopen|requests\.get|urllib)",
+        ),
+        rule(
+            RemoteCode,
+            true,
+            "runs what it decodes",
+            r"\$\(\s*(?:echo|printf)\b[^)]*\|\s*(?:base64\s+(?:-d|--decode)|xxd\s+-r)",
+        ),
+        rule(
+            RemoteCode,
+            true,
+            "runs a download through process substitution",
+            r"\b(?:source|\.|(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+<\(\s*(?:curl|wget|fetch|iwr)",
+        ),
+        rule(
+            RemoteCode,
+            true,
+            "runs a download in PowerShell",
+            r"downloadstring|downloadfile\s*\(|\biex\s*\(\s*(?:iwr|irm|invoke-webrequest|new-object)|invoke-expression|powershell(?:\.exe)?\s+(?:-\S+\s+)*-(?:e|enc|encodedcommand)\b|\bmshta\s+https?:|\bregsvr32\s+/i:https?|\bcertutil\s+-urlcache",
+        ),
+        rule(
+            RemoteCode,
+            true,
+            "runs a package straight from a URL",
+            r"\b(?:npx|bunx|pnpm\s+dlx|yarn\s+dlx|uvx|pipx\s+run)\s+(?:-\S+\s+)*(?:https?://|git\+|github:|gist:)",
+        ),
+        rule(
+            RemoteCode,
+            true,
+            "installs a package from an untrusted address",
+            r"\b(?:pip3?|uv\s+pip|npm|pnpm|yarn|gem)\s+(?:install|add|i)\s+(?:-\S+\s+)*(?:https?://\d{1,3}(?:\.\d{1,3}){3}|http://)",
+        ),
+        rule(
+            RemoteCode,
+            true,
+            "downloads a file and runs it",
+            r"\b(?:curl|wget)\b[^;&|\n]*(?:\s-o\s*|\s-O\s*|--output[= ]|>\s*)(\S+)[^\n]{0,80}?(?:&&|;|\band\b|\bthen\b)\s*(?:sudo\s+)?(?:(?:ba|z)?sh\s|python[0-9.]*\s|perl\s|node\s|source\s|\.\s|chmod\s+\+x|\./)",
+        ),
+        rule(
+            RemoteCode,
+            true,
+            "downloads a file and runs it",
+            r"\b(?:wget\s+(?:-\S+\s+)*|curl\b[^;&|\n]*\s-[a-z]*o\s*[a-z]*\s*|curl\b[^;&|\n]*\s-[a-z]*O[a-z]*\s+)(?:https?|ftp)://\S+[^\n]{0,80}?(?:&&|;|\band\b|\bthen\b)\s*(?:sudo\s+)?(?:chmod\s+\+x|\./|(?:ba|z)?sh\s|source\s)",
+        ),
+        // Steering the agent.
+        rule(
+            IgnoreGuidance,
+            true,
+            "tries to close gza's fence or start a new message",
+            r"<\s*/\s*(?:gza[-_ ]?)?learnings\s*>|<\|[a-z_]+\|>|\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|assistant)\s*>",
+        ),
+        rule(
+            IgnoreGuidance,
+            true,
+            "gives it a new identity or new permissions",
+            r"\byou\s+are\s+now\s+(?:a\s+|an\s+|the\s+|in\s+|no\s+longer\b|operating\b|acting\b|free\b|allowed\b|permitted\b|authori[sz]ed\b|exempt\b|cleared\b|licensed\b|empowered\b|entitled\b|trusted\s+to\b|root\b|admin|unrestricted|jailbroken|dan\b|god\b|unfiltered|uncensored|my\b)",
+        ),
+        rule(
+            IgnoreGuidance,
+            true,
+            "gives it a new identity or new permissions",
+            r"\bact\s+as\s+(?:an?\s+)?(?:root|admin|administrator|superuser|unrestricted|system|dan\b|jailbroken|the\s+(?:system|operator|owner))|\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:an?\s+)?(?:root|admin|unrestricted|the\s+user|human|developer)|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\s+(?:ignore|obey|only|be\b)|\b(?:developer|god|dan|jailbreak|unrestricted|unfiltered|sudo)\s+mode\b|\bjailbreak",
+        ),
+        rule(
+            IgnoreGuidance,
+            true,
+            "claims authority over the agent",
+            r"\b(?:the\s+|your\s+)?(?:user|operator|owner|admin|administrator|developer|maintainer|security\s+team|management)s?\s+(?:has\s+|have\s+|had\s+)?(?:authori[sz]ed|allowed|permitted|pre-?approved|approved|instructed|asked|told|requires?|wants|granted)\s+(?:you|the\s+agent|agents|the\s+assistant)\b",
+        ),
+        rule(
+            IgnoreGuidance,
+            true,
+            "claims authority over the agent",
+            r"\b(?:system|admin|administrator|developer|security|operator)\s+(?:override|notice|message|instruction|instructions|update|directive)\s*:|\bnew\s+(?:instructions?|rules|directives?)\s*:|\b(?:take|takes|have|has)\s+(?:priority|precedence)\s+over\b|\boverrides?\s+(?:the\s+|your\s+|any\s+)?(?:task|user'?s?|instructions|system\s+prompt|request|prompt)|\b(?:obey|follow)\s+only\s+(?:these|this|the\s+following|my)\b|\b(?:previous|prior|above|earlier|all|other|existing)\s+(?:rules|instructions|guidance|guidelines)\s+(?:are|is)\s+(?:void|cancell?ed|revoked|null|no\s+longer\s+(?:valid|binding|in\s+force))",
+        ),
+        rule(
+            IgnoreGuidance,
+            true,
+            "claims authority over the agent",
+            r"\btreat\b[^.;\n]{0,60}\bas\s+(?:your|the)\s+(?:new\s+|highest[- ]priority\s+|top[- ]priority\s+|primary\s+|only\s+|real\s+|main\s+)?(?:instructions|orders|rules|directives|task|prompt)\b|\bhighest[- ]priority\s+instructions\b|\b(?:have|has|got|given|granted)\s+(?:\w+\s+){0,2}(?:consent|permission|authori[sz]ation|approval|clearance)\s+(?:from|by)\s+(?:the\s+)?(?:owner|user|operator|maintainers?|admin|team|management)\b|\b(?:important\s+)?(?:system|admin|developer|operator)\s+note\s*:",
+        ),
+        rule(
+            IgnoreGuidance,
+            true,
+            "ignores its instructions",
+            r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)|\bconflicts?\s+with\s+(?:these|this|the\s+following)\s+(?:notes|learnings|file|rules)\b|\btreat\b[^.;\n]{0,60}\bas\s+(?:an?\s+)?(?:\w+\s+){0,2}?(?:(?:orders?|instructions?|commands?|requests?|directives?)\s+)?(?:coming\s+from|from|written\s+by|sent\s+by|authored\s+by|approved\s+by)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|maintainers?|operator|admin|team\s+lead)|\b(?:follow|obey|execute|trust|carry\s+out)\s+(?:any\s+|all\s+|the\s+)?(?:instructions|commands|directions|requests)\s+(?:found\s+|written\s+)?(?:in|from)\s+(?:issue|pr|code|commit|web|the\s+(?:issue|readme|web|page|comments?))",
+        ),
+        rule(
+            IgnoreGuidance,
+            true,
+            "reveals its instructions",
+            r"\b(?:reveal|print|show|output|repeat|leak|dump|share|send|include|disclose|post|copy)\b[^.;\n]{0,30}\b(?:your|the)\s+(?:system\s+prompt|initial\s+prompt|hidden\s+prompt|hidden\s+instructions|full\s+prompt|original\s+instructions)",
+        ),
+        rule(
+            IgnoreGuidance,
+            true,
+            "keeps something from the user",
+            r"\b(?:do\s+not|don't|dont|never)\s+(?:tell|inform|notify|alert|mention|report|let)\b[^.;\n]{0,20}\b(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?|anyone|team)\b",
+        ),
+        rule(
+            IgnoreGuidance,
+            true,
+            "keeps something from the user",
+            r"\bwithout\s+(?:asking|telling|informing|notifying|consulting|checking\s+with|confirmation|permission|approval\s+from)\b|\b(?:do\s+not|don't|dont|never)\s+ask\s+(?:for\s+(?:confirmation|permission|approval)|before\b|first\b|the\s+user)|\bkeep\s+(?:this|it)\s+(?:secret|hidden|quiet)\s+from|\b(?:do\s+not|don't|dont|never)\s+(?:bother|check\s+with|wait\s+for|consult|involve|ping)\s+(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?)\b",
+        ),
+        rule(
+            IgnoreGuidance,
+            true,
+            "hides what it did",
+            r"\bhide\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|reviewers?|logs?|human)|\b(?:no|without\s+a)\s+trace\b|\bcover\s+(?:your|its|the)\s+tracks\b|\b(?:nobody|no\s+one)\s+(?:notices|will\s+notice|finds\s+out)\b|\bunnoticed\b|\b(?:so\s+)?(?:nobody|no\s+one)\s+(?:asks|knows|sees|questions)\b|\b(?:do\s+not|don't|dont|never)\s+(?:mention|say|admit|disclose|reveal|report|note|record|write|log)\b(?:\s+\S+){0,5}?\s+(?:that\s+you|what\s+you|you\s+(?:changed|modified|deleted|touched|edited|ran|pushed|disabled|removed))\b|\bno\s+questions\s+asked\b|\b(?:quietly|silently|secretly|covertly)\s+(?:delete|remove|disable|turn\s+off|push|send|upload|change|edit|wipe|drop|merge|commit)\b|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:shell\s+)?(?:history|audit\s+(?:log|trail)|traces|evidence)\b",
+        ),
+        // Secrets leaving.
+        rule(
+            Exfiltration,
+            true,
+            "sends secrets with a command",
+            &format!(
+                r"\b(?:curl|wget|http)\b[^|\n]*(?:(?:-d|--data(?:-binary|-raw|-urlencode)?|-t|--upload-file|--post-file|--post-data)[=\s]*['\x22]?@?\S*|(?:-f|--form)[=\s]*['\x22]?\w*=@?)\S*{SECRET_PATH}"
+            ),
+        ),
+        rule(
+            Exfiltration,
+            true,
+            "pipes secrets to the network",
+            &format!(
+                r"(?:\b(?:cat|base64|tar|gzip|zip|xxd)\b[^|\n]*{SECRET_PATH}[^|\n]*|\b(?:env|printenv|set|export\s+-p)\s*)\|\s*(?:curl|wget|nc|ncat|netcat|socat|telnet|mail|sendmail|ssh|openssl\s+s_client)\b"
+            ),
+        ),
+        rule(
+            Exfiltration,
+            true,
+            "sends secrets with a command",
+            &format!(
+                r"\b(?:nc|ncat|netcat)\s+\S+\s+\d+\s*<\s*\S*{SECRET_PATH}|\bscp\b[^\n]*{SECRET_PATH}[^\n]*\s\S+:|\b(?:nslookup|dig|host|ping)\s+[^\n]*\$\("
+            ),
+        ),
+        rule(
+            Exfiltration,
+            true,
+            "puts secrets in a URL",
+            r"\b(?:https?|ftp)://[^\s)]*(?:[?&/=]|%24)[^\s)]*(?:\$\{?\w*(?:token|key|secret|pass|pwd|cred|auth)\w*\}?|\$\(\s*(?:cat|env|printenv|git)\b|\{\{[^}]*\}\}|%24%28|%24\w*(?:token|key|secret))",
+        ),
+        rule(
+            Exfiltration,
+            true,
+            "pushes the repository to another remote",
+            r"\bgit\s+push\s+\S+\s+(?:--all|--mirror)\b",
+        ),
+        // Destruction.
+        rule(
+            Destructive,
+            true,
+            "wipes a disk",
+            r"\bmkfs(?:\.\w+)?\b|\bdd\s+if=\S+\s+of=/dev/|>\s*/dev/sd[a-z]|\bshred\b|:\(\)\s*\{|--no-preserve-root",
+        ),
+        rule(
+            Destructive,
+            false,
+            "rewrites shared history",
+            r"\bgit\s+(?:filter-branch|filter-repo)\b|\bgit\s+branch\s+-d\s+(?:main|master)\b",
+        ),
+        // Safeguards off.
+        rule(
+            DisablesSafeguard,
+            false,
+            "switches off TLS verification",
+            r#"node_tls_reject_unauthorized\s*=\s*['"]?0|\b(?:ssl|tls|verify_certs?|validate_certs?|check_cert(?:ificate)?s?|ssl_verification)\s*[=:]\s*(?:false|0|no|off)\b|\bverify\s*=\s*false\b|\bverify_ssl\s*=\s*false|\bssl_?verify\s*[=:]\s*(?:false|0|no)\b|\bstrict[-_]ssl\s*[= ]\s*(?:false|0)|\bgit_ssl_no_verify\s*=\s*(?:1|true)|\bhttp\.sslverify\s*[= ]\s*(?:false|0)|\bpythonhttpsverify\s*=\s*0|\brejectunauthorized\s*:\s*false|\binsecureskipverify\s*:\s*true|\bcurl\b[^|;\n]*\s(?:-k|--insecure)\b|\bwget\b[^|;\n]*--no-check-certificate|--trusted-host\b|\bdanger_accept_invalid_certs|\bcheck_hostname\s*=\s*false|_create_unverified_context|cert_reqs\s*=\s*['"]?cert_none|ssl_verifypeer\s*(?:=>|,|=)\s*(?:false|0)|--disable-web-security|--ignore-certificate-errors|--insecure(?:-skip-tls-verify)?\b|\bgoinsecure\s*="#,
+        ),
+        rule(
+            DisablesSafeguard,
+            false,
+            "switches off host key checking",
+            r"stricthostkeychecking\s*[= ]\s*no\b|userknownhostsfile\s*[= ]\s*/dev/null",
+        ),
+        rule(
+            DisablesSafeguard,
+            false,
+            "skips the git hooks",
+            r"--no-verify\b|\bgit\s+commit\b[^|;&\n]*\s-[a-z]*n[a-z]*\b|\bcommit(?:s|ting)?\s+with\s+-n\b|\s-n\s+(?:flag\s+)?(?:to|with|on)\s+git\s+commit\b|\bhusky\s*=\s*0\b|\bhusky_skip_hooks\s*=\s*(?:1|true)|\bskip\s*=\s*[\w,-]+\s+git\b|\bprefix\w*\s+commits?\s+with\s+skip\s*=|core\.hookspath\s*[= ]\s*(?:/dev/null|''|\x22\x22)|\bpre-commit\s+uninstall\b|\brm\s+(?:-\w+\s+)*\.git/hooks|--no-gpg-sign\b|commit\.gpgsign\s*[= ]\s*false|\blefthook\s*=\s*0\b",
+        ),
+        rule(
+            DisablesSafeguard,
+            false,
+            "switches off a security control",
+            r"\bsetenforce\s+0\b|\bufw\s+disable\b|\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|apparmor|auditd)|\biptables\s+-f\b|\bspctl\s+--master-disable",
+        ),
+        rule(
+            DisablesSafeguard,
+            false,
+            "switches off a security control",
+            r"\b(?:ignore|disregard|suppress)\b[^.;\n]{0,30}\b(?:certificate|cert|ssl|tls|security|vulnerabilit\w*|audit|host\s+key)\w*\s*(?:errors?|warnings?|alerts?|findings?|failures?)",
+        ),
+        rule(
+            DisablesSafeguard,
+            false,
+            "makes failing checks pass",
+            r"--exit-zero\b|\bcontinue-on-error\s*:\s*true|\ballow_failure\s*:\s*true|-dskiptests\b|-dmaven\.test\.skip=true|\bset\s+\+e\b|--cov-fail-under[= ]0\b|\bfail_under\s*=\s*0\b|@ts-nocheck|#!\[allow\((?:warnings|clippy::all)\)\]|/\*\s*eslint-disable\s*\*/",
+        ),
+        failing(
+            DisablesSafeguard,
+            "switches off failing tests",
+            r"#\[ignore(?:\s*=\s*\x22[^\x22]*\x22)?\]|@pytest\.mark\.(?:skip|xfail)\w*|@unittest\.skip|\b(?:it|test|describe|context)\.skip\b|\bxit\s*\(|\bxdescribe\b|@disabled\b|@ignore\b|@skip\b|\bt\.skip\(|\.skip\(\)",
+        ),
+        rule(
+            DisablesSafeguard,
+            false,
+            "weakens the tests",
+            r"\bcomment(?:ing)?\s+out\b[^.;\n]{0,30}\b(?:assert\w*|tests?|checks?|specs?)|\b(?:delete|remove)\b[^.;\n]{0,20}\b(?:failing|flaky|broken|red)\s+(?:tests?|specs?|assertions?)|\bweaken\w*\b[^.;\n]{0,20}\bassert|\bloosen\w*\b[^.;\n]{0,20}\bassert",
+        ),
+        failing(
+            DisablesSafeguard,
+            "weakens the tests",
+            r"\b(?:lower|reduce|drop|decrease|set)\b[^.;\n]{0,20}\bcoverage\s+(?:threshold|target|minimum|gate)|\b(?:change|update|adjust|edit)\b[^.;\n]{0,20}\bexpected\s+(?:values?|output|results?)\b[^.;\n]{0,20}\bto\s+match\b",
+        ),
+        // Review.
+        rule(
+            BypassReview,
+            false,
+            "bypasses review",
+            r"\b(?:push|pushing|pushes|commit|committing|merge|merging|deploy|deploying)\b[^.;\n]{0,30}\b(?:directly|straight)\s+(?:to|into|on|onto)\s+(?:origin/)?(?:main|master|prod|production|trunk|release)\b",
+        ),
+        rule(
+            BypassReview,
+            false,
+            "bypasses review",
+            r"\b(?:merge|merging|land|ship|push|pushing)\b[^.;\n]{0,40}\b(?:without|with\s+no)\s+(?:waiting\s+for\s+|running\s+|passing\s+)?(?:a\s+|any\s+|the\s+)?(?:review|approval|reviews|approvals|reviewer|tests|ci|checks|pr|pull\s+request)\b|\bno\s+(?:code\s+)?(?:review|reviewer|approval)s?\s+(?:is\s+|are\s+)?(?:needed|required|necessary)\b|\breviews?\s+(?:are|is)\s+(?:not\s+(?:needed|required|necessary)|optional)|\breviews?\s+only\s+slow",
+        ),
+        rule(
+            BypassReview,
+            false,
+            "approves its own work",
+            r"\bself[- ]?(?:approve|approval|merge|merging)\b|\b(?:approv\w*|merg\w*|land\w*)\s+(?:your|its|their)\s+own\b|\bauto[- ]?approve|\bgh\s+pr\s+merge\b[^\n]*--admin\b",
+        ),
+        rule(
+            BypassReview,
+            false,
+            "approves its own work",
+            r"\bapprove\s+(?:every|all|each|any)\s+(?:prs?|pull\s+requests?|reviews?|changes?|merge\s+requests?)\b|\b(?:report|mark|list|record|show|describe)\b[^.;\n]{0,30}\bas\s+(?:passing|passed|green|successful|approved)\b",
+        ),
+        rule(
+            BypassReview,
+            false,
+            "skips CI",
+            r"\[(?:ci\s+skip|skip\s+ci|no\s+ci|skip\s+actions)\]|\bskip-checks\s*:\s*true",
+        ),
+        rule(
+            BypassReview,
+            false,
+            "reports a check it did not pass",
+            r"\bpretend\b[^.;\n]{0,40}\b(?:pass|passed|passes|approved|succeeded|green|works)\b|\bmark\b[^.;\n]{0,30}\bas\s+(?:passing|passed|approved|done|green|successful)\s+(?:even|regardless|without|when)|\b(?:report|claim|write)\b[^.;\n]{0,30}\b(?:success|passing|green|approved)\b[^.;\n]{0,20}\b(?:even|regardless|whether)|\bwrite\s+approved\b",
+        ),
+        // Permissions.
+        rule(
+            WidensPermissions,
+            true,
+            "gives passwordless root",
+            r"\bnopasswd\b",
+        ),
+    ]
+});
+
+static TO_MAIN: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:\s|\+|/|:)(?:main|master|release\S*|prod|production|trunk|develop|shared)\b|\bshared\b|\bmain\b|\bmaster\b",
+    )
+});
+static OWN_BRANCH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:your\s+own|own|personal|feature|topic)\s+branch|\bbranch(?:es)?\s+(?:that\s+)?you\s+(?:own|created|opened|started)\b|\byour\s+(?:\w+\s+)?branch",
+    )
+});
+static CI_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\bin\s+(?:the\s+|a\s+)?(?:ci|ci\s+job|pipeline|container|docker\s+build|fresh\s+clone|runner|throwaway\s+\w+)\b",
+    )
+});
+static DEV_DB: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?:_|-|\b)(?:dev|test|local|development)\b"));
+static SQL_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\bdown\s+migrations?\b|\brollback\b|\blocal\s+(?:dev\s+)?(?:db|database)\b|\bdev\s+(?:db|database)\b",
+    )
+});
+static CLEANUP_COMMAND: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:rm|mkdir|pkill|kill|grep|diff|docker\s+rm|unlink|umount)\b"));
+
+/// A path-like word: `~/`, `/usr/local/*`, `$HOME/.config`, `.git`.
+static PATH_TOKEN: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?:^|\s|`)((?:~|\$home|\$\{home\}|\.\.?|)/[^\s`]*|~|\.git\b|\$home\b)"));
+
+static RM: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\brm\s+((?:-{1,2}[\w-]+\s+)+)([^;&|`'\x22)\n]*)"));
+static FIND_DELETE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\bfind\s+(\S+)[^;&|\n]*(?:-delete\b|-exec\s+rm\b)"));
+static CHMOD: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\bchmod\s+((?:-\w+\s+)*)(0?777|0?666|a\+rwx|ugo\+rwx|a\+w|o\+w|o\+rwx|0?7[0-7]7)\b((?:\s+-\w+)*)\s*([~/.$*][^\s`'\x22]*)?",
+    )
+});
+static FORCE_PUSH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\bgit\s+push\b([^;&|\n]*?)(?:\s(--force(?:-with-lease)?\b|-f\b)|\s\+[\w/.-]+)|\bforce[- ]?push(?:es|ed|ing)?\b|\bpush(?:ing)?\b[^.;\n]{0,40}\bwith\s+(?:--)?force\b",
+    )
+});
+static GIT_WIPE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\bgit\s+(?:reset\s+--hard\b|clean\s+-[a-z]*f[a-z]*\b)"));
+static SQL_DROP: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:drop\s+(?:table|database|schema)\b|truncate\s+(?:table\s+)?\w+|delete\s+from\s+\w+\s*(?:;|$)|dropdb\s+(\S+))",
+    )
+});
+static OR_TRUE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\|\|\s*(?:true\b|:|echo\b|printf\b|exit\s+0\b|return\s+0\b)|;\s*exit\s+0\b")
+});
+static CHECK_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:tests?|pytest|jest|vitest|mocha|rspec|phpunit|tox|nox|lint|eslint|flake8|pylint|ruff|mypy|tsc|clippy|check|checks|verify|ci|spec|specs|audit|coverage|suite|build)\b",
+    )
+});
+static MARKDOWN_LINK: LazyLock<Regex> =
+    LazyLock::new(|| re(r"!?\[[^\]]*\]\(\s*((?:https?:)?//[^)]*)\)?"));
+static MARKDOWN_DATA: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\$\{?\w+|\$\(|\{\{|%24|<[a-z_]+>|<[^<>]{0,40}(?:token|key|secret|pass|env|cred|cookie|session|transcript|conversation|history|prompt|content|data|diff|output|code|chat)[^<>]{0,40}>|\{[a-z_]*(?:token|key|secret|pass|env|cred|cookie|session|transcript|conversation|history|prompt|content|data|diff|output|code)[a-z_]*\}|=[a-z_]*(?:api_?key|token|secret|passw|cred)[a-z_]*(?:&|$)",
+    )
+});
+static DESCRIBING_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:(?:the|our|this|that|its|their|a|an)\s+)?((?:[\w./`'-]+\s+){0,4}?)(?:sets|runs|uses|passes|adds|removes|deletes|wipes|calls|exports|installs|invokes|executes|appends|marks|writes|clears|drops|skips|disables|has|includes|applies|does|keeps|gives|configures|turns|puts|pins|starts|builds)\b",
+    )
+});
+static PERSONS: &[&str] = &[
+    "you",
+    "we",
+    "i",
+    "agents",
+    "agent",
+    "people",
+    "everyone",
+    "contributors",
+    "developers",
+    "devs",
+    "they",
+    "team",
+    "one",
+    "someone",
+    "anybody",
+    "everybody",
+];
+static MODAL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:should|must|need|needs|have\s+to|has\s+to|can|may|might|ought|please|always|make\s+sure|remember)\b",
+    )
+});
+static PASSIVE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:is|are|was|were|gets|get|been|stay|stays)\s+(?:\w+ly\s+)?$"));
+static PASSIVE_SPAN: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:is|are|was|were|gets|get|been)\s+(?:\w+ly\s+)?\w+(?:ed|en)(?:\s+(?:or|and)\s+\w+(?:ed|en))?$",
+    )
+});
+static WARNING_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\W*(?:\w+\s+){0,5}?(?:(?:would|could|will|can|might)\s+)?(?:wipes?|destroys?|deletes?|loses?|discards?|removes?|erases?)\b|\b(?:so|then)\s+(?:commit|stash|back\s+up|save)\b|\bfirst\b|\bcareful\b|\bbeware\b",
+    )
+});
+/// After a moderate act: the sentence describes where it is, or warns of what it does.
+static DESCRIBED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^[`'\x22)\s]*(?:(?:is|are|was|were)\s+(?:only\s+)?(?:set|used|configured|defined|exported|passed|applied|found|kept|present|listed|enabled)\b|(?:appears|lives|exists|remains|stays|shows\s+up|occurs)\b)|\b(?:hides|masks|breaks|defeats|undermines|weakens|bypasses)\s+(?:the\s+)?(?:real|actual|genuine|security|protection|checks|errors|bugs)\b",
+    )
+});
+/// Words saying bytes are encoded: what is piped from them into a shell is hidden code.
+static DECODE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:base64|base-64|decode[sd]?|decoding|hex|encoded|payload|obfuscated|rot13)\b|base64-decode",
+    )
+});
+/// Where switching a developer's safeguard off is ordinary (a CI image has no hooks to run).
+static INFRASTRUCTURE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:ci|dockerfile|docker|image|container|workflow|pipeline|runner|build\s+stage|release\s+job)\b",
+    )
+});
+/// What a switched-off safeguard is said to buy: the mark of a recommendation.
+static BENEFIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:so|so\s+that|to|in\s+order\s+to)\b[^.;]{0,40}\b(?:green|pass(?:es|ing)?|faster|quick(?:er|ly)?|speed\s+up|save[sd]?|saving|minutes|dodge|unblock(?:ed)?|never\s+(?:block|blocks|fail|fails|stop|stops)|keeps?\s+(?:\w+\s+)?moving|convenient|easier|simpler|get\s+(?:past|around))\b|\bsaves?\s+(?:a\s+lot\s+of\s+|lots\s+of\s+|some\s+)?(?:time|minutes)\b|\bis\s+the\s+(?:quick|quickest|easy|easiest|standard|usual|simplest)\s+(?:way|fix)\b",
+    )
+});
+/// After a described act: the agent told to do the same.
+static ADOPT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\W*(?:so\s+|then\s+|and\s+)?(?:copy|use|apply|adopt|do|follow|mirror|reuse|replicate|set|enable)\s+(?:it|this|that|the\s+same|them)\b",
+    )
+});
+/// Before an act: a rule for someone other than the agent ("reviewers must approve every PR").
+static THIRD_PARTY: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\s*(?:(?:the|our|a|an|all|only)\s+)?(?:reviewers?|maintainers?|humans?|person|people|owners?|admins?|administrators?|team\s+leads?|codeowners|release\s+managers?|approvers?)\s+(?:must|should|can|may|will|need\s+to|have\s+to|are\s+(?:required|expected)\s+to)\s+$",
+    )
+});
+/// Before an act: someone else's old advice, reported ("the old guide said to …").
+static REPORTED_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:old|previous|former|outdated|earlier)\b[^.;\n]{0,40}\b(?:said|suggested|recommended|told\s+(?:us|people|you))\s+(?:to|that)\b",
+    )
+});
+static ONLY_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\bonly\s+(?:for|in|on|inside)\s+(?:the\s+|a\s+|your\s+)?(?:ci|fresh|throwaway|temporary|scratch|disposable|dev|local|own|personal|feature|sandbox)",
+    )
+});
+static COMPENSATED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:ci|the\s+pipeline|nightly|the\s+merge\s+queue)\s+(?:(?:still|always|also)\s+(?:runs|covers|checks|sets)|runs\s+(?:it|them|all|these|those|every))\b",
+    )
+});
+static LOCALHOST: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:localhost|127\.0\.0\.1|\[::1\]|mock\s+server|test\s+server)\b"));
+static VERIFIED: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b(?:verif\w*|checksum\w*|sha256\w*|sha512\w*|signature\w*|gpg|cosign|minisign|hash)\b")
+});
+static SCRIPT_URL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:https?|ftp)://\S*(?:\.(?:sh|bash|ps1|py|pl|rb|bat|cmd|exe|js|php)\b|/(?:install|setup|bootstrap|init|boot)\b)",
+    )
+});
+
+/// A sentence or clause: where negations and prohibitions reach.
+fn clauses(t: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = t.char_indices().collect();
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).map(|&(_, n)| n);
+        let ends = match c {
+            ';' | '。' | '！' | '？' | '；' | '\n' | '、' => true,
+            '.' | '!' | '?' | ':' => next.is_none_or(char::is_whitespace),
+            _ => false,
+        };
+        if ends {
+            out.push((start, at));
+            start = at + c.len_utf8();
+        }
+    }
+    out.push((start, t.len()));
+    out.into_iter().filter(|(a, b)| a < b).collect()
+}
+
+fn clause_of(clauses: &[(usize, usize)], at: usize) -> (usize, usize) {
+    clauses
+        .iter()
+        .copied()
+        .find(|&(a, b)| at >= a && at < b.max(a + 1))
+        .unwrap_or((0, usize::MAX))
+}
+
+fn is_verb(c: Concept) -> bool {
+    use Concept::*;
+    matches!(
+        c,
+        Send | Disclose | Delete | Disable | Download | Execute | Push | Ignore
+    )
+}
+
+/// Whether a negation before `act` governs it (and no later word undoes that).
+fn negated_before(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) -> bool {
+    let mut neg: Option<Hit> = None;
+    let mut sorted: Vec<&Hit> = hits
+        .iter()
+        .filter(|h| h.start >= clause.0 && h.end <= act.verb_at)
+        .collect();
+    sorted.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end)));
+    for h in sorted {
+        match h.concept {
+            Concept::Neg => {
+                let word = &t[h.start..h.end];
+                // A bare "no"/"not" reaches only the next few words.
+                let near = t[h.end..act.verb_at].split_whitespace().count() <= 4;
+                if !matches!(word, "no" | "not") || near {
+                    neg = Some(*h);
+                }
+            }
+            Concept::Reset => neg = None,
+            Concept::Flip if neg.is_some_and(|n| h.start >= n.end) && flips(t, h) => neg = None,
+            c if is_verb(c) && neg.is_some() => {
+                let lead = t[..h.start].trim_end();
+                if lead.ends_with(',') || lead.ends_with('，') {
+                    neg = None;
+                }
+            }
+            _ => {}
+        }
+    }
+    neg.is_some()
+}
+
+/// Whether a verb after a negation turns it into an instruction: "don't forget to", "never
+/// skip running" do; "never skip it with --no-verify" does not (the act is the skipping).
+fn flips(t: &str, h: &Hit) -> bool {
+    let word = &t[h.start..h.end];
+    if !matches!(word, "skip" | "miss" | "omit") {
+        return true;
+    }
+    let next = t[h.end..].split_whitespace().next().unwrap_or("");
+    next == "to" || next.ends_with("ing")
+}
+
+/// Whether the clause forbids `act` after naming it ("… is banned", "… ist verboten").
+fn prohibited_after(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) -> bool {
+    let end = clause.1.min(t.len());
+    hits.iter()
+        .any(|h| h.concept == Concept::Prohibited && h.start >= act.end && h.end <= end)
+        || !act.spoken && !act.self_negated && {
+            // A command written after "rather than", "instead of", "never" inside its own
+            // span ("retry curl with --retry 3 rather than --insecure").
+            hits.iter().any(|h| {
+                h.concept == Concept::Neg
+                    && h.start > act.start
+                    && h.end < act.end
+                    && matches!(
+                        &t[h.start..h.end],
+                        "rather than"
+                            | "instead of"
+                            | "never"
+                            | "not"
+                            | "avoid"
+                            | "don't"
+                            | "do not"
+                    )
+            })
+        }
+        || act.spoken && {
+            // A negation inside the act's own span ("include nothing from env").
+            hits.iter().any(|h| {
+                h.concept == Concept::Neg
+                    && h.start > act.start
+                    && h.end < act.end
+                    && matches!(
+                        &t[h.start..h.end],
+                        "nothing"
+                            | "no"
+                            | "never"
+                            | "none"
+                            | "not"
+                            | "без"
+                            | "nunca"
+                            | "jamais"
+                            | "nie"
+                            | "mai"
+                    )
+            })
+        }
+}
+
+/// Whether the clause only says what a tool or setting does ("the Dockerfile sets HUSKY=0",
+/// "integration tests are skipped unless …"), rather than telling anyone to do it.
+fn descriptive(t: &str, clause: (usize, usize), act: &Act) -> bool {
+    let before = &t[clause.0.min(act.start)..act.start];
+    if MODAL.is_match(before) {
+        return false;
+    }
+    if PASSIVE.is_match(before) || PASSIVE_SPAN.is_match(&t[clause.0.min(act.start)..act.end]) {
+        return true;
+    }
+    // A thing (not a person) doing the act itself: "the release bot merges its own PRs".
+    let first_word = t[act.start..act.end.min(t.len())]
+        .split_whitespace()
+        .next()
+        .unwrap_or("");
+    let thing = before.split_whitespace().count() <= 5
+        && !before.trim().is_empty()
+        && !before
+            .split_whitespace()
+            .any(|w| PERSONS.contains(&w.trim_matches(|c: char| !c.is_alphanumeric())));
+    if thing && first_word.len() > 3 && first_word.ends_with('s') && !first_word.ends_with("ss") {
+        return true;
+    }
+    // The main clause: after a leading condition ("if a test keeps failing, …").
+    let before = before
+        .rsplit([',', '，'])
+        .next()
+        .unwrap_or(before)
+        .trim_start();
+    if let Some(c) = DESCRIBING_SUBJECT.captures(before) {
+        let subject = c.get(1).map_or("", |m| m.as_str());
+        let whole = c.get(0).map_or("", |m| m.as_str());
+        let first = whole.split_whitespace().next().unwrap_or("");
+        return !subject
+            .split_whitespace()
+            .chain(std::iter::once(first))
+            .any(|w| PERSONS.contains(&w.trim_matches(|c: char| !c.is_alphanumeric())));
+    }
+    false
+}
+
+/// Where the acts of `t` are judged: the clause's negations, prohibitions and descriptions.
+fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &str) -> bool {
+    let clause = clause_of(cl, act.start);
+    if !act.self_negated && negated_before(t, hits, clause, act) {
+        return false;
+    }
+    if prohibited_after(t, hits, clause, act) {
+        return false;
+    }
+    if act.severe {
+        return true;
+    }
+    // A description followed by "copy it", "do the same", or given with what it buys ("so CI
+    // stays green", "saves time"), is an instruction after all.
+    let infrastructure = INFRASTRUCTURE.is_match(&t[clause.0.min(act.start)..act.start]);
+    let adopted =
+        ADOPT.is_match(&t[clause.1.min(t.len())..]) || (BENEFIT.is_match(whole) && !infrastructure);
+    if act.safe_scope
+        || (!adopted
+            && (descriptive(t, clause, act)
+                || THIRD_PARTY.is_match(&t[clause.0.min(act.start)..act.start])))
+    {
+        return false;
+    }
+    let after = &t[act.end.min(t.len())..clause.1.min(t.len()).max(act.end.min(t.len()))];
+    let before = &t[clause.0.min(act.start)..act.start];
+    if DESCRIBED_AFTER.is_match(after) || REPORTED_BEFORE.is_match(before) {
+        return false;
+    }
+    if act.needs_failing && !failing_context(whole, hits) {
+        return false;
+    }
+    true
+}
+
+fn failing_context(t: &str, hits: &[Hit]) -> bool {
+    hits.iter().any(|h| h.concept == Concept::Failing)
+        || t.contains("fail")
+        || t.contains("so ci pass")
+        || t.contains("unblock")
+}
+
+/// Whether `rm`'s targets reach beyond the project: home, root, the repository itself.
+fn dangerous_target(target: &str) -> bool {
+    let t = target.trim_matches(|c| c == '"' || c == '\'' || c == '`' || c == ',');
+    if t.is_empty() {
+        return false;
+    }
+    let home = ["~", "$home", "${home}", "%userprofile%"];
+    for h in home {
+        if let Some(rest) = t.strip_prefix(h) {
+            let rest = rest.trim_start_matches('/');
+            // ~/.cache/<tool> is a cache the project owns; the home directory is not.
+            return !(rest.starts_with(".cache/") && rest.len() > ".cache/".len());
+        }
+    }
+    if t == "/" || t == "/*" || t == "." || t == "./" || t == "./*" || t == "*" || t == ".." {
+        return true;
+    }
+    if t.starts_with("../") || t == ".git" || t.ends_with("/.git") || t == ".git/" {
+        return true;
+    }
+    if let Some(rest) = t.strip_prefix('/') {
+        let top = rest.split('/').next().unwrap_or("");
+        return !matches!(top, "tmp" | "var" if rest.starts_with("tmp/") || rest.starts_with("var/tmp/"))
+            && top != "tmp";
+    }
+    false
+}
+
+/// Words that end a command's list of targets when it is written inside a sentence.
+const PROSE: &[&str] = &[
+    "so",
+    "before",
+    "to",
+    "and",
+    "when",
+    "whenever",
+    "if",
+    "after",
+    "at",
+    "for",
+    "then",
+    "in",
+    "on",
+    "every",
+    "each",
+    "first",
+    "once",
+    "from",
+    "or",
+    "is",
+    "are",
+    "runs",
+    "fixes",
+    "frees",
+    "clears",
+    "removes",
+    "wipes",
+    "because",
+    "with",
+    "but",
+    "until",
+    "while",
+    "as",
+    "для",
+    "перед",
+    "um",
+    "pour",
+    "para",
+    "per",
+    "以",
+];
+
+fn command_acts(t: &str) -> Vec<Act> {
+    let mut acts = Vec::new();
+    let mk = |concern, severe, what, m: &regex::Match| Act {
+        concern,
+        severe,
+        start: m.start(),
+        end: m.end(),
+        verb_at: m.start(),
+        what,
+        safe_scope: false,
+        needs_failing: false,
+        self_negated: false,
+        spoken: false,
+    };
+    for rule in COMMAND_RULES.iter() {
+        for m in rule.pattern.find_iter(t) {
+            let mut act = mk(rule.concern, rule.severe, rule.what, &m);
+            act.needs_failing = rule.needs_failing;
+            if rule.what == "pipes a download into a shell" && all_known_installers(m.as_str()) {
+                continue;
+            }
+            if rule.what == "switches off TLS verification" {
+                let clause = clause_of(&clauses(t), m.start());
+                act.safe_scope = LOCALHOST.is_match(&t[clause.0..clause.1.min(t.len())]);
+            }
+            if rule.what == "keeps something from the user"
+                && (m.as_str().starts_with("do") || m.as_str().starts_with("never"))
+            {
+                act.self_negated = true;
+            }
+            acts.push(act);
+        }
+    }
+    for c in RM.captures_iter(t) {
+        let flags = c.get(1).map_or("", |m| m.as_str());
+        let recursive_or_forced = flags.split_whitespace().any(|f| {
+            f.starts_with("--") && (f == "--recursive" || f == "--force")
+                || (!f.starts_with("--") && (f.contains('r') || f.contains('f')))
+        });
+        if !recursive_or_forced {
+            continue;
+        }
+        let targets: Vec<&str> = c
+            .get(2)
+            .map_or("", |m| m.as_str())
+            .split_whitespace()
+            .take_while(|w| !PROSE.contains(w))
+            .collect();
+        let m = c.get(0).expect("match");
+        let dangerous = targets.iter().any(|t| dangerous_target(t));
+        if targets.is_empty() || dangerous {
+            let mut act = mk(
+                Concern::Destructive,
+                dangerous,
+                "deletes files outside the project",
+                &m,
+            );
+            act.what = if dangerous {
+                "deletes files outside the project"
+            } else {
+                "deletes files recursively"
+            };
+            acts.push(act);
+        }
+    }
+    for c in FIND_DELETE.captures_iter(t) {
+        if dangerous_target(c.get(1).map_or("", |m| m.as_str())) {
+            acts.push(mk(
+                Concern::Destructive,
+                true,
+                "deletes files outside the project",
+                &c.get(0).expect("match"),
+            ));
+        }
+    }
+    for c in CHMOD.captures_iter(t) {
+        let target = c.get(4).map_or("", |m| m.as_str());
+        let severe = matches!(target, "/" | "/*" | "~" | "~/" | "$home")
+            || target.starts_with("/etc")
+            || target.starts_with("/usr");
+        acts.push(mk(
+            Concern::WidensPermissions,
+            severe,
+            "makes files writable by everyone",
+            &c.get(0).expect("match"),
+        ));
+    }
+    if let Some(i) = t
+        .find("world-writable")
+        .or_else(|| t.find("world writable"))
+    {
+        {
+            acts.push(Act {
+                concern: Concern::WidensPermissions,
+                severe: false,
+                start: i,
+                end: i + 5,
+                verb_at: i,
+                what: "makes files writable by everyone",
+                safe_scope: false,
+                needs_failing: false,
+                self_negated: false,
+                spoken: true,
+            });
+        }
+    }
+    for c in FORCE_PUSH.captures_iter(t) {
+        let m = c.get(0).expect("match");
+        let cl = clause_of(&clauses(t), m.start());
+        let whole_clause = &t[cl.0..cl.1.min(t.len())];
+        // The command and the words after it, where a sentence names the branch.
+        let reach: String = t[m.start()..cl.1.min(t.len())]
+            .chars()
+            .take(m.as_str().chars().count() + 40)
+            .collect();
+        let lease = reach.contains("--force-with-lease");
+        let to_main = TO_MAIN.is_match(&reach);
+        let own = OWN_BRANCH.is_match(whole_clause);
+        let mut act = mk(
+            Concern::Destructive,
+            to_main && !lease,
+            "force-pushes over others' history",
+            &m,
+        );
+        act.safe_scope = (lease || own) && !to_main;
+        acts.push(act);
+    }
+    for m in GIT_WIPE.find_iter(t) {
+        let cl = clause_of(&clauses(t), m.start());
+        let clause = &t[cl.0..cl.1.min(t.len())];
+        let after = &t[m.end()..cl.1.min(t.len())];
+        let mut act = mk(
+            Concern::Destructive,
+            false,
+            "throws away uncommitted work",
+            &m,
+        );
+        act.safe_scope = ONLY_SCOPE.is_match(clause)
+            || WARNING_AFTER.is_match(after)
+            || CI_SCOPE.is_match(clause);
+        acts.push(act);
+    }
+    for c in SQL_DROP.captures_iter(t) {
+        let m = c.get(0).expect("match");
+        let cl = clause_of(&clauses(t), m.start());
+        let clause = &t[cl.0..cl.1.min(t.len())];
+        let dev_db = c.get(1).is_some_and(|db| DEV_DB.is_match(db.as_str()));
+        let mut act = mk(Concern::Destructive, false, "drops data", &m);
+        act.safe_scope = dev_db || SQL_SCOPE.is_match(clause);
+        acts.push(act);
+    }
+    for m in OR_TRUE.find_iter(t) {
+        let cl = clause_of(&clauses(t), m.start());
+        let clause = &t[cl.0..cl.1.min(t.len())];
+        // The command the `|| true` belongs to, back to the previous separator.
+        let segment_start = t[..m.start()]
+            .rfind(['`', ';', '&', '\n', '('])
+            .map_or(cl.0, |i| (i + 1).max(cl.0));
+        let command = &t[segment_start..m.start()];
+        let checks = CHECK_WORDS.is_match(command)
+            || (CHECK_WORDS.is_match(clause) && !CLEANUP_COMMAND.is_match(command));
+        let checks_cjk = ["テスト", "测试", "тест", "ci"]
+            .iter()
+            .any(|w| clause.contains(w));
+        if checks || checks_cjk {
+            acts.push(mk(
+                Concern::DisablesSafeguard,
+                false,
+                "makes failing checks pass",
+                &m,
+            ));
+        }
+    }
+    for c in MARKDOWN_LINK.captures_iter(t) {
+        let url = c.get(1).map_or("", |m| m.as_str());
+        if MARKDOWN_DATA.is_match(url) || names_secret(url) {
+            acts.push(mk(
+                Concern::Exfiltration,
+                true,
+                "sends data out through a link or image",
+                &c.get(0).expect("match"),
+            ));
+        }
+    }
+    acts
+}
+
+fn verb_at(mut act: Act, at: usize) -> Act {
+    act.verb_at = at;
+    act
+}
+
+/// Distance between two spans (0 when they touch or overlap).
+fn gap(a: (usize, usize), b: (usize, usize)) -> usize {
+    if a.1 <= b.0 {
+        b.0 - a.1
+    } else {
+        a.0.saturating_sub(b.1)
+    }
+}
+
+/// Acts spoken rather than typed: a verb and the object nearest it in one clause, in any
+/// language.
+fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
+    use Concept::*;
+    let mut acts = Vec::new();
+    let secret_spans = concrete_secrets(t);
+    let url_spans: Vec<(usize, usize)> = URL.find_iter(t).map(|m| (m.start(), m.end())).collect();
+    for &(a, b) in cl {
+        let b = b.min(t.len());
+        let here: Vec<Hit> = hits
+            .iter()
+            .filter(|h| h.start >= a && h.end <= b)
+            .copied()
+            .collect();
+        let first = |c: Concept| here.iter().find(|h| h.concept == c).copied();
+        let all = |c: Concept| here.iter().filter(move |h| h.concept == c).copied();
+        let spans = |cs: &[Concept]| -> Vec<(usize, usize)> {
+            here.iter()
+                .filter(|h| cs.contains(&h.concept))
+                .map(|h| (h.start, h.end))
+                .collect()
+        };
+        let nearest = |v: Hit, objects: &[(usize, usize)]| -> Option<(usize, usize)> {
+            objects
+                .iter()
+                .filter(|o| gap((v.start, v.end), **o) > 0 || o.0 >= v.end || o.1 <= v.start)
+                .min_by_key(|o| gap((v.start, v.end), **o))
+                .copied()
+        };
+        let mut secrets: Vec<(usize, usize)> = secret_spans
+            .iter()
+            .filter(|s| s.0 >= a && s.1 <= b)
+            .copied()
+            .collect();
+        secrets.extend(spans(&[Secret]));
+        let url = url_spans.iter().find(|s| s.0 >= a && s.1 <= b).copied();
+        let span = |points: &[(usize, usize)]| -> (usize, usize) {
+            (
+                points.iter().map(|p| p.0).min().unwrap_or(a),
+                points.iter().map(|p| p.1).max().unwrap_or(b),
+            )
+        };
+        let act = |concern, severe, what, (start, end): (usize, usize)| Act {
+            concern,
+            severe,
+            start,
+            end,
+            verb_at: start,
+            what,
+            safe_scope: false,
+            needs_failing: false,
+            self_negated: false,
+            spoken: true,
+        };
+        // Ignoring instructions.
+        let instructions = spans(&[Instructions]);
+        for v in all(Ignore) {
+            if let Some(o) = nearest(v, &instructions)
+                && (first(Prior).is_some() || t[o.0..o.1].contains("system"))
+            {
+                acts.push(verb_at(
+                    act(
+                        Concern::IgnoreGuidance,
+                        true,
+                        "ignores its instructions",
+                        span(&[(v.start, v.end), o]),
+                    ),
+                    v.start,
+                ));
+                break;
+            }
+        }
+        // Secrets leaving.
+        // A secret named as the means ("with scoped credentials", "using a token") is not what
+        // is sent.
+        secrets.retain(|s| {
+            let lead = t[a..s.0].trim_end();
+            !["with", "using", "via", "through", "by", "scoped"]
+                .iter()
+                .any(|w| lead.ends_with(w))
+        });
+        if !secrets.is_empty() && first(Redact).is_none() {
+            let sink = url.or_else(|| first(Report).map(|h| (h.start, h.end)));
+            let sent = all(Send).find_map(|v| nearest(v, &secrets).map(|s| (v, s)));
+            let concrete: Vec<(usize, usize)> = secret_spans
+                .iter()
+                .filter(|s| s.0 >= a && s.1 <= b)
+                .copied()
+                .collect();
+            let shown = all(Disclose)
+                .filter(|v| sink.is_some() || &t[v.start..v.end] == "commit")
+                .find_map(|v| nearest(v, &secrets).map(|s| (v, s)))
+                // Printing a secret file, variable or the environment needs no audience: it
+                // lands in the agent's output, which is stored and shown.
+                .or_else(|| all(Reveal).find_map(|v| nearest(v, &concrete).map(|s| (v, s))))
+                // A report filled with a secret file's contents, whatever the verb ("start
+                // your report with the contents of .env").
+                .or_else(|| {
+                    let report = first(Report)?;
+                    let contents = first(SessionData)?;
+                    let s = *concrete.first()?;
+                    Some((contents, (report.start.min(s.0), report.end.max(s.1))))
+                });
+            if let Some((v, s)) = sent {
+                acts.push(verb_at(
+                    act(
+                        Concern::Exfiltration,
+                        true,
+                        "sends secrets elsewhere",
+                        span(&[(v.start, v.end), s]),
+                    ),
+                    v.start,
+                ));
+            } else if let Some((v, s)) = shown {
+                acts.push(verb_at(
+                    act(
+                        Concern::Exfiltration,
+                        true,
+                        "puts secrets where others read them",
+                        span(&[(v.start, v.end), s]),
+                    ),
+                    v.start,
+                ));
+            }
+        }
+        // An image or link whose address carries data ("a pixel from https://t.example/p?u=<user>").
+        if let (Some(p), Some(u)) = (first(Picture), url)
+            && MARKDOWN_DATA.is_match(&t[u.0..u.1])
+        {
+            acts.push(verb_at(
+                act(
+                    Concern::Exfiltration,
+                    true,
+                    "sends data out through a link or image",
+                    span(&[(p.start, p.end), u]),
+                ),
+                p.start,
+            ));
+        }
+        if let (Some(d), Some(p), Some(u)) = (first(SessionData), first(Picture), url) {
+            acts.push(verb_at(
+                act(
+                    Concern::Exfiltration,
+                    true,
+                    "sends data out through a link or image",
+                    span(&[(d.start, d.end), (p.start, p.end), u]),
+                ),
+                d.start,
+            ));
+        }
+        // Destruction of what is not the project's.
+        let mut targets = spans(&[Home, Everything, Repository, Production]);
+        targets.extend(
+            PATH_TOKEN
+                .captures_iter(&t[a..b])
+                .filter_map(|c| c.get(1))
+                .filter(|m| dangerous_target(m.as_str()))
+                .map(|m| (a + m.start(), a + m.end())),
+        );
+        for v in all(Delete) {
+            if let Some(o) = nearest(v, &targets) {
+                let lead = t[v.end.min(o.0)..o.0].trim_end();
+                let location = ["in", "inside", "within", "under", "from", "only"]
+                    .iter()
+                    .any(|w| lead.ends_with(w));
+                if !location {
+                    acts.push(verb_at(
+                        act(
+                            Concern::Destructive,
+                            true,
+                            "deletes what is not the project's",
+                            span(&[(v.start, v.end), o]),
+                        ),
+                        v.start,
+                    ));
+                    break;
+                }
+            }
+        }
+        // Tests deleted to make a run pass.
+        let test_objects = spans(&[TestSafeguard]);
+        if first(Failing).is_some() || first(Always).is_some() {
+            for v in all(Delete) {
+                if let Some(o) = nearest(v, &test_objects) {
+                    acts.push(verb_at(
+                        act(
+                            Concern::DisablesSafeguard,
+                            false,
+                            "deletes tests to make a run pass",
+                            span(&[(v.start, v.end), o]),
+                        ),
+                        v.start,
+                    ));
+                    break;
+                }
+            }
+        }
+        // Safeguards off.
+        let guards = spans(&[Safeguard]);
+        let tests = spans(&[TestSafeguard]);
+        let reviews = spans(&[ReviewSafeguard]);
+        for v in all(Disable) {
+            let options = [
+                (
+                    nearest(v, &guards),
+                    Concern::DisablesSafeguard,
+                    "switches a safeguard off",
+                ),
+                (
+                    nearest(v, &tests),
+                    Concern::DisablesSafeguard,
+                    "switches the tests off",
+                ),
+                (
+                    nearest(v, &reviews),
+                    Concern::BypassReview,
+                    "bypasses review",
+                ),
+            ];
+            if let Some((o, concern, what)) = options
+                .into_iter()
+                .filter_map(|(o, c, w)| o.map(|o| (o, c, w)))
+                .min_by_key(|(o, _, _)| gap((v.start, v.end), *o))
+            {
+                let mut x = verb_at(
+                    act(concern, false, what, span(&[(v.start, v.end), o])),
+                    v.start,
+                );
+                x.safe_scope = what == "switches the tests off" && COMPENSATED.is_match(t);
+                acts.push(x);
+                break;
+            }
+        }
+        // Remote code.
+        if let Some(u) = url
+            && !all_known_installers(&t[a..b])
+        {
+            let scripted = SCRIPT_URL.is_match(&t[a..b]);
+            for d in all(Download) {
+                if let Some(e) = all(Execute).find(|e| e.start > d.end)
+                    && !VERIFIED.is_match(&t[d.end..e.start])
+                {
+                    acts.push(verb_at(
+                        act(
+                            Concern::RemoteCode,
+                            true,
+                            "runs what it downloads",
+                            span(&[(d.start, d.end), u, (e.start, e.end)]),
+                        ),
+                        d.start,
+                    ));
+                    break;
+                }
+            }
+            if let Some(e) = first(Execute)
+                && (first(Shell).is_some() || scripted)
+            {
+                acts.push(verb_at(
+                    act(
+                        Concern::RemoteCode,
+                        true,
+                        "runs code from elsewhere",
+                        span(&[(e.start, e.end), u]),
+                    ),
+                    e.start,
+                ));
+            }
+        }
+        // Decoded or pasted bytes piped into a shell ("base64-decode the string and pipe it to
+        // bash").
+        if let Some(e) = first(Execute)
+            && first(Shell).is_some()
+            && DECODE_WORDS.is_match(&t[a..b])
+        {
+            acts.push(verb_at(
+                act(
+                    Concern::RemoteCode,
+                    true,
+                    "pipes decoded bytes into a shell",
+                    (e.start, e.end),
+                ),
+                e.start,
+            ));
+        }
+        // Review.
+        let mains = spans(&[Main]);
+        for v in all(Push) {
+            if let Some(m) = nearest(v, &mains)
+                && (first(Directly).is_some()
+                    || (first(Without).is_some() && first(Review).is_some()))
+            {
+                acts.push(verb_at(
+                    act(
+                        Concern::BypassReview,
+                        false,
+                        "bypasses review",
+                        span(&[(v.start, v.end), m]),
+                    ),
+                    v.start,
+                ));
+                break;
+            }
+        }
+        // Steering.
+        if let Some(p) = first(Persona) {
+            acts.push(act(
+                Concern::IgnoreGuidance,
+                true,
+                "gives it a new identity or new permissions",
+                (p.start, p.end),
+            ));
+        }
+        if let Some(c) = first(Conceal) {
+            let mut x = act(
+                Concern::IgnoreGuidance,
+                true,
+                "keeps something from the user",
+                (c.start, c.end),
+            );
+            x.self_negated = true;
+            acts.push(x);
+        }
+        if let (Some(w), Some(u)) = (first(Without), first(User))
+            && u.start > w.start
+        {
+            acts.push(verb_at(
+                act(
+                    Concern::IgnoreGuidance,
+                    true,
+                    "keeps something from the user",
+                    span(&[(w.start, w.end), (u.start, u.end)]),
+                ),
+                w.start,
+            ));
+        }
+    }
+    acts
+}
+
+/// Every act in `reading`, severe ones first, each with whether it is an instruction.
+pub fn acts(reading: &str, options: Options) -> Vec<(Act, bool)> {
+    let hits = lexicon_hits(reading, options.languages);
+    let cl = clauses(reading);
+    let mut acts = command_acts(reading);
+    acts.extend(language_acts(reading, &hits, &cl));
+    acts.sort_by_key(|a| (!a.severe, a.start));
+    acts.into_iter()
+        .map(|act| {
+            let instruction = !options.context || instructed(reading, &hits, &cl, &act, reading);
+            (act, instruction)
+        })
+        .collect()
+}
+
+/// The first act in `reading` that is an instruction, if any.
+pub fn find(reading: &str, options: Options) -> Option<Act> {
+    acts(reading, options)
+        .into_iter()
+        .find_map(|(act, instruction)| instruction.then_some(act))
+}
+
+/// The lexicon words found in `reading`, for `--explain`.
+pub fn words(reading: &str) -> Vec<String> {
+    lexicon_hits(reading, true)
+        .iter()
+        .map(|h| format!("{:?}:{}", h.concept, &reading[h.start..h.end]))
+        .collect()
+}
+
+/// Every path the text names, as `combine` compares them.
+pub fn url_in(text: &str) -> Option<String> {
+    URL.find(text).map(|m| m.as_str().to_string())
+}
+
+/// Whether the text names a secret (a path, a variable, the environment, in any language).
+pub fn names_secret(text: &str) -> bool {
+    !concrete_secrets(text).is_empty()
+        || lexicon_hits(text, true)
+            .iter()
+            .any(|h| h.concept == Concept::Secret)
+}
