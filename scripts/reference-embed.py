@@ -2,7 +2,7 @@
 """An independent reference for gza's sentence embeddings: the same BERT forward pass in numpy,
 read straight from the model folder, with Hugging Face's tokenizer.json (WordPiece) rules.
 
-Used to produce the expected values in src/learn/embed/mod.rs's test; not needed by CI.
+Used to produce the expected values in crates/gza-embed/src/lib.rs's test; not needed by CI.
 Usage: scripts/reference-embed.py MODEL_DIR "sentence" ...   (needs numpy)
 """
 import json, struct, sys, unicodedata

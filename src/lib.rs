@@ -1,35 +1,23 @@
 //! gza: a task runner for AI coding agents whose finished tasks teach the next ones.
 //!
-//! The crate is laid out by room: `cli` parses and prints, `runner` runs agents, `learn` turns
-//! finished tasks into learnings, `llm` talks to extraction models, `prompt` builds what an agent
-//! is sent, and `store` keeps everything in SQLite. Data flows one way: cli → runner/learn → store.
+//! The workspace's crates are its rooms, and their dependencies are the layering (data flows one
+//! way: cli → runner / learn / hooks → store → core): `gza-core` (leaf types and policies),
+//! `gza-store` (SQLite), `gza-llm` (extraction clients), `gza-embed` (the embedding model),
+//! `gza-learn` (learnings), `gza-runner` (running agents, the review loop), `gza-hooks` (agent
+//! hooks), and this crate, the command line. The rooms are re-exported here under their old
+//! names, so the command line reads `crate::store::Store` whichever crate a room lives in.
 
-pub mod branch;
 pub mod cli;
-pub mod config;
-pub mod confine;
-pub mod error;
-pub mod fence;
-pub mod fsutil;
-pub mod git;
-pub mod hooks;
 pub mod import;
-pub mod learn;
-pub mod learning;
-pub mod llm;
-pub mod process;
-pub mod project;
-pub mod prompt;
-pub mod quarantine;
-pub mod redact;
-pub mod review;
-pub mod runner;
-pub mod settings;
-pub mod store;
-pub mod task;
-pub mod text;
-pub mod trust;
-pub mod wire;
-pub mod worktree;
 
-pub use error::{Error, Result};
+pub use gza_core::{Error, Result};
+pub use gza_core::{
+    config, confine, error, fence, fsutil, git, learning, process, project, prompt, quarantine,
+    redact, settings, task, text, trust, wire, worktree,
+};
+pub use gza_hooks as hooks;
+pub use gza_learn as learn;
+pub use gza_llm as llm;
+pub use gza_runner as runner;
+pub use gza_runner::{branch, review};
+pub use gza_store as store;

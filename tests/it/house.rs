@@ -1,129 +1,80 @@
-//! The house has no circles: no room (a top-level module of `src/`) reaches itself through the
-//! `crate::` paths its code uses. Test code is left out (`#[cfg(test)]` onwards).
+//! The house: the workspace's crates are its rooms and their dependencies are the layering
+//! (data flows one way: cli → runner / learn / hooks → store → core), which the compiler
+//! enforces. This test pins the graph, so that a new dependency between rooms is a decision
+//! made here, not an accident of an import.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-fn rooms() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut stack = vec![src.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let rel = path.strip_prefix(&src).unwrap();
-            let first = rel
-                .components()
-                .next()
-                .unwrap()
-                .as_os_str()
-                .to_string_lossy();
-            let room = first.trim_end_matches(".rs").to_string();
+/// Each crate of the workspace and the gza crates it depends on (normal dependencies).
+fn crate_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut manifests = vec![root.join("Cargo.toml")];
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        manifests.push(entry.unwrap().path().join("Cargo.toml"));
+    }
+    manifests
+        .into_iter()
+        .map(|path| {
             let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap();
-            let deps = graph.entry(room.clone()).or_default();
-            for (i, _) in code.match_indices("crate::") {
-                let rest = &code[i + "crate::".len()..];
-                let names: Vec<&str> = if let Some(list) = rest.strip_prefix('{') {
-                    let list = &list[..list.find('}').unwrap_or(list.len())];
-                    list.split(',')
-                        .filter_map(|p| p.split("::").next())
-                        .map(str::trim)
+            let manifest: toml::Table = text.parse().unwrap();
+            let name = manifest["package"]["name"].as_str().unwrap().to_string();
+            let deps = manifest
+                .get("dependencies")
+                .and_then(toml::Value::as_table)
+                .map(|deps| {
+                    deps.keys()
+                        .filter(|k| k.starts_with("gza-"))
+                        .cloned()
                         .collect()
-                } else {
-                    vec![
-                        rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                            .next()
-                            .unwrap(),
-                    ]
-                };
-                for name in names {
-                    if !name.is_empty()
-                        && name != room
-                        && name.chars().all(|c| c.is_ascii_lowercase() || c == '_')
-                    {
-                        deps.insert(name.to_string());
-                    }
-                }
-            }
-        }
-    }
-    graph
-}
-
-fn path_between(
-    graph: &BTreeMap<String, BTreeSet<String>>,
-    from: &str,
-    to: &str,
-) -> Option<Vec<String>> {
-    let mut queue = std::collections::VecDeque::from([vec![from.to_string()]]);
-    let mut seen = BTreeSet::new();
-    while let Some(path) = queue.pop_front() {
-        let last = path.last().unwrap();
-        for next in graph.get(last).into_iter().flatten() {
-            if next == to {
-                let mut found = path.clone();
-                found.push(next.clone());
-                return Some(found);
-            }
-            if seen.insert(next.clone()) {
-                let mut longer = path.clone();
-                longer.push(next.clone());
-                queue.push_back(longer);
-            }
-        }
-    }
-    None
+                })
+                .unwrap_or_default();
+            (name, deps)
+        })
+        .collect()
 }
 
 #[test]
-fn no_room_reaches_itself() {
-    let graph = rooms();
-    assert!(
-        graph.contains_key("runner") && graph.contains_key("learn"),
-        "{graph:?}"
-    );
-    let circles: Vec<String> = graph
-        .keys()
-        .filter_map(|room| path_between(&graph, room, room))
-        .map(|p| p.join(" → "))
-        .collect();
-    assert!(
-        circles.is_empty(),
-        "import circles:\n{}",
-        circles.join("\n")
-    );
-}
-
-#[test]
-fn leaf_rooms_import_no_other_room() {
-    let graph = rooms();
-    let leaves = BTreeSet::from([
-        "error", "process", "text", "wire", "redact", "task", "git", "confine",
+fn the_crate_graph_is_the_layering() {
+    let graph = crate_graph();
+    let want: BTreeMap<&str, &[&str]> = BTreeMap::from([
+        ("gza-core", &[][..]),
+        ("gza-embed", &[][..]),
+        ("gza-store", &["gza-core"][..]),
+        ("gza-llm", &["gza-core"][..]),
+        (
+            "gza-learn",
+            &["gza-core", "gza-embed", "gza-llm", "gza-store"][..],
+        ),
+        ("gza-runner", &["gza-core", "gza-store"][..]),
+        (
+            "gza-hooks",
+            &["gza-core", "gza-embed", "gza-learn", "gza-llm", "gza-store"][..],
+        ),
+        (
+            "gza",
+            &[
+                "gza-core",
+                "gza-embed",
+                "gza-hooks",
+                "gza-learn",
+                "gza-llm",
+                "gza-runner",
+                "gza-store",
+            ][..],
+        ),
     ]);
-    // fsutil (file helpers) and confine (paths inside the project) are leaves too, and git
-    // reads its worktrees' `.git` files through fsutil.
-    let helpers = ["error", "fsutil", "confine"];
-    for leaf in &leaves {
-        let deps: Vec<&String> = graph[*leaf]
-            .iter()
-            .filter(|d| !helpers.contains(&d.as_str()))
-            .collect();
-        assert!(deps.is_empty(), "{leaf} imports {deps:?}");
-    }
-    for room in ["runner", "llm"] {
-        if let Some(deps) = graph.get(room) {
-            assert!(!deps.contains("learn"), "{room} imports learn");
-        }
-    }
-    assert!(!graph["llm"].contains("runner"), "llm imports runner");
+    let got: BTreeMap<&str, Vec<&str>> = graph
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.iter().map(String::as_str).collect()))
+        .collect();
+    let want: BTreeMap<&str, Vec<&str>> = want.into_iter().map(|(k, v)| (k, v.to_vec())).collect();
+    assert_eq!(got, want);
+    // The rules the graph keeps: the runner never reaches learnings (it gets them through the
+    // Teacher trait), learnings never reach the runner, the store and core reach nothing above.
+    assert!(!graph["gza-runner"].contains("gza-learn"));
+    assert!(!graph["gza-learn"].contains("gza-runner"));
+    assert!(!graph["gza-store"].iter().any(|d| d != "gza-core"));
 }
 
 /// Every file in tests/it/ is a module of the test binary: one left out of main.rs would never

@@ -1,0 +1,557 @@
+//! `gza.yaml`: the project configuration.
+//!
+//! YAML is read with serde_norway, the maintained fork of serde_yaml (serde_yaml is deprecated
+//! and serde_yml is unsound). It keeps serde_yaml's error locations, so a bad key is reported
+//! with its line and column. Secrets never live here: API keys are read from the environment.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The commented example written by `gza init`; it documents every key with its default.
+pub const EXAMPLE_YAML: &str = include_str!("../../../gza.example.yaml");
+
+/// Which agent CLI runs a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    #[default]
+    Claude,
+    Codex,
+    Gemini,
+    Command,
+}
+
+impl ProviderKind {
+    pub const ALL: [ProviderKind; 4] = [Self::Claude, Self::Codex, Self::Gemini, Self::Command];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Claude => "claude",
+            Self::Codex => "codex",
+            Self::Gemini => "gemini",
+            Self::Command => "command",
+        }
+    }
+
+    /// Parse a provider name given on the command line or stored with a task.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+}
+
+/// How an agent is isolated from the rest of the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxKind {
+    /// The agent runs as the user, with the user's access.
+    #[default]
+    None,
+    /// bubblewrap: the system read-only, the task's directory read-write, HOME hidden.
+    Bwrap,
+    /// A container from `docker_image`, the task's directory mounted at /workspace.
+    Docker,
+}
+
+impl SandboxKind {
+    pub const ALL: [SandboxKind; 3] = [Self::None, Self::Bwrap, Self::Docker];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Bwrap => "bwrap",
+            Self::Docker => "docker",
+        }
+    }
+}
+
+/// The most agents gza runs at once in one project (`max_concurrent`, `work --parallel`).
+pub const MAX_CONCURRENT_LIMIT: u32 = 256;
+
+/// The whole of gza.yaml.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Display name; defaults to the directory name.
+    pub project_name: Option<String>,
+    /// Default agent provider for new tasks.
+    pub provider: ProviderKind,
+    /// Default model passed to the provider (provider default when unset).
+    pub model: Option<String>,
+    /// Wall-clock limit for one task, in minutes (fractions allowed); 0 means no limit.
+    pub timeout_minutes: f64,
+    /// Maximum agent turns per task, passed to providers that support it.
+    pub max_turns: u32,
+    /// Agents running at once across every `gza work` process of the project.
+    pub max_concurrent: u32,
+    /// `gza clean` (and `gza work` at start) removes worktrees and logs of tasks finished longer
+    /// ago than this many days; 0 keeps them until `gza clean --all`.
+    pub cleanup_days: u32,
+    /// Redact secrets in the agent's raw logs (`.gza/logs/ID.jsonl`, `ID.stderr.log`) as they
+    /// are written; false keeps them byte for byte, and `gza log --raw` says so.
+    pub redact_raw_logs: bool,
+    /// How agents are isolated; each provider may override it.
+    pub sandbox: SandboxKind,
+    /// The container image agents run in with `sandbox: docker`.
+    pub docker_image: Option<String>,
+    /// Environment variables a sandboxed agent is given besides the basic ones and its
+    /// provider's own: names, or prefixes ending in `*`.
+    pub sandbox_env: Vec<String>,
+    /// Learning accumulation.
+    pub learnings: LearningsConfig,
+    /// Claude Code hook handlers.
+    pub hooks: HooksConfig,
+    /// Per-provider binaries and arguments.
+    pub providers: ProvidersConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            project_name: None,
+            provider: ProviderKind::Claude,
+            model: None,
+            timeout_minutes: 30.0,
+            max_turns: 50,
+            max_concurrent: 5,
+            cleanup_days: 30,
+            redact_raw_logs: true,
+            sandbox: SandboxKind::None,
+            docker_image: None,
+            sandbox_env: Vec::new(),
+            learnings: LearningsConfig::default(),
+            hooks: HooksConfig::default(),
+            providers: ProvidersConfig::default(),
+        }
+    }
+}
+
+/// Which client extracts learnings from finished tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExtractionProvider {
+    /// `anthropic` when ANTHROPIC_API_KEY is set, else `claude-cli` when claude is on PATH, else `none`.
+    #[default]
+    Auto,
+    Anthropic,
+    Openai,
+    ClaudeCli,
+    None,
+}
+
+/// Which learnings a task is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum InjectMode {
+    /// The windowed learnings.md, bounded by max_tokens (the spec).
+    #[default]
+    File,
+    /// Only what the ranker picks for the task, plus every CRITICAL learning that matches.
+    Relevant,
+    /// The file, plus up to `recall` relevant learnings that fell out of its window.
+    Both,
+}
+
+/// The `learnings:` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LearningsConfig {
+    pub enabled: bool,
+    pub window_size: u32,
+    pub regenerate_every: u32,
+    pub extraction_provider: ExtractionProvider,
+    pub extraction_model: String,
+    pub max_tokens: u32,
+    /// Endpoint override for the `anthropic` and `openai` clients.
+    pub base_url: Option<String>,
+    /// Environment variable holding the key for the `openai` client.
+    pub api_key_env: String,
+    pub timeout_seconds: u64,
+    pub max_retries: u32,
+    pub concurrency: u32,
+    /// How long one regeneration starts extraction calls; tasks left then wait for the next.
+    pub extraction_deadline_seconds: u64,
+    pub sections: Vec<String>,
+    /// Which learnings a task is given.
+    pub inject: InjectMode,
+    /// How many relevant learnings `relevant` and `both` add at most.
+    pub recall: u32,
+    /// A sentence-transformers model folder (relative to the project root); unset: the default.
+    pub model_dir: Option<std::path::PathBuf>,
+    /// Drafts (learnings awaiting review) are given to agents, marked as drafts.
+    pub inject_drafts: bool,
+    /// Whether task extractions land active (`auto`) or as drafts (`manual`).
+    pub review: ReviewMode,
+    /// Globs `gza learnings validate` skips when it searches the tree.
+    pub evidence_exclude: Vec<String>,
+    /// Where tier 2 learnings are exported (seed 002's expertise.yaml).
+    pub expertise_path: std::path::PathBuf,
+}
+
+/// How learnings extracted from tasks land.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ReviewMode {
+    /// Active at once.
+    #[default]
+    Auto,
+    /// As drafts, for `gza learnings review`.
+    Manual,
+}
+
+/// The `hooks:` block: gza's Claude Code hook handlers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HooksConfig {
+    /// Lowest trigger score that injects process knowledge before a tool call.
+    pub threshold: f64,
+    /// Most learnings a prompt is given by the UserPromptSubmit hook.
+    pub prompt_learnings: u32,
+}
+
+impl Default for HooksConfig {
+    fn default() -> Self {
+        HooksConfig {
+            threshold: 0.7,
+            prompt_learnings: 3,
+        }
+    }
+}
+
+impl Default for LearningsConfig {
+    fn default() -> Self {
+        LearningsConfig {
+            enabled: true,
+            window_size: 15,
+            regenerate_every: 5,
+            extraction_provider: ExtractionProvider::Auto,
+            extraction_model: "haiku".into(),
+            max_tokens: 2000,
+            base_url: None,
+            api_key_env: "OPENAI_API_KEY".into(),
+            timeout_seconds: 60,
+            max_retries: 3,
+            concurrency: 4,
+            extraction_deadline_seconds: 120,
+            sections: DEFAULT_SECTIONS.iter().map(|s| s.to_string()).collect(),
+            inject: InjectMode::File,
+            recall: 5,
+            model_dir: None,
+            inject_drafts: true,
+            review: ReviewMode::Auto,
+            evidence_exclude: DEFAULT_EVIDENCE_EXCLUDE
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            expertise_path: ".claude/skills/learned/resources/expertise.yaml".into(),
+        }
+    }
+}
+
+/// What `gza learnings validate` skips by default: docs, YAML, lock files, VCS and build folders, gza's own state.
+pub const DEFAULT_EVIDENCE_EXCLUDE: [&str; 16] = [
+    ".git",
+    ".gza",
+    "node_modules",
+    "target",
+    "*.md",
+    "*.markdown",
+    "*.mdx",
+    "*.rst",
+    "*.yaml",
+    "*.yml",
+    "*.lock",
+    "*.lockb",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "go.sum",
+    "LEARNINGS.md",
+];
+
+/// The spec's learnings sections, in file order.
+pub const DEFAULT_SECTIONS: [&str; 6] = [
+    "Testing Patterns",
+    "Code Style",
+    "Git Workflow",
+    "Architecture Decisions",
+    "Common Pitfalls",
+    "General",
+];
+
+/// The `providers:` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProvidersConfig {
+    pub claude: ClaudeConfig,
+    pub codex: AgentBinaryConfig,
+    pub gemini: AgentBinaryConfig,
+    pub command: CommandConfig,
+}
+
+/// `providers.claude`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClaudeConfig {
+    pub path: String,
+    /// Tools the agent may use; sent as both `--tools` and `--allowedTools`.
+    pub tools: Vec<String>,
+    /// Extra arguments appended to the command line.
+    pub args: Vec<String>,
+    /// Overrides the top-level `sandbox` for this provider.
+    pub sandbox: Option<SandboxKind>,
+}
+
+impl Default for ClaudeConfig {
+    fn default() -> Self {
+        ClaudeConfig {
+            path: "claude".into(),
+            tools: ["Read", "Write", "Edit", "Glob", "Grep", "Bash"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            args: Vec::new(),
+            sandbox: None,
+        }
+    }
+}
+
+/// `providers.codex` and `providers.gemini`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentBinaryConfig {
+    pub path: String,
+    pub args: Vec<String>,
+    /// Overrides the top-level `sandbox` for this provider.
+    pub sandbox: Option<SandboxKind>,
+}
+
+impl AgentBinaryConfig {
+    /// The configured binary, or `default` when unset.
+    pub fn path_or<'a>(&'a self, default: &'a str) -> &'a str {
+        if self.path.is_empty() {
+            default
+        } else {
+            &self.path
+        }
+    }
+}
+
+/// `providers.command`: any agent that reads a prompt on stdin and prints text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct CommandConfig {
+    /// Program and arguments; `{model}` is replaced by the task's model.
+    pub command: Vec<String>,
+    /// Overrides the top-level `sandbox` for this provider.
+    pub sandbox: Option<SandboxKind>,
+}
+
+impl Config {
+    /// The sandbox tasks of provider `kind` run in.
+    pub fn sandbox_for(&self, kind: ProviderKind) -> SandboxKind {
+        let p = &self.providers;
+        let own = match kind {
+            ProviderKind::Claude => p.claude.sandbox,
+            ProviderKind::Codex => p.codex.sandbox,
+            ProviderKind::Gemini => p.gemini.sandbox,
+            ProviderKind::Command => p.command.sandbox,
+        };
+        own.unwrap_or(self.sandbox)
+    }
+
+    /// Read and validate `path`.
+    pub fn load(path: &Path) -> Result<Config> {
+        Self::parse(path, &Self::read_text(path)?)
+    }
+
+    /// Parse config text; `path` is only used in error messages.
+    pub fn parse(path: &Path, text: &str) -> Result<Config> {
+        let config = Self::parse_unchecked(path, text)?;
+        config.validate(path)?;
+        Ok(config)
+    }
+
+    /// Read config text, failing on unknown keys and wrong types (with the line), without the
+    /// checks across keys (a layer may rely on another for those).
+    pub fn read_text(path: &Path) -> Result<String> {
+        // Non-blocking and regular files only: a FIFO in a settings file's place never stalls
+        // a hook or a worker.
+        let bytes = crate::fsutil::read_regular_file(path, MAX_CONFIG_BYTES)
+            .map_err(|e| crate::fsutil::read_refused(path, e))?;
+        String::from_utf8(bytes).map_err(|e| Error::Config {
+            path: path.to_path_buf(),
+            location: None,
+            message: format!(
+                "not UTF-8 text (bad byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        })
+    }
+
+    /// Parse config text, failing on unknown keys and wrong types (with the line), without the
+    /// checks across keys (a layer may rely on another for those).
+    pub fn parse_unchecked(path: &Path, text: &str) -> Result<Config> {
+        let is_empty = text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
+        if is_empty {
+            return Ok(Config::default());
+        }
+        serde_norway::from_str(text).map_err(|e| {
+            let location = e.location().map(|l| (l.line(), l.column()));
+            Error::Config {
+                path: path.to_path_buf(),
+                location,
+                message: clean_yaml_message(&e.to_string()),
+            }
+        })
+    }
+
+    /// The checks across keys, for the settings of every layer together.
+    pub fn validate(&self, path: &Path) -> Result<()> {
+        let bad = |message: String| Error::Config {
+            path: path.to_path_buf(),
+            location: None,
+            message,
+        };
+        let l = &self.learnings;
+        if l.window_size == 0 {
+            return Err(bad("learnings.window_size must be at least 1".into()));
+        }
+        if l.regenerate_every == 0 {
+            return Err(bad("learnings.regenerate_every must be at least 1".into()));
+        }
+        if !(0.0..=10.0).contains(&self.hooks.threshold) {
+            return Err(bad("hooks.threshold must be between 0 and 10".into()));
+        }
+        if let Some((g, e)) = l
+            .evidence_exclude
+            .iter()
+            .find_map(|g| globset::Glob::new(g).err().map(|e| (g, e)))
+        {
+            return Err(bad(format!(
+                "learnings.evidence_exclude: {g:?} is not a glob: {e}"
+            )));
+        }
+        if l.sections.is_empty() {
+            return Err(bad(
+                "learnings.sections must name at least one section".into()
+            ));
+        }
+        // A bound, not just finiteness: 1e18 minutes overflows a Duration after the task is claimed.
+        if !(0.0..=MAX_TIMEOUT_MINUTES).contains(&self.timeout_minutes) {
+            return Err(bad(format!(
+                "timeout_minutes must be 0 (no limit) or a number of minutes up to {MAX_TIMEOUT_MINUTES} (a year)"
+            )));
+        }
+        if !(1..=MAX_LLM_TIMEOUT_SECONDS).contains(&l.timeout_seconds) {
+            return Err(bad(format!(
+                "learnings.timeout_seconds must be between 1 and {MAX_LLM_TIMEOUT_SECONDS}"
+            )));
+        }
+        if !(1..=MAX_LLM_TIMEOUT_SECONDS).contains(&l.extraction_deadline_seconds) {
+            return Err(bad(format!(
+                "learnings.extraction_deadline_seconds must be between 1 and {MAX_LLM_TIMEOUT_SECONDS}"
+            )));
+        }
+        let uses_docker = ProviderKind::ALL
+            .iter()
+            .any(|&k| self.sandbox_for(k) == SandboxKind::Docker);
+        if uses_docker
+            && self
+                .docker_image
+                .as_deref()
+                .is_none_or(|i| i.trim().is_empty())
+        {
+            return Err(bad(
+                "sandbox: docker needs docker_image: the image agents run in".into(),
+            ));
+        }
+        if let Some(name) = self.sandbox_env.iter().find(|name| {
+            let name = name.strip_suffix('*').unwrap_or(name);
+            name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        }) {
+            return Err(bad(format!(
+                "sandbox_env: {name:?} is not a variable name (letters, digits and _, or a prefix ending in *)"
+            )));
+        }
+        if self.max_turns == 0 {
+            return Err(bad("max_turns must be at least 1".into()));
+        }
+        if !(1..=MAX_CONCURRENT_LIMIT).contains(&self.max_concurrent) {
+            return Err(bad(format!(
+                "max_concurrent must be between 1 and {MAX_CONCURRENT_LIMIT}"
+            )));
+        }
+        if self.cleanup_days > 36_500 {
+            return Err(bad(
+                "cleanup_days must be at most 36500 (0 keeps everything)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Longest `timeout_minutes`: a year.
+const MAX_TIMEOUT_MINUTES: f64 = 525_600.0;
+/// A settings file larger than this is refused.
+const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
+/// Longest wait for one extraction request: an hour.
+const MAX_LLM_TIMEOUT_SECONDS: u64 = 3600;
+
+/// serde_norway appends " at line L column C"; we print the location ourselves.
+fn clean_yaml_message(message: &str) -> String {
+    let message = match message.find(" at line ") {
+        Some(i) => &message[..i],
+        None => message,
+    };
+    message.replace("unknown field", "unknown key")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config> {
+        Config::parse(Path::new("gza.yaml"), text)
+    }
+
+    #[test]
+    fn example_file_parses_to_the_defaults() {
+        let mut parsed = parse(EXAMPLE_YAML).unwrap();
+        parsed.project_name = None;
+        assert_eq!(parsed, Config::default());
+    }
+
+    #[test]
+    fn empty_or_comment_only_file_is_the_default() {
+        assert_eq!(parse("").unwrap(), Config::default());
+        assert_eq!(parse("# nothing\n\n").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn unknown_key_names_key_and_line() {
+        let err = parse("provider: claude\nlearnings:\n  windw_size: 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("gza.yaml:3:"), "{err}");
+        assert!(err.contains("unknown key `windw_size`"), "{err}");
+    }
+
+    #[test]
+    fn wrong_type_names_key_and_line() {
+        let err = parse("timeout_minutes: soon\n").unwrap_err().to_string();
+        assert!(err.contains("gza.yaml:1:"), "{err}");
+        assert!(err.contains("timeout_minutes"), "{err}");
+    }
+
+    #[test]
+    fn zero_window_is_rejected() {
+        let err = parse("learnings:\n  window_size: 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("window_size must be at least 1"), "{err}");
+    }
+}

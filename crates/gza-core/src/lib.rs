@@ -1,0 +1,26 @@
+//! gza-core: the leaf types and policies every other gza crate uses: the error type and its exit
+//! codes, settings in layers and which of a repository's settings are trusted, task and learning
+//! records, text, redaction and the quarantine, paths confined to the project, and git (the one
+//! place it is started, hardened for agents' worktrees). It knows nothing of the store, the
+//! runner, learnings or the command line.
+
+pub mod config;
+pub mod confine;
+pub mod error;
+pub mod fence;
+pub mod fsutil;
+pub mod git;
+pub mod learning;
+pub mod process;
+pub mod project;
+pub mod prompt;
+pub mod quarantine;
+pub mod redact;
+pub mod settings;
+pub mod task;
+pub mod text;
+pub mod trust;
+pub mod wire;
+pub mod worktree;
+
+pub use error::{Error, Result};

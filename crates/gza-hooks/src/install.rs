@@ -1,0 +1,354 @@
+//! Installing gza's hooks into a Claude Code settings file, safely: merge, never clobber.
+//!
+//! gza's entries are recognised by their command (`<gza> hook <event>`), so a second install
+//! changes nothing and an install from a moved binary updates the path in place. Every other
+//! key and hook stays as it was; a file that is not plain JSON is refused, never overwritten;
+//! the old file is backed up before it is replaced.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use gza_core::error::{Error, Result};
+
+/// The Claude Code events gza handles, with the matcher and handler name for each.
+pub const EVENTS: [(&str, Option<&str>, &str); 5] = [
+    (
+        "SessionStart",
+        Some("startup|resume|clear|compact"),
+        "session-start",
+    ),
+    ("UserPromptSubmit", None, "user-prompt-submit"),
+    ("PreToolUse", Some("*"), "pre-tool-use"),
+    ("Stop", None, "stop"),
+    ("SessionEnd", None, "session-end"),
+];
+
+/// Seconds Claude Code waits for a handler.
+const TIMEOUT_SECONDS: u64 = 10;
+
+/// Which settings file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// `.claude/settings.json` in the project (committed, shared).
+    Project,
+    /// `.claude/settings.local.json` in the project (personal).
+    Local,
+    /// `~/.claude/settings.json` (every project).
+    User,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 3] = [Scope::Project, Scope::Local, Scope::User];
+
+    pub fn path(self, project_root: &Path, home: Option<&Path>) -> Option<PathBuf> {
+        match self {
+            Scope::Project => Some(project_root.join(".claude/settings.json")),
+            Scope::Local => Some(project_root.join(".claude/settings.local.json")),
+            Scope::User => home.map(|h| h.join(".claude/settings.json")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Project => "project",
+            Scope::Local => "local",
+            Scope::User => "user",
+        }
+    }
+}
+
+/// The command Claude Code runs for a handler.
+pub fn command_for(gza: &Path, handler: &str) -> String {
+    let program = gza.to_string_lossy();
+    let quoted = if program
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+    {
+        program.into_owned()
+    } else {
+        format!("'{}'", program.replace('\'', r"'\''"))
+    };
+    format!("{quoted} hook {handler}")
+}
+
+/// Whether a hook command is gza's handler for `handler` (from any install location).
+fn is_ours(command: &str, handler: &str) -> bool {
+    let Some(program) = command.strip_suffix(&format!(" hook {handler}")) else {
+        return false;
+    };
+    let program = program.trim().trim_matches('\'');
+    Path::new(program)
+        .file_name()
+        .is_some_and(|n| n == "gza" || n.to_string_lossy().starts_with("gza"))
+}
+
+/// What an install or uninstall changed, one line each.
+#[derive(Debug, Default)]
+pub struct Changes {
+    pub lines: Vec<String>,
+}
+
+/// Read a settings file: `{}` when missing; an error naming the file when it is not a JSON
+/// object (comments included: Claude Code's files are plain JSON).
+fn read_settings(path: &Path) -> Result<Map<String, Value>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
+        Err(e) => return Err(Error::io(path, "read", e)),
+    };
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(Error::Usage(format!(
+            "{} is not a JSON object; fix it by hand, gza will not overwrite it",
+            path.display()
+        ))),
+        Err(e) => Err(Error::Usage(format!(
+            "{} is not valid JSON ({e}); fix it by hand, gza will not overwrite it",
+            path.display()
+        ))),
+    }
+}
+
+/// Merge gza's hooks into `settings`; returns what changed.
+fn merge(settings: &mut Map<String, Value>, gza: &Path) -> Result<Vec<String>> {
+    let hooks = settings
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(hooks) = hooks else {
+        return Err(Error::Usage(
+            "the settings file's \"hooks\" is not an object; fix it by hand".into(),
+        ));
+    };
+    let mut changes = Vec::new();
+    for (event, matcher, handler) in EVENTS {
+        let command = command_for(gza, handler);
+        let groups = hooks.entry(event).or_insert_with(|| json!([]));
+        let Value::Array(groups) = groups else {
+            return Err(Error::Usage(format!(
+                "the settings file's hooks.{event} is not a list; fix it by hand"
+            )));
+        };
+        let mut found = false;
+        for group in groups.iter_mut() {
+            let Some(Value::Array(list)) = group.get_mut("hooks") else {
+                continue;
+            };
+            for h in list.iter_mut() {
+                let Some(existing) = h.get("command").and_then(Value::as_str) else {
+                    continue;
+                };
+                if is_ours(existing, handler) {
+                    found = true;
+                    if existing != command {
+                        changes.push(format!("~ {event}: {existing} → {command}"));
+                        h["command"] = json!(command);
+                    }
+                }
+            }
+        }
+        if !found {
+            let mut group = Map::new();
+            if let Some(m) = matcher {
+                group.insert("matcher".into(), json!(m));
+            }
+            group.insert(
+                "hooks".into(),
+                json!([{"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}]),
+            );
+            groups.push(Value::Object(group));
+            changes.push(format!("+ {event}: {command}"));
+        }
+    }
+    Ok(changes)
+}
+
+/// Remove gza's hooks from `settings`; groups left empty by that go too.
+fn unmerge(settings: &mut Map<String, Value>) -> Vec<String> {
+    let mut changes = Vec::new();
+    let Some(Value::Object(hooks)) = settings.get_mut("hooks") else {
+        return changes;
+    };
+    for (event, _, handler) in EVENTS {
+        let Some(Value::Array(groups)) = hooks.get_mut(event) else {
+            continue;
+        };
+        for group in groups.iter_mut() {
+            if let Some(Value::Array(list)) = group.get_mut("hooks") {
+                list.retain(|h| {
+                    let ours = h
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .is_some_and(|c| is_ours(c, handler));
+                    if ours {
+                        changes.push(format!(
+                            "- {event}: {}",
+                            h["command"].as_str().unwrap_or_default()
+                        ));
+                    }
+                    !ours
+                });
+            }
+        }
+        groups.retain(|g| !matches!(g.get("hooks"), Some(Value::Array(list)) if list.is_empty()));
+        if groups.is_empty() {
+            hooks.remove(event);
+        }
+    }
+    if hooks.is_empty() {
+        settings.remove("hooks");
+    }
+    changes
+}
+
+/// Write `settings` to `path` (through a symlink to its target), keeping a backup of the old file.
+fn write_settings(path: &Path, settings: &Map<String, Value>) -> Result<Option<PathBuf>> {
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if let Some(dir) = target.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
+    }
+    let mut backup = None;
+    if target.exists() {
+        let meta = std::fs::metadata(&target).map_err(|e| Error::io(&target, "read", e))?;
+        if meta.permissions().readonly() {
+            return Err(Error::Usage(format!(
+                "{} is read-only; make it writable or install with another scope",
+                path.display()
+            )));
+        }
+        let bak = PathBuf::from(format!("{}.gza-backup", target.display()));
+        std::fs::copy(&target, &bak).map_err(|e| Error::io(&bak, "back up settings to", e))?;
+        backup = Some(bak);
+    }
+    let mut text = serde_json::to_string_pretty(settings).expect("JSON values serialise");
+    text.push('\n');
+    gza_core::fsutil::write_atomically(&target, text.as_bytes())?;
+    Ok(backup)
+}
+
+/// Install gza's hooks into the settings file at `path`. With `dry_run` nothing is written.
+pub fn install(path: &Path, gza: &Path, dry_run: bool) -> Result<(Changes, Option<PathBuf>)> {
+    let mut settings = read_settings(path)?;
+    let lines = merge(&mut settings, gza)?;
+    let backup = if lines.is_empty() || dry_run {
+        None
+    } else {
+        write_settings(path, &settings)?
+    };
+    Ok((Changes { lines }, backup))
+}
+
+/// Remove gza's hooks from the settings file at `path`.
+pub fn uninstall(path: &Path, dry_run: bool) -> Result<(Changes, Option<PathBuf>)> {
+    if !path.exists() {
+        return Ok((Changes::default(), None));
+    }
+    let mut settings = read_settings(path)?;
+    let lines = unmerge(&mut settings);
+    let backup = if lines.is_empty() || dry_run {
+        None
+    } else {
+        write_settings(path, &settings)?
+    };
+    Ok((Changes { lines }, backup))
+}
+
+/// One installed handler: its event and the command, and whether that command resolves.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub event: &'static str,
+    pub command: String,
+    pub resolves: bool,
+}
+
+/// gza's handlers installed in the settings file at `path`.
+pub fn installed(path: &Path) -> Result<Vec<Installed>> {
+    let settings = read_settings(path)?;
+    let mut out = Vec::new();
+    let Some(Value::Object(hooks)) = settings.get("hooks") else {
+        return Ok(out);
+    };
+    for (event, _, handler) in EVENTS {
+        let Some(Value::Array(groups)) = hooks.get(event) else {
+            continue;
+        };
+        for h in groups
+            .iter()
+            .filter_map(|g| g.get("hooks").and_then(Value::as_array))
+            .flatten()
+        {
+            let Some(command) = h.get("command").and_then(Value::as_str) else {
+                continue;
+            };
+            if is_ours(command, handler) {
+                let program = command
+                    .strip_suffix(&format!(" hook {handler}"))
+                    .unwrap_or(command)
+                    .trim()
+                    .trim_matches('\'');
+                out.push(Installed {
+                    event,
+                    command: command.to_string(),
+                    resolves: resolves(program),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a program name or path can be run: an executable file, or found on PATH.
+fn resolves(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return executable(Path::new(program));
+    }
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| executable(&dir.join(program)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merging_twice_changes_nothing_and_keeps_the_rest() {
+        let mut s: Map<String, Value> = serde_json::from_str(
+            r#"{"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-lint"}]}]}}"#,
+        )
+        .unwrap();
+        let gza = Path::new("/usr/local/bin/gza");
+        assert_eq!(merge(&mut s, gza).unwrap().len(), 5);
+        let once = s.clone();
+        assert!(merge(&mut s, gza).unwrap().is_empty());
+        assert_eq!(s, once);
+        assert_eq!(s["model"], "opus");
+        assert_eq!(
+            s["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            "my-lint"
+        );
+        // A moved binary updates the path in place.
+        let moved = merge(&mut s, Path::new("/opt/gza/bin/gza")).unwrap();
+        assert_eq!(moved.len(), 5);
+        assert!(moved[0].starts_with("~ SessionStart"));
+        assert_eq!(unmerge(&mut s).len(), 5);
+        assert_eq!(s["hooks"]["PreToolUse"].as_array().unwrap().len(), 1);
+        assert!(s["hooks"].get("Stop").is_none());
+    }
+
+    #[test]
+    fn commands_are_quoted_and_recognised() {
+        let c = command_for(Path::new("/home/me/my tools/gza"), "stop");
+        assert_eq!(c, "'/home/me/my tools/gza' hook stop");
+        assert!(is_ours(&c, "stop"));
+        assert!(!is_ours("/usr/bin/other hook stop", "stop"));
+        assert!(!is_ours("/usr/bin/gza hook stop", "pre-tool-use"));
+    }
+}

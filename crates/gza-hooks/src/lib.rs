@@ -1,0 +1,639 @@
+//! Claude Code hook handlers: learnings in every session, and sessions that teach.
+//!
+//! Each handler reads Claude Code's hook JSON on stdin and, when it has something to say,
+//! prints `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`. A handler
+//! never breaks a session: on any error, bad input, missing or locked database or unknown wire
+//! format it exits 0 with no output and logs why to `.gza/logs/hooks.log`. It never exits 2,
+//! which would make Claude Code block the tool.
+
+pub mod install;
+pub mod knowledge;
+pub mod triggers;
+
+use std::fmt::Write as _;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use gza_core::learning::{Learning, Priority, Status, label};
+use gza_core::project::{Project, STATE_DIR};
+use gza_learn::rank::{self, Ranker};
+use gza_learn::session::TRANSCRIPT_TAIL_BYTES;
+use gza_store::Store;
+
+/// The handlers, by the name `gza hook NAME` runs them under.
+pub const HANDLERS: [&str; 5] = [
+    "session-start",
+    "user-prompt-submit",
+    "pre-tool-use",
+    "stop",
+    "session-end",
+];
+
+/// Hook input larger than this is not read further (a transcript is read from its file).
+const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
+/// A hook gives up on a locked database after this long, and spools what it had to write for
+/// the next command (see `learn::spool`): reading never waits (WAL), and a write waits at most
+/// this, so a big import or a regeneration holding the lock never stalls a session.
+const BUSY: Duration = Duration::from_millis(20);
+/// The name of the cache of tool names that some trigger names.
+const TOOLS_INDEX: &str = "hook-tools";
+
+/// Whether `args` (the whole command line) runs a handler rather than a management command:
+/// `gza [-C DIR] hook NAME …` with NAME not `install`, `uninstall`, `status` or a flag. Such a
+/// run never goes through clap, so no argument can make it fail (or exit 2).
+pub fn handler_in_args(args: &[std::ffi::OsString]) -> Option<String> {
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    let mut first = words.next()?;
+    if first == "-C" || first == "--directory" {
+        words.next()?;
+        first = words.next()?;
+    } else if first.starts_with("-C") || first.starts_with("--directory=") {
+        first = words.next()?;
+    }
+    if first != "hook" {
+        return None;
+    }
+    let name = words.next()?;
+    let management = [
+        "install",
+        "uninstall",
+        "status",
+        "extract-session",
+        "embed",
+        "help",
+    ];
+    (!name.starts_with('-') && !management.contains(&name.as_ref())).then(|| name.into_owned())
+}
+
+/// Whether the person turned injection off (`GZA_HOOKS=off`, or seed 003's switch).
+fn disabled() -> bool {
+    let off = |k: &str, values: &[&str]| {
+        std::env::var(k).is_ok_and(|v| values.contains(&v.trim().to_lowercase().as_str()))
+    };
+    off("GZA_HOOKS", &["off", "0", "false", "no"])
+        || off("DISABLE_EXPERIENCE_INJECTION", &["1", "true", "yes"])
+}
+
+/// Run a handler and exit 0, whatever happens.
+pub fn run_handler(name: &str) -> ExitCode {
+    if disabled() {
+        return ExitCode::SUCCESS;
+    }
+    let mut input = Vec::new();
+    let _ = std::io::stdin()
+        .take(MAX_INPUT_BYTES)
+        .read_to_end(&mut input);
+    let outcome = std::panic::catch_unwind(|| handle(name, &input));
+    let (project, result) = match outcome {
+        Ok(r) => r,
+        Err(_) => (None, Err("the handler panicked".to_string())),
+    };
+    match result {
+        Ok(Some(output)) => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(output.as_bytes());
+            let _ = out.flush();
+        }
+        Ok(None) => {}
+        Err(why) => {
+            if let Some(project) = project {
+                gza_core::fsutil::append_log(
+                    &project.logs_dir().join("hooks.log"),
+                    &format!("hook {name}: {why}"),
+                );
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// The fields of a hook's input gza reads; everything else is tolerated and ignored.
+struct Input<'a> {
+    raw: &'a Value,
+    event: &'a str,
+    session: Option<&'a str>,
+    cwd: PathBuf,
+}
+
+impl<'a> Input<'a> {
+    fn str(&self, key: &str) -> Option<&'a str> {
+        self.raw.get(key).and_then(Value::as_str)
+    }
+}
+
+/// The gza project a session runs in: the nearest gza.yaml above `cwd`, except that inside a
+/// task's worktree (`<root>/.gza/worktrees/…`) it is the project that owns the worktree.
+pub fn project_for(cwd: &Path) -> Option<Project> {
+    let cwd = std::path::absolute(cwd).ok()?;
+    let components: Vec<_> = cwd.components().collect();
+    let owner = components
+        .windows(2)
+        .position(|w| w[0].as_os_str() == STATE_DIR && w[1].as_os_str() == "worktrees")
+        .map(|i| components[..i].iter().collect::<PathBuf>());
+    Project::discover(owner.as_deref().unwrap_or(&cwd)).ok()
+}
+
+fn handle(name: &str, bytes: &[u8]) -> (Option<Project>, Result<Option<String>, String>) {
+    let raw: Value = match serde_json::from_slice(bytes) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(_) => return (None, Err("stdin is not a JSON object".into())),
+        Err(e) => {
+            // Log it in the project of the current directory, if there is one.
+            let project = std::env::current_dir().ok().and_then(|d| project_for(&d));
+            return (project, Err(format!("stdin is not JSON ({e})")));
+        }
+    };
+    let cwd = raw
+        .get("cwd")
+        .and_then(Value::as_str)
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let Some(project) = project_for(&cwd) else {
+        // Not a gza project: nothing to give, nowhere to log.
+        return (None, Ok(None));
+    };
+    let input = Input {
+        raw: &raw,
+        event: raw
+            .get("hook_event_name")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+        session: raw.get("session_id").and_then(Value::as_str),
+        cwd,
+    };
+    let result = match (name, input.event) {
+        ("session-start", "SessionStart" | "") => session_start(&project, &input),
+        ("user-prompt-submit", "UserPromptSubmit" | "") => user_prompt_submit(&project, &input),
+        ("pre-tool-use", "PreToolUse" | "") => pre_tool_use(&project, &input),
+        ("stop", "Stop" | "SubagentStop" | "") | ("session-end", "SessionEnd" | "") => {
+            session_learned(&project, &input, name == "session-end")
+        }
+        (_, event) => Err(format!("nothing to do for event {event:?}; ignored")),
+    };
+    (Some(project), result)
+}
+
+fn open_store(project: &Project) -> Result<Option<Store>, String> {
+    Store::open_existing(&project.db_path(), BUSY).map_err(|e| e.to_string())
+}
+
+/// The task a hook runs under, when `gza work` started the session.
+fn task_id() -> Option<i64> {
+    std::env::var("GZA_TASK_ID").ok()?.trim().parse().ok()
+}
+
+/// The JSON Claude Code reads: `additionalContext` for `event`.
+fn context_output(event: &str, context: &str) -> String {
+    let out = json!({
+        "hookSpecificOutput": {
+            "hookEventName": event,
+            "additionalContext": context,
+        }
+    });
+    format!("{out}\n")
+}
+
+/// Learnings fenced (gza_core::fence: any tag that could close the fence is neutralised, in any
+/// case or look-alike), after the framing every prompt shares.
+fn fenced(intro: &str, body: &str) -> String {
+    format!(
+        "{intro} {}\n{}",
+        gza_core::fence::FRAMING,
+        gza_core::fence::fenced(gza_core::fence::SESSION_TAG, body)
+    )
+}
+
+/// One learning as a line (and its checklist as checkboxes).
+fn render(l: &Learning) -> String {
+    let mut line = format!("- {} ", label(l.id));
+    if l.priority != Priority::Medium {
+        let _ = write!(line, "[{}] ", l.priority);
+    }
+    if l.status == Status::Draft {
+        line.push_str("(draft) ");
+    }
+    line.push_str(&l.text);
+    if let Some(insight) = &l.insight {
+        let _ = write!(line, ": {insight}");
+    }
+    for item in &l.checklist {
+        let _ = write!(line, "\n  - [ ] {item}");
+    }
+    line
+}
+
+/// Record the learnings given; when the database is busy, spool the record for the next command.
+fn record(
+    project: &Project,
+    store: &Store,
+    input: &Input,
+    event: &str,
+    ids: &[i64],
+) -> Result<(), String> {
+    match store.record_injections(task_id(), input.session, event, ids) {
+        Err(gza_core::Error::Locked(_)) => {
+            let record = gza_learn::spool::Record::Injections {
+                task: task_id(),
+                session: input.session.map(str::to_string),
+                event: event.to_string(),
+                ids: ids.to_vec(),
+            };
+            gza_learn::spool::spool(project, &record)
+                .map(|_| ())
+                .map_err(|e| format!("the database is busy and the spool failed: {e}"))
+        }
+        other => other.map_err(|e| e.to_string()),
+    }
+}
+
+/// Learnings not yet given to this session.
+fn not_yet_given(
+    store: &Store,
+    input: &Input,
+    list: Vec<Learning>,
+) -> Result<Vec<Learning>, String> {
+    let Some(session) = input.session else {
+        return Ok(list);
+    };
+    let given = store
+        .injected_in_session(session)
+        .map_err(|e| e.to_string())?;
+    Ok(list
+        .into_iter()
+        .filter(|l| !given.contains(&l.id))
+        .collect())
+}
+
+fn session_start(project: &Project, input: &Input) -> Result<Option<String>, String> {
+    let Some(store) = open_store(project)? else {
+        return Ok(None);
+    };
+    let drafts_in_use = project.config.learnings.inject_drafts;
+    let critical: Vec<Learning> = store
+        .critical_learnings(drafts_in_use)
+        .map_err(|e| e.to_string())?;
+    let critical = not_yet_given(&store, input, critical)?;
+    // Process knowledge with triggers is given in full before the tool call it is about; here
+    // it is only named, so the session knows it exists.
+    let (triggered, general): (Vec<Learning>, Vec<Learning>) =
+        critical.into_iter().partition(|l| !l.triggers.is_empty());
+    let drafts = store.draft_count().map_err(|e| e.to_string())?;
+    if general.is_empty() && triggered.is_empty() && drafts == 0 {
+        return Ok(None);
+    }
+    let mut body = String::new();
+    for l in &general {
+        body.push_str(&render(l));
+        body.push('\n');
+    }
+    for l in &triggered {
+        let draft = if l.status == Status::Draft {
+            " (draft)"
+        } else {
+            ""
+        };
+        let t = &l.triggers;
+        let on: Vec<&str> = t.tools.iter().chain(&t.files).map(String::as_str).collect();
+        let _ = writeln!(
+            body,
+            "- {} [CRITICAL]{draft} {} (shown in full before matching tool calls: {})",
+            label(l.id),
+            l.text,
+            on.join(", ")
+        );
+    }
+    if drafts > 0 {
+        let _ = writeln!(
+            body,
+            "{drafts} draft learning(s) await review (`gza learnings show` marks them)."
+        );
+    }
+    body.push_str(
+        "More: `gza learnings search TEXT` finds the learnings relevant to a task; `gza learnings show` lists them all.",
+    );
+    let ids: Vec<i64> = general.iter().map(|l| l.id).collect();
+    record(project, &store, input, "SessionStart", &ids)?;
+    let intro = if general.is_empty() && triggered.is_empty() {
+        "gza project learnings."
+    } else {
+        "gza project learnings: the CRITICAL ones."
+    };
+    Ok(Some(context_output("SessionStart", &fenced(intro, &body))))
+}
+
+fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>, String> {
+    let Some(prompt) = input.str("prompt").filter(|p| !p.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let Some(store) = open_store(project)? else {
+        return Ok(None);
+    };
+    let k = project.config.hooks.prompt_learnings as usize;
+    // No model work here but the query's embedding: learnings without a vector are ranked by
+    // words, and the background job embeds them.
+    let ranker = Ranker::for_hook(project);
+    let hits = ranker
+        .search(
+            &store,
+            rank::Query {
+                text: prompt,
+                k: k + 8,
+                calibrated: true,
+                drafts: project.config.learnings.inject_drafts,
+            },
+        )
+        .map_err(|e| e.to_string())?;
+    let mut found = Vec::new();
+    for h in hits {
+        // Process knowledge with triggers waits for its tool call (PreToolUse).
+        if let Some(l) = store
+            .learning(h.id)
+            .map_err(|e| e.to_string())?
+            .filter(|l| l.triggers.is_empty())
+        {
+            found.push(l);
+        }
+    }
+    let mut found = not_yet_given(&store, input, found)?;
+    found.truncate(k);
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let body: Vec<String> = found.iter().map(render).collect();
+    let ids: Vec<i64> = found.iter().map(|l| l.id).collect();
+    record(project, &store, input, "UserPromptSubmit", &ids)?;
+    Ok(Some(context_output(
+        "UserPromptSubmit",
+        &fenced(
+            "gza project learnings relevant to this prompt.",
+            &body.join("\n"),
+        ),
+    )))
+}
+
+/// The tools some trigger names (`*`: any), from a small cache beside the database that is
+/// rebuilt whenever the database changed after it was written.
+fn triggered_tools(project: &Project) -> Result<Option<Vec<String>>, String> {
+    let index = project.state_dir().join(TOOLS_INDEX);
+    let db = project.db_path();
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let db_changed = [db.clone(), PathBuf::from(format!("{}-wal", db.display()))]
+        .iter()
+        .filter_map(|p| modified(p))
+        .max();
+    if let (Some(at), Some(db_at)) = (modified(&index), db_changed)
+        && at > db_at
+        && let Ok(bytes) = gza_core::fsutil::read_regular_file(&index, MAX_INDEX_BYTES)
+        && let Ok(text) = String::from_utf8(bytes)
+        && let Some(list) = text.strip_suffix(INDEX_END)
+    {
+        return Ok(Some(list.lines().map(str::to_string).collect()));
+    }
+    Ok(None)
+}
+
+/// The index's last line: a file without it (cut short) is not trusted.
+const INDEX_END: &str = "#end\n";
+/// A bigger index is not read (it is rebuilt).
+const MAX_INDEX_BYTES: u64 = 1024 * 1024;
+
+/// Rewrite the cache of triggered tools. It is a cache, so it is not synced to disk: a file cut
+/// short by a crash lacks its end line and is rebuilt.
+fn write_tools_index(project: &Project, tools: &[String]) {
+    let index = project.state_dir().join(TOOLS_INDEX);
+    let mut text = String::new();
+    for t in tools {
+        text.push_str(t);
+        text.push('\n');
+    }
+    text.push_str(INDEX_END);
+    let _ = gza_core::fsutil::write_replacing(&index, text.as_bytes(), false);
+}
+
+fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, String> {
+    let Some(tool) = input.str("tool_name") else {
+        return Err("PreToolUse input without tool_name".into());
+    };
+    // The fast path: a tool no trigger names ends here, before the database is opened.
+    let cached = triggered_tools(project)?;
+    if let Some(tools) = &cached
+        && !tools
+            .iter()
+            .any(|t| t == "*" || t.eq_ignore_ascii_case(tool))
+    {
+        return Ok(None);
+    }
+    let Some(store) = open_store(project)? else {
+        return Ok(None);
+    };
+    let learnings = store
+        .triggered_learnings(project.config.learnings.inject_drafts)
+        .map_err(|e| e.to_string())?;
+    if cached.is_none() {
+        write_tools_index(project, &triggers::tools_named(&learnings));
+    }
+    let learnings = not_yet_given(&store, input, learnings)?;
+    let tool_input = input.raw.get("tool_input").cloned().unwrap_or(Value::Null);
+    let call = triggers::ToolCall {
+        tool,
+        input: &tool_input,
+        cwd: &input.cwd,
+    };
+    let picked = triggers::select(&learnings, &call, project.config.hooks.threshold);
+    if picked.is_empty() {
+        return Ok(None);
+    }
+    let mut body = String::new();
+    for (l, m) in &picked {
+        let head = if !l.checklist.is_empty() && m.must_inject(l.priority) {
+            "CRITICAL CHECKLIST: "
+        } else {
+            ""
+        };
+        let _ = writeln!(body, "{head}{}", render(l));
+    }
+    let ids: Vec<i64> = picked.iter().map(|(l, _)| l.id).collect();
+    record(project, &store, input, "PreToolUse", &ids)?;
+    Ok(Some(context_output(
+        "PreToolUse",
+        &fenced(
+            &format!("gza process knowledge for this {tool} call."),
+            &body,
+        ),
+    )))
+}
+
+/// The text of a session: the Stop input's last message and the assistant messages of the
+/// transcript's end (at most [`TRANSCRIPT_TAIL_BYTES`]).
+pub fn session_text(last_message: Option<&str>, transcript: Option<&Path>) -> String {
+    let mut text = String::new();
+    if let Some(path) = transcript
+        && let Ok(tail) = read_tail(path, TRANSCRIPT_TAIL_BYTES)
+    {
+        for line in tail.lines() {
+            let Ok(entry) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            if entry.get("type").and_then(Value::as_str) != Some("assistant") {
+                continue;
+            }
+            if let Some(Value::Array(blocks)) = entry.pointer("/message/content") {
+                for b in blocks {
+                    if let Some(t) = b.get("text").and_then(Value::as_str) {
+                        text.push_str(t);
+                        text.push('\n');
+                    }
+                }
+            }
+        }
+    }
+    if let Some(m) = last_message
+        && !text.contains(m)
+    {
+        text.push_str(m);
+    }
+    text
+}
+
+/// The last `max` bytes of a regular file, as text (a FIFO or device is refused at once).
+fn read_tail(path: &Path, max: u64) -> std::io::Result<String> {
+    let bytes = gza_core::fsutil::read_regular_tail(path, max)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Stop and SessionEnd: `[PROCESS_KNOWLEDGE]` blocks become drafts at once; at the session's
+/// end an extraction model (when configured) reads the transcript in a detached process, so
+/// the hook itself returns in milliseconds.
+fn session_learned(project: &Project, input: &Input, end: bool) -> Result<Option<String>, String> {
+    let Some(session) = input.session else {
+        return Err("no session_id in the input".into());
+    };
+    let transcript = input.str("transcript_path").map(PathBuf::from);
+    let text = session_text(input.str("last_assistant_message"), transcript.as_deref());
+    let mut problems = Vec::new();
+    if text.contains("[PROCESS_KNOWLEDGE]") {
+        let parsed = knowledge::parse(&text, &project.config.learnings.sections);
+        problems.extend(parsed.skipped);
+        if !parsed.learnings.is_empty() {
+            store_session_drafts(project, session, &parsed.learnings)?;
+        }
+    }
+    if end && let Some(path) = &transcript {
+        spawn_session_extraction(project, session, path)?;
+    }
+    if problems.is_empty() {
+        Ok(None)
+    } else {
+        Err(format!("[PROCESS_KNOWLEDGE]: {}", problems.join("; ")))
+    }
+}
+
+/// Store a session's drafts; when the database is busy (or cannot be opened for that reason),
+/// spool them for the next command instead, so nothing is lost and the hook does not wait.
+/// New drafts are embedded by the background job, never here.
+fn store_session_drafts(
+    project: &Project,
+    session: &str,
+    learnings: &[gza_core::learning::NewLearning],
+) -> Result<(), String> {
+    let spool = || {
+        let record = gza_learn::spool::Record::Drafts {
+            session: session.to_string(),
+            learnings: learnings.iter().map(Into::into).collect(),
+        };
+        gza_learn::spool::spool(project, &record)
+            .map(|path| {
+                gza_learn::log(
+                    project,
+                    &format!(
+                        "session {session}: the database is busy; {} draft(s) spooled to {}",
+                        learnings.len(),
+                        path.display()
+                    ),
+                );
+            })
+            .map_err(|e| format!("the database is busy and the spool failed: {e}"))
+    };
+    let store = match Store::open_existing(&project.db_path(), BUSY) {
+        Ok(Some(store)) => store,
+        Ok(None) => return Ok(()),
+        Err(gza_core::Error::Locked(_)) => return spool(),
+        Err(e) => return Err(e.to_string()),
+    };
+    let ids = match store.add_session_learnings(session, learnings) {
+        Ok(ids) => ids,
+        Err(gza_core::Error::Locked(_)) => return spool(),
+        Err(e) => return Err(e.to_string()),
+    };
+    // The database took a write: whatever earlier hooks spooled goes in now too.
+    gza_learn::take_in_spooled(project, &store);
+    if !ids.is_empty() {
+        let labels: Vec<String> = ids.iter().map(|i| label(*i)).collect();
+        gza_learn::log(
+            project,
+            &format!(
+                "session {session}: drafts {} from [PROCESS_KNOWLEDGE]",
+                labels.join(", ")
+            ),
+        );
+        if model_installed(project) {
+            gza_learn::rank::start_embed_job(&project.root);
+        }
+    }
+    Ok(())
+}
+
+/// Whether an embedding model folder is there to embed with (a cheap check: no loading).
+fn model_installed(project: &Project) -> bool {
+    let configured = project
+        .config
+        .learnings
+        .model_dir
+        .as_ref()
+        .map(|d| project.root.join(d));
+    gza_embed::resolve_model_dir(configured.as_deref())
+        .is_some_and(|d| d.join("model.safetensors").is_file())
+}
+
+/// Start `gza hook extract-session` detached, when an extraction model is configured.
+fn spawn_session_extraction(
+    project: &Project,
+    session: &str,
+    transcript: &Path,
+) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    let client = gza_llm::client_for(
+        &project.config.learnings,
+        &project.config.providers.claude.path,
+    )
+    .map_err(|e| e.to_string())?;
+    if client.is_none() {
+        return Ok(());
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    std::process::Command::new(exe)
+        .arg("-C")
+        .arg(&project.root)
+        .args([
+            "hook",
+            "extract-session",
+            "--session",
+            session,
+            "--transcript",
+        ])
+        .arg(transcript)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .env("GZA_HOOKS", "off")
+        .process_group(0)
+        .spawn()
+        .map(|_| ())
+        .map_err(|e| format!("cannot start the session extraction: {e}"))
+}

@@ -1,0 +1,165 @@
+//! Telling a new learning from one already known: a learning that says the same as an existing
+//! one, in the same or other words, re-confirms it instead of being added twice.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::items::{self, Item};
+use super::rank::{self, Ranker};
+use gza_core::learning::{DEFAULT_CONFIDENCE, Learning, NewLearning, Origin, Status};
+use gza_store::{Store, Taught};
+
+/// Word similarity (Jaccard, symmetric) at which two learnings say the same: high, since
+/// "Run make test before pushing" and "Run make lint before pushing" share 60 %.
+pub const SAME_WORDS: f64 = 0.7;
+/// Embedding similarity at which two learnings say the same in other words.
+pub const SAME_MEANING: f64 = 0.86;
+/// Embedding similarity that, with some shared words, also counts as the same.
+const CLOSE_MEANING: f64 = 0.78;
+const SOME_WORDS: f64 = 0.35;
+
+/// Whether two learnings say the same, from their words and (when both are known) embeddings.
+pub fn same(a_words: &BTreeSet<String>, b_words: &BTreeSet<String>, meaning: Option<f64>) -> bool {
+    let words = items::word_similarity(a_words, b_words);
+    words >= SAME_WORDS
+        || meaning.is_some_and(|m| m >= SAME_MEANING || (m >= CLOSE_MEANING && words >= SOME_WORDS))
+}
+
+/// For each extracted item: the learning it re-confirms (active or archived: a learning a person
+/// archived is confirmed, never brought back), or a new learning.
+pub fn decide(
+    extracted: &[Item],
+    origin: Origin,
+    known: &[Learning],
+    ranker: Option<&Ranker>,
+    store: &Store,
+) -> Vec<Taught> {
+    let vectors: HashMap<i64, Vec<f32>> = match ranker.and_then(Ranker::model) {
+        Some(model) => store
+            .learning_embeddings(model)
+            .unwrap_or_default()
+            .into_iter()
+            .collect(),
+        None => HashMap::new(),
+    };
+    let known_words: Vec<BTreeSet<String>> = known
+        .iter()
+        .map(|l| items::content_words(&l.text))
+        .collect();
+    let mut out: Vec<Taught> = Vec::new();
+    let mut batch: Vec<(BTreeSet<String>, Option<Vec<f32>>)> = Vec::new();
+    for item in extracted {
+        let words = items::content_words(&item.content);
+        let vector = ranker.and_then(|r| r.embed(&item.content));
+        let meaning = |id: i64| -> Option<f64> {
+            Some(rank::similarity(vector.as_ref()?, vectors.get(&id)?))
+        };
+        // The closest known learning that says the same, active ones first.
+        let found = known
+            .iter()
+            .zip(&known_words)
+            .filter(|(l, w)| same(&words, w, meaning(l.id)))
+            .max_by(|(a, aw), (b, bw)| {
+                let key = |l: &Learning, w: &BTreeSet<String>| {
+                    (
+                        l.status == Status::Active,
+                        meaning(l.id).unwrap_or(0.0) + items::word_similarity(&words, w),
+                    )
+                };
+                let (ka, kb) = (key(a, aw), key(b, bw));
+                ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+            })
+            .map(|(l, _)| l.id);
+        if let Some(id) = found {
+            if !out
+                .iter()
+                .any(|t| matches!(t, Taught::Confirms(x) if *x == id))
+            {
+                out.push(Taught::Confirms(id));
+            }
+            continue;
+        }
+        let repeats_batch = batch.iter().any(|(w, v)| {
+            let m = vector
+                .as_ref()
+                .zip(v.as_ref())
+                .map(|(a, b)| rank::similarity(a, b));
+            same(&words, w, m)
+        });
+        if repeats_batch {
+            continue;
+        }
+        batch.push((words, vector));
+        out.push(Taught::New(Box::new(new_learning(item, origin))));
+    }
+    out
+}
+
+/// The record for an extracted item.
+pub fn new_learning(item: &Item, origin: Origin) -> NewLearning {
+    NewLearning {
+        keywords: item.keywords.clone(),
+        applies_when: item.applies_when.clone(),
+        confidence: item.confidence.unwrap_or(DEFAULT_CONFIDENCE),
+        priority: item.priority.unwrap_or_default(),
+        model_risk: item.risk.clone(),
+        ..NewLearning::new(&item.section, &item.content, origin)
+    }
+}
+
+/// A learning not yet stored, as a dry run shows it (`id` is a placeholder).
+pub fn preview(l: &NewLearning, id: i64) -> Learning {
+    Learning {
+        id,
+        section: l.section.clone(),
+        text: l.text.clone(),
+        insight: l.insight.clone(),
+        example: l.example.clone(),
+        keywords: l.keywords.clone(),
+        applies_when: l.applies_when.clone(),
+        kind: l.kind.clone(),
+        triggers: l.triggers.clone(),
+        checklist: l.checklist.clone(),
+        confidence: l.confidence,
+        priority: l.priority,
+        status: l.status,
+        status_reason: None,
+        status_changed_at: None,
+        origin: l.origin,
+        created_at: String::new(),
+        updated_at: String::new(),
+        confirmed_at: String::new(),
+        support: 1,
+        injected: 0,
+        lifecycle: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(text: &str) -> BTreeSet<String> {
+        items::content_words(text)
+    }
+
+    #[test]
+    fn same_words_or_same_meaning_but_not_a_shared_word() {
+        assert!(same(
+            &w("Run pytest -q tests/ before finishing the task"),
+            &w("Run pytest -q tests/ before finishing"),
+            None
+        ));
+        assert!(!same(
+            &w("Always use uv"),
+            &w("Use uv to install dependencies in CI"),
+            None
+        ));
+        assert!(!same(
+            &w("Run make test before pushing"),
+            &w("Run make lint before pushing"),
+            None
+        ));
+        assert!(same(&w("a b c"), &w("x y z"), Some(0.9)));
+        assert!(!same(&w("a b c"), &w("x y z"), Some(0.8)));
+    }
+}

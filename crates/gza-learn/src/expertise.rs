@@ -1,0 +1,280 @@
+//! expertise.yaml (seed 002): validated (tier 2) learnings exported in seed 002's schema, and
+//! read back without duplicates.
+//!
+//! Reading is safe YAML only: the file is at most [`MAX_BYTES`], and anchors, aliases and tags
+//! are refused before the parser sees the text, so nothing can expand into a bomb or name a
+//! type.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use gza_core::error::{Error, Result};
+use gza_core::learning::{NewLearning, Origin};
+use gza_core::project::Project;
+use gza_store::Store;
+
+/// The largest expertise file gza reads.
+pub const MAX_BYTES: u64 = 1024 * 1024;
+
+const VERSION: &str = "0.2.0";
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpertiseFile {
+    pub version: String,
+    #[serde(default)]
+    pub patterns: Vec<Pattern>,
+    #[serde(default)]
+    pub evolution_log: Vec<LogEntry>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Pattern {
+    pub pattern: String,
+    /// `high` or `medium`.
+    pub confidence: String,
+    #[serde(default)]
+    pub occurrences: usize,
+    /// The evidence files, comma-separated.
+    #[serde(default)]
+    pub evidence: String,
+    #[serde(default)]
+    pub learned_from: String,
+    #[serde(default)]
+    pub promoted_at: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct LogEntry {
+    pub date: String,
+    pub change: String,
+    #[serde(default)]
+    pub patterns_added: i64,
+}
+
+/// The configured export path, under the project root (confined to it when an untrusted
+/// gza.yaml sets it).
+pub fn default_path(project: &Project) -> Result<PathBuf> {
+    project.setting_path(
+        "learnings.expertise_path",
+        &project.config.learnings.expertise_path,
+    )
+}
+
+/// Write every tier 2 learning in use to `path` (default: `learnings.expertise_path`); returns
+/// the path written.
+pub fn export(project: &Project, store: &Store, path: Option<&Path>) -> Result<String> {
+    let path = match path {
+        Some(path) => path.to_path_buf(),
+        None => default_path(project)?,
+    };
+    let patterns = store
+        .tier2_learnings()?
+        .into_iter()
+        .map(|l| {
+            let ev = l.lifecycle.evidence.clone().unwrap_or_default();
+            Pattern {
+                pattern: l.text,
+                confidence: l.lifecycle.tier_level.unwrap_or_else(|| "medium".into()),
+                occurrences: ev.count,
+                evidence: ev.files.join(", "),
+                learned_from: format!("gza {}", gza_core::learning::label(l.id)),
+                promoted_at: l.lifecycle.validated_at.unwrap_or_default(),
+            }
+        })
+        .collect();
+    let evolution_log = store
+        .evolution_log()?
+        .into_iter()
+        .map(|e| LogEntry {
+            date: e.at.chars().take(10).collect(),
+            change: format!(
+                "{} {}{}: {}",
+                gza_core::learning::label(e.id),
+                e.event,
+                e.detail.map(|d| format!(" ({d})")).unwrap_or_default(),
+                e.text
+            ),
+            patterns_added: i64::from(e.event == "tier 2" || e.event == "imported"),
+        })
+        .collect();
+    let file = ExpertiseFile {
+        version: VERSION.into(),
+        patterns,
+        evolution_log,
+    };
+    let text = serde_norway::to_string(&file)
+        .map_err(|e| Error::Usage(format!("cannot write expertise YAML: {e}")))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
+    }
+    gza_core::fsutil::write_atomically(&path, text.as_bytes())?;
+    Ok(path.to_string_lossy().into_owned())
+}
+
+/// Where the text uses an anchor (`&a`), an alias (`*a`) or a tag (`!t`, `!!t`): the line.
+fn unsafe_construct(text: &str) -> Option<usize> {
+    for (n, line) in text.lines().enumerate() {
+        let mut quote: Option<char> = None;
+        // The last character that was not a space: a node starts after `:`, `-`, `[`, `{`, `,`
+        // or at the start of a line.
+        let mut last: Option<char> = None;
+        let mut prev = ' ';
+        let chars: Vec<char> = line.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
+            if let Some(q) = quote {
+                if c == q {
+                    quote = None;
+                }
+                prev = c;
+                last = Some(c);
+                continue;
+            }
+            let node_start = (prev.is_whitespace() || "[{,".contains(prev))
+                && last.is_none_or(|l| ":-[{,".contains(l));
+            if c == '#' && prev.is_whitespace() {
+                break;
+            }
+            if (c == '"' || c == '\'') && node_start {
+                quote = Some(c);
+            } else if matches!(c, '&' | '*' | '!')
+                && node_start
+                && chars.get(i + 1).is_some_and(|n| !n.is_whitespace())
+            {
+                return Some(n + 1);
+            }
+            prev = c;
+            if !c.is_whitespace() {
+                last = Some(c);
+            }
+        }
+    }
+    None
+}
+
+/// Read an expertise file, refusing anything but plain safe YAML.
+pub fn read(path: &Path) -> Result<ExpertiseFile> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "read", e))?;
+    if !meta.is_file() {
+        return Err(Error::Usage(format!("{shown} is not a regular file")));
+    }
+    if meta.len() > MAX_BYTES {
+        return Err(Error::Usage(format!(
+            "{shown} is {} bytes; gza reads expertise files of at most {MAX_BYTES} bytes",
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| Error::Usage(format!("{shown} is not UTF-8 text")))?;
+    if let Some(line) = unsafe_construct(&text) {
+        return Err(Error::Usage(format!(
+            "{shown}:{line}: YAML anchors, aliases and tags are not read; quote the value or write it out"
+        )));
+    }
+    let file: ExpertiseFile = serde_norway::from_str(&text).map_err(|e| {
+        let at = e
+            .location()
+            .map(|l| format!(":{}", l.line()))
+            .unwrap_or_default();
+        let message = e.to_string();
+        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        Error::Usage(format!(
+            "{shown}{at}: not an expertise file ({message}); expected version, patterns, evolution_log"
+        ))
+    })?;
+    Ok(file)
+}
+
+/// What an import did.
+#[derive(Debug, Default)]
+pub struct Imported {
+    /// Each learning added: its id, its text and the tier the project's own code earned it.
+    pub added: Vec<(i64, String, u8)>,
+    pub skipped: usize,
+}
+
+/// A field of an imported file as it may be stored: secrets redacted, one line, bounded.
+fn clean_field(text: &str, max: usize) -> String {
+    let clean = gza_core::redact::one_clean_line(&gza_core::redact::redact_secrets(text));
+    clean.chars().take(max).collect()
+}
+
+/// What a pattern says about itself (confidence, occurrences, evidence, origin), recorded as a
+/// claim in the learning's history; none of it is believed.
+fn claim(p: &Pattern) -> String {
+    let mut parts = vec![format!(
+        "claimed confidence {}",
+        clean_field(p.confidence.trim(), 20)
+    )];
+    if p.occurrences > 0 {
+        parts.push(format!("{} occurrences", p.occurrences));
+    }
+    let evidence = clean_field(&p.evidence, 300);
+    if !evidence.is_empty() {
+        parts.push(format!("evidence {evidence}"));
+    }
+    let from = clean_field(&p.learned_from, 80);
+    if !from.is_empty() {
+        parts.push(format!("learned from {from}"));
+    }
+    let at = clean_field(&p.promoted_at, 40);
+    if !at.is_empty() {
+        parts.push(format!("promoted {at}"));
+    }
+    parts.join(", ")
+}
+
+/// Read `path` and store each pattern not already known. Every field is redacted; what the
+/// file claims (confidence, occurrences, evidence files) is recorded as a claim, and the tier
+/// comes only from the evidence gza finds in this project's tree (seed 002's validation, run on
+/// the imported learnings at once). Text that reads like an instruction to the agent is held
+/// by the quarantine like any other.
+pub fn import(project: &Project, store: &Store, path: &Path) -> Result<Imported> {
+    let file = read(path)?;
+    let section = crate::items::section_named("", &project.config.learnings.sections);
+    let mut result = Imported::default();
+    let shown = clean_field(&path.display().to_string(), 200);
+    for p in &file.patterns {
+        let Some(text) = crate::items::clean_item(&p.pattern) else {
+            result.skipped += 1;
+            continue;
+        };
+        let learning = NewLearning::new(&section, &text, Origin::User);
+        let source = format!("from {shown}; {}", claim(p));
+        match store.import_learning(&learning, None, &source)? {
+            Some(id) => result.added.push((id, text, 1)),
+            None => result.skipped += 1,
+        }
+    }
+    if !result.added.is_empty() {
+        let ids: Vec<i64> = result.added.iter().map(|(id, _, _)| *id).collect();
+        let report = super::validate::search(project, store, Some(&ids), true)?;
+        for (id, _, tier) in &mut result.added {
+            let label = gza_core::learning::label(*id);
+            if let Some(c) = report.checked.iter().find(|c| c.id == label) {
+                *tier = c.tier;
+            }
+        }
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anchors_aliases_and_tags_are_found_outside_quotes() {
+        assert_eq!(unsafe_construct("a: &x [1]\nb: *x\n"), Some(1));
+        assert_eq!(unsafe_construct("a: 1\nb: !!python/object x\n"), Some(2));
+        assert_eq!(unsafe_construct("- pattern: \"use *args & !x\"\n"), None);
+        assert_eq!(unsafe_construct("pattern: rock & roll # &c\n"), None);
+        assert_eq!(unsafe_construct("pattern: 'Never run rm -rf *'\n"), None);
+        assert_eq!(unsafe_construct("pattern: Don't use *args\n"), None);
+        assert_eq!(unsafe_construct("- &a\n"), Some(1));
+        assert_eq!(unsafe_construct("x: [*a, *a]\n"), Some(1));
+    }
+}

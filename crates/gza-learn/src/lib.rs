@@ -1,0 +1,395 @@
+//! Learning accumulation: every completed task teaches the next ones.
+//!
+//! Each completed task is extracted once (0-3 learnings, kept in the database with their
+//! source); a regeneration merges the learnings of the window of recent tasks with the user's
+//! pinned lines and renders `.gza/learnings.md` deterministically.
+
+pub mod backoff;
+pub mod dedupe;
+pub mod evidence;
+
+pub use gza_embed as embed;
+pub mod expertise;
+pub mod extract;
+pub mod items;
+pub mod rank;
+pub mod regenerate;
+pub mod session;
+pub mod spool;
+pub mod validate;
+pub mod view;
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use gza_core::config::InjectMode;
+use gza_core::learning::{Priority, Status};
+use gza_core::project::Project;
+use gza_core::prompt::InjectedLearnings;
+use gza_core::task::Task;
+use gza_store::Store;
+
+/// Below this similarity a CRITICAL learning does not "match at all" and stays out.
+const CRITICAL_FLOOR: f64 = 0.3;
+
+/// Whether to record what is selected (a run) or only show it (a preview).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    Record,
+    Preview,
+}
+
+/// The learnings a task is given, chosen by `learnings.inject`, or `None` when there are none or
+/// the task opts out. With [`Selection::Record`] the ids given are recorded against the task.
+/// A failure anywhere here is logged and the task runs without learnings: it never stops a task.
+pub fn learnings_for_prompt(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    selection: Selection,
+) -> Option<InjectedLearnings> {
+    if task.skip_learnings || !project.config.learnings.enabled {
+        return None;
+    }
+    match select(project, store, task, selection) {
+        Ok(learnings) => {
+            if selection == Selection::Record
+                && let Some(l) = &learnings
+            {
+                let _ = store.set_learnings_version(task.id, l.version);
+                for (event, ids) in l.events() {
+                    if let Err(e) = store.record_injections(Some(task.id), None, event, &ids) {
+                        log(
+                            project,
+                            &format!("task {}: injections not recorded: {e}", task.id),
+                        );
+                    }
+                }
+            }
+            learnings
+        }
+        Err(e) => {
+            log(
+                project,
+                &format!("task {}: learnings not injected: {e}", task.id),
+            );
+            None
+        }
+    }
+}
+
+fn select(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    selection: Selection,
+) -> gza_core::Result<Option<InjectedLearnings>> {
+    let mode = project.config.learnings.inject;
+    let mut injected = InjectedLearnings::default();
+    if matches!(mode, InjectMode::File | InjectMode::Both) {
+        if selection == Selection::Record {
+            // The person's latest edits become records first, so every line maps to an id.
+            regenerate::sync_edits(project, store)?;
+        }
+        if let Some(file) = gza_core::prompt::read_learnings_file(project)? {
+            let held = held_back(store)?;
+            let text = without_held_back(&file.text, &held);
+            let in_file: Vec<i64> = ids_of_lines(store, &text)?
+                .into_iter()
+                .filter(|id| !held.iter().any(|(h, _)| h == id))
+                .collect();
+            injected.text = view::strip_ids(&text);
+            injected.file_ids = in_file;
+            injected.version = view::parse(&file.text)
+                .version
+                .or(store.last_learnings_version()?.map(|(v, _)| v));
+        }
+    }
+    if matches!(mode, InjectMode::File | InjectMode::Both) && project.config.learnings.inject_drafts
+    {
+        add_drafts(project, store, &mut injected)?;
+    }
+    if matches!(mode, InjectMode::Relevant | InjectMode::Both) {
+        let query = task_query(project, task);
+        let ranker = rank::Ranker::load(project);
+        let recall = project.config.learnings.recall as usize;
+        let skip: HashSet<i64> = injected.file_ids.iter().copied().collect();
+        let all = ranker.rank_all(store, &query, project.config.learnings.inject_drafts)?;
+        let mut picked: Vec<i64> = rank::calibrate(all.clone())
+            .into_iter()
+            .map(|h| h.id)
+            .filter(|id| !skip.contains(id))
+            .take(recall)
+            .collect();
+        if mode == InjectMode::Relevant {
+            // Every CRITICAL learning that matches at all, even below the usual cut.
+            for h in &all {
+                let matches = h.lexical > 0.0 || h.semantic.is_some_and(|s| s >= CRITICAL_FLOOR);
+                if matches && h.priority == Priority::Critical && !picked.contains(&h.id) {
+                    picked.push(h.id);
+                }
+            }
+        }
+        let mut records = Vec::new();
+        for id in &picked {
+            if let Some(l) = store
+                .learning(*id)?
+                .filter(|l| l.status != Status::Archived && !l.is_decayed(chrono::Utc::now()))
+            {
+                records.push(l);
+            }
+        }
+        if !records.is_empty() {
+            let mut text = String::new();
+            if !injected.text.trim().is_empty() {
+                text.push_str(injected.text.trim_end());
+                text.push_str("\n\n## Also relevant to this task\n");
+            }
+            for l in &records {
+                let draft = if l.status == Status::Draft {
+                    " (draft: not yet reviewed)"
+                } else {
+                    ""
+                };
+                let _ = writeln!(text, "- [{}] {}{draft}", l.section, l.text);
+            }
+            injected.text = text;
+            injected.relevant_ids = records.iter().map(|l| l.id).collect();
+        }
+    }
+    Ok((!injected.text.trim().is_empty()).then_some(injected))
+}
+
+/// Most drafts given with the file.
+const MAX_FILE_DRAFTS: usize = 10;
+
+/// Drafts are usable at once (seed 003): the newest ones go after the file, marked as drafts,
+/// within what is left of `max_tokens`. learnings.md itself holds active learnings only.
+fn add_drafts(
+    project: &Project,
+    store: &Store,
+    injected: &mut InjectedLearnings,
+) -> gza_core::Result<()> {
+    let now = chrono::Utc::now();
+    let mut drafts: Vec<_> = store
+        .review_queue()?
+        .into_iter()
+        .filter(|l| l.status == Status::Draft && l.lifecycle.quarantine_reason.is_none())
+        .filter(|l| !l.is_decayed(now))
+        .collect();
+    drafts.reverse();
+    let budget = project.config.learnings.max_tokens as usize * gza_core::prompt::CHARS_PER_TOKEN;
+    let mut section = String::new();
+    let mut ids = Vec::new();
+    for l in drafts.into_iter().take(MAX_FILE_DRAFTS) {
+        let line = format!("- [{}] {} (draft: not yet reviewed)\n", l.section, l.text);
+        if injected.text.len() + section.len() + line.len() + 40 > budget {
+            break;
+        }
+        section.push_str(&line);
+        ids.push(l.id);
+    }
+    if !ids.is_empty() {
+        if !injected.text.trim().is_empty() {
+            injected.text = format!("{}\n\n", injected.text.trim_end());
+        }
+        injected.text.push_str("## Drafts (not yet reviewed)\n");
+        injected.text.push_str(&section);
+        injected.file_ids.extend(ids);
+    }
+    Ok(())
+}
+
+/// Quarantined learnings: (id, text). Never given to an agent, even when their line is in the
+/// file (an agent or a person may have just written it there).
+fn held_back(store: &Store) -> gza_core::Result<Vec<(i64, String)>> {
+    Ok(store
+        .review_queue()?
+        .into_iter()
+        .filter(|l| l.lifecycle.quarantine_reason.is_some())
+        .map(|l| (l.id, l.text))
+        .collect())
+}
+
+/// The file's text without the lines of held-back learnings, and without any line that has no
+/// id yet (not taken in as a record) and reads like an instruction.
+fn without_held_back(text: &str, held: &[(i64, String)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let item = view::parse(line).lines.into_iter().next();
+        let drop = item.is_some_and(|i| {
+            held.iter().any(|(id, t)| i.id == Some(*id) || *t == i.text)
+                || (i.id.is_none() && gza_core::quarantine::check(&i.text).is_some())
+        });
+        if !drop {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Take in what hooks spooled while the database was busy (see [`spool`]); never fails.
+pub fn take_in_spooled(project: &Project, store: &Store) -> usize {
+    spool::take_in(project, store)
+}
+
+/// What a task is about, for the ranker: its prompt and its spec file.
+fn task_query(project: &Project, task: &Task) -> String {
+    let mut query = task.prompt.clone();
+    if let Some(spec) = &task.spec
+        && let Ok(file) = gza_core::fsutil::open_regular(
+            &project.root.join(spec),
+            std::fs::OpenOptions::new().read(true),
+        )
+    {
+        use std::io::Read;
+        // The start says what the task is about; at most 4,000 characters of it are used.
+        let mut bytes = Vec::new();
+        let _ = file.take(16 * 1024).read_to_end(&mut bytes);
+        query.push('\n');
+        query.extend(String::from_utf8_lossy(&bytes).chars().take(4_000));
+    }
+    query
+}
+
+/// The learnings the lines of a file stand for: their ids, or, for a line without one, the
+/// active learning with exactly its text.
+fn ids_of_lines(store: &Store, text: &str) -> gza_core::Result<Vec<i64>> {
+    let parsed = view::parse(text);
+    let need_text = parsed.lines.iter().any(|l| l.id.is_none());
+    let by_text: std::collections::HashMap<String, i64> = if need_text {
+        store
+            .learnings(false)?
+            .into_iter()
+            .map(|l| (l.text, l.id))
+            .collect()
+    } else {
+        Default::default()
+    };
+    let mut seen = HashSet::new();
+    Ok(parsed
+        .lines
+        .iter()
+        .filter_map(|l| l.id.or_else(|| by_text.get(&l.text).copied()))
+        .filter(|id| seen.insert(*id))
+        .collect())
+}
+
+/// Append a line to `.gza/logs/learnings.log`.
+pub fn log(project: &Project, line: &str) {
+    gza_core::fsutil::append_log(&project.logs_dir().join("learnings.log"), line);
+}
+
+/// After a task is recorded: regenerate when `regenerate_every` completed tasks have piled up.
+/// Without an LLM this is as cheap as writing a file and runs at once; with one it runs on a
+/// thread (returned, for the caller to wait on before exiting) so the next task is not delayed.
+/// Never fails: a failure is logged and the regeneration simply happens again next time.
+pub fn after_task(project: &Project, store: &Store) -> Option<std::thread::JoinHandle<()>> {
+    let config = &project.config.learnings;
+    if !config.enabled {
+        return None;
+    }
+    let due = store
+        .learnings_metadata()
+        .is_ok_and(|m| m.tasks_since_regen >= i64::from(config.regenerate_every));
+    if !due {
+        return None;
+    }
+    let client = match gza_llm::client_for(config, &project.config.providers.claude.path) {
+        Ok(c) => c,
+        Err(e) => {
+            log(project, &format!("regeneration skipped: {e}"));
+            return None;
+        }
+    };
+    if client.is_none() {
+        regenerate_and_log(project, store, None);
+        return None;
+    }
+    let project = project.clone();
+    Some(std::thread::spawn(move || {
+        match Store::open(&project.db_path()) {
+            Ok(store) => regenerate_and_log(&project, &store, client.as_deref()),
+            Err(e) => log(&project, &format!("regeneration failed: {e}")),
+        }
+    }))
+}
+
+fn regenerate_and_log(
+    project: &Project,
+    store: &Store,
+    client: Option<&dyn gza_llm::ExtractionClient>,
+) {
+    let options = regenerate::Options {
+        window: project.config.learnings.window_size,
+        dry_run: false,
+        extract: true,
+        respect_backoff: true,
+    };
+    let ranker = rank::Ranker::load(project);
+    match regenerate::regenerate(project, store, client, Some(&ranker), options) {
+        Ok(report) => {
+            for (id, err) in &report.failures {
+                log(
+                    project,
+                    &format!("task {id}: extraction failed ({err}); it is tried again next time"),
+                );
+            }
+            for line in regenerate::extraction_notes(&report) {
+                log(project, &line);
+            }
+            log(
+                project,
+                &format!(
+                    "regenerated from {} tasks: {} items (+{} -{}), {} LLM calls",
+                    report.record.window_tasks,
+                    report.record.items,
+                    report.record.added,
+                    report.record.removed,
+                    report.record.llm_calls
+                ),
+            );
+        }
+        Err(gza_core::error::Error::Busy(_)) => {
+            // The running one counts these tasks too; validating beside it would race it.
+            log(
+                project,
+                "regeneration skipped: another is running; the tasks stay counted for the next",
+            );
+            return;
+        }
+        Err(e) => log(project, &format!("regeneration failed: {e}")),
+    }
+    validate_and_log(project, store);
+}
+
+/// Check every learning against the tree after a regeneration (seed 002); logged, never fails.
+pub fn validate_and_log(project: &Project, store: &Store) {
+    match validate::validate(project, store, None, false) {
+        Ok(r) => {
+            if let Some(e) = &r.export_error {
+                log(project, &format!("expertise export refused: {e}"));
+            }
+            let promoted = r.checked.iter().filter(|c| c.change == "promoted").count();
+            let stale = r.checked.iter().filter(|c| c.change == "stale").count();
+            if promoted + stale > 0 {
+                // Tier 2 goes first in the file: rewrite it with the new tiers.
+                let options = regenerate::Options::rewrite(project.config.learnings.window_size);
+                if let Err(e) = regenerate::regenerate(project, store, None, None, options) {
+                    log(project, &format!("rewrite after validation failed: {e}"));
+                }
+            }
+            log(
+                project,
+                &format!(
+                    "validated {} learnings against {} files in {} ms: {promoted} promoted, {stale} stale",
+                    r.checked.len(),
+                    r.files_searched,
+                    r.duration_ms
+                ),
+            );
+        }
+        Err(e) => log(project, &format!("validation failed: {e}")),
+    }
+}

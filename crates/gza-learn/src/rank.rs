@@ -1,0 +1,767 @@
+//! The ranker: which learnings matter for a text, by meaning and by words, offline.
+//!
+//! Each active learning is scored by the cosine similarity of its sentence embedding (computed
+//! once and stored) with the query's, plus a bounded BM25 term over its text, keywords and
+//! "applies when" hints. Only learnings above an absolute floor and within a fraction of the best
+//! score are returned (or a clear winner well ahead of the rest), so an unrelated query gets
+//! nothing rather than the three least bad items. The constants were tuned on eval/.
+//! Without a model the lexical part ranks alone, with its own floor.
+
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use gza_core::error::Result;
+use gza_core::learning::Learning;
+use gza_core::project::Project;
+use gza_embed::{Embedder, ModelError, resolve_model_dir};
+use gza_store::{RankRow, Store};
+
+/// Weight of the lexical (BM25) term next to the semantic one.
+const LEXICAL_WEIGHT: f64 = 0.3;
+/// BM25 is divided by this and capped at 1, so one long exact match cannot dominate.
+const BM25_SCALE: f64 = 12.0;
+/// With a model: the lowest blended score worth returning.
+const SEMANTIC_FLOOR: f64 = 0.56;
+/// Without a model: the lowest lexical score worth returning.
+const LEXICAL_FLOOR: f64 = 0.2;
+/// Items scoring below this fraction of the best one are left out.
+const RELATIVE_CUT: f64 = 0.85;
+/// When nothing reaches the floor, a best item above this that leads the second by
+/// [`CLEAR_LEAD`] is still returned: a clear winner, where a negative's best items are bunched.
+const CLEAR_WINNER: f64 = 0.33;
+const CLEAR_LEAD: f64 = 0.2;
+/// Tokens of a long query that take part in BM25 (the rest adds noise, not signal).
+const MAX_QUERY_TERMS: usize = 256;
+/// Tokens of a query that are embedded: its start, where a task says what it is about (time
+/// grows with tokens; 96 keep a task's start under 50 ms).
+const QUERY_TOKENS: usize = 96;
+
+/// One learning found for a query.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub id: i64,
+    pub score: f64,
+    /// Cosine similarity with the query, when a model is loaded.
+    pub semantic: Option<f64>,
+    /// Normalised BM25 (0-1).
+    pub lexical: f64,
+    /// Query terms the learning shares.
+    pub matched: Vec<String>,
+    pub priority: gza_core::learning::Priority,
+}
+
+/// How to rank.
+#[derive(Debug, Clone, Copy)]
+pub struct Query<'a> {
+    pub text: &'a str,
+    pub k: usize,
+    /// Rank drafts too (they are usable at once unless `learnings.inject_drafts` is off).
+    pub drafts: bool,
+    /// Keep the floors and the relative cut (false: always the best `k`, for `--explain`).
+    pub calibrated: bool,
+}
+
+/// The ranker, with its embedding model when one could be loaded.
+pub struct Ranker {
+    embedder: Option<Embedder>,
+    /// Why there is no model, in one line.
+    pub model_problem: Option<String>,
+    /// What was wrong with the model's derived files and what was done (one line, to show once).
+    pub model_notice: Option<String>,
+    /// How long this process may spend embedding learnings that lack a vector; what is left
+    /// over is ranked by words meanwhile and embedded by the background job.
+    embed_budget: Duration,
+    spent: Cell<Duration>,
+    /// The project whose background job is started when work is left (`gza hook embed`).
+    project_root: Option<PathBuf>,
+    started_job: Cell<bool>,
+    /// Why the background job is needed even though nothing was left to embed (the int8 copy).
+    needs_job: bool,
+}
+
+/// How long a command (or a task's selection) may spend embedding learnings that lack a vector
+/// before it ranks the rest by words and leaves them to the background job.
+pub const COMMAND_EMBED_BUDGET: Duration = Duration::from_secs(2);
+/// Learnings the background job embeds per transaction (the write lock is held that briefly).
+const JOB_BATCH: usize = 32;
+
+impl Ranker {
+    /// Load the project's embedding model (`learnings.model_dir`, else the default location),
+    /// for a command: it may derive the model's int8 copy and embed for up to
+    /// [`COMMAND_EMBED_BUDGET`]. A missing or broken model is no error: the ranker works by
+    /// words and says why.
+    pub fn load(project: &Project) -> Ranker {
+        Self::load_with(project, COMMAND_EMBED_BUDGET, false)
+    }
+
+    /// Load for a Claude Code hook: no model work beyond embedding the query. The int8 copy is
+    /// never derived and no learning is embedded here; learnings without a vector are ranked by
+    /// words, and the background job is started to embed them (and derive the copy).
+    pub fn for_hook(project: &Project) -> Ranker {
+        Self::load_with(project, Duration::ZERO, true)
+    }
+
+    /// Load with no bound on embedding (the background job).
+    pub fn unbounded(project: &Project) -> Ranker {
+        Self::load_with(project, Duration::MAX, false)
+    }
+
+    fn load_with(project: &Project, embed_budget: Duration, hook: bool) -> Ranker {
+        let mut ranker = Ranker {
+            embedder: None,
+            model_problem: None,
+            model_notice: None,
+            embed_budget,
+            spent: Cell::new(Duration::ZERO),
+            project_root: Some(project.root.clone()),
+            started_job: Cell::new(false),
+            needs_job: false,
+        };
+        let configured = match project.config.learnings.model_dir.as_ref() {
+            Some(dir) => match project.setting_path("learnings.model_dir", dir) {
+                Ok(dir) => Some(dir),
+                Err(e) => {
+                    ranker.model_problem = Some(e.to_string());
+                    return ranker;
+                }
+            },
+            None => None,
+        };
+        let Some(dir) = resolve_model_dir(configured.as_deref()) else {
+            ranker.model_problem = Some(
+                "no embedding model folder is configured and HOME is not set; set learnings.model_dir"
+                    .into(),
+            );
+            return ranker;
+        };
+        let loaded = if hook {
+            Embedder::load_prepared(&dir)
+        } else {
+            Embedder::load(&dir)
+        };
+        match loaded {
+            Ok(e) => {
+                ranker.model_notice = e.notice().map(str::to_string);
+                ranker.embedder = Some(e);
+            }
+            Err(ModelError::NotDerived(notice)) => {
+                // The job derives the copy; words rank meanwhile.
+                ranker.model_problem = Some(
+                    "the embedding model's int8 copy is not ready; ranking by words until the background job builds it".into(),
+                );
+                ranker.model_notice = notice;
+                ranker.needs_job = true;
+            }
+            Err(e) => ranker.model_problem = Some(e.to_string()),
+        }
+        if let Some(notice) = &ranker.model_notice {
+            super::log(project, notice);
+        }
+        ranker
+    }
+
+    /// A ranker that uses words only.
+    pub fn lexical_only() -> Ranker {
+        Ranker {
+            embedder: None,
+            model_problem: None,
+            model_notice: None,
+            embed_budget: Duration::ZERO,
+            spent: Cell::new(Duration::ZERO),
+            project_root: None,
+            started_job: Cell::new(false),
+            needs_job: false,
+        }
+    }
+
+    /// The model's fingerprint, when one is loaded.
+    pub fn model(&self) -> Option<&str> {
+        self.embedder.as_ref().map(Embedder::fingerprint)
+    }
+
+    /// Embed one text with the model, if there is one.
+    pub fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        self.embedder.as_ref().map(|e| e.embed(text))
+    }
+
+    /// Whether this process may still spend time embedding learnings.
+    fn budget_left(&self) -> bool {
+        self.spent.get() < self.embed_budget
+    }
+
+    /// Embed `rows` while the budget lasts; returns the vectors made (stored, unless the store
+    /// is read-only: then they are computed again next time).
+    fn embed_within_budget(&self, store: &Store, rows: &[&RankRow]) -> Vec<(i64, Vec<f32>)> {
+        let Some(embedder) = &self.embedder else {
+            return Vec::new();
+        };
+        let mut fresh = Vec::new();
+        for r in rows {
+            if !self.budget_left() {
+                break;
+            }
+            let started = Instant::now();
+            fresh.push((r.id, embedder.embed(&embedding_text(r))));
+            self.spent.set(self.spent.get() + started.elapsed());
+        }
+        if !fresh.is_empty() {
+            let _ = store.store_embeddings(embedder.fingerprint(), &fresh);
+        }
+        fresh
+    }
+
+    /// Compute and store the embeddings learnings in use lack, within this ranker's budget;
+    /// what is left is handed to the background job. Returns how many are left.
+    pub fn embed_missing(&self, store: &Store) -> Result<usize> {
+        let Some(embedder) = &self.embedder else {
+            if self.needs_job {
+                self.start_job();
+            }
+            return Ok(0);
+        };
+        let mut left = 0;
+        loop {
+            let rows = store.rows_without_vectors(true, embedder.fingerprint(), JOB_BATCH)?;
+            if rows.is_empty() {
+                break;
+            }
+            let refs: Vec<&RankRow> = rows.iter().collect();
+            let done = self.embed_within_budget(store, &refs).len();
+            if done < rows.len() {
+                left = rows.len() - done;
+                break;
+            }
+        }
+        if left > 0 {
+            self.start_job();
+        }
+        Ok(left)
+    }
+
+    /// Leave every learning that lacks a vector to the background job (started when there is
+    /// one): no model work here. Returns whether any was left.
+    pub fn hand_off(&self, store: &Store) -> Result<bool> {
+        let left = match &self.embedder {
+            Some(e) => !store
+                .rows_without_vectors(true, e.fingerprint(), 1)?
+                .is_empty(),
+            None => self.needs_job,
+        };
+        if left {
+            self.start_job();
+        }
+        Ok(left)
+    }
+
+    /// Start `gza hook embed` for this project, detached, once per process (it takes a lock, so
+    /// a second one started elsewhere exits at once).
+    pub fn start_job(&self) {
+        if self.started_job.replace(true) {
+            return;
+        }
+        if let Some(root) = &self.project_root {
+            start_embed_job(root);
+        }
+    }
+
+    /// Rank the active learnings for `query`, best first.
+    pub fn search(&self, store: &Store, query: Query) -> Result<Vec<Hit>> {
+        let mut hits = self.rank_all(store, query.text, query.drafts)?;
+        if query.calibrated {
+            hits = calibrate(hits);
+        }
+        hits.truncate(query.k);
+        Ok(hits)
+    }
+
+    /// Every learning in use scored for `text`, best first, with no cut (the query is embedded
+    /// once; [`calibrate`] makes the cut). A learning without a stored vector is embedded while
+    /// the budget lasts; past it, it is scored by words alone (`semantic: None`) and left to the
+    /// background job.
+    pub fn rank_all(&self, store: &Store, text: &str, drafts: bool) -> Result<Vec<Hit>> {
+        if text.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        // The query first, so each stored vector is compared as it is read, never copied out.
+        let q = self
+            .embedder
+            .as_ref()
+            .map(|e| e.embed_prefix(text, QUERY_TOKENS));
+        let (rows, mut semantic): (Vec<RankRow>, Vec<Option<f64>>) = match (&self.embedder, &q) {
+            (Some(e), Some(q)) => store
+                .rank_rows_with_similarity(drafts, e.fingerprint(), &|v| cosine_le_bytes(q, v))?
+                .into_iter()
+                .unzip(),
+            _ => {
+                if self.needs_job {
+                    self.start_job();
+                }
+                let rows = store.rank_rows(drafts)?;
+                let none = vec![None; rows.len()];
+                (rows, none)
+            }
+        };
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Some(q) = &q {
+            let missing: Vec<&RankRow> = rows
+                .iter()
+                .zip(&semantic)
+                .filter(|(_, s)| s.is_none())
+                .map(|(r, _)| r)
+                .collect();
+            if !missing.is_empty() {
+                let fresh: HashMap<i64, Vec<f32>> = self
+                    .embed_within_budget(store, &missing)
+                    .into_iter()
+                    .collect();
+                if fresh.len() < missing.len() {
+                    self.start_job();
+                }
+                for (r, s) in rows.iter().zip(semantic.iter_mut()) {
+                    if s.is_none() {
+                        *s = fresh.get(&r.id).map(|v| cosine(q, v));
+                    }
+                }
+            }
+        }
+        let lexical = bm25_scores(&rows, text);
+        let mut hits: Vec<Hit> = rows
+            .iter()
+            .zip(semantic)
+            .zip(lexical)
+            .map(|((r, sem), (bm25, matched))| {
+                let lex = (bm25 / BM25_SCALE).min(1.0);
+                let score = match sem {
+                    Some(s) => s + LEXICAL_WEIGHT * lex,
+                    None => lex,
+                };
+                Hit {
+                    id: r.id,
+                    score,
+                    semantic: sem,
+                    lexical: lex,
+                    matched,
+                    priority: r.priority,
+                }
+            })
+            .collect();
+        hits.sort_by(|a, b| relative(b).total_cmp(&relative(a)).then(a.id.cmp(&b.id)));
+        Ok(hits)
+    }
+}
+
+/// Start `gza -C ROOT hook embed` detached (its own process group, no terminal, hooks off), so
+/// learnings are embedded off every hook's and command's path. Failing to start it is no error:
+/// the next command embeds within its budget.
+pub fn start_embed_job(root: &std::path::Path) {
+    use std::os::unix::process::CommandExt;
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    if job_running(root) {
+        return;
+    }
+    let _ = std::process::Command::new(exe)
+        .arg("-C")
+        .arg(root)
+        .args(["hook", "embed"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .env("GZA_HOOKS", "off")
+        .process_group(0)
+        .spawn();
+}
+
+/// The background job's lock file.
+fn job_lock_path(root: &std::path::Path) -> PathBuf {
+    root.join(gza_core::project::STATE_DIR).join("embed.lock")
+}
+
+/// The background job's lock, or `None` when another job holds it.
+pub fn take_job_lock(root: &std::path::Path) -> Option<std::fs::File> {
+    use std::os::unix::io::AsRawFd;
+    let file = gza_core::fsutil::open_regular(
+        &job_lock_path(root),
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+    )
+    .ok()?;
+    // SAFETY: flock on a descriptor we own; released when the file is closed.
+    let ok = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    ok.then_some(file)
+}
+
+/// Whether a background job holds its lock now.
+fn job_running(root: &std::path::Path) -> bool {
+    use std::os::unix::io::AsRawFd;
+    let Ok(file) = gza_core::fsutil::open_regular(
+        &job_lock_path(root),
+        std::fs::OpenOptions::new().read(true),
+    ) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor we own; a shared lock fails only while the job holds its
+    // exclusive one, and is released when the file is closed.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
+}
+
+/// The background job (`gza hook embed`): derive the model's int8 copy if needed, then embed
+/// every learning in use that lacks a vector, a batch per transaction, at the lowest CPU
+/// priority. Exits at once when another job holds the lock. Returns how many it embedded.
+pub fn run_embed_job(project: &Project) -> Result<usize> {
+    let Some(_lock) = take_job_lock(&project.root) else {
+        return Ok(0);
+    };
+    // SAFETY: setpriority on this process only.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+    }
+    let store = Store::open(&project.db_path())?;
+    super::take_in_spooled(project, &store);
+    let ranker = Ranker::unbounded(project);
+    let Some(embedder) = &ranker.embedder else {
+        return Ok(0);
+    };
+    let mut done = 0;
+    loop {
+        let rows = store.rows_without_vectors(true, embedder.fingerprint(), JOB_BATCH)?;
+        if rows.is_empty() {
+            return Ok(done);
+        }
+        let fresh: Vec<(i64, Vec<f32>)> = rows
+            .iter()
+            .map(|r| (r.id, embedder.embed(&embedding_text(r))))
+            .collect();
+        store.store_embeddings(embedder.fingerprint(), &fresh)?;
+        done += fresh.len();
+    }
+}
+
+/// A hit's score relative to the floor of its kind: a learning scored by meaning and words is
+/// measured against [`SEMANTIC_FLOOR`], one scored by words alone (no model, or no vector yet)
+/// against [`LEXICAL_FLOOR`], so the two can be ordered together.
+fn relative(h: &Hit) -> f64 {
+    if h.semantic.is_some() {
+        h.score / SEMANTIC_FLOOR
+    } else {
+        h.score / LEXICAL_FLOOR
+    }
+}
+
+/// Keep the hits that matter from a full ranking: those above the floor (semantic or, without
+/// a model, lexical) and within [`RELATIVE_CUT`] of the best; or a clear winner alone. Hits
+/// scored by words alone (learnings not embedded yet) are cut by the lexical rule among
+/// themselves and merged by [`relative`] score.
+pub fn calibrate(hits: Vec<Hit>) -> Vec<Hit> {
+    let (semantic, lexical): (Vec<Hit>, Vec<Hit>) =
+        hits.into_iter().partition(|h| h.semantic.is_some());
+    let mut kept = calibrate_semantic(semantic);
+    let top = lexical.first().map_or(0.0, |h| h.score);
+    kept.extend(
+        lexical
+            .into_iter()
+            .filter(|h| h.score >= LEXICAL_FLOOR && h.score >= RELATIVE_CUT * top),
+    );
+    kept.sort_by(|a, b| relative(b).total_cmp(&relative(a)).then(a.id.cmp(&b.id)));
+    kept
+}
+
+fn calibrate_semantic(mut hits: Vec<Hit>) -> Vec<Hit> {
+    let top = hits.first().map_or(0.0, |h| h.score);
+    let second = hits.get(1).map_or(0.0, |h| h.score);
+    let clear_winner = (CLEAR_WINNER..SEMANTIC_FLOOR).contains(&top) && top - second >= CLEAR_LEAD;
+    if clear_winner {
+        hits.truncate(1);
+    } else {
+        hits.retain(|h| h.score >= SEMANTIC_FLOOR && h.score >= RELATIVE_CUT * top);
+    }
+    hits
+}
+
+/// What is embedded for a learning: its text and when it applies.
+pub fn embedding_text(row: &RankRow) -> String {
+    if row.applies_when.is_empty() {
+        row.text.clone()
+    } else {
+        format!(
+            "{} (applies when: {})",
+            row.text,
+            row.applies_when.join("; ")
+        )
+    }
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
+    for (x, y) in a.iter().zip(b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    let c = f64::from(dot / (na.sqrt() * nb.sqrt()));
+    // A damaged vector (NaN, infinities) matches nothing rather than poisoning the ranking.
+    if na == 0.0 || nb == 0.0 || !c.is_finite() {
+        return 0.0;
+    }
+    c
+}
+
+/// Cosine similarity of `q` with a vector stored as little-endian f32 bytes (`None` when its
+/// length is not the query's: made by another model).
+fn cosine_le_bytes(q: &[f32], bytes: &[u8]) -> Option<f64> {
+    if bytes.len() != q.len() * 4 {
+        return None;
+    }
+    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
+    for (x, c) in q.iter().zip(bytes.chunks_exact(4)) {
+        let y = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    let c = f64::from(dot / (na.sqrt() * nb.sqrt()));
+    Some(if na == 0.0 || nb == 0.0 || !c.is_finite() {
+        0.0
+    } else {
+        c
+    })
+}
+
+/// Cosine similarity of two stored or fresh embeddings.
+pub fn similarity(a: &[f32], b: &[f32]) -> f64 {
+    cosine(a, b)
+}
+
+/// Words too common to say what a text is about.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "always", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "but", "by", "can", "could", "do", "does", "each", "every", "for", "from",
+    "get", "has", "have", "how", "if", "in", "into", "is", "it", "its", "just", "make", "may",
+    "more", "must", "need", "never", "new", "no", "not", "now", "of", "on", "one", "only", "or",
+    "other", "our", "out", "over", "please", "should", "so", "some", "than", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "those", "to", "up", "use", "used",
+    "using", "via", "was", "we", "when", "where", "which", "while", "will", "with", "without",
+    "would", "you", "your",
+];
+
+/// Lowercased terms of a text: words, identifiers split at `_`, `-`, `.`, `/` and camelCase
+/// (the whole identifier kept too), stop words dropped, light suffix stemming.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_term(text, |t| out.push(t.to_string()));
+    out
+}
+
+/// Call `f` with each of [`terms`] in turn, without collecting them.
+fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
+    let mut lower = String::new();
+    for raw in text.split(|c: char| !(c.is_alphanumeric() || "_-./".contains(c))) {
+        let raw = raw.trim_matches(|c: char| "_-./".contains(c));
+        if raw.is_empty() {
+            continue;
+        }
+        let parts = split_identifier(raw);
+        if parts.len() > 1 {
+            lower.clear();
+            lower.extend(raw.chars().flat_map(char::to_lowercase));
+            if lower.len() > 2 {
+                f(&lower);
+            }
+        }
+        for p in parts {
+            lower.clear();
+            lower.extend(p.chars().flat_map(char::to_lowercase));
+            // STOPWORDS is sorted.
+            if lower.len() < 2 || STOPWORDS.binary_search(&lower.as_str()).is_ok() {
+                continue;
+            }
+            f(&stem(&lower));
+        }
+    }
+}
+
+fn split_identifier(word: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    for piece in word.split(['_', '-', '.', '/']) {
+        let bytes = piece.as_bytes();
+        let mut start = 0;
+        for i in 1..bytes.len() {
+            if bytes[i].is_ascii_uppercase() && bytes[i - 1].is_ascii_lowercase() {
+                parts.push(&piece[start..i]);
+                start = i;
+            }
+        }
+        if start < piece.len() {
+            parts.push(&piece[start..]);
+        }
+    }
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+/// A light English stemmer: enough to meet "migrations"/"migration", "queries"/"query",
+/// "changing"/"change"; never below four letters.
+fn stem(word: &str) -> String {
+    if !word.is_ascii() || word.len() <= 4 {
+        return word.to_string();
+    }
+    for (suffix, replacement) in [
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", ""),
+        ("s", ""),
+    ] {
+        if let Some(base) = word.strip_suffix(suffix)
+            && base.len() + replacement.len() >= 4
+            && !word.ends_with("ss")
+        {
+            let mut s = format!("{base}{replacement}");
+            // "changing" → "chang" and "change" → "chang" meet; so do "added"/"add".
+            if s.ends_with('e') && s.len() > 4 {
+                s.pop();
+            }
+            return s;
+        }
+    }
+    let mut s = word.to_string();
+    if s.ends_with('e') {
+        s.pop();
+    }
+    s
+}
+
+/// Okapi BM25 of each learning (text, keywords and hints) for `query`, with the query terms it
+/// matched. Only the query's terms are counted: one pass over the learnings, no index of every
+/// term they hold.
+fn bm25_scores(rows: &[RankRow], query: &str) -> Vec<(f64, Vec<String>)> {
+    const K1: f64 = 1.2;
+    const B: f64 = 0.75;
+    let mut seen = HashSet::new();
+    let q: Vec<String> = terms(query)
+        .into_iter()
+        .filter(|t| seen.insert(t.clone()))
+        .take(MAX_QUERY_TERMS)
+        .collect();
+    // The query's terms, sorted, with their place in the query: a binary search per word.
+    let mut index: Vec<(&str, usize)> =
+        q.iter().enumerate().map(|(i, t)| (t.as_str(), i)).collect();
+    index.sort_unstable();
+    let mut df = vec![0u32; q.len()];
+    let mut docs: Vec<(f64, Vec<(usize, u32)>)> = Vec::with_capacity(rows.len());
+    let mut text = String::new();
+    for r in rows {
+        text.clear();
+        text.push_str(&r.text);
+        for extra in r.keywords.iter().chain(&r.applies_when) {
+            text.push(' ');
+            text.push_str(extra);
+        }
+        let mut len = 0usize;
+        let mut tf: Vec<(usize, u32)> = Vec::new();
+        for_each_term(&text, |t| {
+            len += 1;
+            if let Ok(at) = index.binary_search_by(|(s, _)| (*s).cmp(t)) {
+                let k = index[at].1;
+                match tf.iter_mut().find(|(i, _)| *i == k) {
+                    Some((_, n)) => *n += 1,
+                    None => tf.push((k, 1)),
+                }
+            }
+        });
+        for (k, _) in &tf {
+            df[*k] += 1;
+        }
+        docs.push((len as f64, tf));
+    }
+    let n = rows.len() as f64;
+    let avg_len = (docs.iter().map(|(l, _)| l).sum::<f64>() / docs.len().max(1) as f64).max(1.0);
+    docs.into_iter()
+        .map(|(len, tf)| {
+            let mut score = 0.0;
+            let mut matched = Vec::new();
+            // In query order, as the terms were asked.
+            let mut tf = tf;
+            tf.sort_by_key(|(k, _)| *k);
+            for (k, f) in tf {
+                let df = f64::from(df[k].max(1));
+                let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+                let f = f64::from(f);
+                score += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg_len));
+                matched.push(q[k].clone());
+            }
+            (score, matched)
+        })
+        .collect()
+}
+
+/// Learnings by id, for showing hits.
+pub fn hits_with_records(store: &Store, hits: &[Hit]) -> Result<Vec<(Hit, Learning)>> {
+    let mut out = Vec::with_capacity(hits.len());
+    for h in hits {
+        if let Some(l) = store.learning(h.id)? {
+            out.push((h.clone(), l));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_split_identifiers_and_stem() {
+        let t = terms("Run `cargo sqlx prepare` after changing queries in src/db/invoiceRepo.rs");
+        for want in [
+            "cargo",
+            "sqlx",
+            "prepar",
+            "chang",
+            "query",
+            "src/db/invoicerepo.rs",
+            "invoic",
+            "repo",
+        ] {
+            assert!(t.contains(&want.to_string()), "{want} not in {t:?}");
+        }
+        assert!(!t.contains(&"after".to_string()));
+        assert_eq!(stem("migrations"), stem("migration"));
+        assert_eq!(stem("changing"), stem("change"));
+        assert_eq!(stem("queries"), stem("query"));
+        assert_eq!(stem("class"), "class");
+    }
+
+    #[test]
+    fn bm25_prefers_the_rarer_shared_term() {
+        let row = |id: i64, text: &str| RankRow {
+            id,
+            section: "General".into(),
+            text: text.into(),
+            keywords: vec![],
+            applies_when: vec![],
+            priority: gza_core::learning::Priority::Medium,
+            confidence: 0.7,
+        };
+        let rows = vec![
+            row(1, "Run the tests with make test"),
+            row(2, "Run sqlx prepare after changing queries"),
+            row(3, "Run the linter before pushing"),
+        ];
+        let s = bm25_scores(&rows, "update the sqlx offline cache");
+        assert!(s[1].0 > s[0].0 && s[1].0 > s[2].0);
+        assert_eq!(s[1].1, vec!["sqlx"]);
+        assert_eq!(s[0].0, 0.0);
+    }
+}

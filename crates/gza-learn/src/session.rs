@@ -1,0 +1,184 @@
+//! Learning from a Claude Code session's transcript (seed 000): once per session, in a process
+//! the SessionEnd hook starts detached. Trivial sessions are skipped, secrets are redacted
+//! first, the input is bounded, and what is learned lands as drafts.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::dedupe;
+use super::extract;
+use super::items::{self, MAX_ITEMS_PER_TASK};
+use super::rank::Ranker;
+use gza_core::error::{Error, Result};
+use gza_core::learning::Status;
+use gza_core::project::Project;
+use gza_core::redact::redact_secrets;
+use gza_store::{Store, Taught};
+
+/// How much of a transcript's end is read.
+pub const TRANSCRIPT_TAIL_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Characters of a transcript sent for extraction: the start (what was asked) and the end.
+const HEAD_CHARS: usize = 3_000;
+const TAIL_CHARS: usize = 9_000;
+/// A session with fewer prompts and less assistant text than this taught nothing worth a call.
+const MIN_PROMPTS: usize = 1;
+const MIN_ASSISTANT_CHARS: usize = 400;
+
+/// What a session said, in order: (role, text).
+fn conversation(transcript: &Path) -> Result<Vec<(String, String)>> {
+    // Bounded: only the end of a huge transcript is read, and only from a regular file.
+    let text = gza_core::fsutil::read_regular_tail(transcript, TRANSCRIPT_TAIL_BYTES)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .map_err(|e| gza_core::fsutil::read_refused(transcript, e))?;
+    let mut turns = Vec::new();
+    for line in text.lines() {
+        let Ok(entry) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let role = match entry.get("type").and_then(Value::as_str) {
+            Some(r @ ("user" | "assistant")) => r.to_string(),
+            _ => continue,
+        };
+        let content = entry.pointer("/message/content");
+        let mut said = String::new();
+        match content {
+            Some(Value::String(s)) => said.push_str(s),
+            Some(Value::Array(blocks)) => {
+                for b in blocks {
+                    if b.get("type").and_then(Value::as_str) == Some("text")
+                        && let Some(t) = b.get("text").and_then(Value::as_str)
+                    {
+                        said.push_str(t);
+                        said.push('\n');
+                    }
+                }
+            }
+            _ => {}
+        }
+        if !said.trim().is_empty() {
+            turns.push((role, said));
+        }
+    }
+    Ok(turns)
+}
+
+/// The extraction message for a conversation, redacted and bounded; `None` when trivial.
+pub fn session_message(turns: &[(String, String)]) -> Option<String> {
+    let prompts = turns.iter().filter(|(r, _)| r == "user").count();
+    let assistant: usize = turns
+        .iter()
+        .filter(|(r, _)| r == "assistant")
+        .map(|(_, t)| t.len())
+        .sum();
+    if prompts < MIN_PROMPTS || assistant < MIN_ASSISTANT_CHARS {
+        return None;
+    }
+    let mut all = String::new();
+    for (role, text) in turns {
+        all.push_str(&format!("[{role}]\n{}\n", text.trim_end()));
+    }
+    // Redacted whole before it is cut, so a cut cannot leave part of a key unrecognised.
+    let all = redact_secrets(&all);
+    let chars: Vec<char> = all.chars().collect();
+    let body = if chars.len() <= HEAD_CHARS + TAIL_CHARS {
+        all
+    } else {
+        let head: String = chars[..HEAD_CHARS].iter().collect();
+        let tail: String = chars[chars.len() - TAIL_CHARS..].iter().collect();
+        format!("{head}\n[… middle of the session left out …]\n{tail}")
+    };
+    let body = gza_core::fence::neutralise_tags(&body, &["claude_code_session"]);
+    Some(redact_secrets(&format!(
+        "<claude_code_session>\n{body}\n</claude_code_session>"
+    )))
+}
+
+/// Extract 0-3 draft learnings from a session's transcript, once per session.
+pub fn extract_session(
+    project: &Project,
+    store: &Store,
+    session: &str,
+    transcript: &Path,
+) -> Result<String> {
+    let config = &project.config.learnings;
+    let Some(client) =
+        gza_llm::client_for(config, &project.config.providers.claude.path).map_err(Error::from)?
+    else {
+        return Ok("no extraction model is configured".into());
+    };
+    let turns = conversation(transcript)?;
+    let Some(message) = session_message(&turns) else {
+        return Ok(format!("session {session} is too short to learn from"));
+    };
+    if !store.claim_session_extraction(session, client.provider(), client.model())? {
+        return Ok(format!("session {session} was already extracted"));
+    }
+    let reply = client
+        .complete(&extract::instructions(&config.sections), &message)
+        .map_err(|e| Error::Usage(format!("extraction failed: {e}")))?;
+    store.finish_session_extraction(session, (reply.input_tokens, reply.output_tokens))?;
+    let found = items::parse_reply(&reply.text, &config.sections, MAX_ITEMS_PER_TASK);
+    let known = store.learnings(true)?;
+    let ranker = Ranker::load(project);
+    let taught = dedupe::decide(
+        &found,
+        gza_core::learning::Origin::Llm,
+        &known,
+        Some(&ranker),
+        store,
+    );
+    let drafts: Vec<_> = taught
+        .into_iter()
+        .filter_map(|t| match t {
+            Taught::New(mut l) => {
+                l.status = Status::Draft;
+                Some(*l)
+            }
+            Taught::Confirms(_) => None,
+        })
+        .collect();
+    let ids = store.add_session_learnings(session, &drafts)?;
+    let _ = ranker.embed_missing(store);
+    Ok(format!(
+        "session {session}: {} draft(s) from {} item(s)",
+        ids.len(),
+        found.len()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trivial_sessions_are_skipped_and_long_ones_bounded_and_redacted() {
+        let t = |r: &str, s: &str| (r.to_string(), s.to_string());
+        assert!(session_message(&[t("user", "hi"), t("assistant", "Hello!")]).is_none());
+        let long = vec![
+            t(
+                "user",
+                "Fix the export; key sk-ant-api03-SECRETSECRETSECRETSECRET",
+            ),
+            t("assistant", &"a".repeat(50_000)),
+        ];
+        let m = session_message(&long).unwrap();
+        assert!(m.len() < 13_000, "{}", m.len());
+        assert!(!m.contains("SECRETSECRET"));
+        assert!(m.contains("middle of the session left out"));
+    }
+
+    #[test]
+    fn a_key_the_cut_goes_through_is_not_half_kept() {
+        let t = |r: &str, s: &str| (r.to_string(), s.to_string());
+        // `[user]\n` and 2,985 characters, then a key that the 3,000-character head cuts.
+        let prompt = format!(
+            "{} ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+            "p".repeat(2_984)
+        );
+        let m =
+            session_message(&[t("user", &prompt), t("assistant", &"a".repeat(50_000))]).unwrap();
+        assert!(!m.contains("ghp_AbCd"), "{}", &m[2_900..3_100]);
+    }
+}

@@ -1,0 +1,95 @@
+//! Removing what finished tasks leave behind: worktrees and logs older than `cleanup_days`.
+//! A worktree with uncommitted changes, or one a pending or running task uses, is never removed;
+//! each kept one comes with the reason.
+
+use std::path::Path;
+
+use gza_core::error::Result;
+use gza_core::project::Project;
+use gza_core::worktree;
+use gza_store::{Leftover, Store};
+
+/// Which leftovers to consider.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope {
+    /// Only tasks finished more than this many days ago; `None`: every finished task.
+    pub older_than_days: Option<u32>,
+    /// Look at no more than this many worktrees and logs (`gza work` cleans a few at start).
+    pub limit: usize,
+    /// Only say what would be removed.
+    pub dry_run: bool,
+}
+
+/// What a clean-up did (or, with `dry_run`, would do).
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Worktrees removed (or to remove), by task.
+    pub removed: Vec<Leftover>,
+    /// Worktrees kept, each with why.
+    pub kept: Vec<(Leftover, String)>,
+    /// Log files removed (or to remove).
+    pub logs: usize,
+}
+
+/// The RFC 3339 time `days` ago.
+fn days_ago(days: u32) -> String {
+    (chrono::Utc::now() - chrono::Duration::days(i64::from(days)))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// Why `leftover`'s worktree must stay, if it must.
+fn reason_to_keep(store: &Store, leftover: &Leftover) -> Result<Option<String>> {
+    if let Some((id, status)) = store.task_using(leftover)? {
+        return Ok(Some(format!("task {id} ({status}) uses it")));
+    }
+    let dir = Path::new(&leftover.path);
+    if !dir.exists() {
+        return Ok(None);
+    }
+    match worktree::uncommitted(dir) {
+        Ok(files) if files.is_empty() => Ok(None),
+        Ok(files) => Ok(Some(format!(
+            "uncommitted changes ({}{}); commit or discard them, then run gza clean again",
+            files.join(", "),
+            if files.len() >= 3 { ", …" } else { "" }
+        ))),
+        Err(e) => Ok(Some(format!(
+            "cannot tell whether it has uncommitted changes: {e}"
+        ))),
+    }
+}
+
+/// Remove the worktrees and logs `scope` selects, keeping what must stay.
+pub fn clean(project: &Project, store: &Store, scope: Scope) -> Result<Report> {
+    let before = scope.older_than_days.map(days_ago);
+    let mut report = Report::default();
+    for leftover in store.finished_with_worktrees(before.as_deref(), scope.limit)? {
+        if let Some(why) = reason_to_keep(store, &leftover)? {
+            report.kept.push((leftover, why));
+            continue;
+        }
+        if !scope.dry_run {
+            if let Err(e) = worktree::remove(&project.root, Path::new(&leftover.path)) {
+                report.kept.push((leftover, e.to_string()));
+                continue;
+            }
+            store.clear_worktree(leftover.id)?;
+        }
+        report.removed.push(leftover);
+    }
+    if scope.dry_run {
+        let n = store.count_finished_with_logs(before.as_deref())?;
+        report.logs = usize::try_from(n).unwrap_or(0).min(scope.limit);
+        return Ok(report);
+    }
+    for log in store.finished_with_logs(before.as_deref(), scope.limit)? {
+        match std::fs::remove_file(&log.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => continue,
+        }
+        store.clear_log(log.id)?;
+        report.logs += 1;
+    }
+    Ok(report)
+}

@@ -1,0 +1,440 @@
+//! Running tasks: claiming, worktrees, agent processes, providers, and the worker loop.
+
+mod agent_rules;
+pub mod branch;
+pub mod cleanup;
+mod complete;
+mod kept;
+pub mod providers;
+pub mod review;
+mod run;
+pub mod sandbox;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use gza_core::worktree;
+pub use run::{Finished, KILL_GRACE, provider_of};
+
+/// A running task's progress.
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub elapsed: Duration,
+    pub progress: providers::Progress,
+}
+
+/// What the runner needs from the learnings room. The CLI hands it in, so the runner never calls
+/// into `learn` (which calls the LLM clients) itself. Neither call may fail a task: each logs
+/// its own faults and gives nothing.
+pub trait Teacher: Send + Sync + std::fmt::Debug {
+    /// The learnings `task` is given, recorded against it; `None` when there are none.
+    fn for_prompt(
+        &self,
+        project: &Project,
+        store: &Store,
+        task: &Task,
+    ) -> Option<gza_core::prompt::InjectedLearnings>;
+    /// After a task finished: start a regeneration when one is due, returning its thread.
+    fn after_task(&self, project: &Project, store: &Store) -> Option<std::thread::JoinHandle<()>>;
+}
+
+/// Receives what the runner does, to show it to a person (or not).
+pub trait Observer: Sync {
+    fn warn(&self, message: &str);
+    fn started(&self, task: &Task, provider: gza_core::config::ProviderKind);
+    fn progress(&self, id: i64, status: Status);
+    fn finished(&self, finished: &Finished);
+}
+
+use gza_core::error::{Error, Result};
+use gza_core::process::{self, check_binary};
+use gza_core::project::Project;
+use gza_core::task::{Task, TaskStatus};
+use gza_store::{Claim, Store, WorkerId};
+
+/// What `gza work` was asked to do.
+#[derive(Debug, Clone)]
+pub struct WorkOptions {
+    /// Only these tasks (in pickup order among them).
+    pub ids: Vec<i64>,
+    /// Stop after this many tasks; `None` runs until the queue is empty.
+    pub count: Option<usize>,
+    /// Workers running at once.
+    pub parallel: usize,
+    /// Only tasks in this group.
+    pub group: Option<String>,
+    /// Learnings for each prompt, and regeneration after each task.
+    pub teacher: std::sync::Arc<dyn Teacher>,
+}
+
+/// This process as a task owner.
+pub fn this_worker() -> WorkerId {
+    let pid = process::own_pid();
+    WorkerId {
+        pid,
+        start: process::start_ticks(pid),
+    }
+}
+
+/// Run tasks until `options.count` are done, the queue is empty, or a stop is requested.
+/// Returns every finished task; an error that stopped a worker is returned after the others finish.
+pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Result<Vec<Finished>> {
+    let worker = this_worker();
+    {
+        let store = Store::open(&project.db_path())?;
+        for reaped in reap_orphans(project, &store) {
+            if let Some(note) = reaped.note() {
+                ui.warn(&note);
+            }
+        }
+        // The lease is taken before anything is claimed, and renewed while this process runs.
+        store.acquire_lease(worker, process::pid_namespace().as_deref())?;
+        // A few worktrees and logs of long-finished tasks go at each start (`gza clean` takes
+        // the rest); what must stay is kept, and a failure here never stops work.
+        if project.config.cleanup_days > 0 {
+            let scope = cleanup::Scope {
+                older_than_days: Some(project.config.cleanup_days),
+                limit: 20,
+                dry_run: false,
+            };
+            let _ = cleanup::clean(project, &store, scope);
+        }
+        // Refuse before claiming anything when the next task's agent cannot start. (Later
+        // tasks are checked after their claim, and put back if their agent is missing.)
+        if let Some(next) = store
+            .pickup_queue(
+                false,
+                options.ids.is_empty().then_some(1),
+                options.group.as_deref(),
+            )?
+            .into_iter()
+            .find(|e| options.ids.is_empty() || options.ids.contains(&e.task.id))
+        {
+            check_agent(project, &store.get_task(next.task.id)?)?;
+        }
+        for &id in &options.ids {
+            let task = store.get_task(id)?;
+            if task.status != TaskStatus::Pending {
+                return Err(Error::Usage(format!(
+                    "task {id} is {}; only pending tasks can be run (`gza retry {id}` queues it again)",
+                    task.status
+                )));
+            }
+        }
+    }
+    let remaining = AtomicUsize::new(options.count.unwrap_or(usize::MAX));
+    let regenerations = std::sync::Mutex::new(Vec::new());
+    let finished_working = std::sync::atomic::AtomicBool::new(false);
+    let results = std::thread::scope(|scope| {
+        scope.spawn(|| heartbeat(project, worker, &finished_working));
+        let handles: Vec<_> = (0..options.parallel.max(1))
+            .map(|_| {
+                scope
+                    .spawn(|| worker_loop(project, options, worker, &remaining, &regenerations, ui))
+            })
+            .collect();
+        let results = handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread does not panic"))
+            .collect::<Vec<_>>();
+        finished_working.store(true, Ordering::SeqCst);
+        results
+    });
+    // A regeneration still running is finished before gza exits, saying so; a Ctrl-C leaves it
+    // for later (it writes through a lock and a rename, so stopping it loses nothing).
+    let pending = regenerations.into_inner().expect("regeneration list lock");
+    if pending.iter().any(|h| !h.is_finished()) {
+        let learnings = &project.config.learnings;
+        ui.warn(&format!(
+            "waiting for the learnings regeneration (extraction calls to the model; none starts after {} s, \
+             one takes at most {} s) to finish; Ctrl-C leaves it for later",
+            learnings.extraction_deadline_seconds,
+            learnings.timeout_seconds.saturating_mul(2)
+        ));
+    }
+    for handle in pending {
+        while !handle.is_finished() && !process::stop_requested() {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if handle.is_finished() {
+            let _ = handle.join();
+        }
+    }
+    if let Ok(store) = Store::open(&project.db_path()) {
+        let _ = store.drop_lease(worker);
+    }
+    let mut finished = Vec::new();
+    let mut first_error = None;
+    for result in results {
+        match result {
+            Ok(mut done) => finished.append(&mut done),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    finished.sort_by_key(|f| f.id);
+    match first_error {
+        Some(e) if finished.is_empty() => Err(e),
+        Some(e) => {
+            ui.warn(&e.to_string());
+            Ok(finished)
+        }
+        None => Ok(finished),
+    }
+}
+
+/// Renew this worker's lease every few seconds until `done`.
+fn heartbeat(project: &Project, worker: WorkerId, done: &std::sync::atomic::AtomicBool) {
+    let Ok(store) = Store::open(&project.db_path()) else {
+        return;
+    };
+    let mut last = std::time::Instant::now();
+    while !done.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+        if last.elapsed().as_secs_f64() >= gza_store::LEASE_RENEW_SECS {
+            // A failed renewal (a busy database) is retried at the next beat; the lease has
+            // six beats of slack before it is stale.
+            let _ = store.renew_lease(worker);
+            last = std::time::Instant::now();
+        }
+    }
+}
+
+fn worker_loop(
+    project: &Project,
+    options: &WorkOptions,
+    worker: WorkerId,
+    remaining: &AtomicUsize,
+    regenerations: &std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>,
+    ui: &dyn Observer,
+) -> Result<Vec<Finished>> {
+    let store = Store::open(&project.db_path())?;
+    let mut done = Vec::new();
+    loop {
+        if process::stop_requested() {
+            break;
+        }
+        // Reserve a slot before claiming so parallel workers never overshoot --count.
+        if remaining
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_err()
+        {
+            break;
+        }
+        let max = project.config.max_concurrent;
+        let mut said_waiting = false;
+        let task = loop {
+            match store.claim_next_task(
+                worker,
+                &options.ids,
+                options.group.as_deref(),
+                Some(max),
+            )? {
+                Claim::Task(task) => break Some(*task),
+                Claim::Empty => break None,
+                Claim::Full if process::stop_requested() => break None,
+                Claim::Full => {
+                    if !said_waiting {
+                        ui.warn(&format!(
+                            "waiting for a free agent slot: {max} already run in this project (max_concurrent)"
+                        ));
+                        said_waiting = true;
+                    }
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+            }
+        };
+        let Some(task) = task else {
+            break;
+        };
+        if let Err(e) = check_agent(project, &task) {
+            // The agent cannot start: the task goes back to the queue untouched.
+            store.release_task(task.id, worker)?;
+            return Err(e);
+        }
+        done.push(run::run_task(
+            project,
+            &store,
+            worker,
+            task,
+            options.teacher.as_ref(),
+            ui,
+        )?);
+        if let Some(handle) = options.teacher.after_task(project, &store) {
+            regenerations
+                .lock()
+                .expect("regeneration list lock")
+                .push(handle);
+        }
+    }
+    Ok(done)
+}
+
+/// Check that the agent `task` runs with can be started; the error names it and its config key.
+/// In a container the binary is the image's, checked when the task starts.
+fn check_agent(project: &Project, task: &Task) -> Result<()> {
+    let kind = provider_of(project, task);
+    if project.config.sandbox_for(kind) == gza_core::config::SandboxKind::Docker {
+        return Ok(());
+    }
+    check_binary(
+        &providers::binary(kind, &project.config),
+        providers::config_key(kind),
+    )
+}
+
+/// A task whose worker was found dead.
+#[derive(Debug)]
+pub struct Reaped {
+    pub id: i64,
+    /// The outcome the worker had kept on disk and that was recorded instead of `WORKER_DIED`.
+    pub recovered: Option<TaskStatus>,
+}
+
+impl Reaped {
+    /// What a person is told, when there is something to tell.
+    pub fn note(&self) -> Option<String> {
+        self.recovered.map(|status| {
+            format!(
+                "task {}: its worker stopped before recording how it ended; recorded the outcome it kept in .gza/logs/{}.outcome.json ({status})",
+                self.id, self.id
+            )
+        })
+    }
+}
+
+/// End every in-progress task whose worker is gone, and the agent it left running. A task whose
+/// worker kept its outcome on disk (it ended while the disk was full, or was killed between the
+/// agent's end and the database write) gets that outcome; the others fail `WORKER_DIED`.
+///
+/// Only positive evidence of death counts: the worker's lease went stale (it stopped renewing
+/// it), or the worker runs in this process's PID namespace (so its PID is visible) and that PID
+/// is dead or now belongs to a process that started at another time. A worker in another
+/// namespace (a container, `unshare --pid`) with a fresh lease is alive, whatever /proc says
+/// here. Errors are ignored.
+pub fn reap_orphans(project: &Project, store: &Store) -> Vec<Reaped> {
+    let Ok(tasks) = store.in_progress_tasks() else {
+        return Vec::new();
+    };
+    let here = process::pid_namespace();
+    let mut reaped = Vec::new();
+    for task in tasks {
+        let Some(pid) = task.running_pid else {
+            continue;
+        };
+        let worker = WorkerId {
+            pid,
+            start: task.running_pid_start,
+        };
+        let pid_dead = || !process::is_same_process_alive(pid, task.running_pid_start);
+        let dead = match store.lease_of(worker) {
+            Ok(Some(lease)) if lease.age_secs > gza_store::LEASE_STALE_SECS => true,
+            Ok(Some(lease)) => {
+                here.is_some() && lease.pid_ns.is_some() && lease.pid_ns == here && pid_dead()
+            }
+            // No lease: the worker gave it up (it finished) or predates leases; where PIDs
+            // are visible, the PID decides.
+            Ok(None) => here.is_none() || pid_dead(),
+            Err(_) => false,
+        };
+        if !dead {
+            continue;
+        }
+        // The agent goes first, so a kept commit is made on a worktree nothing still writes to.
+        end_agent(&task, Duration::from_millis(500));
+        if let Some(status) = record_kept(project, store, &task, worker) {
+            reaped.push(Reaped {
+                id: task.id,
+                recovered: Some(status),
+            });
+        } else if store
+            .fail_running_task(task.id, task.running_pid, "WORKER_DIED")
+            .unwrap_or(false)
+        {
+            // A reservation never written over, or a write cut short, holds no outcome.
+            kept::drop_kept(project, task.id);
+            reaped.push(Reaped {
+                id: task.id,
+                recovered: None,
+            });
+        }
+    }
+    reaped
+}
+
+/// Record the outcome a dead worker kept for `task`, committing its changes first if that was
+/// still to do. `None` when there is none, or it cannot be recorded now (it stays on disk).
+fn record_kept(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    worker: WorkerId,
+) -> Option<TaskStatus> {
+    let kept::Kept { worker_pid, ending } = kept::read(project, task.id)?;
+    if worker_pid != worker.pid {
+        return None;
+    }
+    let mut outcome = ending.outcome;
+    if let Some(commit) = &ending.commit {
+        match run::commit_stage(commit, &mut outcome) {
+            Ok(None) => {}
+            Ok(Some(warning)) => {
+                gza_core::fsutil::append_log(
+                    &project.logs_dir().join("work.log"),
+                    &format!("task {}: {warning}", task.id),
+                );
+            }
+            Err(_) => return None,
+        }
+    }
+    if ending.report {
+        outcome.report_file = run::write_report(project, task, outcome.output.as_deref())
+            .ok()
+            .flatten();
+    }
+    let report = store
+        .finish_task(task.id, worker, &outcome, |tx, done| {
+            complete::on_task_finished(tx, project, done)
+        })
+        .ok()?;
+    kept::drop_kept(project, task.id);
+    if let Some(err) = &report.hook_error {
+        complete::log_hook_error(project, task.id, err);
+    }
+    report.owned.then_some(outcome.status).flatten()
+}
+
+/// End the agent process group a task started, if it is still the same group.
+fn end_agent(task: &Task, grace: Duration) {
+    let Some(pgid) = task.agent_pid else { return };
+    let leader_alive = process::start_ticks(pgid);
+    let same = match (leader_alive, task.agent_start) {
+        (Some(now), Some(then)) => now == then,
+        // The leader is gone but members of its group remain: a PID is never reused as the id
+        // of a group that still has members, so this is still the agent's group.
+        (None, _) => process::group_exists(pgid),
+        (Some(_), None) => false,
+    };
+    if same {
+        process::terminate_group(pgid, grace);
+    }
+}
+
+/// Stop a running task: mark it failed `KILLED`, then end its agent's process group.
+pub fn kill_task(store: &Store, id: i64) -> Result<()> {
+    let task = store.get_task(id)?;
+    if task.status != TaskStatus::InProgress {
+        return Err(Error::Usage(format!(
+            "task {id} is not running (it is {})",
+            task.status
+        )));
+    }
+    if !store.fail_running_task(id, task.running_pid, "KILLED")? {
+        return Err(Error::Usage(format!(
+            "task {id} finished before it could be killed"
+        )));
+    }
+    end_agent(&task, KILL_GRACE);
+    Ok(())
+}

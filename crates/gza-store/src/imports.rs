@@ -1,0 +1,137 @@
+//! Inserting many tasks at once, each at most once (`gza import`).
+
+use std::collections::HashMap;
+
+use rusqlite::{OptionalExtension, params};
+
+use super::Store;
+use super::tasks::NewTask;
+use gza_core::error::{Error, Result};
+use gza_core::task::{TaskType, now_timestamp};
+
+/// A reference from one task of a batch to another task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskRef {
+    /// The task at this position in the batch.
+    Batch(usize),
+    /// A task already in the database.
+    Stored(i64),
+}
+
+/// One task of a batch.
+#[derive(Debug, Clone)]
+pub struct BatchTask {
+    /// Its prompt and options; `based_on` and `depends_on` are taken from the fields below.
+    pub task: NewTask,
+    /// What identifies it across imports: a task whose key is stored already is not inserted.
+    pub key: String,
+    pub based_on: Option<TaskRef>,
+    pub depends_on: Option<TaskRef>,
+    /// `{id}` in the prompt stands for this task's id (known only once it is inserted).
+    pub prompt_names: Option<TaskRef>,
+}
+
+/// What became of one task of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchOutcome {
+    Inserted(i64),
+    /// Its key was stored already, on this task.
+    AlreadyThere(i64),
+}
+
+impl BatchOutcome {
+    pub fn id(self) -> i64 {
+        match self {
+            BatchOutcome::Inserted(id) | BatchOutcome::AlreadyThere(id) => id,
+        }
+    }
+}
+
+impl Store {
+    /// Insert every task of `batch` whose key is not stored yet, in order, in one transaction
+    /// (all or nothing). References within the batch may point forwards; they are set once every
+    /// task has its id. References to stored tasks must exist.
+    pub fn insert_batch(&self, batch: &[BatchTask]) -> Result<Vec<BatchOutcome>> {
+        for (n, task) in batch.iter().enumerate() {
+            for r in [task.based_on, task.depends_on, task.prompt_names]
+                .into_iter()
+                .flatten()
+            {
+                match r {
+                    TaskRef::Stored(id) => self.get_task(id).map(|_| ())?,
+                    TaskRef::Batch(i) if i >= batch.len() => {
+                        return Err(Error::Usage(format!(
+                            "task {} of {} refers to task {}, which is not there",
+                            n + 1,
+                            batch.len(),
+                            i + 1
+                        )));
+                    }
+                    TaskRef::Batch(_) => {}
+                }
+            }
+        }
+        self.immediate(|tx| {
+            let mut existing = tx.prepare("SELECT id FROM tasks WHERE import_key = ?1")?;
+            let mut insert = tx.prepare(
+                "INSERT INTO tasks (prompt, task_type, group_name, spec, model, provider, \
+                 skip_learnings, urgent, created_at, import_key) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?;
+            let now = now_timestamp();
+            let mut outcomes: Vec<BatchOutcome> = Vec::with_capacity(batch.len());
+            let mut seen: HashMap<&str, usize> = HashMap::new();
+            for task in batch {
+                if let Some(&first) = seen.get(task.key.as_str()) {
+                    // Two entries with one key are one task (the caller should not send them).
+                    let id = outcomes[first].id();
+                    outcomes.push(BatchOutcome::AlreadyThere(id));
+                    continue;
+                }
+                seen.insert(&task.key, outcomes.len());
+                let stored: Option<i64> =
+                    existing.query_row([&task.key], |r| r.get(0)).optional()?;
+                if let Some(id) = stored {
+                    outcomes.push(BatchOutcome::AlreadyThere(id));
+                    continue;
+                }
+                let t = &task.task;
+                insert.execute(params![
+                    t.prompt,
+                    t.task_type.unwrap_or(TaskType::Implement).as_str(),
+                    t.group,
+                    t.spec,
+                    t.model,
+                    t.provider,
+                    t.skip_learnings,
+                    t.urgent,
+                    now,
+                    task.key,
+                ])?;
+                outcomes.push(BatchOutcome::Inserted(tx.last_insert_rowid()));
+            }
+            let mut link =
+                tx.prepare("UPDATE tasks SET based_on = ?2, depends_on = ?3 WHERE id = ?1")?;
+            let mut rename = tx.prepare("UPDATE tasks SET prompt = ?2 WHERE id = ?1")?;
+            for (task, outcome) in batch.iter().zip(&outcomes) {
+                let BatchOutcome::Inserted(id) = *outcome else {
+                    continue;
+                };
+                let resolve = |r: Option<TaskRef>| match r {
+                    Some(TaskRef::Batch(i)) => Some(outcomes[i].id()),
+                    Some(TaskRef::Stored(id)) => Some(id),
+                    None => None,
+                };
+                let (based_on, depends_on) = (resolve(task.based_on), resolve(task.depends_on));
+                if based_on.is_some() || depends_on.is_some() {
+                    link.execute(params![id, based_on, depends_on])?;
+                }
+                if let Some(named) = resolve(task.prompt_names) {
+                    let prompt = task.task.prompt.replace("{id}", &named.to_string());
+                    rename.execute(params![id, prompt])?;
+                }
+            }
+            Ok(outcomes)
+        })
+    }
+}

@@ -1,0 +1,1289 @@
+//! Queries for learnings: records, sources, embeddings, injections, extractions, versions.
+
+use rusqlite::{OptionalExtension, Row, Transaction, params};
+use serde::Serialize;
+
+use super::Store;
+use gza_core::error::Result;
+use gza_core::learning::{Learning, NewLearning, Origin, Priority, Status, confirmed_confidence};
+use gza_core::task::now_timestamp;
+
+/// A completed task in the learnings window.
+#[derive(Debug, Clone)]
+pub struct WindowTask {
+    pub id: i64,
+    pub prompt: String,
+    pub task_type: String,
+    pub output: Option<String>,
+    pub extracted: bool,
+}
+
+/// What one regeneration did, as recorded.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VersionRecord {
+    pub from_task_id: Option<i64>,
+    pub window_tasks: i64,
+    pub items: i64,
+    pub added: i64,
+    pub removed: i64,
+    pub kept: i64,
+    pub llm_calls: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub duration_ms: i64,
+}
+
+/// The single learnings_metadata row.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LearningsMetadata {
+    pub last_regenerated_at: Option<String>,
+    pub last_regenerated_from_task_id: Option<i64>,
+    pub tasks_since_regen: i64,
+}
+
+/// Counts for `gza learnings stats`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LearningsTotals {
+    pub active: i64,
+    pub archived: i64,
+    pub drafts: i64,
+    /// Claude Code sessions that were given learnings.
+    pub sessions: i64,
+    pub by_section: Vec<(String, i64)>,
+    pub by_priority: Vec<(String, i64)>,
+    pub by_origin: Vec<(String, i64)>,
+    pub injections: i64,
+    pub injections_by_event: Vec<(String, i64)>,
+    pub never_injected: i64,
+    pub tasks_extracted: i64,
+    pub regenerations: i64,
+    pub llm_calls: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub last: Option<VersionRecord>,
+}
+
+/// What to do with one item a task taught.
+#[derive(Debug, Clone)]
+pub enum Taught {
+    /// A new learning.
+    New(Box<NewLearning>),
+    /// It says what this learning says: count the task as a confirmation.
+    Confirms(i64),
+}
+
+/// A task or Claude Code session that taught or re-confirmed a learning.
+#[derive(Debug, Clone, Serialize)]
+pub struct Source {
+    pub task: Option<i64>,
+    pub session: Option<String>,
+    /// `taught` or `confirmed`.
+    pub kind: String,
+    pub at: String,
+}
+
+/// What the ranker reads of an active learning.
+#[derive(Debug, Clone)]
+pub struct RankRow {
+    pub id: i64,
+    pub section: String,
+    pub text: String,
+    pub keywords: Vec<String>,
+    pub applies_when: Vec<String>,
+    pub priority: Priority,
+    pub confidence: f64,
+}
+
+/// A change to a learning's content.
+#[derive(Debug, Clone, Default)]
+pub struct LearningEdit {
+    /// New trigger conditions and checklist.
+    pub triggers: Option<(gza_core::learning::Triggers, Vec<String>)>,
+    pub text: Option<String>,
+    pub section: Option<String>,
+    pub priority: Option<Priority>,
+    pub keywords: Option<Vec<String>>,
+}
+
+impl LearningEdit {
+    /// The edit with the secrets of its text fields redacted (see [`NewLearning::redacted`]).
+    fn redacted(&self) -> LearningEdit {
+        let redact = |t: &String| gza_core::redact::redact_secrets(t);
+        LearningEdit {
+            triggers: self
+                .triggers
+                .as_ref()
+                .map(|(t, list)| (t.redacted(), list.iter().map(redact).collect())),
+            text: self.text.as_ref().map(redact),
+            section: self.section.as_ref().map(redact),
+            priority: self.priority,
+            keywords: self
+                .keywords
+                .as_ref()
+                .map(|k| k.iter().map(redact).collect()),
+        }
+    }
+}
+
+pub(super) const LEARNING_COLUMNS: &str = "l.id, l.section, l.text, l.insight, l.example, l.keywords, l.applies_when, \
+     l.confidence, l.priority, l.status, l.status_reason, l.status_changed_at, l.origin, l.created_at, \
+     l.updated_at, l.confirmed_at, l.kind, l.triggers, l.checklist, \
+     (SELECT COUNT(*) FROM learning_sources s WHERE s.learning_id = l.id), \
+     (SELECT COUNT(*) FROM learning_injections i WHERE i.learning_id = l.id), \
+     l.tier, l.tier_level, l.evidence, l.validated_at, l.stale_reason, l.quarantine_reason";
+
+/// Learnings that may be given to an agent: not quarantined.
+const NOT_QUARANTINED: &str = "l.quarantine_reason IS NULL";
+
+fn json_list(text: String) -> Vec<String> {
+    if text == "[]" {
+        return Vec::new();
+    }
+    serde_json::from_str(&text).unwrap_or_default()
+}
+
+pub(super) fn learning_from_row(r: &Row) -> rusqlite::Result<Learning> {
+    Ok(Learning {
+        id: r.get(0)?,
+        section: r.get(1)?,
+        text: r.get(2)?,
+        insight: r.get(3)?,
+        example: r.get(4)?,
+        keywords: json_list(r.get(5)?),
+        applies_when: json_list(r.get(6)?),
+        confidence: r.get(7)?,
+        priority: Priority::parse(&r.get::<_, String>(8)?).unwrap_or_default(),
+        status: Status::parse(&r.get::<_, String>(9)?).unwrap_or(Status::Active),
+        status_reason: r.get(10)?,
+        status_changed_at: r.get(11)?,
+        origin: Origin::parse(&r.get::<_, String>(12)?).unwrap_or(Origin::User),
+        created_at: r.get(13)?,
+        updated_at: r.get(14)?,
+        confirmed_at: r.get(15)?,
+        kind: r.get(16)?,
+        triggers: serde_json::from_str(&r.get::<_, String>(17)?).unwrap_or_default(),
+        checklist: json_list(r.get(18)?),
+        support: r.get(19)?,
+        injected: r.get(20)?,
+        lifecycle: gza_core::learning::Lifecycle {
+            tier: r.get(21)?,
+            tier_level: r.get(22)?,
+            evidence: r
+                .get::<_, Option<String>>(23)?
+                .and_then(|e| serde_json::from_str(&e).ok()),
+            validated_at: r.get(24)?,
+            stale_reason: r.get(25)?,
+            quarantine_reason: r.get(26)?,
+        },
+    })
+}
+
+/// Add a line to a learning's evolution log.
+pub(super) fn log_event(
+    tx: &Transaction,
+    id: i64,
+    event: &str,
+    detail: Option<&str>,
+    now: &str,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO learning_events (learning_id, at, event, detail) VALUES (?1, ?2, ?3, ?4)",
+        params![id, now, event, detail],
+    )
+    .map(|_| ())
+}
+
+pub(super) fn insert_learning(
+    tx: &Transaction,
+    l: &NewLearning,
+    now: &str,
+) -> rusqlite::Result<i64> {
+    let l = &l.redacted();
+    tx.execute(
+        "INSERT INTO learnings (section, text, insight, example, keywords, applies_when, confidence, \
+         priority, origin, created_at, updated_at, confirmed_at, kind, triggers, checklist, status) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?10, ?11, ?12, ?13, ?14)",
+        params![
+            l.section,
+            l.text,
+            l.insight,
+            l.example,
+            serde_json::to_string(&l.keywords).unwrap_or_else(|_| "[]".into()),
+            serde_json::to_string(&l.applies_when).unwrap_or_else(|_| "[]".into()),
+            l.confidence.clamp(0.0, 1.0),
+            l.priority.as_str(),
+            l.origin.as_str(),
+            now,
+            l.kind,
+            serde_json::to_string(&l.triggers).unwrap_or_else(|_| "{}".into()),
+            serde_json::to_string(&l.checklist).unwrap_or_else(|_| "[]".into()),
+            l.status.as_str(),
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    log_event(tx, id, "created", Some(l.origin.as_str()), now)?;
+    let model = l
+        .model_risk
+        .as_deref()
+        .map(gza_core::quarantine::model_reason);
+    hold_if_hostile(tx, id, model, true, now)?;
+    Ok(id)
+}
+
+/// Every field of a stored learning that can reach a prompt, named as a person reads it.
+fn prompt_fields(tx: &Transaction, id: i64) -> rusqlite::Result<Vec<(&'static str, String)>> {
+    tx.query_row(
+        "SELECT text, insight, example, keywords, applies_when, triggers, checklist FROM learnings WHERE id = ?1",
+        [id],
+        |r| {
+            let mut fields = vec![("text", r.get::<_, String>(0)?)];
+            if let Some(insight) = r.get::<_, Option<String>>(1)? {
+                fields.push(("description", insight));
+            }
+            if let Some(example) = r.get::<_, Option<String>>(2)? {
+                fields.push(("example", example));
+            }
+            for k in json_list(r.get(3)?) {
+                fields.push(("keywords", k));
+            }
+            for w in json_list(r.get(4)?) {
+                fields.push(("applies-when hints", w));
+            }
+            let triggers: gza_core::learning::Triggers =
+                serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default();
+            for t in triggers
+                .tools
+                .into_iter()
+                .chain(triggers.files)
+                .chain(triggers.actions)
+                .chain(triggers.contexts)
+            {
+                fields.push(("triggers", t));
+            }
+            for c in json_list(r.get(6)?) {
+                fields.push(("checklist", c));
+            }
+            Ok(fields)
+        },
+    )
+}
+
+/// Hold a learning back when any field that reaches a prompt reads like an instruction to the
+/// agent, when the extraction model judged it risky (`model`), or when it combines with a
+/// learning in use into one (both are held then). A new learning that is held becomes a draft
+/// (`new`); an edited one keeps its status. A hold is never lifted here: only a person's
+/// `promote` lifts it.
+fn hold_if_hostile(
+    tx: &Transaction,
+    id: i64,
+    model: Option<String>,
+    new: bool,
+    now: &str,
+) -> rusqlite::Result<()> {
+    let fields = prompt_fields(tx, id)?;
+    let mut reason = gza_core::quarantine::assess(fields.iter().map(|(n, v)| (*n, v.as_str())));
+    let values: Vec<&str> = fields.iter().map(|(_, v)| v.as_str()).collect();
+    let facts = gza_core::quarantine::combine::facts(&values);
+    let mut partners = Vec::new();
+    if !facts.is_empty() {
+        if let Some(what) = gza_core::quarantine::combine::together(&facts, &facts) {
+            reason.get_or_insert(format!("it {what}, across its fields"));
+        }
+        let mut stmt = tx.prepare(
+            "SELECT id FROM learnings WHERE status <> 'archived' AND id <> ?1 ORDER BY id",
+        )?;
+        let others: Vec<i64> = stmt
+            .query_map([id], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for other in others {
+            let theirs = prompt_fields(tx, other)?;
+            let values: Vec<&str> = theirs.iter().map(|(_, v)| v.as_str()).collect();
+            if let Some(what) = gza_core::quarantine::combine::together(
+                &facts,
+                &gza_core::quarantine::combine::facts(&values),
+            ) {
+                partners.push((other, what));
+            }
+        }
+    }
+    for (other, what) in &partners {
+        reason.get_or_insert(format!(
+            "together with {}, it {what}",
+            gza_core::learning::label(*other)
+        ));
+        let theirs = format!("together with {}, it {what}", gza_core::learning::label(id));
+        hold(tx, *other, &theirs, false, now)?;
+    }
+    if let Some(reason) = reason.or(model) {
+        hold(tx, id, &reason, new, now)?;
+    }
+    Ok(())
+}
+
+fn hold(tx: &Transaction, id: i64, reason: &str, draft: bool, now: &str) -> rusqlite::Result<()> {
+    let changed = tx.execute(
+        "UPDATE learnings SET quarantine_reason = ?2 WHERE id = ?1 AND quarantine_reason IS NULL",
+        params![id, reason],
+    )?;
+    if changed > 0 {
+        log_event(tx, id, "quarantined", Some(reason), now)?;
+    }
+    if draft {
+        tx.execute(
+            "UPDATE learnings SET status = 'draft' WHERE id = ?1 AND status = 'active'",
+            [id],
+        )?;
+    }
+    Ok(())
+}
+
+pub(super) fn set_status(
+    tx: &Transaction,
+    id: i64,
+    status: Status,
+    reason: Option<&str>,
+    now: &str,
+) -> rusqlite::Result<bool> {
+    let changed = tx.execute(
+        "UPDATE learnings SET status = ?2, status_reason = ?3, status_changed_at = ?4 \
+         WHERE id = ?1 AND status <> ?2",
+        params![id, status.as_str(), reason, now],
+    )?;
+    if changed > 0 {
+        log_event(tx, id, status.as_str(), reason, now)?;
+        if status == Status::Active {
+            // A person brought it back: that re-confirms it, so it has not decayed (seed 000).
+            tx.execute(
+                "UPDATE learnings SET confirmed_at = ?2 WHERE id = ?1",
+                params![id, now],
+            )?;
+        }
+    }
+    Ok(changed > 0)
+}
+
+fn apply_edit(tx: &Transaction, id: i64, edit: &LearningEdit, now: &str) -> rusqlite::Result<()> {
+    let edit = &edit.redacted();
+    if let Some(text) = &edit.text {
+        let changed = tx.execute(
+            "UPDATE learnings SET text = ?2, updated_at = ?3 WHERE id = ?1 AND text <> ?2",
+            params![id, text, now],
+        )?;
+        if changed > 0 {
+            tx.execute(
+                "DELETE FROM learning_embeddings WHERE learning_id = ?1",
+                [id],
+            )?;
+            log_event(tx, id, "edited", Some("text"), now)?;
+        }
+    }
+    if let Some(section) = &edit.section {
+        let changed = tx.execute(
+            "UPDATE learnings SET section = ?2, updated_at = ?3 WHERE id = ?1 AND section <> ?2",
+            params![id, section, now],
+        )?;
+        if changed > 0 {
+            log_event(tx, id, "edited", Some(&format!("section: {section}")), now)?;
+        }
+    }
+    if let Some(priority) = edit.priority {
+        let changed = tx.execute(
+            "UPDATE learnings SET priority = ?2, updated_at = ?3 WHERE id = ?1 AND priority <> ?2",
+            params![id, priority.as_str(), now],
+        )?;
+        if changed > 0 {
+            log_event(
+                tx,
+                id,
+                "edited",
+                Some(&format!("priority: {priority}")),
+                now,
+            )?;
+        }
+    }
+    if let Some((triggers, checklist)) = &edit.triggers {
+        tx.execute(
+            "UPDATE learnings SET triggers = ?2, checklist = ?3, updated_at = ?4 WHERE id = ?1",
+            params![
+                id,
+                serde_json::to_string(triggers).unwrap_or_else(|_| "{}".into()),
+                serde_json::to_string(checklist).unwrap_or_else(|_| "[]".into()),
+                now
+            ],
+        )?;
+        log_event(tx, id, "edited", Some("triggers"), now)?;
+    }
+    if let Some(keywords) = &edit.keywords {
+        tx.execute(
+            "UPDATE learnings SET keywords = ?2, updated_at = ?3 WHERE id = ?1",
+            params![
+                id,
+                serde_json::to_string(keywords).unwrap_or_else(|_| "[]".into()),
+                now
+            ],
+        )?;
+    }
+    hold_if_hostile(tx, id, None, false, now)
+}
+
+/// Edits a person made to learnings.md, as found by comparing it with the version gza wrote.
+#[derive(Debug, Clone, Default)]
+pub struct FileEdits {
+    /// Lines without a known id: new user learnings (section, text).
+    pub added: Vec<(String, String)>,
+    /// Lines whose text or section changed.
+    pub edited: Vec<(i64, LearningEdit)>,
+    /// Ids whose lines were deleted.
+    pub deleted: Vec<i64>,
+    /// Archived ids whose lines the person put back.
+    pub restored: Vec<i64>,
+}
+
+impl FileEdits {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty()
+            && self.edited.is_empty()
+            && self.deleted.is_empty()
+            && self.restored.is_empty()
+    }
+}
+
+impl Store {
+    /// One learning by id.
+    pub fn learning(&self, id: i64) -> Result<Option<Learning>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.id = ?1"),
+                [id],
+                learning_from_row,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Learnings, oldest first: active ones and drafts, and archived ones too with `archived`.
+    pub fn learnings(&self, archived: bool) -> Result<Vec<Learning>> {
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS} FROM learnings l {} ORDER BY l.id",
+            if archived {
+                ""
+            } else {
+                "WHERE l.status <> 'archived'"
+            }
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], learning_from_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Learnings in use, CRITICAL ones first: active, plus drafts when `drafts` is set.
+    pub fn learnings_in_use(&self, drafts: bool) -> Result<Vec<Learning>> {
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) AND {NOT_QUARANTINED} \
+             ORDER BY CASE l.priority WHEN 'CRITICAL' THEN 0 WHEN 'HIGH' THEN 1 WHEN 'MEDIUM' THEN 2 ELSE 3 END, l.id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([if drafts { "draft" } else { "active" }], learning_from_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// CRITICAL learnings in use (active, plus drafts when `drafts` is set), oldest first.
+    pub fn critical_learnings(&self, drafts: bool) -> Result<Vec<Learning>> {
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) AND {NOT_QUARANTINED} \
+             AND l.priority = 'CRITICAL' ORDER BY l.id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([if drafts { "draft" } else { "active" }], learning_from_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Learnings in use that carry trigger conditions.
+    pub fn triggered_learnings(&self, drafts: bool) -> Result<Vec<Learning>> {
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS} FROM learnings l INDEXED BY learnings_triggered \
+             WHERE l.triggers NOT IN ('{{}}', '') AND l.status IN ('active', ?1) AND {NOT_QUARANTINED} ORDER BY l.id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([if drafts { "draft" } else { "active" }], learning_from_row)
+            .map_err(|e| self.err(e))?;
+        let list: Vec<Learning> = rows
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        Ok(list
+            .into_iter()
+            .filter(|l| !l.triggers.is_empty())
+            .collect())
+    }
+
+    /// How many drafts await review.
+    pub fn draft_count(&self) -> Result<i64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM learnings WHERE status = 'draft'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Which of `ids` were already given to the session.
+    pub fn injected_in_session(&self, session: &str) -> Result<std::collections::HashSet<i64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT learning_id FROM learning_injections WHERE session_id = ?1 AND session_id IS NOT NULL",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([session], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Store learnings a Claude Code session taught, skipping any whose text is already known
+    /// (in any status); returns the new ids.
+    pub fn add_session_learnings(
+        &self,
+        session: &str,
+        learnings: &[NewLearning],
+    ) -> Result<Vec<i64>> {
+        self.add_unknown_learnings(
+            learnings,
+            "session_id",
+            &session,
+            &format!("session {session}"),
+        )
+    }
+
+    /// Store each of `learnings` whose text is not known yet (in any status), taught by the
+    /// source in `source_column` (`task_id` or `session_id`); returns the new ids.
+    pub(super) fn add_unknown_learnings(
+        &self,
+        learnings: &[NewLearning],
+        source_column: &str,
+        source: &dyn rusqlite::ToSql,
+        taught_by: &str,
+    ) -> Result<Vec<i64>> {
+        let add_source = format!(
+            "INSERT OR IGNORE INTO learning_sources (learning_id, {source_column}, kind, created_at) \
+             VALUES (?1, ?2, 'taught', ?3)"
+        );
+        self.immediate(|tx| {
+            let now = now_timestamp();
+            let mut ids = Vec::new();
+            for l in learnings {
+                let known: bool = tx.query_row(
+                    "SELECT EXISTS (SELECT 1 FROM learnings WHERE text = ?1)",
+                    [&l.text],
+                    |r| r.get(0),
+                )?;
+                if known {
+                    continue;
+                }
+                let id = insert_learning(tx, l, &now)?;
+                tx.execute(&add_source, params![id, source, now])?;
+                log_event(tx, id, "taught", Some(taught_by), &now)?;
+                ids.push(id);
+            }
+            Ok(ids)
+        })
+    }
+
+    /// Whether an extraction model has read this session.
+    pub fn session_extracted(&self, session: &str) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM session_extractions WHERE session_id = ?1)",
+                [session],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Mark a session as read by an extraction model (false: another process got there first).
+    pub fn claim_session_extraction(
+        &self,
+        session: &str,
+        provider: &str,
+        model: &str,
+    ) -> Result<bool> {
+        self.immediate(|tx| {
+            let n = tx.execute(
+                "INSERT OR IGNORE INTO session_extractions (session_id, provider, model, extracted_at) \
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![session, provider, model, now_timestamp()],
+            )?;
+            Ok(n > 0)
+        })
+    }
+
+    /// Record what a session extraction spent.
+    pub fn finish_session_extraction(&self, session: &str, tokens: (i64, i64)) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE session_extractions SET input_tokens = ?2, output_tokens = ?3 WHERE session_id = ?1",
+                params![session, tokens.0, tokens.1],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every active learning (and draft, with `drafts`), as the ranker reads it.
+    pub fn rank_rows(&self, drafts: bool) -> Result<Vec<RankRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, section, text, keywords, applies_when, priority, confidence FROM learnings \
+                 WHERE status IN ('active', ?1) AND quarantine_reason IS NULL ORDER BY id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([if drafts { "draft" } else { "active" }], |r| {
+                Ok(RankRow {
+                    id: r.get(0)?,
+                    section: r.get(1)?,
+                    text: r.get(2)?,
+                    keywords: json_list(r.get(3)?),
+                    applies_when: json_list(r.get(4)?),
+                    priority: Priority::parse(&r.get::<_, String>(5)?).unwrap_or_default(),
+                    confidence: r.get(6)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Active learnings that belong in the file: taught or confirmed by one of `task_ids`, by a
+    /// Claude Code session since the oldest of those tasks was created (any session when there
+    /// are none), or written by a person.
+    pub fn learnings_in_window(&self, task_ids: &[i64]) -> Result<Vec<Learning>> {
+        let ids = serde_json::to_string(task_ids).unwrap_or_else(|_| "[]".into());
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status = 'active' AND {NOT_QUARANTINED} AND (l.origin = 'user' \
+             OR EXISTS (SELECT 1 FROM learning_sources s WHERE s.learning_id = l.id \
+                        AND (s.task_id IN (SELECT value FROM json_each(?1)) \
+                             OR (s.session_id IS NOT NULL AND s.created_at >= COALESCE( \
+                                 (SELECT MIN(t.created_at) FROM tasks t WHERE t.id IN (SELECT value FROM json_each(?1))), ''))))) \
+             ORDER BY l.id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([ids], learning_from_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The newest task among each learning's sources, for ranking by recency. A learning taught
+    /// only by Claude Code sessions has no task and is not listed.
+    pub fn latest_sources(&self) -> Result<std::collections::HashMap<i64, i64>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT learning_id, MAX(task_id) FROM learning_sources WHERE task_id IS NOT NULL \
+                 GROUP BY learning_id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The tasks and sessions a learning came from, oldest first.
+    pub fn learning_sources(&self, id: i64) -> Result<Vec<Source>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT task_id, session_id, kind, created_at FROM learning_sources WHERE learning_id = ?1 \
+                 ORDER BY created_at, rowid",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok(Source {
+                    task: r.get(0)?,
+                    session: r.get(1)?,
+                    kind: r.get(2)?,
+                    at: r.get(3)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// A learning's evolution log, oldest first: (when, event, detail).
+    pub fn learning_events(&self, id: i64) -> Result<Vec<(String, String, Option<String>)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT at, event, detail FROM learning_events WHERE learning_id = ?1 ORDER BY id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Store a new learning; returns its id.
+    pub fn add_learning(&self, learning: &NewLearning) -> Result<i64> {
+        self.immediate(|tx| insert_learning(tx, learning, &now_timestamp()))
+    }
+
+    /// Change a learning's content.
+    pub fn edit_learning(&self, id: i64, edit: &LearningEdit) -> Result<()> {
+        self.immediate(|tx| apply_edit(tx, id, edit, &now_timestamp()))
+    }
+
+    /// Archive or restore a learning; false when it already had that status.
+    pub fn set_learning_status(
+        &self,
+        id: i64,
+        status: Status,
+        reason: Option<&str>,
+    ) -> Result<bool> {
+        self.immediate(|tx| set_status(tx, id, status, reason, &now_timestamp()))
+    }
+
+    /// Apply a person's edits to learnings.md in one transaction; returns the ids of added lines.
+    pub fn apply_file_edits(&self, edits: &FileEdits) -> Result<Vec<i64>> {
+        self.immediate(|tx| {
+            let now = now_timestamp();
+            for (id, edit) in &edits.edited {
+                apply_edit(tx, *id, edit, &now)?;
+            }
+            for id in &edits.deleted {
+                set_status(
+                    tx,
+                    *id,
+                    Status::Archived,
+                    Some("deleted from learnings.md"),
+                    &now,
+                )?;
+            }
+            for id in &edits.restored {
+                set_status(
+                    tx,
+                    *id,
+                    Status::Active,
+                    Some("put back in learnings.md"),
+                    &now,
+                )?;
+            }
+            let mut added = Vec::with_capacity(edits.added.len());
+            for (section, text) in &edits.added {
+                added.push(insert_learning(
+                    tx,
+                    &NewLearning::new(section, text, Origin::User),
+                    &now,
+                )?);
+            }
+            Ok(added)
+        })
+    }
+
+    /// The last `window` completed tasks, and with them the last `owed` completed tasks not
+    /// extracted yet (those counted since the last regeneration, however many completed since),
+    /// newest first. The first `window` rows are the window.
+    pub fn learnings_scope(&self, window: u32, owed: u32) -> Result<Vec<WindowTask>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT t.id, t.prompt, t.task_type, t.output, e.task_id IS NOT NULL FROM tasks t \
+                 LEFT JOIN learning_extractions e ON e.task_id = t.id \
+                 WHERE t.id IN (SELECT id FROM tasks WHERE status = 'completed' AND skip_learnings = 0 \
+                                ORDER BY completed_at DESC, id DESC LIMIT ?1) \
+                    OR t.id IN (SELECT u.id FROM tasks u LEFT JOIN learning_extractions x ON x.task_id = u.id \
+                                WHERE u.status = 'completed' AND u.skip_learnings = 0 AND x.task_id IS NULL \
+                                ORDER BY u.completed_at DESC, u.id DESC LIMIT ?2) \
+                 ORDER BY t.completed_at DESC, t.id DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([window, owed], |r| {
+                Ok(WindowTask {
+                    id: r.get(0)?,
+                    prompt: r.get(1)?,
+                    task_type: r.get(2)?,
+                    output: r.get(3)?,
+                    extracted: r.get(4)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Store what a task taught (new learnings, or confirmations of existing ones), in one
+    /// transaction, and mark the task extracted unless `extracted` is None (a stand-in taken from
+    /// the agent's own list while the model call is to be tried again). Returns the new ids.
+    pub fn record_extraction(
+        &self,
+        task_id: i64,
+        extracted: Option<(&str, Option<&str>, (i64, i64))>,
+        taught: &[Taught],
+    ) -> Result<Vec<i64>> {
+        self.immediate(|tx| {
+            let now = now_timestamp();
+            let mut new_ids = Vec::new();
+            for item in taught {
+                match item {
+                    Taught::New(learning) => {
+                        let id = insert_learning(tx, learning, &now)?;
+                        log_event(tx, id, "taught", Some(&format!("task {task_id}")), &now)?;
+                        tx.execute(
+                            "INSERT OR IGNORE INTO learning_sources (learning_id, task_id, kind, created_at) \
+                             VALUES (?1, ?2, 'taught', ?3)",
+                            params![id, task_id, now],
+                        )?;
+                        new_ids.push(id);
+                    }
+                    Taught::Confirms(id) => {
+                        let added = tx.execute(
+                            "INSERT OR IGNORE INTO learning_sources (learning_id, task_id, kind, created_at) \
+                             VALUES (?1, ?2, 'confirmed', ?3)",
+                            params![id, task_id, now],
+                        )?;
+                        if added > 0 {
+                            let confidence: f64 = tx.query_row(
+                                "SELECT confidence FROM learnings WHERE id = ?1",
+                                [id],
+                                |r| r.get(0),
+                            )?;
+                            tx.execute(
+                                "UPDATE learnings SET confidence = ?2, confirmed_at = ?3 WHERE id = ?1",
+                                params![id, confirmed_confidence(confidence), now],
+                            )?;
+                            log_event(tx, *id, "confirmed", Some(&format!("task {task_id}")), &now)?;
+                        }
+                    }
+                }
+            }
+            if let Some((provider, model, tokens)) = extracted {
+                tx.execute(
+                    "INSERT OR REPLACE INTO learning_extractions (task_id, provider, model, extracted_at, input_tokens, output_tokens) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![task_id, provider, model, now, tokens.0, tokens.1],
+                )?;
+            }
+            Ok(new_ids)
+        })
+    }
+
+    /// Every active learning (and draft, with `drafts`), as the ranker reads it, each with
+    /// `similarity` of its stored embedding made by `model` (`None` when it has none): one pass,
+    /// the vectors compared where SQLite holds them, never copied out.
+    pub fn rank_rows_with_similarity(
+        &self,
+        drafts: bool,
+        model: &str,
+        similarity: &dyn Fn(&[u8]) -> Option<f64>,
+    ) -> Result<Vec<(RankRow, Option<f64>)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT l.id, l.section, l.text, l.keywords, l.applies_when, l.priority, l.confidence, e.vector \
+                 FROM learnings l NOT INDEXED LEFT JOIN learning_embeddings e ON e.learning_id = l.id AND e.model = ?2 \
+                 WHERE l.status IN ('active', ?1) AND l.quarantine_reason IS NULL ORDER BY l.id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(
+                params![if drafts { "draft" } else { "active" }, model],
+                |r| {
+                    let sim = match r.get_ref(7)? {
+                        rusqlite::types::ValueRef::Blob(b) => similarity(b),
+                        _ => None,
+                    };
+                    Ok((
+                        RankRow {
+                            id: r.get(0)?,
+                            section: r.get(1)?,
+                            text: r.get(2)?,
+                            keywords: json_list(r.get(3)?),
+                            applies_when: json_list(r.get(4)?),
+                            priority: Priority::parse(&r.get::<_, String>(5)?).unwrap_or_default(),
+                            confidence: r.get(6)?,
+                        },
+                        sim,
+                    ))
+                },
+            )
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Learnings in use (active, and drafts with `drafts`) that have no embedding made by
+    /// `model`, oldest first, at most `limit`.
+    pub fn rows_without_vectors(
+        &self,
+        drafts: bool,
+        model: &str,
+        limit: usize,
+    ) -> Result<Vec<RankRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT l.id, l.section, l.text, l.keywords, l.applies_when, l.priority, l.confidence \
+                 FROM learnings l WHERE l.status IN ('active', ?1) AND l.quarantine_reason IS NULL \
+                 AND NOT EXISTS (SELECT 1 FROM learning_embeddings e WHERE e.learning_id = l.id AND e.model = ?2) \
+                 ORDER BY l.id LIMIT ?3",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(
+                params![if drafts { "draft" } else { "active" }, model, limit as i64],
+                |r| {
+                    Ok(RankRow {
+                        id: r.get(0)?,
+                        section: r.get(1)?,
+                        text: r.get(2)?,
+                        keywords: json_list(r.get(3)?),
+                        applies_when: json_list(r.get(4)?),
+                        priority: Priority::parse(&r.get::<_, String>(5)?).unwrap_or_default(),
+                        confidence: r.get(6)?,
+                    })
+                },
+            )
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Stored embeddings made by `model`, for learnings of any status.
+    pub fn learning_embeddings(&self, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT learning_id, vector FROM learning_embeddings WHERE model = ?1")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([model], |r| {
+                let bytes: Vec<u8> = r.get(1)?;
+                Ok((r.get(0)?, decode_vector(&bytes)))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Keep embeddings made by `model` (replacing any older ones of those learnings).
+    pub fn store_embeddings(&self, model: &str, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
+        if vectors.is_empty() {
+            return Ok(());
+        }
+        self.immediate(|tx| {
+            let mut stmt = tx.prepare(
+                "INSERT OR REPLACE INTO learning_embeddings (learning_id, model, vector) \
+                 SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1)",
+            )?;
+            for (id, v) in vectors {
+                stmt.execute(params![id, model, encode_vector(v)])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Record that learnings were given to an agent.
+    pub fn record_injections(
+        &self,
+        task_id: Option<i64>,
+        session_id: Option<&str>,
+        event: &str,
+        ids: &[i64],
+    ) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.immediate(|tx| {
+            let now = now_timestamp();
+            let mut stmt = tx.prepare(
+                "INSERT INTO learning_injections (learning_id, task_id, session_id, event, injected_at) \
+                 SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1)",
+            )?;
+            for id in ids {
+                stmt.execute(params![id, task_id, session_id, event, now])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The learnings a task was given, in the order given, with how.
+    pub fn task_injections(&self, task_id: i64) -> Result<Vec<(i64, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT learning_id, event FROM learning_injections WHERE task_id = ?1 ORDER BY id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([task_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Remember which learnings.md version a task was given.
+    pub fn set_learnings_version(&self, task_id: i64, version: Option<i64>) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE tasks SET learnings_version = ?2 WHERE id = ?1",
+                params![task_id, version],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Keep the prompt sent to a task's agent, secrets redacted (a record, shown by
+    /// `gza show --prompt`; the agent was given the task's own prompt).
+    pub fn set_prompt_sent(&self, task_id: i64, prompt: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE tasks SET prompt_sent = ?2 WHERE id = ?1",
+                params![task_id, gza_core::redact::redact(prompt).as_ref()],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The prompt sent to a task's agent (secrets redacted), if it was kept.
+    pub fn prompt_sent(&self, task_id: i64) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT prompt_sent FROM tasks WHERE id = ?1",
+                [task_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(|e| self.err(e))
+    }
+
+    /// A version of learnings.md gza wrote: its content.
+    pub fn learnings_version(&self, id: i64) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT content FROM learnings_versions WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The newest version gza wrote: its id and content.
+    pub fn last_learnings_version(&self) -> Result<Option<(i64, String)>> {
+        self.conn
+            .query_row(
+                "SELECT id, content FROM learnings_versions WHERE content <> '' ORDER BY id DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Record a version of learnings.md before it is written to disk: `render` gets the new
+    /// version's id (the file names it, so a crash between this and the rename is told apart).
+    /// `consumed` completions are taken off the regeneration counter; later ones still count.
+    pub fn record_learnings_version(
+        &self,
+        record: &VersionRecord,
+        consumed: i64,
+        render: impl FnOnce(i64) -> String,
+    ) -> Result<(i64, String)> {
+        self.immediate(|tx| {
+            let now = now_timestamp();
+            tx.execute(
+                "INSERT INTO learnings_versions (created_at, from_task_id, window_tasks, items, added, removed, kept, \
+                 llm_calls, input_tokens, output_tokens, duration_ms, content) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '')",
+                params![
+                    now,
+                    record.from_task_id,
+                    record.window_tasks,
+                    record.items,
+                    record.added,
+                    record.removed,
+                    record.kept,
+                    record.llm_calls,
+                    record.input_tokens,
+                    record.output_tokens,
+                    record.duration_ms,
+                ],
+            )?;
+            let id = tx.last_insert_rowid();
+            let content = render(id);
+            tx.execute(
+                "UPDATE learnings_versions SET content = ?2 WHERE id = ?1",
+                params![id, content],
+            )?;
+            tx.execute(
+                "UPDATE learnings_metadata SET last_regenerated_at = ?1, last_regenerated_from_task_id = ?2, \
+                 tasks_since_regen = MAX(0, COALESCE(tasks_since_regen, 0) - ?3) WHERE id = 1",
+                params![now, record.from_task_id, consumed],
+            )?;
+            Ok((id, content))
+        })
+    }
+
+    /// The learnings_metadata row.
+    pub fn learnings_metadata(&self) -> Result<LearningsMetadata> {
+        self.conn
+            .query_row(
+                "SELECT last_regenerated_at, last_regenerated_from_task_id, COALESCE(tasks_since_regen, 0) \
+                 FROM learnings_metadata WHERE id = 1",
+                [],
+                |r| {
+                    Ok(LearningsMetadata {
+                        last_regenerated_at: r.get(0)?,
+                        last_regenerated_from_task_id: r.get(1)?,
+                        tasks_since_regen: r.get(2)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+            .map(Option::unwrap_or_default)
+    }
+
+    /// Forget every learning, extraction, injection and version; reset the metadata.
+    pub fn clear_learnings(&self) -> Result<()> {
+        self.immediate(|tx| {
+            tx.execute_batch(
+                "DELETE FROM learning_injections; DELETE FROM learning_embeddings; DELETE FROM learning_sources; \
+                 DELETE FROM learning_events; DELETE FROM session_extractions; \
+                 DELETE FROM learnings; DELETE FROM learning_extractions; \
+                 DELETE FROM learnings_versions; UPDATE tasks SET learnings_version = NULL WHERE learnings_version IS NOT NULL; \
+                 UPDATE learnings_metadata SET last_regenerated_at = NULL, last_regenerated_from_task_id = NULL, \
+                 tasks_since_regen = 0 WHERE id = 1;",
+            )
+        })
+    }
+
+    /// Counts and spending for `gza learnings stats`.
+    pub fn learnings_totals(&self) -> Result<LearningsTotals> {
+        let q = |sql: &str| -> Result<i64> {
+            self.conn
+                .query_row(sql, [], |r| r.get(0))
+                .map_err(|e| self.err(e))
+        };
+        let grouped = |sql: &str| -> Result<Vec<(String, i64)>> {
+            let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(|e| self.err(e))?;
+            rows.collect::<rusqlite::Result<_>>()
+                .map_err(|e| self.err(e))
+        };
+        let mut t = LearningsTotals {
+            active: q("SELECT COUNT(*) FROM learnings WHERE status = 'active'")?,
+            archived: q("SELECT COUNT(*) FROM learnings WHERE status = 'archived'")?,
+            by_section: grouped(
+                "SELECT section, COUNT(*) FROM learnings WHERE status = 'active' GROUP BY section ORDER BY 2 DESC, 1",
+            )?,
+            by_priority: grouped(
+                "SELECT priority, COUNT(*) FROM learnings WHERE status = 'active' GROUP BY priority \
+                 ORDER BY CASE priority WHEN 'CRITICAL' THEN 0 WHEN 'HIGH' THEN 1 WHEN 'MEDIUM' THEN 2 ELSE 3 END",
+            )?,
+            by_origin: grouped(
+                "SELECT origin, COUNT(*) FROM learnings WHERE status = 'active' GROUP BY origin ORDER BY 1",
+            )?,
+            injections: q("SELECT COUNT(*) FROM learning_injections")?,
+            injections_by_event: grouped(
+                "SELECT event, COUNT(*) FROM learning_injections GROUP BY event ORDER BY 2 DESC, 1",
+            )?,
+            drafts: q("SELECT COUNT(*) FROM learnings WHERE status = 'draft'")?,
+            sessions: q(
+                "SELECT COUNT(DISTINCT session_id) FROM learning_injections WHERE session_id IS NOT NULL",
+            )?,
+            never_injected: q("SELECT COUNT(*) FROM learnings l WHERE status = 'active' \
+                 AND NOT EXISTS (SELECT 1 FROM learning_injections i WHERE i.learning_id = l.id)")?,
+            tasks_extracted: q("SELECT COUNT(*) FROM learning_extractions")?,
+            regenerations: q("SELECT COUNT(*) FROM learnings_versions")?,
+            llm_calls: q("SELECT COALESCE(SUM(llm_calls), 0) FROM learnings_versions")?,
+            input_tokens: q("SELECT COALESCE(SUM(input_tokens), 0) FROM learnings_versions")?,
+            output_tokens: q("SELECT COALESCE(SUM(output_tokens), 0) FROM learnings_versions")?,
+            last: None,
+        };
+        t.last = self
+            .conn
+            .query_row(
+                "SELECT from_task_id, window_tasks, items, added, removed, kept, llm_calls, input_tokens, \
+                 output_tokens, duration_ms FROM learnings_versions ORDER BY id DESC LIMIT 1",
+                [],
+                |r| {
+                    Ok(VersionRecord {
+                        from_task_id: r.get(0)?,
+                        window_tasks: r.get(1)?,
+                        items: r.get(2)?,
+                        added: r.get(3)?,
+                        removed: r.get(4)?,
+                        kept: r.get(5)?,
+                        llm_calls: r.get(6)?,
+                        input_tokens: r.get(7)?,
+                        output_tokens: r.get(8)?,
+                        duration_ms: r.get(9)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        Ok(t)
+    }
+
+    /// The most injected active learnings: (id, text, count), most first.
+    pub fn most_injected(&self, limit: u32) -> Result<Vec<(i64, String, i64)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT l.id, l.text, COUNT(*) FROM learning_injections i JOIN learnings l ON l.id = i.learning_id \
+                 WHERE l.status = 'active' GROUP BY l.id ORDER BY 3 DESC, 1 LIMIT ?1",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([limit], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+}
+
+/// Little-endian f32s.
+fn encode_vector(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn decode_vector(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Count a completed task towards the next regeneration, inside the transaction that records
+/// its outcome (the completion hook's write).
+pub fn count_towards_regeneration(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE learnings_metadata SET tasks_since_regen = COALESCE(tasks_since_regen, 0) + 1 WHERE id = 1",
+        [],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,258 @@
+//! Queries for the learning lifecycle: review, promotion, tiers by evidence, outcomes.
+
+use rusqlite::params;
+
+use super::Store;
+use super::learnings::{
+    LEARNING_COLUMNS, insert_learning, learning_from_row, log_event, set_status,
+};
+use gza_core::error::Result;
+use gza_core::learning::{Evidence, Learning, NewLearning, Status};
+use gza_core::task::now_timestamp;
+
+/// What validation decided for one learning.
+#[derive(Debug, Clone)]
+pub struct TierChange {
+    pub id: i64,
+    pub tier: u8,
+    pub level: Option<String>,
+    pub evidence: Option<Evidence>,
+    pub stale_reason: Option<String>,
+    /// A line for the evolution log: (event, detail), e.g. ("tier 2", "high: 7 files").
+    pub event: Option<(String, String)>,
+}
+
+/// One line of the evolution log of tier changes.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EvolutionEntry {
+    pub at: String,
+    pub id: i64,
+    pub text: String,
+    pub event: String,
+    pub detail: Option<String>,
+}
+
+/// A task a learning was given to, and how it ended.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct InjectionOutcome {
+    pub task: i64,
+    pub status: String,
+    pub failure_reason: Option<String>,
+}
+
+impl Store {
+    fn learning_list(&self, filter: &str, params: impl rusqlite::Params) -> Result<Vec<Learning>> {
+        let sql =
+            format!("SELECT {LEARNING_COLUMNS} FROM learnings l WHERE {filter} ORDER BY l.id");
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params, learning_from_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Learnings awaiting a person: drafts, and quarantined learnings not archived.
+    pub fn review_queue(&self) -> Result<Vec<Learning>> {
+        self.learning_list(
+            "l.status = 'draft' OR (l.quarantine_reason IS NOT NULL AND l.status <> 'archived')",
+            [],
+        )
+    }
+
+    /// Validated learnings in use, strongest evidence first.
+    pub fn tier2_learnings(&self) -> Result<Vec<Learning>> {
+        let mut list = self.learning_list(
+            "l.tier = 2 AND l.status = 'active' AND l.quarantine_reason IS NULL",
+            [],
+        )?;
+        list.sort_by_key(|l| {
+            std::cmp::Reverse(l.lifecycle.evidence.as_ref().map_or(0, |e| e.count))
+        });
+        Ok(list)
+    }
+
+    /// Accept learnings: drafts become active and a quarantine is lifted. For each id, whether
+    /// anything changed.
+    pub fn promote_learnings(&self, ids: &[i64], reason: &str) -> Result<Vec<bool>> {
+        self.immediate(|tx| {
+            let now = now_timestamp();
+            let mut changed = Vec::with_capacity(ids.len());
+            for &id in ids {
+                let mut any = set_status(tx, id, Status::Active, Some(reason), &now)?;
+                let lifted = tx.execute(
+                    "UPDATE learnings SET quarantine_reason = NULL WHERE id = ?1 AND quarantine_reason IS NOT NULL",
+                    [id],
+                )?;
+                if lifted > 0 {
+                    log_event(tx, id, "accepted", Some("quarantine lifted by a person"), &now)?;
+                    any = true;
+                }
+                changed.push(any);
+            }
+            Ok(changed)
+        })
+    }
+
+    /// Record what validation found, in one transaction.
+    pub fn record_validation(&self, changes: &[TierChange]) -> Result<()> {
+        self.immediate(|tx| {
+            let now = now_timestamp();
+            let mut stmt = tx.prepare(
+                "UPDATE learnings SET tier = ?2, tier_level = ?3, evidence = ?4, validated_at = ?5, \
+                 stale_reason = ?6 WHERE id = ?1",
+            )?;
+            for c in changes {
+                let evidence = c
+                    .evidence
+                    .as_ref()
+                    .and_then(|e| serde_json::to_string(e).ok());
+                stmt.execute(params![
+                    c.id,
+                    c.tier,
+                    c.level,
+                    evidence,
+                    now,
+                    c.stale_reason
+                ])?;
+                if let Some((event, detail)) = &c.event {
+                    log_event(tx, c.id, event, Some(detail), &now)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Every tier change, oldest first.
+    pub fn evolution_log(&self) -> Result<Vec<EvolutionEntry>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT e.at, e.learning_id, l.text, e.event, e.detail FROM learning_events e \
+                 JOIN learnings l ON l.id = e.learning_id \
+                 WHERE e.event IN ('tier 2', 'stale', 'imported') ORDER BY e.id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(EvolutionEntry {
+                    at: r.get(0)?,
+                    id: r.get(1)?,
+                    text: r.get(2)?,
+                    event: r.get(3)?,
+                    detail: r.get(4)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Store a learning read from an expertise file unless one with its text exists; returns
+    /// its id when it was added.
+    pub fn import_learning(
+        &self,
+        learning: &NewLearning,
+        change: Option<&TierChange>,
+        source: &str,
+    ) -> Result<Option<i64>> {
+        self.immediate(|tx| {
+            let known: bool = tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM learnings WHERE lower(text) = lower(?1))",
+                [&learning.text],
+                |r| r.get(0),
+            )?;
+            if known {
+                return Ok(None);
+            }
+            let now = now_timestamp();
+            let id = insert_learning(tx, learning, &now)?;
+            log_event(tx, id, "imported", Some(source), &now)?;
+            if let Some(c) = change {
+                tx.execute(
+                    "UPDATE learnings SET tier = ?2, tier_level = ?3, evidence = ?4, validated_at = ?5 WHERE id = ?1",
+                    params![
+                        id,
+                        c.tier,
+                        c.level,
+                        c.evidence.as_ref().and_then(|e| serde_json::to_string(e).ok()),
+                        now
+                    ],
+                )?;
+            }
+            Ok(Some(id))
+        })
+    }
+
+    /// Store rules a task's agent wrote as drafts taught by the task, skipping texts already
+    /// known (in any status); returns the new ids.
+    pub fn add_task_drafts(&self, task_id: i64, learnings: &[NewLearning]) -> Result<Vec<i64>> {
+        self.add_unknown_learnings(
+            learnings,
+            "task_id",
+            &task_id,
+            &format!("task {task_id} (LEARNINGS.md)"),
+        )
+    }
+
+    /// The finished tasks a learning was given to, newest first.
+    pub fn injection_outcomes(&self, id: i64) -> Result<Vec<InjectionOutcome>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT t.id, t.status, t.failure_reason FROM learning_injections i \
+                 JOIN tasks t ON t.id = i.task_id \
+                 WHERE i.learning_id = ?1 AND t.status IN ('completed', 'failed') ORDER BY t.id DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok(InjectionOutcome {
+                    task: r.get(0)?,
+                    status: r.get(1)?,
+                    failure_reason: r.get(2)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Learnings given to 3 or more finished tasks that all failed the same way:
+    /// (id, text, failure reason, tasks).
+    pub fn failing_learnings(&self) -> Result<Vec<(i64, String, String, i64)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT l.id, l.text, MIN(COALESCE(t.failure_reason, '')), COUNT(DISTINCT t.id) \
+                 FROM learning_injections i JOIN tasks t ON t.id = i.task_id \
+                 JOIN learnings l ON l.id = i.learning_id \
+                 WHERE t.status IN ('completed', 'failed') AND l.status <> 'archived' \
+                 GROUP BY l.id \
+                 HAVING COUNT(DISTINCT t.id) >= 3 AND SUM(t.status = 'completed') = 0 \
+                    AND COUNT(DISTINCT COALESCE(t.failure_reason, '')) = 1 \
+                 ORDER BY l.id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Counts for `stats`: (tier 2 high, tier 2 medium, stale, quarantined).
+    pub fn lifecycle_counts(&self) -> Result<(i64, i64, i64, i64)> {
+        self.conn
+            .query_row(
+                "SELECT COALESCE(SUM(tier = 2 AND tier_level = 'high'), 0), \
+                        COALESCE(SUM(tier = 2 AND tier_level = 'medium'), 0), \
+                        COALESCE(SUM(stale_reason IS NOT NULL), 0), \
+                        COALESCE(SUM(quarantine_reason IS NOT NULL), 0) \
+                 FROM learnings WHERE status <> 'archived'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .map_err(|e| self.err(e))
+    }
+}

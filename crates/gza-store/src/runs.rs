@@ -1,0 +1,408 @@
+//! Queries that run tasks: claiming, progress, outcomes, and finding abandoned work.
+
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use super::Store;
+use super::tasks::{TASK_COLUMNS, task_from_row};
+use gza_core::error::{Error, Result};
+use gza_core::task::{ReviewVerdict, Task, TaskStatus, now_timestamp};
+
+/// The process that owns a claimed task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkerId {
+    pub pid: i64,
+    /// Process start time, so a reused pid is not mistaken for this worker.
+    pub start: Option<i64>,
+}
+
+/// A finished task's worktree or log that `gza clean` may remove.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Leftover {
+    pub id: i64,
+    /// The worktree or log file.
+    pub path: String,
+    pub branch: Option<String>,
+}
+
+/// What a claim found.
+#[derive(Debug)]
+pub enum Claim {
+    /// This task is now in progress under the worker.
+    Task(Box<Task>),
+    /// No ready task.
+    Empty,
+    /// Ready tasks may wait, but `max_running` agents already run.
+    Full,
+}
+
+/// How a run ended, as recorded on the task row.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub status: Option<TaskStatus>,
+    pub failure_reason: Option<String>,
+    pub output: Option<String>,
+    pub session_id: Option<String>,
+    pub cost_usd: Option<f64>,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub num_turns: Option<i64>,
+    pub duration_seconds: Option<f64>,
+    pub diff_stats: Option<String>,
+    pub report_file: Option<String>,
+    pub review_verdict: Option<ReviewVerdict>,
+}
+
+impl Store {
+    /// Atomically take the next ready task (pending, dependency completed, pickup order) for
+    /// `worker`, optionally only among `only` and only in `group`. The write lock is taken before
+    /// reading, so any number of workers in any number of processes never take the same task twice.
+    ///
+    /// With `max_running`, nothing is claimed while that many agents already run in the project
+    /// (tasks in progress under a live lease, counted in the same transaction): [`Claim::Full`].
+    pub fn claim_next_task(
+        &self,
+        worker: WorkerId,
+        only: &[i64],
+        group: Option<&str>,
+        max_running: Option<u32>,
+    ) -> Result<Claim> {
+        let mut filter = if only.is_empty() {
+            String::new()
+        } else {
+            let ids: Vec<String> = only.iter().map(i64::to_string).collect();
+            format!(" AND t.id IN ({})", ids.join(","))
+        };
+        if group.is_some() {
+            filter.push_str(" AND t.group_name = ?4");
+        } else {
+            filter.push_str(" AND ?4 IS NULL");
+        }
+        let sql = format!(
+            "UPDATE tasks SET status = 'in_progress', started_at = ?1, running_pid = ?2, \
+               running_pid_start = ?3, completed_at = NULL, failure_reason = NULL \
+             WHERE id = (SELECT t.id FROM tasks t LEFT JOIN tasks d ON d.id = t.depends_on \
+                         WHERE t.status = 'pending' \
+                           AND (t.depends_on IS NULL OR d.status = 'completed'){filter} \
+                         ORDER BY t.urgent DESC, t.id LIMIT 1) \
+             RETURNING id"
+        );
+        let id: Option<Option<i64>> = self.immediate(|tx| {
+            if let Some(max) = max_running
+                && super::leases::running_agents(tx)? >= i64::from(max)
+            {
+                return Ok(None);
+            }
+            tx.query_row(
+                &sql,
+                params![now_timestamp(), worker.pid, worker.start, group],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(Some)
+        })?;
+        Ok(match id {
+            None => Claim::Full,
+            Some(None) => Claim::Empty,
+            Some(Some(id)) => Claim::Task(Box::new(self.get_task(id)?)),
+        })
+    }
+
+    /// Run `f` in a transaction that holds the write lock from its start.
+    pub(crate) fn immediate<T>(
+        &self,
+        f: impl FnOnce(&Transaction) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let tx = Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| self.err(e))?;
+        let value = f(&tx).map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(value)
+    }
+
+    /// Record where a claimed task runs.
+    pub fn set_run_location(
+        &self,
+        id: i64,
+        branch: Option<&str>,
+        worktree: Option<&str>,
+        log_file: &str,
+    ) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE tasks SET branch = ?2, worktree = ?3, log_file = ?4 WHERE id = ?1",
+                params![id, branch, worktree, log_file],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Record whether a task's raw logs are redacted as they are written.
+    pub fn set_log_redacted(&self, id: i64, redacted: bool) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE tasks SET log_redacted = ?2 WHERE id = ?1",
+                params![id, redacted],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Whether a task's raw logs were redacted as they were written; `None` when no gza that
+    /// redacts raw logs wrote them.
+    pub fn log_redacted(&self, id: i64) -> Result<Option<bool>> {
+        self.conn
+            .query_row("SELECT log_redacted FROM tasks WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// Record the agent process of a running task.
+    pub fn set_agent_process(&self, id: i64, pid: i64, start: Option<i64>) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE tasks SET agent_pid = ?2, agent_start = ?3 WHERE id = ?1",
+                params![id, pid, start],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Record progress of a running task, for `gza ps`.
+    pub fn set_progress(
+        &self,
+        id: i64,
+        turns: i64,
+        cost: Option<f64>,
+        session_id: Option<&str>,
+    ) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE tasks SET num_turns = ?2, cost_usd = COALESCE(?3, cost_usd), \
+                 session_id = COALESCE(?4, session_id) WHERE id = ?1 AND status = 'in_progress'",
+                params![id, turns, cost, session_id],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Record how task `id` ended and run `hook` in the same transaction.
+    ///
+    /// The status is only set while the task is still in progress under `worker`; if someone
+    /// else already ended it (`gza kill`, an orphan sweep), their status stands and only the
+    /// figures are filled in. The hook runs inside a savepoint: its error rolls back its own
+    /// writes and is returned beside the outcome, never instead of it.
+    pub fn finish_task<H>(
+        &self,
+        id: i64,
+        worker: WorkerId,
+        outcome: &Outcome,
+        hook: H,
+    ) -> Result<FinishReport>
+    where
+        H: FnOnce(&Transaction, &Task) -> std::result::Result<(), String>,
+    {
+        let mut hook_error = None;
+        let owned = self.immediate(|tx| {
+            let status = outcome.status.map(|s| s.as_str());
+            let owned = tx.execute(
+                "UPDATE tasks SET status = ?3, failure_reason = ?4, completed_at = ?5, \
+                   running_pid = NULL, running_pid_start = NULL, agent_pid = NULL, agent_start = NULL \
+                 WHERE id = ?1 AND status = 'in_progress' AND running_pid = ?2",
+                params![id, worker.pid, status, outcome.failure_reason, now_timestamp()],
+            )? == 1;
+            tx.execute(
+                "UPDATE tasks SET output = COALESCE(?2, output), session_id = COALESCE(?3, session_id), \
+                   cost_usd = COALESCE(?4, cost_usd), input_tokens = COALESCE(?5, input_tokens), \
+                   output_tokens = COALESCE(?6, output_tokens), num_turns = COALESCE(?7, num_turns), \
+                   duration_seconds = COALESCE(?8, duration_seconds), diff_stats = COALESCE(?9, diff_stats), \
+                   report_file = COALESCE(?10, report_file), \
+                   review_verdict = COALESCE(?11, review_verdict) \
+                 WHERE id = ?1",
+                params![
+                    id,
+                    outcome.output,
+                    outcome.session_id,
+                    outcome.cost_usd,
+                    outcome.input_tokens,
+                    outcome.output_tokens,
+                    outcome.num_turns,
+                    outcome.duration_seconds,
+                    outcome.diff_stats,
+                    outcome.report_file,
+                    outcome.review_verdict.map(|v| v.as_str())
+                ],
+            )?;
+            if owned {
+                let task = tx.query_row(
+                    &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
+                    [id],
+                    task_from_row,
+                )?;
+                tx.execute_batch("SAVEPOINT completion_hook")?;
+                match hook(tx, &task) {
+                    Ok(()) => tx.execute_batch("RELEASE completion_hook")?,
+                    Err(e) => {
+                        tx.execute_batch("ROLLBACK TO completion_hook; RELEASE completion_hook")?;
+                        hook_error = Some(e);
+                    }
+                }
+            }
+            Ok(owned)
+        })?;
+        Ok(FinishReport { owned, hook_error })
+    }
+
+    /// Tasks in progress.
+    pub fn in_progress_tasks(&self) -> Result<Vec<Task>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {TASK_COLUMNS} FROM tasks WHERE status = 'in_progress' ORDER BY id"
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([], task_from_row).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Fail a task that is in progress under the worker `pid`, with `reason`. Returns false if it
+    /// was no longer in progress under that worker (it finished, or someone else ended it).
+    pub fn fail_running_task(&self, id: i64, pid: Option<i64>, reason: &str) -> Result<bool> {
+        self.immediate(|tx| {
+            Ok(tx.execute(
+                "UPDATE tasks SET status = 'failed', failure_reason = ?3, completed_at = ?4, \
+                   running_pid = NULL, running_pid_start = NULL, agent_pid = NULL, agent_start = NULL \
+                 WHERE id = ?1 AND status = 'in_progress' AND running_pid IS ?2",
+                params![id, pid, reason, now_timestamp()],
+            )? == 1)
+        })
+    }
+
+    /// Put a claimed task back in the queue (the run could not start, through no fault of the task).
+    pub fn release_task(&self, id: i64, worker: WorkerId) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE tasks SET status = 'pending', started_at = NULL, running_pid = NULL, \
+                   running_pid_start = NULL WHERE id = ?1 AND running_pid = ?2 AND status = 'in_progress'",
+                params![id, worker.pid],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Finished tasks (completed, failed, dropped) that still record a worktree, finished
+    /// before `before` (an RFC 3339 time; `None`: any time), oldest first, at most `limit`.
+    pub fn finished_with_worktrees(
+        &self,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Leftover>> {
+        self.leftovers("worktree", before, limit)
+    }
+
+    /// Finished tasks that still have a log file, finished before `before`, oldest first.
+    pub fn finished_with_logs(&self, before: Option<&str>, limit: usize) -> Result<Vec<Leftover>> {
+        self.leftovers("log_file", before, limit)
+    }
+
+    fn leftovers(&self, column: &str, before: Option<&str>, limit: usize) -> Result<Vec<Leftover>> {
+        // The partial indexes of V7 hold only these rows; the planner would rather walk every
+        // finished task by status.
+        let index = if column == "worktree" {
+            "tasks_worktree_kept"
+        } else {
+            "tasks_log_kept"
+        };
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT id, {column}, branch FROM tasks INDEXED BY {index} WHERE {column} IS NOT NULL \
+                 AND status IN ('completed', 'failed', 'dropped') \
+                 AND (?1 IS NULL OR completed_at < ?1) ORDER BY completed_at, id LIMIT ?2"
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(
+                params![before, i64::try_from(limit).unwrap_or(i64::MAX)],
+                |r| {
+                    Ok(Leftover {
+                        id: r.get(0)?,
+                        path: r.get(1)?,
+                        branch: r.get(2)?,
+                    })
+                },
+            )
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// A pending or running task that uses `leftover`'s worktree or branch, or is based on its
+    /// task (an improve task continues its branch there), if any.
+    pub fn task_using(&self, leftover: &Leftover) -> Result<Option<(i64, TaskStatus)>> {
+        self.conn
+            .query_row(
+                "SELECT id, status FROM tasks WHERE status IN ('pending', 'in_progress') \
+                   AND (worktree = ?1 OR (?2 IS NOT NULL AND branch = ?2) OR based_on = ?3) \
+                 ORDER BY id LIMIT 1",
+                params![leftover.path, leftover.branch, leftover.id],
+                |r| {
+                    let status: String = r.get(1)?;
+                    Ok((
+                        r.get(0)?,
+                        TaskStatus::parse(&status).unwrap_or(TaskStatus::Pending),
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// How many finished tasks still have a log file, finished before `before`.
+    pub fn count_finished_with_logs(&self, before: Option<&str>) -> Result<i64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM tasks INDEXED BY tasks_log_kept WHERE log_file IS NOT NULL \
+                 AND status IN ('completed', 'failed', 'dropped') \
+                 AND (?1 IS NULL OR completed_at < ?1)",
+                params![before],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Forget a task's log once it has been removed.
+    pub fn clear_log(&self, id: i64) -> Result<()> {
+        self.conn
+            .execute("UPDATE tasks SET log_file = NULL WHERE id = ?1", [id])
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Forget a task's worktree once it has been removed.
+    pub fn clear_worktree(&self, id: i64) -> Result<()> {
+        self.conn
+            .execute("UPDATE tasks SET worktree = NULL WHERE id = ?1", [id])
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The branch of a task, if it has one (for tasks based on it).
+    pub fn branch_of(&self, id: i64) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT branch FROM tasks WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))?
+            .ok_or(Error::TaskNotFound(id))
+    }
+}
+
+/// What [`Store::finish_task`] did.
+#[derive(Debug)]
+pub struct FinishReport {
+    /// False when another process had already ended the task; its status was kept.
+    pub owned: bool,
+    /// The completion hook's error, if it failed (its writes were rolled back).
+    pub hook_error: Option<String>,
+}
