@@ -11,6 +11,7 @@ pub mod fence;
 pub mod fsutil;
 pub mod git;
 pub mod learning;
+pub mod learnings_md;
 pub mod process;
 pub mod project;
 pub mod prompt;

@@ -82,24 +82,15 @@ fn read_small(path: &Path) -> Option<Vec<u8>> {
 
 /// The item lines of a learnings file: their text without id comments.
 fn item_texts(text: &str) -> Vec<String> {
-    static ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"\s*<!--\s*[Ll]\d{1,18}\s*-->\s*$").expect("valid regex")
-    });
-    text.lines()
-        .filter_map(|l| {
-            let t = l.trim();
-            t.strip_prefix("- ").or_else(|| t.strip_prefix("* "))
-        })
-        .map(|body| gza_core::redact::one_clean_line(&ID.replace(body, "")))
-        .filter(|t| !t.is_empty())
+    gza_core::learnings_md::parse(text)
+        .lines
+        .into_iter()
+        .map(|l| l.text)
         .collect()
 }
 
 fn version_marker(text: &str) -> Option<i64> {
-    static MARKER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"<!--\s*gza:version\s+(\d{1,18})\b").expect("valid regex")
-    });
-    MARKER.captures(text).and_then(|c| c[1].parse().ok())
+    gza_core::learnings_md::version(text)
 }
 
 impl LearningsFileGuard {
