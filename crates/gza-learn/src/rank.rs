@@ -34,6 +34,10 @@ const CLEAR_WINNER: f64 = 0.33;
 const CLEAR_LEAD: f64 = 0.2;
 /// Tokens of a long query that take part in BM25 (the rest adds noise, not signal).
 const MAX_QUERY_TERMS: usize = 256;
+
+/// A query of at most this many terms is a keyword search: a learning holding all of them is an
+/// exact match (see [`Hit::exact`]).
+const KEYWORD_QUERY_TERMS: usize = 2;
 /// Tokens of a query that are embedded: its start, where a task says what it is about (time
 /// grows with tokens; 96 keep a task's start under 50 ms).
 const QUERY_TOKENS: usize = 96;
@@ -49,6 +53,11 @@ pub struct Hit {
     pub lexical: f64,
     /// Query terms the learning shares.
     pub matched: Vec<String>,
+    /// An exact match: the learning holds every term of a keyword query (at most
+    /// [`KEYWORD_QUERY_TERMS`] terms) or an identifier the query names whole (`conftest.py`,
+    /// `MAX_RETRIES`, `useEffect`). Kept by [`calibrate`] whatever its score, so a search for a
+    /// word the learning carries always finds it, with or without the model.
+    pub exact: bool,
     pub priority: gza_core::learning::Priority,
 }
 
@@ -329,11 +338,17 @@ impl Ranker {
             }
         }
         let lexical = bm25_scores(&rows, text);
+        let query_terms = distinct_terms(text);
+        let identifiers = identifiers(text);
         let mut hits: Vec<Hit> = rows
             .iter()
             .zip(semantic)
             .zip(lexical)
             .map(|((r, sem), (bm25, matched))| {
+                let exact = (!query_terms.is_empty()
+                    && query_terms.len() <= KEYWORD_QUERY_TERMS
+                    && matched.len() == query_terms.len())
+                    || matched.iter().any(|t| identifiers.contains(t));
                 let lex = (bm25 / BM25_SCALE).min(1.0);
                 let score = match sem {
                     Some(s) => s + LEXICAL_WEIGHT * lex,
@@ -345,6 +360,7 @@ impl Ranker {
                     semantic: sem,
                     lexical: lex,
                     matched,
+                    exact,
                     priority: r.priority,
                 }
             })
@@ -462,12 +478,15 @@ fn relative(h: &Hit) -> f64 {
 pub fn calibrate(hits: Vec<Hit>) -> Vec<Hit> {
     let (semantic, lexical): (Vec<Hit>, Vec<Hit>) =
         hits.into_iter().partition(|h| h.semantic.is_some());
+    let (exact_semantic, semantic): (Vec<Hit>, Vec<Hit>) =
+        semantic.into_iter().partition(|h| h.exact);
     let mut kept = calibrate_semantic(semantic);
+    kept.extend(exact_semantic);
     let top = lexical.first().map_or(0.0, |h| h.score);
     kept.extend(
         lexical
             .into_iter()
-            .filter(|h| h.score >= LEXICAL_FLOOR && h.score >= RELATIVE_CUT * top),
+            .filter(|h| h.exact || (h.score >= LEXICAL_FLOOR && h.score >= RELATIVE_CUT * top)),
     );
     kept.sort_by(|a, b| relative(b).total_cmp(&relative(a)).then(a.id.cmp(&b.id)));
     kept
@@ -562,6 +581,29 @@ pub fn terms(text: &str) -> Vec<String> {
     out
 }
 
+/// A query's terms, each once, in order, at most [`MAX_QUERY_TERMS`].
+fn distinct_terms(query: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    terms(query)
+        .into_iter()
+        .filter(|t| seen.insert(t.clone()))
+        .take(MAX_QUERY_TERMS)
+        .collect()
+}
+
+/// The identifiers a text names whole (`conftest.py`, `max_retries`, `useeffect`: made of
+/// parts joined by `_`, `-`, `.`, `/` or camelCase), lowercased as [`terms`] keeps them.
+fn identifiers(text: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for raw in text.split(|c: char| !(c.is_alphanumeric() || "_-./".contains(c))) {
+        let raw = raw.trim_matches(|c: char| "_-./".contains(c));
+        if split_identifier(raw).len() > 1 && raw.len() > 3 {
+            out.insert(raw.to_lowercase());
+        }
+    }
+    out
+}
+
 /// Call `f` with each of [`terms`] in turn, without collecting them.
 fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
     let mut lower = String::new();
@@ -648,12 +690,7 @@ fn stem(word: &str) -> String {
 fn bm25_scores(rows: &[RankRow], query: &str) -> Vec<(f64, Vec<String>)> {
     const K1: f64 = 1.2;
     const B: f64 = 0.75;
-    let mut seen = HashSet::new();
-    let q: Vec<String> = terms(query)
-        .into_iter()
-        .filter(|t| seen.insert(t.clone()))
-        .take(MAX_QUERY_TERMS)
-        .collect();
+    let q = distinct_terms(query);
     // The query's terms, sorted, with their place in the query: a binary search per word.
     let mut index: Vec<(&str, usize)> =
         q.iter().enumerate().map(|(i, t)| (t.as_str(), i)).collect();
