@@ -16,6 +16,7 @@ mod learnings;
 mod learnings_lifecycle;
 mod log;
 mod manage;
+mod model;
 mod next;
 pub(crate) mod output;
 mod ps;
@@ -116,6 +117,9 @@ pub enum Command {
     /// Say which agent sandboxes (none, bwrap, docker) work on this machine, and what an agent
     /// of this project sees inside one.
     Doctor(doctor::DoctorArgs),
+    /// Install the sentence-embedding model the ranker uses (checked against pinned hashes),
+    /// or see whether the installed one is usable.
+    Model(model::ModelArgs),
     /// Show the settings of this project's gza.yaml that run commands or reach beyond the
     /// project, and trust them (until then gza ignores them).
     ///
@@ -211,6 +215,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Work(args) => return work::cmd_work(ctx, args),
         Command::Doctor(args) => return doctor::cmd_doctor(ctx, args),
+        Command::Model(args) => return model::cmd_model(ctx, args),
         Command::Trust(args) => trust::cmd_trust(ctx, args),
         Command::Init(args) => init::cmd_init(ctx, args),
         Command::Add(args) => add::cmd_add(ctx, args),
