@@ -12,6 +12,7 @@ use crate::learn::{items, regenerate};
 use crate::learning::{Learning, NewLearning, Origin, Priority, Status, label, parse_label};
 use crate::project::Project;
 use crate::store::{LearningEdit, Store};
+use crate::task::TaskStatus;
 
 #[derive(Debug, Args)]
 pub struct LearningsArgs {
@@ -488,15 +489,18 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     }
     field(&mut out, "Injected", format!("{} times", l.injected))?;
     if !outcomes.is_empty() {
-        let completed = outcomes.iter().filter(|o| o.status == "completed").count();
+        let completed = outcomes
+            .iter()
+            .filter(|o| o.status == TaskStatus::Completed)
+            .count();
         let failed: Vec<String> = outcomes
             .iter()
-            .filter(|o| o.status != "completed")
+            .filter(|o| o.status != TaskStatus::Completed)
             .map(|o| {
                 format!(
                     "task {} {}",
                     o.task,
-                    o.failure_reason.as_deref().unwrap_or("failed")
+                    o.failure_reason.as_ref().map_or("failed", |r| r.as_str())
                 )
             })
             .collect();
@@ -512,9 +516,9 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     let events = store.learning_events(l.id)?;
     if !events.is_empty() {
         writeln!(out, "  History")?;
-        for (at, event, detail) in events {
-            let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
-            writeln!(out, "    {at}  {event}{detail}")?;
+        for e in events {
+            let detail = e.detail.map(|d| format!(" ({d})")).unwrap_or_default();
+            writeln!(out, "    {}  {}{detail}", e.at, e.event)?;
         }
     }
     Ok(())
@@ -1043,7 +1047,13 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let totals = store.learnings_totals()?;
     let meta = store.learnings_metadata()?;
     let most = store.most_injected(5)?;
-    let (high, medium, stale_n, quarantined) = store.lifecycle_counts()?;
+    let counts = store.lifecycle_counts()?;
+    let (high, medium, stale_n, quarantined) = (
+        counts.tier2_high,
+        counts.tier2_medium,
+        counts.stale,
+        counts.quarantined,
+    );
     let stale: Vec<Learning> = store
         .learnings(false)?
         .into_iter()
@@ -1071,7 +1081,7 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
             "provider": provider,
             "inject": config.inject,
             "totals": totals,
-            "most_injected": most.iter().map(|(id, text, n)| serde_json::json!({"id": label(*id), "text": text, "injected": n})).collect::<Vec<_>>(),
+            "most_injected": most.iter().map(|m| serde_json::json!({"id": label(m.id), "text": m.text, "injected": m.injected})).collect::<Vec<_>>(),
             "metadata": meta,
             "extraction_backoff": serde_json::json!({
                 "active": backing_off.is_some(),
@@ -1087,7 +1097,7 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
                 "stale": stale.iter().map(|l| serde_json::json!({"id": l.label(), "text": l.text, "reason": l.lifecycle.stale_reason})).collect::<Vec<_>>(),
                 "quarantined": quarantined,
                 "decayed": decayed.iter().map(|l| serde_json::json!({"id": l.label(), "text": l.text, "confidence": l.decayed_confidence(now)})).collect::<Vec<_>>(),
-                "flagged": failing.iter().map(|(id, text, reason, n)| serde_json::json!({"id": label(*id), "text": text, "failure_reason": reason, "tasks": n})).collect::<Vec<_>>(),
+                "flagged": failing.iter().map(|f| serde_json::json!({"id": label(f.id), "text": f.text, "failure_reason": f.failure_reason.as_ref().map_or("", |r| r.as_str()), "tasks": f.tasks})).collect::<Vec<_>>(),
             },
         });
         serde_json::to_writer_pretty(&mut out, &json)?;
@@ -1152,17 +1162,16 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
             )?;
         }
     }
-    for (id, text, reason, n) in &failing {
+    for f in &failing {
         writeln!(
             out,
-            "    review {:<5} {} (given to {n} tasks that all failed: {})",
-            label(*id),
-            output::one_line(text, 40),
-            if reason.is_empty() {
-                "no reason"
-            } else {
-                reason
-            }
+            "    review {:<5} {} (given to {} tasks that all failed: {})",
+            label(f.id),
+            output::one_line(&f.text, 40),
+            f.tasks,
+            f.failure_reason
+                .as_ref()
+                .map_or("no reason", |r| r.as_str())
         )?;
     }
     writeln!(out, "  by section:       {}", pairs(&totals.by_section))?;
@@ -1176,12 +1185,13 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         totals.never_injected,
         totals.sessions
     )?;
-    for (id, text, n) in &most {
+    for m in &most {
         writeln!(
             out,
-            "  {:<5} {n:>4}×  {}",
-            label(*id),
-            output::one_line(text, 60)
+            "  {:<5} {:>4}×  {}",
+            label(m.id),
+            m.injected,
+            output::one_line(&m.text, 60)
         )?;
     }
     writeln!(out, "Tasks extracted:    {}", totals.tasks_extracted)?;

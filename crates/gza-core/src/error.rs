@@ -81,7 +81,7 @@ pub enum Error {
 
     /// An id that names no task.
     #[error("no task with id {0}; `gza history` lists the tasks")]
-    TaskNotFound(i64),
+    TaskNotFound(crate::task::TaskId),
 
     /// A request a user made that cannot be carried out as asked.
     #[error("{0}")]
@@ -242,7 +242,7 @@ mod tests {
             },
             Error::Locked("db".into()),
             Error::ReadOnly("db".into()),
-            Error::TaskNotFound(7),
+            Error::TaskNotFound(crate::task::TaskId(7)),
             Error::Usage("no".into()),
             Error::Busy("later".into()),
         ];
