@@ -215,3 +215,31 @@ fn learnings_stats_json_is_unchanged() {
         crate::support::project::normalize_times(&shown)
     );
 }
+
+#[test]
+fn learnings_stats_json_lists_stale_decayed_and_unexplained_failures() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho partial\nexit 3\n", "");
+    p.ok(&["learnings", "add", "Keep handlers thin"]);
+    p.ok(&["learnings", "add", "Run make test before finishing"]);
+    for n in 0..3 {
+        p.add(&["--type", "explore", &format!("look around {n}")]);
+    }
+    p.run(&["work", "--all"]);
+    // L1 went stale; L2 came from an agent and was last confirmed long ago (decayed); the
+    // tasks both were given failed with no reason recorded (a row an older tool wrote).
+    p.db()
+        .execute_batch(
+            "UPDATE learnings SET stale_reason = 'src/handlers is gone' WHERE id = 1;
+             UPDATE learnings SET origin = 'agent', confirmed_at = '2020-01-01T00:00:00Z' WHERE id = 2;
+             UPDATE tasks SET failure_reason = NULL;",
+        )
+        .unwrap();
+    let stats = p.ok(&["learnings", "stats", "--json"]);
+    let stats = regex::Regex::new(r#""(duration_ms|confidence)": [0-9.e-]+"#)
+        .unwrap()
+        .replace_all(&stats, r#""$1": [N]"#);
+    let stats = crate::support::project::normalize_times(&stats);
+    assert!(stats.contains(r#""failure_reason": """#), "{stats}");
+    assert_snapshot!("learnings_stats_lifecycle_json", stats);
+}
