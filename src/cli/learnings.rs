@@ -3,6 +3,7 @@
 use std::io::{IsTerminal, Write};
 
 use clap::{Args, Subcommand};
+use serde::Serialize;
 
 use super::learnings_lifecycle as lc;
 use super::{Context, output, usage};
@@ -415,15 +416,27 @@ fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     page(&text, args.pager)
 }
 
+/// A learning as `gza learnings show --json` prints it: its record, then where it came from and
+/// how the tasks it was given ended.
+#[derive(Serialize)]
+struct ShownLearning<'a> {
+    #[serde(flatten)]
+    learning: &'a Learning,
+    sources: &'a [crate::store::Source],
+    outcomes: &'a [crate::store::InjectionOutcome],
+}
+
 fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     let sources = store.learning_sources(l.id)?;
     let mut out = output::stdout();
     let outcomes = store.injection_outcomes(l.id)?;
     if json {
-        let mut value = serde_json::to_value(l)?;
-        value["sources"] = serde_json::to_value(&sources)?;
-        value["outcomes"] = serde_json::to_value(&outcomes)?;
-        serde_json::to_writer_pretty(&mut out, &value)?;
+        let record = ShownLearning {
+            learning: l,
+            sources: &sources,
+            outcomes: &outcomes,
+        };
+        serde_json::to_writer_pretty(&mut out, &record)?;
         writeln!(out)?;
         return Ok(());
     }
@@ -1042,6 +1055,68 @@ fn clear(ctx: &Context, args: ClearArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What `gza learnings stats --json` prints, in this order.
+#[derive(Serialize)]
+struct StatsJson<'a> {
+    enabled: bool,
+    provider: &'a str,
+    inject: crate::config::InjectMode,
+    totals: &'a crate::store::LearningsTotals,
+    most_injected: Vec<Injected<'a>>,
+    metadata: &'a crate::store::LearningsMetadata,
+    extraction_backoff: BackoffJson<'a>,
+    regenerate_every: u32,
+    window_size: u32,
+    lifecycle: LifecycleJson<'a>,
+}
+
+#[derive(Serialize)]
+struct Injected<'a> {
+    id: String,
+    text: &'a str,
+    injected: i64,
+}
+
+#[derive(Serialize)]
+struct BackoffJson<'a> {
+    active: bool,
+    failures: i64,
+    until: Option<&'a str>,
+    last_error: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct LifecycleJson<'a> {
+    tier2_high: i64,
+    tier2_medium: i64,
+    stale: Vec<StaleJson<'a>>,
+    quarantined: i64,
+    decayed: Vec<DecayedJson<'a>>,
+    flagged: Vec<FlaggedJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct StaleJson<'a> {
+    id: String,
+    text: &'a str,
+    reason: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct DecayedJson<'a> {
+    id: String,
+    text: &'a str,
+    confidence: f64,
+}
+
+#[derive(Serialize)]
+struct FlaggedJson<'a> {
+    id: String,
+    text: &'a str,
+    failure_reason: &'a str,
+    tasks: i64,
+}
+
 fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
     let totals = store.learnings_totals()?;
@@ -1076,30 +1151,60 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     };
     let mut out = output::stdout();
     if args.json {
-        let json = serde_json::json!({
-            "enabled": config.enabled,
-            "provider": provider,
-            "inject": config.inject,
-            "totals": totals,
-            "most_injected": most.iter().map(|m| serde_json::json!({"id": label(m.id), "text": m.text, "injected": m.injected})).collect::<Vec<_>>(),
-            "metadata": meta,
-            "extraction_backoff": serde_json::json!({
-                "active": backing_off.is_some(),
-                "failures": backoff.failures,
-                "until": backoff.until,
-                "last_error": backoff.last_error,
-            }),
-            "regenerate_every": config.regenerate_every,
-            "window_size": config.window_size,
-            "lifecycle": {
-                "tier2_high": high,
-                "tier2_medium": medium,
-                "stale": stale.iter().map(|l| serde_json::json!({"id": l.label(), "text": l.text, "reason": l.lifecycle.stale_reason})).collect::<Vec<_>>(),
-                "quarantined": quarantined,
-                "decayed": decayed.iter().map(|l| serde_json::json!({"id": l.label(), "text": l.text, "confidence": l.decayed_confidence(now)})).collect::<Vec<_>>(),
-                "flagged": failing.iter().map(|f| serde_json::json!({"id": label(f.id), "text": f.text, "failure_reason": f.failure_reason.as_ref().map_or("", |r| r.as_str()), "tasks": f.tasks})).collect::<Vec<_>>(),
+        let json = StatsJson {
+            enabled: config.enabled,
+            provider: &provider,
+            inject: config.inject,
+            totals: &totals,
+            most_injected: most
+                .iter()
+                .map(|m| Injected {
+                    id: label(m.id),
+                    text: &m.text,
+                    injected: m.injected,
+                })
+                .collect(),
+            metadata: &meta,
+            extraction_backoff: BackoffJson {
+                active: backing_off.is_some(),
+                failures: backoff.failures,
+                until: backoff.until.as_deref(),
+                last_error: backoff.last_error.as_deref(),
             },
-        });
+            regenerate_every: config.regenerate_every,
+            window_size: config.window_size,
+            lifecycle: LifecycleJson {
+                tier2_high: high,
+                tier2_medium: medium,
+                stale: stale
+                    .iter()
+                    .map(|l| StaleJson {
+                        id: l.label(),
+                        text: &l.text,
+                        reason: l.lifecycle.stale_reason.as_deref(),
+                    })
+                    .collect(),
+                quarantined,
+                decayed: decayed
+                    .iter()
+                    .map(|l| DecayedJson {
+                        id: l.label(),
+                        text: &l.text,
+                        confidence: l.decayed_confidence(now),
+                    })
+                    .collect(),
+                flagged: failing
+                    .iter()
+                    .map(|f| FlaggedJson {
+                        id: label(f.id),
+                        text: &f.text,
+                        // No recorded reason prints as "", as it always has.
+                        failure_reason: f.failure_reason.as_ref().map_or("", |r| r.as_str()),
+                        tasks: f.tasks,
+                    })
+                    .collect(),
+            },
+        };
         serde_json::to_writer_pretty(&mut out, &json)?;
         writeln!(out)?;
         return Ok(());
