@@ -243,3 +243,27 @@ fn learnings_stats_json_lists_stale_decayed_and_unexplained_failures() {
     assert!(stats.contains(r#""failure_reason": """#), "{stats}");
     assert_snapshot!("learnings_stats_lifecycle_json", stats);
 }
+
+#[test]
+fn a_time_gza_cannot_read_is_a_one_line_error_naming_its_row() {
+    let p = TestProject::new();
+    p.add(&["fine"]);
+    let odd = p.add(&["hand edited"]);
+    p.db()
+        .execute(
+            "UPDATE tasks SET created_at = 'last tuesday' WHERE id = ?1",
+            [odd],
+        )
+        .unwrap();
+    for args in [vec!["history"], vec!["show", "2"]] {
+        let err = p.user_error(&args);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.contains(r#"task 2's created_at is "last tuesday", not a time"#),
+            "{err}"
+        );
+        assert!(err.contains("gza.db"), "{err}");
+    }
+    // The other task is unaffected.
+    assert!(p.ok(&["show", "1"]).contains("fine"));
+}

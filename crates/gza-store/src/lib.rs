@@ -340,6 +340,14 @@ fn migration_lock(db: &Path) -> Result<std::fs::File> {
 
 /// Turn SQLite failures a user can act on into clear errors; keep the rest as they are.
 fn classify(path: &Path, e: rusqlite::Error) -> Error {
+    if let rusqlite::Error::FromSqlConversionFailure(_, _, inner) = &e
+        && let Some(bad) = inner.downcast_ref::<tasks::BadValue>()
+    {
+        return Error::BadRow {
+            path: path.to_path_buf(),
+            what: bad.to_string(),
+        };
+    }
     e.sqlite_error_code()
         .and_then(|code| classify_code(path, code))
         .unwrap_or(Error::Sqlite(e))

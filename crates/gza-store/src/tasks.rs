@@ -238,15 +238,45 @@ pub struct Tokens {
     pub output: i64,
 }
 
+/// A value in a task row that gza cannot read, named by its task and column so the error says
+/// which row to correct (`classify` makes it an [`Error::BadRow`]).
+#[derive(Debug)]
+pub(super) struct BadValue {
+    task: Option<i64>,
+    column: String,
+    text: String,
+    expected: &'static str,
+}
+
+impl std::fmt::Display for BadValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.task {
+            Some(id) => write!(f, "task {id}'s {}", self.column)?,
+            None => write!(f, "a task's {}", self.column)?,
+        }
+        write!(f, " is {:?}, not {}", self.text, self.expected)
+    }
+}
+
+impl std::error::Error for BadValue {}
+
+/// The error for `text` in column `idx` of a task row (whose first column is its id).
+fn bad_value(row: &Row, idx: usize, text: &str, expected: &'static str) -> rusqlite::Error {
+    let bad = BadValue {
+        task: row.get(0).ok(),
+        column: row
+            .as_ref()
+            .column_name(idx)
+            .map_or_else(|_| format!("column {idx}"), str::to_string),
+        text: text.to_string(),
+        expected,
+    };
+    rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(bad))
+}
+
 fn parse_enum<T>(row: &Row, idx: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
     let text: String = row.get(idx)?;
-    parse(&text).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            idx,
-            rusqlite::types::Type::Text,
-            format!("unexpected value {text:?}").into(),
-        )
-    })
+    parse(&text).ok_or_else(|| bad_value(row, idx, &text, "a value this gza knows"))
 }
 
 fn optional_enum<T>(
@@ -265,10 +295,11 @@ pub(super) fn time_column(row: &Row, idx: usize) -> rusqlite::Result<Option<Date
     let text: Option<String> = row.get(idx)?;
     text.map(|t| {
         gza_core::time::parse_db(&t).ok_or_else(|| {
-            rusqlite::Error::FromSqlConversionFailure(
+            bad_value(
+                row,
                 idx,
-                rusqlite::types::Type::Text,
-                format!("{t:?} is not a time").into(),
+                &t,
+                "a time as gza writes it (2026-11-22T07:50:09Z)",
             )
         })
     })
