@@ -1209,12 +1209,12 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
-    let pairs = |list: &[(String, i64)]| {
+    let pairs = |list: &[crate::store::Tally]| {
         if list.is_empty() {
             "-".to_string()
         } else {
             list.iter()
-                .map(|(k, n)| format!("{k} {n}"))
+                .map(|t| format!("{} {}", t.name, t.count))
                 .collect::<Vec<_>>()
                 .join(", ")
         }

@@ -49,11 +49,11 @@ pub struct LearningsTotals {
     pub drafts: i64,
     /// Claude Code sessions that were given learnings.
     pub sessions: i64,
-    pub by_section: Vec<(String, i64)>,
-    pub by_priority: Vec<(String, i64)>,
-    pub by_origin: Vec<(String, i64)>,
+    pub by_section: Vec<Tally>,
+    pub by_priority: Vec<Tally>,
+    pub by_origin: Vec<Tally>,
     pub injections: i64,
-    pub injections_by_event: Vec<(String, i64)>,
+    pub injections_by_event: Vec<Tally>,
     pub never_injected: i64,
     pub tasks_extracted: i64,
     pub regenerations: i64,
@@ -61,6 +61,20 @@ pub struct LearningsTotals {
     pub input_tokens: i64,
     pub output_tokens: i64,
     pub last: Option<VersionRecord>,
+}
+
+/// How many of something there are (a section's learnings, an event's injections); printed as
+/// the `["name", count]` pair it always was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tally {
+    pub name: String,
+    pub count: i64,
+}
+
+impl Serialize for Tally {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        (&self.name, self.count).serialize(s)
+    }
 }
 
 /// What to do with one item a task taught.
@@ -1241,10 +1255,15 @@ impl Store {
                 .query_row(sql, [], |r| r.get(0))
                 .map_err(|e| self.err(e))
         };
-        let grouped = |sql: &str| -> Result<Vec<(String, i64)>> {
+        let grouped = |sql: &str| -> Result<Vec<Tally>> {
             let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
             let rows = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .query_map([], |r| {
+                    Ok(Tally {
+                        name: r.get(0)?,
+                        count: r.get(1)?,
+                    })
+                })
                 .map_err(|e| self.err(e))?;
             rows.collect::<rusqlite::Result<_>>()
                 .map_err(|e| self.err(e))

@@ -22,7 +22,7 @@ pub use extraction_backoff::ExtractionBackoff;
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
     FileEdits, Injection, InjectionCount, LearningEdit, LearningEvent, LearningsMetadata,
-    LearningsTotals, LearningsVersion, RankRow, Source, Taught, VersionRecord, WindowTask,
+    LearningsTotals, LearningsVersion, RankRow, Source, Tally, Taught, VersionRecord, WindowTask,
     count_towards_regeneration,
 };
 pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease};
