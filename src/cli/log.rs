@@ -9,12 +9,12 @@ use super::{Context, output, usage};
 use crate::config::ProviderKind;
 use crate::error::Error;
 use crate::runner::{provider_of, providers};
-use crate::task::TaskStatus;
+use crate::task::{TaskId, TaskStatus};
 
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// The task whose log to show.
-    id: i64,
+    id: TaskId,
     /// Keep printing while the task runs.
     #[arg(long, short = 'f')]
     follow: bool,
@@ -30,7 +30,8 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
     let Some(log_file) = &task.log_file else {
         return Err(usage(format!(
             "task {} has no log yet (it is {})",
-            task.id, task.status
+            task.id,
+            task.status()
         )));
     };
     let path = std::path::PathBuf::from(log_file);
@@ -47,7 +48,7 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
     let kind = provider_of(&project, &task);
     let mut reader = BufReader::new(file);
     let task_running = || -> anyhow::Result<bool> {
-        Ok(store.get_task(task.id)?.status == TaskStatus::InProgress)
+        Ok(store.get_task(task.id)?.status() == TaskStatus::InProgress)
     };
     if args.raw {
         match store.log_redacted(task.id)? {

@@ -6,12 +6,12 @@ use clap::Args;
 
 use super::{Context, output, usage};
 use crate::store::NewTask;
-use crate::task::TaskStatus;
+use crate::task::{TaskId, TaskStatus};
 
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
     /// The task to delete.
-    id: i64,
+    id: TaskId,
     /// Do not ask for confirmation.
     #[arg(long, short = 'y')]
     yes: bool,
@@ -20,19 +20,19 @@ pub struct DeleteArgs {
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
     /// The failed task whose agent session to continue.
-    id: i64,
+    id: TaskId,
 }
 
 #[derive(Debug, Args)]
 pub struct RetryArgs {
     /// The failed or finished task to run again.
-    id: i64,
+    id: TaskId,
 }
 
 pub fn cmd_delete(ctx: &Context, args: DeleteArgs) -> anyhow::Result<()> {
     let (_, store) = ctx.open()?;
     let task = store.get_task(args.id)?;
-    if task.status == TaskStatus::InProgress {
+    if task.status() == TaskStatus::InProgress {
         return Err(usage(format!(
             "task {} is running; stop it with `gza kill {}` first",
             task.id, task.id
@@ -84,10 +84,11 @@ pub fn cmd_delete(ctx: &Context, args: DeleteArgs) -> anyhow::Result<()> {
 pub fn cmd_retry(ctx: &Context, args: RetryArgs) -> anyhow::Result<()> {
     let (_, store) = ctx.open()?;
     let task = store.get_task(args.id)?;
-    if matches!(task.status, TaskStatus::Pending | TaskStatus::InProgress) {
+    if matches!(task.status(), TaskStatus::Pending | TaskStatus::InProgress) {
         return Err(usage(format!(
             "task {} is {}; only failed, completed or dropped tasks can be retried",
-            task.id, task.status
+            task.id,
+            task.status()
         )));
     }
     let new = NewTask::follow_up(&task);
@@ -104,10 +105,11 @@ pub fn cmd_retry(ctx: &Context, args: RetryArgs) -> anyhow::Result<()> {
 pub fn cmd_resume(ctx: &Context, args: ResumeArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
     let task = store.get_task(args.id)?;
-    if task.status != TaskStatus::Failed {
+    if task.status() != TaskStatus::Failed {
         return Err(usage(format!(
             "task {} is {}; only failed tasks can be resumed",
-            task.id, task.status
+            task.id,
+            task.status()
         )));
     }
     let kind = crate::runner::provider_of(&project, &task);

@@ -327,7 +327,7 @@ mod tests {
 
     #[test]
     fn user_errors_exit_1_internal_faults_255_and_a_closed_pipe_3() {
-        let user = anyhow::Error::from(Error::TaskNotFound(9));
+        let user = anyhow::Error::from(Error::TaskNotFound(crate::task::TaskId(9)));
         assert_eq!(exit_code(&user), 1);
         let git = anyhow::Error::from(Error::Git {
             dir: "/p".into(),

@@ -20,6 +20,7 @@ pub mod redact;
 pub mod settings;
 pub mod task;
 pub mod text;
+pub mod time;
 pub mod trust;
 pub mod wire;
 pub mod worktree;

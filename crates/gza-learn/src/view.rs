@@ -26,7 +26,7 @@ pub fn ids_in(text: &str) -> Vec<i64> {
 
 /// Order for the file: validated (tier 2) first, then people's, then by priority, support and
 /// recency.
-pub fn rank_for_file(items: &mut [Learning], latest_source: &HashMap<i64, i64>) {
+pub fn rank_for_file(items: &mut [Learning], latest_source: &HashMap<i64, gza_core::task::TaskId>) {
     items.sort_by(|a, b| {
         let user = |l: &Learning| l.origin == gza_core::learning::Origin::User;
         let tier = |l: &Learning| l.lifecycle.tier;
@@ -38,12 +38,7 @@ pub fn rank_for_file(items: &mut [Learning], latest_source: &HashMap<i64, i64>) 
             .then(user(b).cmp(&user(a)))
             .then(a.priority.cmp(&b.priority))
             .then(b.support.cmp(&a.support))
-            .then(
-                latest_source
-                    .get(&b.id)
-                    .unwrap_or(&0)
-                    .cmp(latest_source.get(&a.id).unwrap_or(&0)),
-            )
+            .then(latest_source.get(&b.id).cmp(&latest_source.get(&a.id)))
             .then(a.id.cmp(&b.id))
     });
 }

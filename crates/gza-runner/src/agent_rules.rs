@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use gza_core::learning::{AGENT_RULES_FILE, AGENT_RULES_MAX_BYTES, NewLearning, Origin, Status};
+use gza_core::task::TaskId;
 use gza_store::Store;
 
 /// Read the worktree's LEARNINGS.md, put it back as it was at HEAD (or remove it when HEAD has
@@ -11,7 +12,7 @@ use gza_store::Store;
 /// Returns a warning to show, if any; never fails the task.
 pub fn take_in(
     store: &Store,
-    task_id: i64,
+    task_id: TaskId,
     worktree: &Path,
     completed: bool,
     section: &str,
@@ -110,7 +111,7 @@ impl LearningsFileGuard {
     /// After the agent exits: lines it added become drafts taught by the task (quarantined
     /// when they read like instructions) and the file is put back as it was. A rewrite gza
     /// itself made meanwhile (a regeneration's recorded version) is left alone.
-    pub fn after(self, store: &Store, task_id: i64, section: &str) -> Option<String> {
+    pub fn after(self, store: &Store, task_id: TaskId, section: &str) -> Option<String> {
         if !self.active {
             return None;
         }

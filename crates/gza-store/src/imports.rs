@@ -7,7 +7,7 @@ use rusqlite::{OptionalExtension, params};
 use super::Store;
 use super::tasks::NewTask;
 use gza_core::error::{Error, Result};
-use gza_core::task::{TaskType, now_timestamp};
+use gza_core::task::{TaskId, TaskType, now_timestamp};
 
 /// A reference from one task of a batch to another task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,7 +15,7 @@ pub enum TaskRef {
     /// The task at this position in the batch.
     Batch(usize),
     /// A task already in the database.
-    Stored(i64),
+    Stored(TaskId),
 }
 
 /// One task of a batch.
@@ -34,13 +34,13 @@ pub struct BatchTask {
 /// What became of one task of a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchOutcome {
-    Inserted(i64),
+    Inserted(TaskId),
     /// Its key was stored already, on this task.
-    AlreadyThere(i64),
+    AlreadyThere(TaskId),
 }
 
 impl BatchOutcome {
-    pub fn id(self) -> i64 {
+    pub fn id(self) -> TaskId {
         match self {
             BatchOutcome::Inserted(id) | BatchOutcome::AlreadyThere(id) => id,
         }
@@ -89,7 +89,7 @@ impl Store {
                     continue;
                 }
                 seen.insert(&task.key, outcomes.len());
-                let stored: Option<i64> =
+                let stored: Option<TaskId> =
                     existing.query_row([&task.key], |r| r.get(0)).optional()?;
                 if let Some(id) = stored {
                     outcomes.push(BatchOutcome::AlreadyThere(id));
@@ -108,7 +108,7 @@ impl Store {
                     now,
                     task.key,
                 ])?;
-                outcomes.push(BatchOutcome::Inserted(tx.last_insert_rowid()));
+                outcomes.push(BatchOutcome::Inserted(TaskId(tx.last_insert_rowid())));
             }
             let mut link =
                 tx.prepare("UPDATE tasks SET based_on = ?2, depends_on = ?3 WHERE id = ?1")?;
