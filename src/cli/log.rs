@@ -28,11 +28,16 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
     let task = store.get_task(args.id)?;
     let Some(log_file) = &task.log_file else {
-        return Err(usage(format!(
-            "task {} has no log yet (it is {})",
-            task.id,
-            task.status()
-        )));
+        return Err(usage(match task.state.result() {
+            // Finished: its log was removed by `gza clean` (or it ended before an agent ran).
+            Some(_) => format!(
+                "task {} ({}) has no log: `gza clean` removes the logs of finished tasks, and a task that ended before its agent started has none; `gza show {}` still has its outcome",
+                task.id,
+                task.status(),
+                task.id
+            ),
+            None => format!("task {} has no log yet (it is {})", task.id, task.status()),
+        }));
     };
     let path = std::path::PathBuf::from(log_file);
     let file = std::fs::File::open(&path).map_err(|e| match e.kind() {

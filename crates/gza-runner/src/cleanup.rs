@@ -31,6 +31,11 @@ pub struct Report {
     pub logs: usize,
 }
 
+/// The file name of a task's agent stderr in `.gza/logs/`.
+pub fn stderr_log_name(id: gza_core::task::TaskId) -> String {
+    format!("{id}.stderr.log")
+}
+
 /// The time `days` ago.
 fn days_ago(days: u32) -> chrono::DateTime<chrono::Utc> {
     gza_core::time::now() - chrono::Duration::days(i64::from(days))
@@ -87,6 +92,8 @@ pub fn clean(project: &Project, store: &Store, scope: Scope) -> Result<Report> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(_) => continue,
         }
+        // The agent's stderr goes with its log: a finished task's is never read again.
+        let _ = std::fs::remove_file(project.logs_dir().join(stderr_log_name(log.id)));
         store.clear_log(log.id)?;
         report.logs += 1;
     }

@@ -488,7 +488,7 @@ fn prepare(
     })?;
     Ok(Prepared {
         kind,
-        stderr_path: logs.join(format!("{}.stderr.log", task.id)),
+        stderr_path: logs.join(crate::cleanup::stderr_log_name(task.id)),
         log_path,
         workspace,
         prompt,
