@@ -63,6 +63,21 @@ fn reason_to_keep(store: &Store, leftover: &Leftover) -> Result<Option<String>> 
     }
 }
 
+/// Remove one task's worktree (`gza delete`), unless it must stay: returns why it was kept.
+pub fn remove_worktree_of(
+    project: &Project,
+    store: &Store,
+    leftover: &Leftover,
+) -> Result<Option<String>> {
+    if let Some(why) = reason_to_keep(store, leftover)? {
+        return Ok(Some(why));
+    }
+    match worktree::remove(&project.root, Path::new(&leftover.path)) {
+        Ok(()) => Ok(None),
+        Err(e) => Ok(Some(e.to_string())),
+    }
+}
+
 /// Remove the worktrees and logs `scope` selects, keeping what must stay.
 pub fn clean(project: &Project, store: &Store, scope: Scope) -> Result<Report> {
     let before = scope.older_than_days.map(days_ago);

@@ -73,11 +73,12 @@ impl Store {
         }
         self.immediate(|tx| {
             let mut existing = tx.prepare("SELECT id FROM tasks WHERE import_key = ?1")?;
-            let mut insert = tx.prepare(
-                "INSERT INTO tasks (prompt, task_type, group_name, spec, model, provider, \
+            let mut insert = tx.prepare(&format!(
+                "INSERT INTO tasks (id, prompt, task_type, group_name, spec, model, provider, \
                  skip_learnings, urgent, created_at, import_key) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )?;
+                 VALUES ({}, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                crate::tasks::NEXT_TASK_ID
+            ))?;
             let now = now_timestamp();
             let mut outcomes: Vec<BatchOutcome> = Vec::with_capacity(batch.len());
             let mut seen: HashMap<&str, usize> = HashMap::new();

@@ -438,6 +438,11 @@ fn summary_from_row(row: &Row) -> rusqlite::Result<TaskSummary> {
     })
 }
 
+/// The id a new task gets: above every task there is and every task ever deleted (V12), so an
+/// id, and the branch named after it, always means one task.
+pub(crate) const NEXT_TASK_ID: &str = "(SELECT MAX(COALESCE((SELECT MAX(id) FROM tasks), 0), \
+     COALESCE((SELECT MAX(id) FROM task_id_floor), 0)) + 1)";
+
 impl Store {
     /// Insert a task and return its id. References must name existing tasks.
     pub fn insert_task(&self, new: &NewTask) -> Result<TaskId> {
@@ -446,9 +451,11 @@ impl Store {
         }
         self.conn
             .execute(
-                "INSERT INTO tasks (prompt, task_type, based_on, depends_on, group_name, spec, model, \
-                 provider, skip_learnings, urgent, created_at, resume_session_id) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                &format!(
+                    "INSERT INTO tasks (id, prompt, task_type, based_on, depends_on, group_name, \
+                     spec, model, provider, skip_learnings, urgent, created_at, resume_session_id) \
+                     VALUES ({NEXT_TASK_ID}, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                ),
                 params![
                     new.prompt,
                     new.task_type.unwrap_or(TaskType::Implement).as_str(),
