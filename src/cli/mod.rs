@@ -151,15 +151,18 @@ impl Context {
     pub fn project(&self) -> Result<Project, Error> {
         let project = Project::discover(&self.dir)?;
         static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        if !project.ignored_settings.is_empty()
-            && !SAID.swap(true, std::sync::atomic::Ordering::Relaxed)
-        {
-            let _ = writeln!(
-                output::stderr(),
-                "{} {}",
-                output::paint(output::YELLOW, "warning:"),
-                crate::settings::ignored_notice(&project.ignored_settings),
-            );
+        if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            let mut notes = project.unknown_env.clone();
+            if !project.ignored_settings.is_empty() {
+                notes.push(crate::settings::ignored_notice(&project.ignored_settings));
+            }
+            for note in notes {
+                let _ = writeln!(
+                    output::stderr(),
+                    "{} {note}",
+                    output::paint(output::YELLOW, "warning:"),
+                );
+            }
         }
         Ok(project)
     }

@@ -25,7 +25,7 @@ pub enum Error {
     NotInitialized(PathBuf),
 
     /// gza.yaml exists but cannot be used.
-    #[error("{path}{}: {message}; fix the file or compare it with gza.example.yaml",
+    #[error("{path}{}: {message}; fix the file (`gza config --example` prints every key, documented)",
         location.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
     Config {
         path: PathBuf,
