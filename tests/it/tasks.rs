@@ -12,7 +12,10 @@ fn init_creates_config_database_and_gitignore() {
     assert!(p.path("gza.yaml").is_file());
     assert!(p.path(".gza/gza.db").is_file());
     let gitignore = std::fs::read_to_string(p.path(".gitignore")).unwrap();
-    assert!(gitignore.contains("/.gza/gza.db*"), "{gitignore}");
+    assert!(
+        gitignore.contains("/.gza/*\n!/.gza/learnings.md\n"),
+        "{gitignore}"
+    );
     let yaml = std::fs::read_to_string(p.path("gza.yaml")).unwrap();
     assert!(yaml.contains("project_name: \"proj\""), "{yaml}");
     // The learnings metadata row exists from the start, exactly as the spec gives it.
@@ -47,7 +50,38 @@ fn init_refuses_to_overwrite_without_force_and_force_keeps_tasks() {
     assert!(p.ok(&["history"]).contains("keep me"));
     // .gitignore entries are not duplicated.
     let gitignore = std::fs::read_to_string(p.path(".gitignore")).unwrap();
-    assert_eq!(gitignore.matches("/.gza/logs/").count(), 1);
+    assert_eq!(gitignore.matches("/.gza/*").count(), 1);
+}
+
+/// Everything gza keeps in `.gza/` stays out of git (runtime files, locks, spooled drafts,
+/// reports, partial files, and whatever a later gza adds) except learnings.md, which the team
+/// shares.
+#[test]
+fn gitignore_keeps_runtime_files_out_and_learnings_md_in() {
+    let p = TestProject::in_git_repo();
+    for rel in [
+        ".gza/gza.db",
+        ".gza/gza.db-wal",
+        ".gza/learnings.lock",
+        ".gza/learnings.md.partial",
+        ".gza/spool/drafts.jsonl",
+        ".gza/reports/1.md",
+        ".gza/logs/1.stderr.log",
+        ".gza/tracked.cache",
+        "gza.local.yaml",
+        ".gza/learnings.md",
+    ] {
+        if let Some(dir) = p.path(rel).parent() {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(p.path(rel), "x").unwrap();
+    }
+    let status = p.git(&["status", "--porcelain", "--untracked-files=all"]);
+    let untracked: Vec<&str> = status
+        .lines()
+        .filter(|l| l.contains(".gza") || l.contains("gza.local"))
+        .collect();
+    assert_eq!(untracked, ["?? .gza/learnings.md"], "{status}");
 }
 
 #[test]
