@@ -100,19 +100,10 @@ pub struct RegenLock(#[allow(dead_code)] std::fs::File);
 impl RegenLock {
     /// Take the lock, or `None` when another process holds it.
     pub fn try_acquire(project: &Project) -> Result<Option<RegenLock>> {
-        use std::os::unix::io::AsRawFd;
         let path = project.state_dir().join("learnings.lock");
-        let file = gza_core::fsutil::open_regular(
-            &path,
-            std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true),
-        )
-        .map_err(|e| gza_core::fsutil::read_refused(&path, e))?;
-        // SAFETY: flock on a descriptor we own; released when the file is closed.
-        let ok = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        Ok(ok.then_some(RegenLock(file)))
+        let file = gza_core::fsutil::try_lock_file(&path)
+            .map_err(|e| gza_core::fsutil::read_refused(&path, e))?;
+        Ok(file.map(RegenLock))
     }
 
     /// Take the lock, waiting up to `patience` for a regeneration that holds it to finish;

@@ -303,22 +303,14 @@ impl Store {
 /// Hold an exclusive lock on `<db>.migrate-lock` until the returned file is dropped; wait for it
 /// at most a minute.
 fn migration_lock(db: &Path) -> Result<std::fs::File> {
-    use std::os::fd::AsRawFd;
     let mut name = db.as_os_str().to_owned();
     name.push(".migrate-lock");
     let path = std::path::PathBuf::from(name);
-    let file = gza_core::fsutil::open_regular(
-        &path,
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true),
-    )
-    .map_err(|e| gza_core::fsutil::read_refused(&path, e))?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        let locked = gza_core::fsutil::try_lock_file(&path)
+            .map_err(|e| gza_core::fsutil::read_refused(&path, e))?;
+        if let Some(file) = locked {
             return Ok(file);
         }
         if std::time::Instant::now() > deadline {
