@@ -307,6 +307,18 @@ pub(crate) fn require_group(store: &Store, group: &str) -> anyhow::Result<()> {
     Err(usage(format!("no task is in group `{group}`; {known}")))
 }
 
+/// A task type on the command line (`--type`).
+pub(crate) fn parse_type(text: &str) -> Result<crate::task::TaskType, String> {
+    use crate::task::TaskType;
+    TaskType::parse(text).ok_or_else(|| format!("expected one of {}", TaskType::names()))
+}
+
+/// A task status on the command line (`--status`).
+pub(crate) fn parse_status(text: &str) -> Result<crate::task::TaskStatus, String> {
+    use crate::task::TaskStatus;
+    TaskStatus::parse(text).ok_or_else(|| format!("expected one of {}", TaskStatus::names()))
+}
+
 /// A user error with a message saying what to do.
 pub(crate) fn usage(message: impl Into<String>) -> anyhow::Error {
     Error::Usage(message.into()).into()

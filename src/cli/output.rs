@@ -56,29 +56,7 @@ pub fn width() -> usize {
         .unwrap_or(100)
 }
 
-/// One line of `text`: whitespace collapsed, cut to `max` characters with an ellipsis.
-pub fn one_line(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    let mut count = 0;
-    for word in text.split_whitespace() {
-        let needed = word.chars().count() + usize::from(!out.is_empty());
-        if count + needed > max {
-            let room = max.saturating_sub(count + usize::from(!out.is_empty()) + 1);
-            if !out.is_empty() && room > 0 {
-                out.push(' ');
-            }
-            out.extend(word.chars().filter(|c| !c.is_control()).take(room));
-            out.push('…');
-            return out;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.extend(word.chars().map(|c| if c.is_control() { '�' } else { c }));
-        count += needed;
-    }
-    out
-}
+pub use crate::text::one_line;
 
 /// A table with a header row; cells may hold colour codes, which do not count towards width.
 #[derive(Default)]
@@ -103,7 +81,7 @@ impl Table {
         let mut widths: Vec<usize> = self.header.iter().map(|h| h.len()).collect();
         for row in &self.rows {
             for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(visible_width(cell));
+                *w = (*w).max(crate::text::display_width(cell));
             }
         }
         widths
@@ -140,26 +118,11 @@ fn write_row(
     for (i, cell) in cells.iter().enumerate() {
         line.push_str(cell);
         if i < last {
-            let pad = widths[i] - visible_width(cell) + 2;
+            let pad = widths[i] - crate::text::display_width(cell) + 2;
             line.extend(std::iter::repeat_n(' ', pad));
         }
     }
     writeln!(out, "{}", paint(style, line.trim_end()))
-}
-
-/// Characters a cell occupies on screen, ignoring ANSI escape sequences.
-fn visible_width(text: &str) -> usize {
-    let mut n = 0;
-    let mut in_escape = false;
-    for c in text.chars() {
-        match (in_escape, c) {
-            (false, '\x1b') => in_escape = true,
-            (true, 'm') => in_escape = false,
-            (true, _) => {}
-            (false, _) => n += 1,
-        }
-    }
-    n
 }
 
 /// Money as people read it: `$0.0123`, or `-` when unknown.
@@ -194,14 +157,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn one_line_collapses_and_cuts() {
-        assert_eq!(one_line("a\n  b\tc", 20), "a b c");
-        assert_eq!(one_line("hello wonderful world", 12), "hello wonde…");
-        assert_eq!(one_line("hello wonderful world", 12).chars().count(), 12);
-        assert_eq!(one_line("abcdefghij", 5), "abcd…");
-    }
-
-    #[test]
     fn durations_read_well() {
         assert_eq!(duration(Some(42.4)), "42s");
         assert_eq!(duration(Some(185.0)), "3m 05s");
@@ -211,6 +166,6 @@ mod tests {
 
     #[test]
     fn escape_codes_do_not_count() {
-        assert_eq!(visible_width(&paint(GREEN, "done")), 4);
+        assert_eq!(crate::text::display_width(&paint(GREEN, "done")), 4);
     }
 }

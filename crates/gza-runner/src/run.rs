@@ -772,7 +772,7 @@ fn commit_message(task: &Task, completed: bool) -> String {
         "gza task {}{}: {}\n\nTask-Id: {}",
         task.id,
         if completed { "" } else { " (unfinished)" },
-        gza_core::text::clip(first_line, 60),
+        gza_core::text::one_line(first_line, 60),
         task.id
     )
 }
@@ -1096,15 +1096,11 @@ fn tail_of_file(path: &Path, max: usize) -> String {
     let _ = f.seek(SeekFrom::Start(len.saturating_sub(window)));
     let mut bytes = Vec::new();
     let _ = f.take(window).read_to_end(&mut bytes);
-    let flat = gza_core::text::clip(
+    let flat = gza_core::text::one_line(
         &gza_core::redact::redact_secrets(&String::from_utf8_lossy(&bytes)),
         usize::MAX,
     );
-    let count = flat.chars().count();
-    if count <= max {
-        return flat;
-    }
-    flat.chars().skip(count - max).collect()
+    gza_core::text::tail(&flat, max).to_string()
 }
 
 /// Save an explore/plan/review task's output as its report; returns the path (`None` without
