@@ -15,6 +15,7 @@ mod init;
 mod learnings;
 mod learnings_lifecycle;
 mod log;
+mod logging;
 mod manage;
 mod next;
 pub(crate) mod output;
@@ -49,6 +50,11 @@ pub struct Cli {
         global = true
     )]
     pub project: Option<PathBuf>,
+
+    /// Say what gza does on standard error: -v its steps, -vv their details (RUST_LOG, when
+    /// set, chooses instead). `gza work` also writes its steps to .gza/logs/work.log.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
 
     #[command(subcommand)]
     pub command: Command,
@@ -196,9 +202,12 @@ pub fn main() -> ExitCode {
     // dispatched before they are parsed.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(name) = crate::hooks::handler_in_args(&args) {
+        logging::init_for_hook();
         return crate::hooks::run_handler(&name);
     }
     let cli = Cli::parse_from(args);
+    let work = matches!(&cli.command, Command::Work(w) if !w.background());
+    logging::init(cli.verbose, work);
     let dir = cli.project.clone().unwrap_or_else(|| PathBuf::from("."));
     let ctx = Context { dir };
     match run(&ctx, cli.command) {

@@ -7,6 +7,7 @@ mod branches;
 mod claude_work;
 mod config_layers;
 mod database_file;
+mod diagnostics;
 mod disk_full;
 mod exit_codes;
 mod extraction_http;

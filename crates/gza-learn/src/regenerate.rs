@@ -362,6 +362,7 @@ pub fn regenerate(
     ranker: Option<&Ranker>,
     options: Options,
 ) -> Result<Report> {
+    let _span = tracing::info_span!("regenerate", window = options.window).entered();
     let started = Instant::now();
     let _lock = if options.dry_run {
         None
@@ -370,6 +371,13 @@ pub fn regenerate(
     };
     let inputs = Inputs::read(project, store, &options)?;
     let plan = plan(inputs, &options, client.is_some(), chrono::Utc::now());
+    tracing::info!(
+        extract = plan.extract.len(),
+        by_model = matches!(plan.source, Source::Model),
+        edits = plan.edits.added.len() + plan.edits.edited.len() + plan.edits.deleted.len(),
+        dry_run = options.dry_run,
+        "regenerating"
+    );
     let deadline = Duration::from_secs(project.config.learnings.extraction_deadline_seconds);
     let mut report = Report {
         edits: plan.edits.clone(),
@@ -387,6 +395,17 @@ pub fn regenerate(
     } else {
         apply(project, store, client, ranker, plan, started, &mut report)?;
     }
+    let r = &report.record;
+    tracing::info!(
+        tasks = r.window_tasks,
+        items = r.items,
+        added = r.added,
+        removed = r.removed,
+        llm_calls = r.llm_calls,
+        failed = report.failures.len(),
+        ms = started.elapsed().as_millis() as u64,
+        "regenerated"
+    );
     Ok(report)
 }
 
@@ -696,11 +715,18 @@ fn extract_all(
                     let Some(task) = tasks.get(i) else { break };
                     let call =
                         std::panic::AssertUnwindSafe(|| extract::with_llm(client, task, sections));
+                    let asked = Instant::now();
                     let outcome = match std::panic::catch_unwind(call) {
                         Ok(Ok(ex)) => Outcome::Extracted(ex),
                         Ok(Err(e)) => Outcome::Failed(e.into()),
                         Err(_) => Outcome::Failed(ExtractionError::Panicked),
                     };
+                    tracing::debug!(
+                        task = task.id,
+                        ok = matches!(outcome, Outcome::Extracted(_)),
+                        ms = asked.elapsed().as_millis() as u64,
+                        "extraction call"
+                    );
                     *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
                 }
             });

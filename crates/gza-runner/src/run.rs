@@ -256,8 +256,10 @@ pub fn run_task(
     teacher: &dyn super::Teacher,
     ui: &dyn Observer,
 ) -> Result<Finished> {
+    let _span = tracing::info_span!("task", id = task.id).entered();
     let started = Instant::now();
     let early = |stopped: Early| -> Result<Finished> {
+        tracing::warn!(reason = stopped.reason, detail = %stopped.detail, "stopped before the agent ran");
         let outcome = Outcome {
             status: Some(TaskStatus::Failed),
             failure_reason: Some(stopped.reason.into()),
@@ -278,12 +280,26 @@ pub fn run_task(
         Err(Stop::Early(e)) => return early(e),
         Err(Stop::Fault(e)) => return Err(e),
     };
+    tracing::info!(
+        dir = %prepared.workspace.dir.display(),
+        branch = prepared.workspace.worktree.as_ref().map(|w| w.branch.as_str()),
+        provider = %prepared.kind.as_str(),
+        sandbox = %prepared.sandbox.as_str(),
+        "workspace ready"
+    );
     let running = match spawn(project, store, &task, &prepared, ui) {
         Ok(r) => r,
         Err(Stop::Early(e)) => return early(e),
         Err(Stop::Fault(e)) => return Err(e),
     };
+    tracing::info!(pgid = running.pgid, program = %prepared.invocation.program, "agent started");
     let ended = wait(project, store, &task, running, started, ui);
+    tracing::info!(
+        exit = ended.exit.and_then(|s| s.code()),
+        forced = ended.forced,
+        seconds = started.elapsed().as_secs(),
+        "agent ended"
+    );
     sandbox::clean_up(prepared.sandbox, &prepared.place(project, &task));
     let catch_all = catch_all_section(project);
     if let Some(w) = prepared.learnings_guard.after(store, task.id, catch_all) {
@@ -296,6 +312,11 @@ pub fn run_task(
         project.config.timeout_minutes,
     );
     outcome.duration_seconds = Some(started.elapsed().as_secs_f64());
+    tracing::info!(
+        status = outcome.status.map(|s| s.as_str()).unwrap_or("-"),
+        reason = outcome.failure_reason.as_deref(),
+        "judged"
+    );
     // An agent that replaced its worktree's `.git` gets nothing run or committed there: its
     // repository's config and hooks would run on the host.
     let unsafe_checkout = prepared
@@ -789,6 +810,7 @@ pub(super) fn commit_stage(
         .and_then(|_| worktree::diff_stats(&commit.worktree, &commit.base_commit));
     match committed {
         Ok(stats) => {
+            tracing::info!(worktree = %commit.worktree.display(), changes = %stats, "committed");
             outcome.diff_stats = Some(stats);
             Ok(None)
         }
@@ -798,6 +820,7 @@ pub(super) fn commit_stage(
             Ok(Some(e.to_string()))
         }
         Err(e) => {
+            tracing::warn!(worktree = %commit.worktree.display(), error = %e, "commit failed");
             if outcome.status == Some(TaskStatus::Completed) {
                 outcome.status = Some(TaskStatus::Failed);
                 outcome.failure_reason = Some("GIT_ERROR".into());
@@ -932,6 +955,7 @@ fn record(
         complete::log_hook_error(project, task.id, err);
     }
     let stored = store.get_task(task.id)?;
+    tracing::info!(status = %stored.status, "recorded");
     let finished = Finished {
         id: task.id,
         status: stored.status,

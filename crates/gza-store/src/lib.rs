@@ -230,11 +230,17 @@ impl Store {
         if !self.needs_migration()? {
             return Ok(());
         }
+        let asked = std::time::Instant::now();
         let _lock = migration_lock(&self.path)?;
+        tracing::debug!(
+            ms = asked.elapsed().as_millis() as u64,
+            "took the migration lock"
+        );
         if !self.needs_migration()? {
             return Ok(());
         }
         let runner = embedded::migrations::runner();
+        tracing::info!(database = %self.path.display(), "migrating the database");
         runner.run(&mut self.conn).map_err(|e| {
             std::error::Error::source(&e)
                 .and_then(|s| s.downcast_ref::<rusqlite::Error>())
@@ -242,6 +248,7 @@ impl Store {
                 .and_then(|code| classify_code(&self.path, code))
                 .unwrap_or_else(|| Error::Migration(e.to_string()))
         })?;
+        tracing::info!(ms = asked.elapsed().as_millis() as u64, "migrated");
         Ok(())
     }
 
