@@ -107,6 +107,17 @@ impl Table {
     }
 }
 
+/// `text` followed by spaces up to `width` terminal columns (CJK and emoji count two, colour
+/// codes none), as `{:width$}` would do if it counted columns rather than characters.
+pub fn pad(text: &str, width: usize) -> String {
+    let mut padded = text.to_string();
+    padded.extend(std::iter::repeat_n(
+        ' ',
+        width.saturating_sub(crate::text::display_width(text)),
+    ));
+    padded
+}
+
 fn write_row(
     out: &mut impl Write,
     cells: &[String],
@@ -116,10 +127,10 @@ fn write_row(
 ) -> std::io::Result<()> {
     let mut line = String::new();
     for (i, cell) in cells.iter().enumerate() {
-        line.push_str(cell);
         if i < last {
-            let pad = widths[i] - crate::text::display_width(cell) + 2;
-            line.extend(std::iter::repeat_n(' ', pad));
+            line.push_str(&pad(cell, widths[i] + 2));
+        } else {
+            line.push_str(cell);
         }
     }
     writeln!(out, "{}", paint(style, line.trim_end()))
@@ -162,6 +173,17 @@ mod tests {
         assert_eq!(duration(Some(185.0)), "3m 05s");
         assert_eq!(duration(Some(3720.0)), "1h 02m");
         assert_eq!(duration(None), "-");
+    }
+
+    #[test]
+    fn padding_counts_columns() {
+        assert_eq!(pad("日本", 6), "日本  ");
+        assert_eq!(pad("ab", 6), "ab    ");
+        assert_eq!(
+            pad(&paint(GREEN, "ok"), 3),
+            format!("{} ", paint(GREEN, "ok"))
+        );
+        assert_eq!(pad("too wide", 3), "too wide");
     }
 
     #[test]

@@ -30,6 +30,7 @@ mod sandbox;
 mod scale;
 mod secrets;
 mod support;
+mod tables;
 mod tasks;
 mod trust;
 mod work;
