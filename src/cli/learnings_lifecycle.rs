@@ -1,7 +1,7 @@
 //! `gza learnings review | promote | validate | export | import`: the lifecycle from draft to
 //! validated expertise.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::Args;
@@ -59,6 +59,36 @@ fn review_json(store: &Store, l: &Learning) -> anyhow::Result<serde_json::Value>
     Ok(v)
 }
 
+/// What a person can do with one learning under review, in the order the question lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Choice {
+    Accept,
+    Edit,
+    Skip,
+    Archive,
+    Quit,
+}
+
+impl Choice {
+    const ALL: [Choice; 5] = [
+        Choice::Accept,
+        Choice::Edit,
+        Choice::Skip,
+        Choice::Archive,
+        Choice::Quit,
+    ];
+
+    fn describe(self) -> &'static str {
+        match self {
+            Choice::Accept => "accept: make it active",
+            Choice::Edit => "edit its text, then accept it",
+            Choice::Skip => "skip: leave it as it is",
+            Choice::Archive => "archive: never inject it",
+            Choice::Quit => "quit: leave this and the rest as they are",
+        }
+    }
+}
+
 pub fn review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
     // Lines saved in learnings.md since gza wrote it become records first.
@@ -74,7 +104,9 @@ pub fn review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
-    if !std::io::stdin().is_terminal() {
+    // The questions are asked on standard error, so standard output keeps only what was done.
+    let term = dialoguer::console::Term::stderr();
+    if !std::io::stdin().is_terminal() || !term.is_term() {
         return Err(usage(
             "review asks one question per draft and needs a terminal; `gza learnings review --json` lists them, `gza learnings promote ID…` accepts them",
         ));
@@ -86,115 +118,145 @@ pub fn review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
         )?;
         return Ok(());
     }
+    // Ctrl-C ends the question it interrupts instead of the process: the answers given so far
+    // are then written to learnings.md before gza exits with 130.
+    crate::process::install_stop_handler();
     let ranker = Ranker::load(&project);
-    let mut out = output::stdout();
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
-    let total = queue.len();
     let mut changed = false;
+    let mut outcome = Ok(());
     for (n, l) in queue.iter().enumerate() {
-        writeln!(
-            out,
-            "\n{} {} {}",
-            output::paint(output::BOLD, format!("[{}/{total}] {}", n + 1, l.label())),
-            l.text,
-            output::paint(
-                output::DIM,
-                format!("[{} · {}]", l.section, l.origin.as_str())
-            )
-        )?;
-        describe(&mut out, &store, l, true)?;
-        let similar = ranker.search(
-            &store,
-            rank::Query {
-                text: &l.text,
-                k: 4,
-                calibrated: true,
-                drafts: true,
-            },
-        )?;
-        for (_, s) in rank::hits_with_records(&store, &similar)?
-            .into_iter()
-            .filter(|(_, s)| s.id != l.id)
-            .take(3)
-        {
-            writeln!(out, "  similar     {} {}", s.label(), s.text)?;
-        }
-        loop {
-            write!(out, "[a]ccept  [e]dit  [s]kip  a[r]chive  [q]uit > ")?;
-            out.flush()?;
-            let Some(Ok(answer)) = lines.next() else {
-                return finish(&project, &store, changed);
-            };
-            match answer.trim() {
-                "a" | "accept" => {
-                    store.promote_learnings(&[l.id], "accepted in `gza learnings review`")?;
-                    writeln!(
-                        out,
-                        "{} Accepted {}",
-                        output::paint(output::GREEN, "✓"),
-                        l.label()
-                    )?;
-                }
-                "e" | "edit" => {
-                    write!(out, "New text: ")?;
-                    out.flush()?;
-                    let Some(Ok(text)) = lines.next() else {
-                        return finish(&project, &store, changed);
-                    };
-                    match learning_text(&text) {
-                        Ok(text) => {
-                            let edit = LearningEdit {
-                                text: Some(text),
-                                ..LearningEdit::default()
-                            };
-                            store.edit_learning(l.id, &edit)?;
-                            store.promote_learnings(
-                                &[l.id],
-                                "edited and accepted in `gza learnings review`",
-                            )?;
-                            writeln!(
-                                out,
-                                "{} Edited and accepted {}",
-                                output::paint(output::GREEN, "✓"),
-                                l.label()
-                            )?;
-                        }
-                        Err(e) => {
-                            writeln!(out, "{e}")?;
-                            continue;
-                        }
-                    }
-                }
-                "s" | "skip" | "" => {}
-                "r" | "archive" => {
-                    store.set_learning_status(
-                        l.id,
-                        Status::Archived,
-                        Some("archived in `gza learnings review`"),
-                    )?;
-                    writeln!(
-                        out,
-                        "{} Archived {}",
-                        output::paint(output::GREEN, "✓"),
-                        l.label()
-                    )?;
-                }
-                "q" | "quit" => return finish(&project, &store, changed),
-                _ => continue,
+        present(&store, &ranker, l, n + 1, queue.len())?;
+        match ask(&term, l) {
+            Ok(Some((Choice::Quit, _))) => break,
+            Ok(Some((choice, text))) => changed |= answer(&store, l, choice, text)?,
+            Ok(None) => break,
+            Err(e) => {
+                // A question cut short leaves the cursor hidden.
+                let _ = term.show_cursor();
+                let _ = term.write_line("");
+                outcome = Err(e);
+                break;
             }
-            changed = true;
-            break;
         }
     }
-    finish(&project, &store, changed)
+    if changed {
+        rewrite_file(&project, &store, None)?;
+    }
+    outcome.map_err(|e| match e {
+        dialoguer::Error::IO(io) if io.kind() == std::io::ErrorKind::Interrupted => {
+            super::Interrupted("the answers given before it are kept").into()
+        }
+        other => anyhow::Error::from(other),
+    })
 }
 
-fn finish(project: &crate::project::Project, store: &Store, changed: bool) -> anyhow::Result<()> {
-    if changed {
-        rewrite_file(project, store, None)?;
+/// Show learning number `n` of `total`: its text, where it came from, and up to three similar ones.
+fn present(
+    store: &Store,
+    ranker: &Ranker,
+    l: &Learning,
+    n: usize,
+    total: usize,
+) -> anyhow::Result<()> {
+    let mut out = output::stdout();
+    writeln!(
+        out,
+        "\n{} {} {}",
+        output::paint(output::BOLD, format!("[{n}/{total}] {}", l.label())),
+        l.text,
+        output::paint(
+            output::DIM,
+            format!("[{} · {}]", l.section, l.origin.as_str())
+        )
+    )?;
+    describe(&mut out, store, l, true)?;
+    let query = rank::Query {
+        text: &l.text,
+        k: 4,
+        calibrated: true,
+        drafts: true,
+    };
+    let similar = ranker.search(store, query)?;
+    for (_, s) in rank::hits_with_records(store, &similar)?
+        .into_iter()
+        .filter(|(_, s)| s.id != l.id)
+        .take(3)
+    {
+        writeln!(out, "  similar     {} {}", s.label(), s.text)?;
     }
+    out.flush()?;
     Ok(())
+}
+
+/// Ask what to do with `l` (arrow keys or j/k, Enter; Esc or q quits); for an edit, also the
+/// new text, starting from the old. `None` when the person quit with Esc or q.
+fn ask(
+    term: &dialoguer::console::Term,
+    l: &Learning,
+) -> dialoguer::Result<Option<(Choice, Option<String>)>> {
+    let picked = dialoguer::Select::new()
+        .with_prompt(format!("{}?", l.label()))
+        .items(Choice::ALL.map(Choice::describe))
+        .default(2)
+        .interact_on_opt(term)?;
+    let Some(choice) = picked.map(|i| Choice::ALL[i]) else {
+        return Ok(None);
+    };
+    if choice != Choice::Edit {
+        return Ok(Some((choice, None)));
+    }
+    let text: String = dialoguer::Input::new()
+        .with_prompt("New text")
+        .with_initial_text(l.text.clone())
+        .validate_with(|t: &String| learning_text(t).map(|_| ()).map_err(|e| e.to_string()))
+        .interact_text_on(term)?;
+    Ok(Some((choice, Some(text))))
+}
+
+/// Carry out `choice` for `l`; true when it changed the learning. A skip changes nothing.
+fn answer(
+    store: &Store,
+    l: &Learning,
+    choice: Choice,
+    text: Option<String>,
+) -> anyhow::Result<bool> {
+    let mut out = output::stdout();
+    let done = |out: &mut dyn Write, what: &str| {
+        writeln!(
+            out,
+            "{} {what} {}",
+            output::paint(output::GREEN, "✓"),
+            l.label()
+        )
+    };
+    match choice {
+        Choice::Skip | Choice::Quit => return Ok(false),
+        Choice::Accept => {
+            store.promote_learnings(&[l.id], "accepted in `gza learnings review`")?;
+            done(&mut out, "Accepted")?;
+        }
+        Choice::Edit => {
+            let text = learning_text(text.as_deref().unwrap_or(&l.text))?;
+            if text != l.text {
+                let edit = LearningEdit {
+                    text: Some(text),
+                    ..LearningEdit::default()
+                };
+                store.edit_learning(l.id, &edit)?;
+            }
+            store.promote_learnings(&[l.id], "edited and accepted in `gza learnings review`")?;
+            done(&mut out, "Edited and accepted")?;
+        }
+        Choice::Archive => {
+            store.set_learning_status(
+                l.id,
+                Status::Archived,
+                Some("archived in `gza learnings review`"),
+            )?;
+            done(&mut out, "Archived")?;
+        }
+    }
+    Ok(true)
 }
 
 /// Source, evidence, staleness and quarantine of a learning, one field a line.

@@ -251,6 +251,11 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Ctrl-C in an interactive command, which stopped asking and kept what was done (exit 130).
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted; {0}")]
+pub(crate) struct Interrupted(pub &'static str);
+
 /// Print `err` as one line and choose the exit code.
 fn report(err: &anyhow::Error) -> ExitCode {
     let code = exit_code(err);
@@ -266,8 +271,9 @@ fn report(err: &anyhow::Error) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// 3 when stdout was closed under us (a pipe into `head`); 1 for a [`Error`] the person can fix
-/// ([`Error::is_user_error`]); 255 for everything else, an internal fault.
+/// 3 when stdout was closed under us (a pipe into `head`); 130 for [`Interrupted`]; 1 for a
+/// [`Error`] the person can fix ([`Error::is_user_error`]); 255 for everything else, an internal
+/// fault.
 fn exit_code(err: &anyhow::Error) -> u8 {
     let broken_pipe = err.chain().any(|cause| {
         cause
@@ -276,6 +282,8 @@ fn exit_code(err: &anyhow::Error) -> u8 {
     });
     if broken_pipe {
         3
+    } else if err.downcast_ref::<Interrupted>().is_some() {
+        130
     } else if err
         .downcast_ref::<Error>()
         .is_some_and(Error::is_user_error)
