@@ -47,13 +47,19 @@ pub struct Cli {
         short = 'C',
         long = "directory",
         value_name = "DIR",
-        global = true
+        global = true,
+        display_order = 100
     )]
     pub project: Option<PathBuf>,
 
-    /// Say what gza does on standard error: -v its steps, -vv their details (RUST_LOG, when
-    /// set, chooses instead). `gza work` also writes its steps to .gza/logs/work.log.
-    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
+    /// Show on stderr what gza does (-vv: in detail; RUST_LOG overrides)
+    #[arg(
+        short = 'v',
+        long = "verbose",
+        action = clap::ArgAction::Count,
+        global = true,
+        display_order = 100
+    )]
     pub verbose: u8,
 
     #[command(subcommand)]

@@ -28,6 +28,7 @@ mod regeneration_window;
 mod review_loop;
 mod sandbox;
 mod scale;
+mod screens;
 mod secrets;
 mod support;
 mod tables;
