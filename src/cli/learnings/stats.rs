@@ -3,15 +3,86 @@
 use std::io::Write;
 
 use clap::Args;
+use serde::Serialize;
 
 use crate::cli::{Context, output};
+use crate::config::InjectMode;
 use crate::learning::{Learning, Status, label};
+use crate::store::{LearningsMetadata, LearningsTotals};
 
 #[derive(Debug, Args)]
 pub(super) struct StatsArgs {
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
+}
+
+/// `gza learnings stats --json`: what scripts read. The field names are a contract; the text
+/// form says the same things for a person.
+#[derive(Serialize)]
+struct StatsJson<'a> {
+    enabled: bool,
+    /// The extraction provider and model, `none (…)`, or `unavailable: why`.
+    provider: &'a str,
+    inject: InjectMode,
+    totals: &'a LearningsTotals,
+    /// The learnings given most often (at most five), most first.
+    most_injected: Vec<Injected<'a>>,
+    metadata: &'a LearningsMetadata,
+    extraction_backoff: Backoff<'a>,
+    regenerate_every: u32,
+    window_size: u32,
+    lifecycle: Lifecycle<'a>,
+}
+
+#[derive(Serialize)]
+struct Injected<'a> {
+    id: String,
+    text: &'a str,
+    injected: i64,
+}
+
+/// Whether automatic extraction is pausing after failed calls, until when, and why.
+#[derive(Serialize)]
+struct Backoff<'a> {
+    active: bool,
+    failures: i64,
+    until: Option<&'a str>,
+    last_error: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Lifecycle<'a> {
+    tier2_high: i64,
+    tier2_medium: i64,
+    stale: Vec<Stale<'a>>,
+    quarantined: i64,
+    /// Active learnings not re-confirmed for months, no longer injected.
+    decayed: Vec<Decayed<'a>>,
+    /// Learnings given only to tasks that all failed the same way.
+    flagged: Vec<Flagged<'a>>,
+}
+
+#[derive(Serialize)]
+struct Stale<'a> {
+    id: String,
+    text: &'a str,
+    reason: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Decayed<'a> {
+    id: String,
+    text: &'a str,
+    confidence: f64,
+}
+
+#[derive(Serialize)]
+struct Flagged<'a> {
+    id: String,
+    text: &'a str,
+    failure_reason: &'a str,
+    tasks: i64,
 }
 
 pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
@@ -42,30 +113,59 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     };
     let mut out = output::stdout();
     if args.json {
-        let json = serde_json::json!({
-            "enabled": config.enabled,
-            "provider": provider,
-            "inject": config.inject,
-            "totals": totals,
-            "most_injected": most.iter().map(|(id, text, n)| serde_json::json!({"id": label(*id), "text": text, "injected": n})).collect::<Vec<_>>(),
-            "metadata": meta,
-            "extraction_backoff": serde_json::json!({
-                "active": backing_off.is_some(),
-                "failures": backoff.failures,
-                "until": backoff.until,
-                "last_error": backoff.last_error,
-            }),
-            "regenerate_every": config.regenerate_every,
-            "window_size": config.window_size,
-            "lifecycle": {
-                "tier2_high": high,
-                "tier2_medium": medium,
-                "stale": stale.iter().map(|l| serde_json::json!({"id": l.label(), "text": l.text, "reason": l.lifecycle.stale_reason})).collect::<Vec<_>>(),
-                "quarantined": quarantined,
-                "decayed": decayed.iter().map(|l| serde_json::json!({"id": l.label(), "text": l.text, "confidence": l.decayed_confidence(now)})).collect::<Vec<_>>(),
-                "flagged": failing.iter().map(|(id, text, reason, n)| serde_json::json!({"id": label(*id), "text": text, "failure_reason": reason, "tasks": n})).collect::<Vec<_>>(),
+        let json = StatsJson {
+            enabled: config.enabled,
+            provider: &provider,
+            inject: config.inject,
+            totals: &totals,
+            most_injected: most
+                .iter()
+                .map(|(id, text, n)| Injected {
+                    id: label(*id),
+                    text,
+                    injected: *n,
+                })
+                .collect(),
+            metadata: &meta,
+            extraction_backoff: Backoff {
+                active: backing_off.is_some(),
+                failures: backoff.failures,
+                until: backoff.until.as_deref(),
+                last_error: backoff.last_error.as_deref(),
             },
-        });
+            regenerate_every: config.regenerate_every,
+            window_size: config.window_size,
+            lifecycle: Lifecycle {
+                tier2_high: high,
+                tier2_medium: medium,
+                stale: stale
+                    .iter()
+                    .map(|l| Stale {
+                        id: l.label(),
+                        text: &l.text,
+                        reason: l.lifecycle.stale_reason.as_deref(),
+                    })
+                    .collect(),
+                quarantined,
+                decayed: decayed
+                    .iter()
+                    .map(|l| Decayed {
+                        id: l.label(),
+                        text: &l.text,
+                        confidence: l.decayed_confidence(now),
+                    })
+                    .collect(),
+                flagged: failing
+                    .iter()
+                    .map(|(id, text, reason, n)| Flagged {
+                        id: label(*id),
+                        text,
+                        failure_reason: reason,
+                        tasks: *n,
+                    })
+                    .collect(),
+            },
+        };
         serde_json::to_writer_pretty(&mut out, &json)?;
         writeln!(out)?;
         return Ok(());
