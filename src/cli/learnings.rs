@@ -4,7 +4,6 @@ use std::io::Write;
 
 use clap::{Args, Subcommand};
 
-use super::learnings_lifecycle as lc;
 use super::{Context, output, usage};
 use crate::error::Error;
 use crate::learn::rank::Ranker;
@@ -17,11 +16,16 @@ mod add;
 mod archive;
 mod clear;
 mod edit;
+mod export;
+mod import;
+mod promote;
 mod restore;
+mod review;
 mod search;
 mod show;
 mod stats;
 mod update;
+mod validate;
 
 #[derive(Debug, Args)]
 pub struct LearningsArgs {
@@ -44,15 +48,15 @@ enum LearningsCommand {
     /// Bring archived learnings back.
     Restore(restore::RestoreArgs),
     /// Go through drafts and quarantined learnings one at a time (--json: list them).
-    Review(lc::ReviewArgs),
+    Review(review::ReviewArgs),
     /// Accept drafts or quarantined learnings: they become active and may be injected.
-    Promote(lc::PromoteArgs),
+    Promote(promote::PromoteArgs),
     /// Search the project tree for evidence: 3+ files make a learning validated (tier 2).
-    Validate(lc::ValidateArgs),
+    Validate(validate::ValidateArgs),
     /// Write validated learnings to expertise.yaml (seed 002's schema).
-    Export(lc::ExportArgs),
+    Export(export::ExportArgs),
     /// Read an expertise.yaml back; learnings already known are skipped.
-    Import(lc::ImportArgs),
+    Import(import::ImportArgs),
     /// Rebuild .gza/learnings.md now from recent completed tasks.
     Update(update::UpdateArgs),
     /// Counts by section, status and priority; injections; extraction calls and tokens.
@@ -122,11 +126,11 @@ pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
         LearningsCommand::Edit(a) => edit::edit(ctx, a),
         LearningsCommand::Archive(a) => archive::archive(ctx, a),
         LearningsCommand::Restore(a) => restore::restore(ctx, a),
-        LearningsCommand::Review(a) => lc::review(ctx, a),
-        LearningsCommand::Promote(a) => lc::promote(ctx, a),
-        LearningsCommand::Validate(a) => lc::validate_cmd(ctx, a),
-        LearningsCommand::Export(a) => lc::export(ctx, a),
-        LearningsCommand::Import(a) => lc::import(ctx, a),
+        LearningsCommand::Review(a) => review::review(ctx, a),
+        LearningsCommand::Promote(a) => promote::promote(ctx, a),
+        LearningsCommand::Validate(a) => validate::validate_cmd(ctx, a),
+        LearningsCommand::Export(a) => export::export(ctx, a),
+        LearningsCommand::Import(a) => import::import(ctx, a),
         LearningsCommand::Update(a) => update::update(ctx, a),
         LearningsCommand::Stats(a) => stats::stats(ctx, a),
         LearningsCommand::Clear(a) => clear::clear(ctx, a),

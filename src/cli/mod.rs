@@ -13,7 +13,6 @@ mod hook;
 mod import;
 mod init;
 mod learnings;
-mod learnings_lifecycle;
 mod log;
 mod logging;
 mod manage;

@@ -5,7 +5,6 @@ use std::io::{IsTerminal, Write};
 use clap::Args;
 
 use super::{learning_by_id, section_arg};
-use crate::cli::learnings_lifecycle as lc;
 use crate::cli::{Context, output, usage};
 use crate::learning::{Learning, Priority, Status, label, parse_label};
 use crate::project::Project;
@@ -128,7 +127,7 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     };
     field(&mut out, "Status", status)?;
     field(&mut out, "Origin", l.origin.as_str().to_string())?;
-    lc::describe(&mut out, store, l, false)?;
+    describe(&mut out, store, l, false)?;
     if !l.keywords.is_empty() {
         field(&mut out, "Keywords", l.keywords.join(", "))?;
     }
@@ -252,4 +251,65 @@ fn page(text: &str, pager: bool) -> anyhow::Result<()> {
     }
     write!(output::stdout(), "{text}")?;
     Ok(())
+}
+
+/// Source, evidence, staleness and quarantine of a learning, one field a line.
+pub(super) fn describe(
+    out: &mut impl Write,
+    store: &Store,
+    l: &Learning,
+    with_sources: bool,
+) -> anyhow::Result<()> {
+    let lc = &l.lifecycle;
+    if let Some(q) = &lc.quarantine_reason {
+        writeln!(
+            out,
+            "  Quarantined  {q}; never injected until a person accepts it (`gza learnings promote {}`)",
+            l.label()
+        )?;
+    }
+    let sources: Vec<String> = store
+        .learning_sources(l.id)?
+        .iter()
+        .map(|s| match (&s.task, &s.session) {
+            (Some(t), _) => format!("task {t}"),
+            (None, Some(session)) => format!("session {}", output::one_line(session, 12)),
+            _ => "?".into(),
+        })
+        .collect();
+    if with_sources && !sources.is_empty() {
+        writeln!(out, "  Source       {}", sources.join(", "))?;
+    }
+    writeln!(out, "  Tier         {}", tier_text(l))?;
+    if let Some(e) = &lc.evidence {
+        if !e.terms.is_empty() {
+            writeln!(out, "  Terms        {}", e.terms.join(", "))?;
+        }
+        if !e.files.is_empty() {
+            writeln!(out, "  Evidence     {}", e.files.join(", "))?;
+        }
+    }
+    if let Some(s) = &lc.stale_reason {
+        writeln!(out, "  Stale        {s}")?;
+    }
+    Ok(())
+}
+
+/// `tier 2 (high, 7 files)`, `tier 1 (1 file)`, `tier 1 (not validated)`.
+pub(super) fn tier_text(l: &Learning) -> String {
+    let lc = &l.lifecycle;
+    match (&lc.evidence, lc.tier) {
+        (None, _) if lc.validated_at.is_some() => "1 (no distinctive terms to search for)".into(),
+        (None, t) => format!("{t} (not validated)"),
+        (Some(e), 2) => format!(
+            "2 ({}, {} files)",
+            lc.tier_level.as_deref().unwrap_or("medium"),
+            e.count
+        ),
+        (Some(e), t) => format!(
+            "{t} ({} file{})",
+            e.count,
+            if e.count == 1 { "" } else { "s" }
+        ),
+    }
 }
