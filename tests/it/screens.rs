@@ -87,27 +87,3 @@ fn one_line_errors_say_what_to_do() {
     let outside = TestProject::empty();
     assert_snapshot!("error_no_project", outside.user_error(&["history"]));
 }
-
-#[test]
-fn learnings_stats_as_json_for_scripts() {
-    let p = TestProject::new();
-    p.command_agent("cat > /dev/null\necho done\n", "");
-    p.ok(&[
-        "learnings",
-        "add",
-        "--priority",
-        "HIGH",
-        "Keep handlers thin",
-    ]);
-    p.ok(&["learnings", "add", "Run make test before finishing"]);
-    p.ok(&["learnings", "add", "Deploys go through the staging branch"]);
-    p.ok(&["learnings", "archive", "L3"]);
-    p.add(&["--type", "explore", "look around"]);
-    p.ok(&["work"]);
-    let json = normalize_times(&p.ok(&["learnings", "stats", "--json"]));
-    let json = regex::Regex::new(r#"("duration_ms": )\d+"#)
-        .unwrap()
-        .replace_all(&json, "${1}[MS]")
-        .into_owned();
-    assert_snapshot!("learnings_stats_json", json);
-}
