@@ -1,6 +1,6 @@
 //! Terminal output: colour that respects NO_COLOR and non-terminals, aligned tables, short text.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use anstyle::{AnsiColor, Style};
 
@@ -41,13 +41,8 @@ pub fn status_style(status: TaskStatus) -> Style {
 
 /// Columns available for a table: the terminal's width, else $COLUMNS, else 100.
 pub fn width() -> usize {
-    if std::io::stdout().is_terminal() {
-        // SAFETY: TIOCGWINSZ fills a winsize struct we own; failure leaves it zeroed.
-        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-        let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-        if ok && ws.ws_col > 0 {
-            return usize::from(ws.ws_col);
-        }
+    if let Some((_, columns)) = dialoguer::console::Term::stdout().size_checked() {
+        return usize::from(columns);
     }
     std::env::var("COLUMNS")
         .ok()
