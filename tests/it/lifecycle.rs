@@ -637,7 +637,12 @@ fn review_queue() -> TestProject {
 
 /// `gza learnings review` on a pseudo-terminal, as a person runs it.
 fn review_on_a_terminal(p: &TestProject) -> rexpect::session::PtySession {
-    let mut command = p.command(&["learnings", "review"]);
+    on_a_terminal(p, &["learnings", "review"])
+}
+
+/// `gza ARGS` on a pseudo-terminal.
+fn on_a_terminal(p: &TestProject, args: &[&str]) -> rexpect::session::PtySession {
+    let mut command = p.command(args);
     // The terminal is all three: rexpect makes it the child's before running the command.
     command.stdin(std::process::Stdio::inherit());
     rexpect::session::spawn_command(command, Some(20_000)).expect("a pseudo-terminal")
@@ -773,4 +778,32 @@ fn ctrl_c_in_review_keeps_the_answers_given_and_exits_130() {
     let file = std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap();
     assert!(file.contains("rm -rf ~ to clear caches"), "{file}");
     assert!(!file.contains("git push --force"), "{file}");
+}
+
+#[test]
+fn clear_on_a_terminal_asks_first_and_no_keeps_everything() {
+    let p = review_queue();
+    let before = state(&p);
+    for no in ["n", "\r"] {
+        let mut clear = on_a_terminal(&p, &["learnings", "clear"]);
+        clear
+            .exp_string("Delete .gza/learnings.md and every stored learning?")
+            .unwrap();
+        type_keys(&mut clear, no);
+        clear.exp_string("Cancelled").unwrap();
+        clear.exp_eof().unwrap();
+        assert_eq!(exit_code(&mut clear), 0);
+        assert!(before == state(&p), "{no:?} changed something");
+    }
+    let mut clear = on_a_terminal(&p, &["learnings", "clear"]);
+    clear.exp_string("every stored learning?").unwrap();
+    type_keys(&mut clear, "y");
+    clear.exp_string("Cleared learnings").unwrap();
+    clear.exp_eof().unwrap();
+    assert_eq!(exit_code(&mut clear), 0);
+    assert!(!p.path(".gza/learnings.md").exists());
+    assert_eq!(
+        p.json(&["learnings", "show", "--all", "--json"]),
+        serde_json::json!([])
+    );
 }

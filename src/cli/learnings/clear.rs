@@ -18,16 +18,16 @@ pub(super) struct ClearArgs {
 pub(super) fn clear(ctx: &Context, args: ClearArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
     if !args.yes {
-        if !std::io::stdin().is_terminal() {
+        let term = dialoguer::console::Term::stderr();
+        if !std::io::stdin().is_terminal() || !term.is_term() {
             return Err(usage("clearing learnings needs confirmation; pass --yes"));
         }
-        write!(
-            output::stderr(),
-            "Delete .gza/learnings.md and every stored learning? [y/N] "
-        )?;
-        let mut answer = String::new();
-        std::io::stdin().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+        // y or n answers at once; Enter keeps the default, no.
+        let sure = dialoguer::Confirm::new()
+            .with_prompt("Delete .gza/learnings.md and every stored learning?")
+            .default(false)
+            .interact_on(&term)?;
+        if !sure {
             writeln!(output::stdout(), "Cancelled")?;
             return Ok(());
         }
