@@ -91,18 +91,27 @@ pub(super) fn review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     crate::process::install_stop_handler();
     let ranker = Ranker::load(&project);
     let mut changed = false;
-    let mut outcome = Ok(());
+    let mut failed = None;
+    let mut stopped = false;
     for (n, l) in queue.iter().enumerate() {
         present(&store, &ranker, l, n + 1, queue.len())?;
+        // Ctrl-C while gza was busy rather than asking: stop before the next question.
+        if crate::process::stop_requested() {
+            break;
+        }
         match ask(&term, l) {
-            Ok(Some((Choice::Quit, _))) => break,
+            Ok(Some((Choice::Quit, _)) | None) => break,
             Ok(Some((choice, text))) => changed |= answer(&store, l, choice, text)?,
-            Ok(None) => break,
             Err(e) => {
                 // A question cut short leaves the cursor hidden.
                 let _ = term.show_cursor();
                 let _ = term.write_line("");
-                outcome = Err(e);
+                let ctrl_c = matches!(&e, dialoguer::Error::IO(io) if io.kind() == std::io::ErrorKind::Interrupted);
+                if ctrl_c {
+                    stopped = true;
+                } else {
+                    failed = Some(e);
+                }
                 break;
             }
         }
@@ -110,12 +119,13 @@ pub(super) fn review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     if changed {
         rewrite_file(&project, &store, None)?;
     }
-    outcome.map_err(|e| match e {
-        dialoguer::Error::IO(io) if io.kind() == std::io::ErrorKind::Interrupted => {
-            crate::cli::Interrupted("the answers given before it are kept").into()
-        }
-        other => anyhow::Error::from(other),
-    })
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    if stopped || crate::process::stop_requested() {
+        return Err(crate::cli::Interrupted("the answers given before it are kept").into());
+    }
+    Ok(())
 }
 
 /// Show learning number `n` of `total`: its text, where it came from, and up to three similar ones.
