@@ -151,7 +151,7 @@ fn fnv1a(parts: &[&str]) -> u64 {
 
 /// A prompt shortened for a report line.
 pub fn preview(prompt: &str) -> String {
-    crate::text::clip(prompt, 50)
+    crate::text::one_line(prompt, 50)
 }
 
 /// Check a parsed file against the project and work out what to queue.
@@ -416,7 +416,7 @@ pub fn apply(store: &Store, plan: Plan) -> Result<Report> {
                     prompt: format!(
                         "Review task {{id}} ({}): {}",
                         e.task_type,
-                        crate::text::clip(e.prompt.lines().next().unwrap_or("").trim(), 100)
+                        crate::text::one_line(e.prompt.lines().next().unwrap_or("").trim(), 100)
                     ),
                     task_type: Some(TaskType::Review),
                     group: e.group.clone(),

@@ -30,7 +30,7 @@ struct PromptSource {
 #[derive(Debug, Args)]
 struct TaskOptions {
     /// Task type: implement, explore, plan, review or improve.
-    #[arg(long = "type", short = 't', value_name = "TYPE", value_parser = parse_type)]
+    #[arg(long = "type", short = 't', value_name = "TYPE", value_parser = super::parse_type)]
     task_type: Option<TaskType>,
     /// Build on this task's branch and results.
     #[arg(long, value_name = "ID")]
@@ -87,10 +87,6 @@ pub struct EditArgs {
     /// Make the task urgent (run before other pending tasks).
     #[arg(long)]
     next: bool,
-}
-
-fn parse_type(text: &str) -> Result<TaskType, String> {
-    TaskType::parse(text).ok_or_else(|| format!("expected one of {}", TaskType::names()))
 }
 
 /// Longest group name accepted; names are labels, not text.

@@ -59,10 +59,14 @@ pub fn cmd_config(ctx: &Context, args: ConfigArgs) -> anyhow::Result<()> {
             (key.clone(), value, shown(source))
         })
         .collect();
-    let key_width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let key_width = rows
+        .iter()
+        .map(|r| crate::text::display_width(&r.0))
+        .max()
+        .unwrap_or(0);
     let value_width = rows
         .iter()
-        .map(|r| r.1.chars().count().min(40))
+        .map(|r| crate::text::display_width(&r.1).min(40))
         .max()
         .unwrap_or(0);
     for (key, value, source) in rows {
@@ -71,7 +75,9 @@ pub fn cmd_config(ctx: &Context, args: ConfigArgs) -> anyhow::Result<()> {
         } else {
             source
         };
-        writeln!(out, "{key:key_width$}  {value:value_width$}  {source}")?;
+        let key = output::pad(&key, key_width);
+        let value = output::pad(&value, value_width);
+        writeln!(out, "{key}  {value}  {source}")?;
     }
     if !effective.ignored.is_empty() {
         writeln!(

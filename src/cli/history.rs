@@ -14,10 +14,10 @@ pub struct HistoryArgs {
     #[arg(short = 'n', long = "limit", default_value_t = 20)]
     limit: u32,
     /// Only tasks with this status: pending, in_progress, completed, failed or dropped.
-    #[arg(long, value_parser = parse_status)]
+    #[arg(long, value_parser = super::parse_status)]
     status: Option<TaskStatus>,
     /// Only tasks of this type.
-    #[arg(long = "type", short = 't', value_parser = parse_type)]
+    #[arg(long = "type", short = 't', value_parser = super::parse_type)]
     task_type: Option<TaskType>,
     /// Only tasks in this group.
     #[arg(long, short = 'g', value_name = "GROUP")]
@@ -38,14 +38,6 @@ impl HistoryArgs {
             json: false,
         }
     }
-}
-
-pub(crate) fn parse_status(text: &str) -> Result<TaskStatus, String> {
-    TaskStatus::parse(text).ok_or_else(|| format!("expected one of {}", TaskStatus::names()))
-}
-
-fn parse_type(text: &str) -> Result<TaskType, String> {
-    TaskType::parse(text).ok_or_else(|| format!("expected one of {}", TaskType::names()))
 }
 
 pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {

@@ -13,8 +13,8 @@ mod hook;
 mod import;
 mod init;
 mod learnings;
-mod learnings_lifecycle;
 mod log;
+mod logging;
 mod manage;
 mod model;
 mod next;
@@ -47,9 +47,20 @@ pub struct Cli {
         short = 'C',
         long = "directory",
         value_name = "DIR",
-        global = true
+        global = true,
+        display_order = 100
     )]
     pub project: Option<PathBuf>,
+
+    /// Show on stderr what gza does (-vv: in detail; RUST_LOG overrides)
+    #[arg(
+        short = 'v',
+        long = "verbose",
+        action = clap::ArgAction::Count,
+        global = true,
+        display_order = 100
+    )]
+    pub verbose: u8,
 
     #[command(subcommand)]
     pub command: Command,
@@ -203,9 +214,12 @@ pub fn main() -> ExitCode {
     // dispatched before they are parsed.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(name) = crate::hooks::handler_in_args(&args) {
+        logging::init_for_hook();
         return crate::hooks::run_handler(&name);
     }
     let cli = Cli::parse_from(args);
+    let work = matches!(&cli.command, Command::Work(w) if !w.background());
+    logging::init(cli.verbose, work);
     let dir = cli.project.clone().unwrap_or_else(|| PathBuf::from("."));
     let ctx = Context { dir };
     match run(&ctx, cli.command) {
@@ -250,6 +264,11 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Ctrl-C in an interactive command, which stopped asking and kept what was done (exit 130).
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted; {0}")]
+pub(crate) struct Interrupted(pub &'static str);
+
 /// Print `err` as one line and choose the exit code.
 fn report(err: &anyhow::Error) -> ExitCode {
     let code = exit_code(err);
@@ -265,8 +284,9 @@ fn report(err: &anyhow::Error) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// 3 when stdout was closed under us (a pipe into `head`); 1 for a [`Error`] the person can fix
-/// ([`Error::is_user_error`]); 255 for everything else, an internal fault.
+/// 3 when stdout was closed under us (a pipe into `head`); 130 for [`Interrupted`]; 1 for a
+/// [`Error`] the person can fix ([`Error::is_user_error`]); 255 for everything else, an internal
+/// fault.
 fn exit_code(err: &anyhow::Error) -> u8 {
     let broken_pipe = err.chain().any(|cause| {
         cause
@@ -275,6 +295,8 @@ fn exit_code(err: &anyhow::Error) -> u8 {
     });
     if broken_pipe {
         3
+    } else if err.downcast_ref::<Interrupted>().is_some() {
+        130
     } else if err
         .downcast_ref::<Error>()
         .is_some_and(Error::is_user_error)
@@ -313,6 +335,18 @@ pub(crate) fn require_group(store: &Store, group: &str) -> anyhow::Result<()> {
         _ => format!("groups in use: {}, …", names[..10].join(", ")),
     };
     Err(usage(format!("no task is in group `{group}`; {known}")))
+}
+
+/// A task type on the command line (`--type`).
+pub(crate) fn parse_type(text: &str) -> Result<crate::task::TaskType, String> {
+    use crate::task::TaskType;
+    TaskType::parse(text).ok_or_else(|| format!("expected one of {}", TaskType::names()))
+}
+
+/// A task status on the command line (`--status`).
+pub(crate) fn parse_status(text: &str) -> Result<crate::task::TaskStatus, String> {
+    use crate::task::TaskStatus;
+    TaskStatus::parse(text).ok_or_else(|| format!("expected one of {}", TaskStatus::names()))
 }
 
 /// A user error with a message saying what to do.

@@ -1,6 +1,6 @@
 //! Terminal output: colour that respects NO_COLOR and non-terminals, aligned tables, short text.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use anstyle::{AnsiColor, Style};
 
@@ -41,13 +41,8 @@ pub fn status_style(status: TaskStatus) -> Style {
 
 /// Columns available for a table: the terminal's width, else $COLUMNS, else 100.
 pub fn width() -> usize {
-    if std::io::stdout().is_terminal() {
-        // SAFETY: TIOCGWINSZ fills a winsize struct we own; failure leaves it zeroed.
-        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-        let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-        if ok && ws.ws_col > 0 {
-            return usize::from(ws.ws_col);
-        }
+    if let Some((_, columns)) = dialoguer::console::Term::stdout().size_checked() {
+        return usize::from(columns);
     }
     std::env::var("COLUMNS")
         .ok()
@@ -56,29 +51,7 @@ pub fn width() -> usize {
         .unwrap_or(100)
 }
 
-/// One line of `text`: whitespace collapsed, cut to `max` characters with an ellipsis.
-pub fn one_line(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    let mut count = 0;
-    for word in text.split_whitespace() {
-        let needed = word.chars().count() + usize::from(!out.is_empty());
-        if count + needed > max {
-            let room = max.saturating_sub(count + usize::from(!out.is_empty()) + 1);
-            if !out.is_empty() && room > 0 {
-                out.push(' ');
-            }
-            out.extend(word.chars().filter(|c| !c.is_control()).take(room));
-            out.push('…');
-            return out;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.extend(word.chars().map(|c| if c.is_control() { '�' } else { c }));
-        count += needed;
-    }
-    out
-}
+pub use crate::text::one_line;
 
 /// A table with a header row; cells may hold colour codes, which do not count towards width.
 #[derive(Default)]
@@ -103,7 +76,7 @@ impl Table {
         let mut widths: Vec<usize> = self.header.iter().map(|h| h.len()).collect();
         for row in &self.rows {
             for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(visible_width(cell));
+                *w = (*w).max(crate::text::display_width(cell));
             }
         }
         widths
@@ -129,6 +102,17 @@ impl Table {
     }
 }
 
+/// `text` followed by spaces up to `width` terminal columns (CJK and emoji count two, colour
+/// codes none), as `{:width$}` would do if it counted columns rather than characters.
+pub fn pad(text: &str, width: usize) -> String {
+    let mut padded = text.to_string();
+    padded.extend(std::iter::repeat_n(
+        ' ',
+        width.saturating_sub(crate::text::display_width(text)),
+    ));
+    padded
+}
+
 fn write_row(
     out: &mut impl Write,
     cells: &[String],
@@ -138,28 +122,13 @@ fn write_row(
 ) -> std::io::Result<()> {
     let mut line = String::new();
     for (i, cell) in cells.iter().enumerate() {
-        line.push_str(cell);
         if i < last {
-            let pad = widths[i] - visible_width(cell) + 2;
-            line.extend(std::iter::repeat_n(' ', pad));
+            line.push_str(&pad(cell, widths[i] + 2));
+        } else {
+            line.push_str(cell);
         }
     }
     writeln!(out, "{}", paint(style, line.trim_end()))
-}
-
-/// Characters a cell occupies on screen, ignoring ANSI escape sequences.
-fn visible_width(text: &str) -> usize {
-    let mut n = 0;
-    let mut in_escape = false;
-    for c in text.chars() {
-        match (in_escape, c) {
-            (false, '\x1b') => in_escape = true,
-            (true, 'm') => in_escape = false,
-            (true, _) => {}
-            (false, _) => n += 1,
-        }
-    }
-    n
 }
 
 /// Money as people read it: `$0.0123`, or `-` when unknown.
@@ -194,14 +163,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn one_line_collapses_and_cuts() {
-        assert_eq!(one_line("a\n  b\tc", 20), "a b c");
-        assert_eq!(one_line("hello wonderful world", 12), "hello wonde…");
-        assert_eq!(one_line("hello wonderful world", 12).chars().count(), 12);
-        assert_eq!(one_line("abcdefghij", 5), "abcd…");
-    }
-
-    #[test]
     fn durations_read_well() {
         assert_eq!(duration(Some(42.4)), "42s");
         assert_eq!(duration(Some(185.0)), "3m 05s");
@@ -210,7 +171,18 @@ mod tests {
     }
 
     #[test]
+    fn padding_counts_columns() {
+        assert_eq!(pad("日本", 6), "日本  ");
+        assert_eq!(pad("ab", 6), "ab    ");
+        assert_eq!(
+            pad(&paint(GREEN, "ok"), 3),
+            format!("{} ", paint(GREEN, "ok"))
+        );
+        assert_eq!(pad("too wide", 3), "too wide");
+    }
+
+    #[test]
     fn escape_codes_do_not_count() {
-        assert_eq!(visible_width(&paint(GREEN, "done")), 4);
+        assert_eq!(crate::text::display_width(&paint(GREEN, "done")), 4);
     }
 }

@@ -54,7 +54,7 @@ pub fn cmd_trust(ctx: &Context, args: TrustArgs) -> anyhow::Result<()> {
     let width = effective
         .sensitive
         .keys()
-        .map(|k| k.chars().count())
+        .map(|k| crate::text::display_width(k))
         .max()
         .unwrap_or(0);
     for (key, (value, why)) in &effective.sensitive {
@@ -66,7 +66,8 @@ pub fn cmd_trust(ctx: &Context, args: TrustArgs) -> anyhow::Result<()> {
         };
         writeln!(
             out,
-            "  {key:width$}  {}  {state}\n  {:width$}  {}",
+            "  {}  {}  {state}\n  {:width$}  {}",
+            output::pad(key, width),
             output::one_line(&shown, 200),
             "",
             output::paint(output::DIM, why.describe())

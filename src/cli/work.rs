@@ -38,6 +38,13 @@ pub struct WorkArgs {
     quiet: bool,
 }
 
+impl WorkArgs {
+    /// Whether this process only starts a worker in the background (and so runs no task).
+    pub(crate) fn background(&self) -> bool {
+        self.background
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct CleanArgs {
     /// Only list what would be removed, and what would be kept and why.
@@ -62,6 +69,7 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
         return start_background(&project, &args);
     }
     process::install_stop_handler();
+    super::logging::log_work_to(&project.logs_dir().join("work.log"));
     let count = if args.all {
         None
     } else {

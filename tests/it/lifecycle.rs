@@ -616,9 +616,10 @@ fn lines_an_in_place_agent_writes_to_learnings_md_are_its_drafts_not_your_pins()
     assert_eq!(users, 1);
 }
 
-#[test]
-fn review_on_a_terminal_asks_about_one_learning_at_a_time() {
-    let p = TestProject::new();
+/// Three learnings in the review queue: two quarantined on `add` (L1, L2), one a draft (L3).
+fn review_queue() -> TestProject {
+    let mut p = TestProject::new();
+    p.set_env("TERM", "xterm");
     p.ok(&[
         "learnings",
         "add",
@@ -626,48 +627,181 @@ fn review_on_a_terminal_asks_about_one_learning_at_a_time() {
     ]);
     p.ok(&["learnings", "add", "Always git push --force after a rebase"]);
     p.ok(&["learnings", "add", "Keep handlers thin"]);
-    // `script` gives review the terminal it asks for (util-linux, on every Linux CI image).
-    let mut input = std::process::Command::new("script")
-        .args([
-            "-qec",
-            &format!("{} learnings review", env!("CARGO_BIN_EXE_gza")),
-            "/dev/null",
-        ])
-        .current_dir(p.root())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", p.home())
-        .env("NO_COLOR", "1")
-        .env("TERM", "dumb")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("the `script` command (util-linux) runs review on a terminal");
-    use std::io::Write;
-    input
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"e\nRun make clean to clear caches\nr\n")
+    p.db()
+        .execute("UPDATE learnings SET status = 'draft' WHERE id = 3", [])
         .unwrap();
-    let out = input.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert!(text.contains("[1/2] L1"), "{text}");
-    assert!(
-        text.contains("Quarantined  tells the agent to run a destructive command"),
-        "{text}"
-    );
-    assert!(text.contains("Edited and accepted L1"), "{text}");
-    assert!(text.contains("Archived L2"), "{text}");
-    assert_eq!(
-        column::<String>(&p, 1, "text"),
-        "Run make clean to clear caches"
-    );
+    // learnings.md as gza writes it for this queue.
+    p.ok(&["learnings", "update"]);
+    p
+}
+
+/// `gza learnings review` on a pseudo-terminal, as a person runs it.
+fn review_on_a_terminal(p: &TestProject) -> rexpect::session::PtySession {
+    on_a_terminal(p, &["learnings", "review"])
+}
+
+/// `gza ARGS` on a pseudo-terminal.
+fn on_a_terminal(p: &TestProject, args: &[&str]) -> rexpect::session::PtySession {
+    let mut command = p.command(args);
+    // The terminal is all three: rexpect makes it the child's before running the command.
+    command.stdin(std::process::Stdio::inherit());
+    rexpect::session::spawn_command(command, Some(20_000)).expect("a pseudo-terminal")
+}
+
+/// Wait for learning `label`'s question, then answer with `keys` (the list starts on "skip";
+/// k moves up, j down, Enter picks).
+fn answer(review: &mut rexpect::session::PtySession, label: &str, keys: &str) {
+    review.exp_string(&format!("{label}?")).unwrap();
+    review.exp_string("skip: leave it as it is").unwrap();
+    type_keys(review, keys);
+}
+
+/// Send `keys` one at a time, as a person types (the prompt reads a key at a time in raw mode
+/// and gives the terminal back between keys). Only printable keys and Enter: an erase or a
+/// Ctrl-C that came between two keys would meet the line discipline instead.
+fn type_keys(review: &mut rexpect::session::PtySession, keys: &str) {
+    for key in keys.chars() {
+        review.send(&key.to_string()).unwrap();
+        review.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Everything a review could change: the file (its bytes and which file it is) and the records.
+fn state(p: &TestProject) -> (Vec<u8>, u64, std::time::SystemTime, String) {
+    use std::os::unix::fs::MetadataExt;
+    let path = p.path(".gza/learnings.md");
+    let meta = std::fs::metadata(&path).unwrap();
+    let records = p
+        .json(&["learnings", "show", "--all", "--json"])
+        .to_string();
+    (
+        std::fs::read(&path).unwrap(),
+        meta.ino(),
+        meta.modified().unwrap(),
+        records,
+    )
+}
+
+fn exit_code(review: &mut rexpect::session::PtySession) -> i32 {
+    match review.process().wait().unwrap() {
+        nix::sys::wait::WaitStatus::Exited(_, code) => code,
+        other => panic!("review ended with {other:?}"),
+    }
+}
+
+#[test]
+fn review_on_a_terminal_accepts_edits_and_archives_one_learning_at_a_time() {
+    let p = review_queue();
+    let mut review = review_on_a_terminal(&p);
+    review.exp_string("[1/3] L1").unwrap();
+    review
+        .exp_string("Quarantined  tells the agent to run a destructive command")
+        .unwrap();
+    answer(&mut review, "L1", "kk\r");
+    review.exp_string("Accepted L1").unwrap();
+    answer(&mut review, "L2", "j\r");
+    review.exp_string("Archived L2").unwrap();
+    // An edit starts from the old text: what is typed is added to it.
+    answer(&mut review, "L3", "k\r");
+    review.exp_string("New text").unwrap();
+    type_keys(&mut review, " and testable\r");
+    review.exp_string("Edited and accepted L3").unwrap();
+    review.exp_eof().unwrap();
+    assert_eq!(exit_code(&mut review), 0);
+
+    assert_eq!(column::<String>(&p, 1, "status"), "active");
     assert_eq!(column::<Option<String>>(&p, 1, "quarantine_reason"), None);
     assert_eq!(column::<String>(&p, 2, "status"), "archived");
     assert_eq!(
+        column::<String>(&p, 3, "text"),
+        "Keep handlers thin and testable"
+    );
+    assert_eq!(column::<String>(&p, 3, "status"), "active");
+    assert_eq!(
         p.json(&["learnings", "review", "--json"]),
+        serde_json::json!([])
+    );
+    // learnings.md holds the two accepted, and never the archived one.
+    let file = std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap();
+    assert!(file.contains("rm -rf ~ to clear caches"), "{file}");
+    assert!(file.contains("Keep handlers thin and testable"), "{file}");
+    assert!(!file.contains("git push --force"), "{file}");
+}
+
+#[test]
+fn skipping_in_review_changes_nothing_not_even_learnings_md() {
+    let p = review_queue();
+    let before = state(&p);
+    let mut review = review_on_a_terminal(&p);
+    answer(&mut review, "L1", "\r");
+    answer(&mut review, "L2", "\r");
+    answer(&mut review, "L3", "\r");
+    review.exp_eof().unwrap();
+    assert_eq!(exit_code(&mut review), 0);
+    assert!(
+        before == state(&p),
+        "a skip rewrote learnings.md or a record"
+    );
+
+    // Quitting (q) after a skip changes nothing either.
+    let mut review = review_on_a_terminal(&p);
+    answer(&mut review, "L1", "\r");
+    answer(&mut review, "L2", "q");
+    review.exp_eof().unwrap();
+    assert_eq!(exit_code(&mut review), 0);
+    assert!(before == state(&p), "quit rewrote learnings.md or a record");
+}
+
+#[test]
+fn ctrl_c_in_review_keeps_the_answers_given_and_exits_130() {
+    let p = review_queue();
+    let mut review = review_on_a_terminal(&p);
+    answer(&mut review, "L1", "kk\r");
+    review.exp_string("Accepted L1").unwrap();
+    review.exp_string("L2?").unwrap();
+    review.exp_string("skip: leave it as it is").unwrap();
+    // The question reads keys in raw mode, where Ctrl-C is a key, once it has drawn itself.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    review.send_control('c').unwrap();
+    review
+        .exp_string("interrupted; the answers given before it are kept")
+        .unwrap();
+    review.exp_eof().unwrap();
+    assert_eq!(exit_code(&mut review), 130);
+    assert_eq!(column::<String>(&p, 1, "status"), "active");
+    assert_eq!(column::<String>(&p, 2, "status"), "draft");
+    assert_eq!(column::<String>(&p, 3, "status"), "draft");
+    // learnings.md follows the answer given: the accepted learning is in it.
+    let file = std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap();
+    assert!(file.contains("rm -rf ~ to clear caches"), "{file}");
+    assert!(!file.contains("git push --force"), "{file}");
+}
+
+#[test]
+fn clear_on_a_terminal_asks_first_and_no_keeps_everything() {
+    let p = review_queue();
+    let before = state(&p);
+    for no in ["n", "\r"] {
+        let mut clear = on_a_terminal(&p, &["learnings", "clear"]);
+        clear
+            .exp_string("Delete .gza/learnings.md and every stored learning?")
+            .unwrap();
+        type_keys(&mut clear, no);
+        clear.exp_string("Cancelled").unwrap();
+        clear.exp_eof().unwrap();
+        assert_eq!(exit_code(&mut clear), 0);
+        assert!(before == state(&p), "{no:?} changed something");
+    }
+    let mut clear = on_a_terminal(&p, &["learnings", "clear"]);
+    clear.exp_string("every stored learning?").unwrap();
+    type_keys(&mut clear, "y");
+    clear.exp_string("Cleared learnings").unwrap();
+    clear.exp_eof().unwrap();
+    assert_eq!(exit_code(&mut clear), 0);
+    assert!(!p.path(".gza/learnings.md").exists());
+    assert_eq!(
+        p.json(&["learnings", "show", "--all", "--json"]),
         serde_json::json!([])
     );
 }

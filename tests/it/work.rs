@@ -302,6 +302,42 @@ fn ctrl_c_stops_the_agent_and_records_killed() {
 }
 
 #[test]
+fn a_second_ctrl_c_exits_at_once_without_waiting_for_the_agent() {
+    let p = TestProject::new();
+    let pids = p.scratch().join("pids");
+    // An agent that ignores SIGTERM: the first Ctrl-C waits out its grace before SIGKILL.
+    p.command_agent(
+        &format!(
+            "trap '' TERM\nsleep 300 &\necho $! > {0}\necho $$ >> {0}\nwait\n",
+            pids.display()
+        ),
+        "",
+    );
+    p.add(&["stubborn"]);
+    let worker = p.spawn(&["work"]);
+    let agent = agent_pid_of(&p, &pids);
+    let started = std::time::Instant::now();
+    unsafe { libc::kill(worker.id() as i32, libc::SIGINT) };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    unsafe { libc::kill(worker.id() as i32, libc::SIGINT) };
+    let out = worker.wait_with_output().unwrap();
+    let took = started.elapsed();
+    let leftover: Vec<i64> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    for pid in &leftover {
+        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+    }
+    assert_eq!(out.status.code(), Some(130));
+    // Well before the agent's grace (3 s) ran out, so before the task could be recorded.
+    assert!(took < std::time::Duration::from_millis(2500), "{took:?}");
+    assert_eq!(p.task_field::<String>(1, "status"), "in_progress");
+    wait_until(5, "the agent to end", || !process_alive(agent));
+}
+
+#[test]
 fn gza_kill_stops_a_task_run_by_another_process() {
     let p = TestProject::new();
     let pids = queue_a_long_running_task(&p);

@@ -9,9 +9,10 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
-/// Write `bytes` to `path` through a `.partial` file and a rename, so a crash never leaves half a file.
-/// The partial file's name is this writer's own (process and a counter), so two writers of one
-/// path (two validations rewriting expertise.yaml, say) never rename each other's file away.
+/// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
+/// crash never leaves half a file. The temporary file gets a fresh random name, created with
+/// `O_EXCL` (never opening whatever was planted there: a FIFO, a symlink), so two writers of
+/// one path (two validations rewriting expertise.yaml, say) never rename each other's file away.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     write_replacing(path, bytes, true)
 }
@@ -19,49 +20,66 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 /// [`write_atomically`], with `sync` saying whether the data reaches the disk before the rename
 /// (a spool a hook writes within its budget is not synced: a crash may lose it, never tear it).
 pub fn write_replacing(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(format!(".partial-{}-{n}", std::process::id()));
-    let partial = std::path::PathBuf::from(partial);
-    let write = || -> std::io::Result<()> {
-        use std::io::Write;
-        let mut f = create_new_regular(&partial)?;
-        f.write_all(bytes)?;
-        if sync {
-            f.sync_all()?;
-        }
-        Ok(())
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&partial);
-        return Err(Error::io(&partial, "write", e));
-    }
-    std::fs::rename(&partial, path).map_err(|e| {
-        let _ = std::fs::remove_file(&partial);
-        Error::io(path, "replace", e)
-    })
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let mut partial = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".partial")
+        // As a plain create would (the umask applies), not tempfile's private 0600.
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(path, "create a temporary file for", e))?;
+    partial
+        .write_all(bytes)
+        .and_then(|()| {
+            if sync {
+                partial.as_file().sync_all()
+            } else {
+                Ok(())
+            }
+        })
+        .map_err(|e| Error::io(partial.path(), "write", e))?;
+    // A failed rename drops the temporary file, which removes it.
+    partial
+        .persist(path)
+        .map(drop)
+        .map_err(|e| Error::io(path, "replace", e.error))
 }
 
-/// Create a new file at `path` (never opening whatever is there: a FIFO or a symlink planted at
-/// that name is removed first, once, and the file created with `O_EXCL`).
-fn create_new_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let open = || {
+/// Open `path` for locking (created if missing, only as a regular file) and take an exclusive
+/// lock on it without waiting: `Ok(None)` when another process holds it. The lock lasts while
+/// the returned file is open.
+pub fn try_lock_file(path: &Path) -> std::io::Result<Option<std::fs::File>> {
+    let file = open_regular(
+        path,
         std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(path)
-    };
-    match open() {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            // A partial file left by a crashed process that had this process's id.
-            std::fs::remove_file(path)?;
-            open()
-        }
-        other => other,
+            .create(true)
+            .truncate(false)
+            .write(true),
+    )?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
+}
+
+/// Whether another process holds an exclusive lock on `path` now (a missing or unreadable
+/// file is not held).
+pub fn is_locked(path: &Path) -> bool {
+    let Ok(file) = open_regular(path, std::fs::OpenOptions::new().read(true)) else {
+        return false;
+    };
+    // A shared lock fails only while someone holds an exclusive one; closing the file drops it.
+    matches!(
+        file.try_lock_shared(),
+        Err(std::fs::TryLockError::WouldBlock)
+    )
 }
 
 /// Open `path` with `options` plus `O_NONBLOCK`, and refuse it unless it is a regular file (a
@@ -228,6 +246,35 @@ mod tests {
         assert!(text == [b'a'; 4096] || text == [b'b'; 4096]);
     }
 
+    #[test]
+    fn a_write_that_cannot_land_leaves_nothing_behind_and_says_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("expertise.yaml");
+        std::fs::create_dir(&target).unwrap();
+        let e = write_atomically(&target, b"x").unwrap_err();
+        assert!(e.to_string().contains("expertise.yaml"), "{e}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "the temporary file was left behind");
+    }
+
+    #[test]
+    fn a_lock_is_held_until_its_file_is_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("learnings.lock");
+        assert!(!is_locked(&path));
+        let held = try_lock_file(&path).unwrap().expect("free");
+        assert!(try_lock_file(&path).unwrap().is_none(), "taken twice");
+        assert!(is_locked(&path));
+        drop(held);
+        assert!(!is_locked(&path));
+        assert!(try_lock_file(&path).unwrap().is_some());
+        // A FIFO in the lock's place is refused at once.
+        let fifo_path = dir.path().join("embed.lock");
+        fifo(&fifo_path);
+        assert!(try_lock_file(&fifo_path).is_err());
+        assert!(!is_locked(&fifo_path));
+    }
+
     fn fifo(path: &Path) {
         let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid NUL-terminated path.
@@ -245,13 +292,11 @@ mod tests {
         assert!(e.to_string().contains("a FIFO (named pipe)"), "{e}");
         assert!(read_regular_tail(&path, 100).is_err());
         assert!(create_regular(&path).is_err());
-        // A FIFO planted where a partial file will be written is removed, not opened.
+        // A FIFO planted at the file's own name is replaced, never opened.
         let target = dir.path().join("learnings.md");
-        let mut partial = target.as_os_str().to_owned();
-        partial.push(format!(".partial-{}-0", std::process::id()));
-        fifo(Path::new(&partial));
+        fifo(&target);
         write_atomically(&target, b"ok").unwrap();
-        assert_eq!(std::fs::read(&target).unwrap(), b"ok");
+        assert_eq!(read_regular_file(&target, 10).unwrap(), b"ok");
         assert!(started.elapsed() < std::time::Duration::from_secs(2));
         // /dev/zero is never read to its (missing) end.
         assert!(read_regular_tail(Path::new("/dev/zero"), 100).is_err());

@@ -14,7 +14,7 @@
 //!   own checkout as plain git would: `merge` and `push` (`gza merge`, `gza pr`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, ExitStatus, Output};
 
 use crate::error::{Error, Result};
 
@@ -250,9 +250,23 @@ fn start_error(dir: &Path, e: std::io::Error) -> Error {
 /// Run git in `dir` and return its output whatever its exit status (for commands whose
 /// failure is an answer, such as a merge that conflicts).
 pub fn output(dir: &Path, args: &[&str]) -> Result<Output> {
-    command(dir, args)?
+    let started = std::time::Instant::now();
+    let out = command(dir, args)?
         .output()
-        .map_err(|e| start_error(dir, e))
+        .map_err(|e| start_error(dir, e))?;
+    traced(dir, args, started, out.status);
+    Ok(out)
+}
+
+/// A git command that ran, for `-vv`: what, where, how it ended and how long it took.
+fn traced(dir: &Path, args: &[&str], started: std::time::Instant, status: ExitStatus) {
+    tracing::debug!(
+        dir = %dir.display(),
+        exit = status.code(),
+        ms = started.elapsed().as_millis() as u64,
+        "git {}",
+        args.join(" ")
+    );
 }
 
 /// Run git in `dir`; stdout on success, an [`Error::Git`] naming the command otherwise. Callers
@@ -284,6 +298,7 @@ pub fn succeeds(dir: &Path, args: &[&str]) -> bool {
 /// it printed in all. Fails like [`run`] when git does.
 pub fn output_capped(dir: &Path, args: &[&str], max: usize) -> Result<(Vec<u8>, usize)> {
     use std::io::Read;
+    let started = std::time::Instant::now();
     let mut child = command(dir, args)?
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -307,6 +322,7 @@ pub fn output_capped(dir: &Path, args: &[&str], max: usize) -> Result<(Vec<u8>, 
     let out = child
         .wait_with_output()
         .map_err(|e| Error::io(dir, "run git in", e))?;
+    traced(dir, args, started, out.status);
     if !out.status.success() {
         return Err(failed(dir, args, &out.stderr));
     }
@@ -317,11 +333,13 @@ pub fn output_capped(dir: &Path, args: &[&str], max: usize) -> Result<(Vec<u8>, 
 /// which git pages and colours itself). Git's stderr is passed on when it succeeds and becomes
 /// the [`Error::Git`] when it fails.
 pub fn run_to_stdout(dir: &Path, args: &[&str]) -> Result<()> {
+    let started = std::time::Instant::now();
     let out = command(dir, args)?
         .stderr(std::process::Stdio::piped())
         .spawn()
         .and_then(|child| child.wait_with_output())
         .map_err(|e| start_error(dir, e))?;
+    traced(dir, args, started, out.status);
     if out.status.success() {
         eprint!("{}", String::from_utf8_lossy(&out.stderr));
         Ok(())

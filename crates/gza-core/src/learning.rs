@@ -377,7 +377,7 @@ pub fn agent_rules(text: &str) -> Vec<String> {
     let mut rules: Vec<String> = Vec::new();
     for b in blocks {
         let clean = crate::redact::one_clean_line(&crate::redact::redact_secrets(&b));
-        let clean: String = clean.chars().take(400).collect();
+        let clean = crate::text::head(&clean, 400).to_string();
         if clean.chars().count() >= 10 && !rules.contains(&clean) {
             rules.push(clean);
         }

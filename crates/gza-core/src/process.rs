@@ -2,7 +2,8 @@
 //! signals. A leaf room: every other room may use it, it uses none of them.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
@@ -36,34 +37,30 @@ fn is_executable(path: &Path) -> bool {
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The signal that asked gza to stop (SIGINT or SIGTERM), or 0.
-static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn remember_signal(sig: libc::c_int) {
-    // A second signal means "now": the first already asked every agent to stop.
-    if STOP_SIGNAL.swap(sig, Ordering::SeqCst) != 0 {
-        // SAFETY: _exit is async-signal-safe.
-        unsafe { libc::_exit(130) };
-    }
-}
+/// Set once SIGINT or SIGTERM has asked gza to stop.
+static STOP: std::sync::LazyLock<Arc<AtomicBool>> =
+    std::sync::LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 
 /// Catch SIGINT and SIGTERM so running agents can be stopped and their tasks recorded.
 /// Agents run in their own process groups, so a terminal's Ctrl-C reaches only gza.
-/// A second signal exits at once.
+/// A second signal means "now": the first already asked every agent to stop, so gza exits at
+/// once with 130.
 pub fn install_stop_handler() {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = remember_signal as *const () as usize;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
-        libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut());
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    for signal in [SIGINT, SIGTERM] {
+        // Registered first, so it sees the flag as the previous signal left it.
+        let exit = signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&STOP));
+        let remember = signal_hook::flag::register(signal, Arc::clone(&STOP));
+        if let Err(e) = exit.and(remember) {
+            // Only a signal number the OS forbids fails here; SIGINT and SIGTERM never do.
+            eprintln!("warning: cannot catch signal {signal}: {e}");
+        }
     }
 }
 
 /// True once gza has been asked to stop.
 pub fn stop_requested() -> bool {
-    STOP_SIGNAL.load(Ordering::SeqCst) != 0
+    STOP.load(Ordering::SeqCst)
 }
 
 /// This process's PID namespace (`pid:[4026531836]`), where the platform has one. Two processes

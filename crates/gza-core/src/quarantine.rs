@@ -138,7 +138,7 @@ pub fn assess<'a>(fields: impl IntoIterator<Item = (&'static str, &'a str)>) -> 
 /// The stored reason for a learning the extraction model judged risky.
 pub fn model_reason(why: &str) -> String {
     let why = crate::redact::one_clean_line(why);
-    let why: String = why.chars().take(160).collect();
+    let why = crate::text::head(&why, 160);
     if why.is_empty() {
         "the extraction model judged it risky".to_string()
     } else {

@@ -598,10 +598,7 @@ fn unquote(value: &str) -> (&str, usize) {
 /// Where a private key that starts before `from` ends: its END line, or the last line of its
 /// body when the END line was cut off (so the text after a cut key survives).
 fn private_key_end(text: &str, from: usize) -> usize {
-    let mut limit = text.len().min(from + 64 * 1024);
-    while !text.is_char_boundary(limit) {
-        limit -= 1;
-    }
+    let limit = text.floor_char_boundary(from + 64 * 1024);
     if let Some(end) = REDACTOR.pem_end.find(&text[from..limit]) {
         return from + end.end();
     }

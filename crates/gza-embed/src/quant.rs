@@ -293,26 +293,25 @@ fn build_copy(weights: Weights, sources: &[(&[f32], usize, usize)]) -> Vec<u8> {
     out
 }
 
-/// Write through a temporary file and a rename, so a reader never sees half a copy.
+/// Write through a temporary file in the same directory and a rename, so a reader never sees
+/// half a copy. The temporary file's name is fresh (`O_EXCL`, never whatever was planted there)
+/// and random, so two processes deriving the copy at once never rename each other's file away:
+/// `gza_core::fsutil::write_replacing`'s rules (this crate depends on none of gza's others).
 fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    // A new file of this process's own (never whatever was planted at that name).
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(&tmp)?;
-    f.write_all(bytes)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut partial = tempfile::Builder::new()
+        .prefix(".int8.")
+        .suffix(".partial")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
+    partial.write_all(bytes)?;
+    partial.persist(path).map(drop).map_err(|e| e.error)
 }
 
 #[cfg(test)]

@@ -167,6 +167,8 @@ fn handle(name: &str, bytes: &[u8]) -> (Option<Project>, Result<Option<String>, 
         session: raw.get("session_id").and_then(Value::as_str),
         cwd,
     };
+    let _span = tracing::debug_span!("hook", name, event = input.event).entered();
+    let started = std::time::Instant::now();
     let result = match (name, input.event) {
         ("session-start", "SessionStart" | "") => session_start(&project, &input),
         ("user-prompt-submit", "UserPromptSubmit" | "") => user_prompt_submit(&project, &input),
@@ -176,6 +178,16 @@ fn handle(name: &str, bytes: &[u8]) -> (Option<Project>, Result<Option<String>, 
         }
         (_, event) => Err(format!("nothing to do for event {event:?}; ignored")),
     };
+    // Standard error, and only when RUST_LOG asks: standard output is the hook's answer.
+    tracing::debug!(
+        answered = result.as_ref().is_ok_and(Option::is_some),
+        bytes = result
+            .as_ref()
+            .map_or(0, |a| a.as_ref().map_or(0, String::len)),
+        error = result.as_ref().err().map(String::as_str),
+        ms = started.elapsed().as_millis() as u64,
+        "hook handled"
+    );
     (Some(project), result)
 }
 

@@ -210,7 +210,7 @@ pub struct Imported {
 /// A field of an imported file as it may be stored: secrets redacted, one line, bounded.
 fn clean_field(text: &str, max: usize) -> String {
     let clean = gza_core::redact::one_clean_line(&gza_core::redact::redact_secrets(text));
-    clean.chars().take(max).collect()
+    gza_core::text::head(&clean, max).to_string()
 }
 
 /// What a pattern says about itself (confidence, occurrences, evidence, origin), recorded as a

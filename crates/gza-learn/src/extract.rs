@@ -40,13 +40,13 @@ pub fn instructions(sections: &[String]) -> String {
 pub fn task_message(task: &WindowTask) -> String {
     // Redacted whole before being cut, so a cut cannot leave part of a key unrecognised.
     let prompt = redact_secrets(&task.prompt);
-    let prompt = head(&prompt, PROMPT_CHARS);
+    let prompt = gza_core::text::head(&prompt, PROMPT_CHARS);
     let output = task
         .output
         .as_deref()
         .map(redact_secrets)
         .unwrap_or_default();
-    let output = tail(&output, OUTPUT_CHARS);
+    let output = gza_core::text::tail(&output, OUTPUT_CHARS);
     let own = task
         .output
         .as_deref()
@@ -63,22 +63,6 @@ pub fn task_message(task: &WindowTask) -> String {
         fenced(output),
         fenced(own.trim())
     ))
-}
-
-fn head(text: &str, max: usize) -> &str {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => &text[..i],
-        None => text,
-    }
-}
-
-fn tail(text: &str, max: usize) -> &str {
-    let count = text.chars().count();
-    if count <= max {
-        return text;
-    }
-    let (i, _) = text.char_indices().nth(count - max).expect("within bounds");
-    &text[i..]
 }
 
 /// What one task taught.

@@ -278,6 +278,7 @@ fn ids_of_lines(store: &Store, text: &str) -> gza_core::Result<Vec<i64>> {
 
 /// Append a line to `.gza/logs/learnings.log`.
 pub fn log(project: &Project, line: &str) {
+    tracing::info!("{line}");
     gza_core::fsutil::append_log(&project.logs_dir().join("learnings.log"), line);
 }
 

@@ -400,32 +400,14 @@ fn job_lock_path(root: &std::path::Path) -> PathBuf {
 
 /// The background job's lock, or `None` when another job holds it.
 pub fn take_job_lock(root: &std::path::Path) -> Option<std::fs::File> {
-    use std::os::unix::io::AsRawFd;
-    let file = gza_core::fsutil::open_regular(
-        &job_lock_path(root),
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true),
-    )
-    .ok()?;
-    // SAFETY: flock on a descriptor we own; released when the file is closed.
-    let ok = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-    ok.then_some(file)
+    gza_core::fsutil::try_lock_file(&job_lock_path(root))
+        .ok()
+        .flatten()
 }
 
 /// Whether a background job holds its lock now.
 fn job_running(root: &std::path::Path) -> bool {
-    use std::os::unix::io::AsRawFd;
-    let Ok(file) = gza_core::fsutil::open_regular(
-        &job_lock_path(root),
-        std::fs::OpenOptions::new().read(true),
-    ) else {
-        return false;
-    };
-    // SAFETY: flock on a descriptor we own; a shared lock fails only while the job holds its
-    // exclusive one, and is released when the file is closed.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
+    gza_core::fsutil::is_locked(&job_lock_path(root))
 }
 
 /// The background job (`gza hook embed`): derive the model's int8 copy if needed, then embed

@@ -101,19 +101,10 @@ pub struct RegenLock(#[allow(dead_code)] std::fs::File);
 impl RegenLock {
     /// Take the lock, or `None` when another process holds it.
     pub fn try_acquire(project: &Project) -> Result<Option<RegenLock>> {
-        use std::os::unix::io::AsRawFd;
         let path = project.state_dir().join("learnings.lock");
-        let file = gza_core::fsutil::open_regular(
-            &path,
-            std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true),
-        )
-        .map_err(|e| gza_core::fsutil::read_refused(&path, e))?;
-        // SAFETY: flock on a descriptor we own; released when the file is closed.
-        let ok = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        Ok(ok.then_some(RegenLock(file)))
+        let file = gza_core::fsutil::try_lock_file(&path)
+            .map_err(|e| gza_core::fsutil::read_refused(&path, e))?;
+        Ok(file.map(RegenLock))
     }
 
     /// Take the lock, waiting up to `patience` for a regeneration that holds it to finish;
@@ -372,6 +363,7 @@ pub fn regenerate(
     ranker: Option<&Ranker>,
     options: Options,
 ) -> Result<Report> {
+    let _span = tracing::info_span!("regenerate", window = options.window).entered();
     let started = Instant::now();
     let _lock = if options.dry_run {
         None
@@ -380,6 +372,13 @@ pub fn regenerate(
     };
     let inputs = Inputs::read(project, store, &options)?;
     let plan = plan(inputs, &options, client.is_some(), chrono::Utc::now());
+    tracing::info!(
+        extract = plan.extract.len(),
+        by_model = matches!(plan.source, Source::Model),
+        edits = plan.edits.added.len() + plan.edits.edited.len() + plan.edits.deleted.len(),
+        dry_run = options.dry_run,
+        "regenerating"
+    );
     let deadline = Duration::from_secs(project.config.learnings.extraction_deadline_seconds);
     let mut report = Report {
         edits: plan.edits.clone(),
@@ -397,6 +396,17 @@ pub fn regenerate(
     } else {
         apply(project, store, client, ranker, plan, started, &mut report)?;
     }
+    let r = &report.record;
+    tracing::info!(
+        tasks = r.window_tasks,
+        items = r.items,
+        added = r.added,
+        removed = r.removed,
+        llm_calls = r.llm_calls,
+        failed = report.failures.len(),
+        ms = started.elapsed().as_millis() as u64,
+        "regenerated"
+    );
     Ok(report)
 }
 
@@ -708,11 +718,18 @@ fn extract_all(
                     let Some(task) = tasks.get(i) else { break };
                     let call =
                         std::panic::AssertUnwindSafe(|| extract::with_llm(client, task, sections));
+                    let asked = Instant::now();
                     let outcome = match std::panic::catch_unwind(call) {
                         Ok(Ok(ex)) => Outcome::Extracted(ex),
                         Ok(Err(e)) => Outcome::Failed(e.into()),
                         Err(_) => Outcome::Failed(ExtractionError::Panicked),
                     };
+                    tracing::debug!(
+                        task = %task.id,
+                        ok = matches!(outcome, Outcome::Extracted(_)),
+                        ms = asked.elapsed().as_millis() as u64,
+                        "extraction call"
+                    );
                     *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
                 }
             });

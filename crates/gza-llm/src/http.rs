@@ -62,6 +62,12 @@ impl JsonPoster {
                         .and_then(parse_retry_after);
                     let text = read_body(response);
                     if status.is_success() {
+                        tracing::debug!(
+                            url,
+                            attempt = attempt + 1,
+                            ms = started.elapsed().as_millis() as u64,
+                            "extraction request answered"
+                        );
                         return serde_json::from_str(&text).map_err(|_| {
                             LlmError::BadReply(format!(
                                 "{url} answered {status} with a body that is not JSON"
@@ -91,6 +97,7 @@ impl JsonPoster {
                 attempts: attempt + 1,
                 gave_up_after: None,
             };
+            tracing::debug!(url, attempt = attempt + 1, error = %error, "extraction request failed");
             if !retryable(&error) || attempt >= self.max_retries {
                 return Err(with_tries(error, tries));
             }

@@ -332,7 +332,7 @@ fn canonical(path: &Path) -> PathBuf {
 
 /// A commit or pull-request title from a prompt: its first line, at most 72 characters.
 pub fn title(prompt: &str) -> String {
-    gza_core::text::clip(prompt.lines().next().unwrap_or("").trim(), 72)
+    gza_core::text::one_line(prompt.lines().next().unwrap_or("").trim(), 72)
 }
 
 // ---- rebase -----------------------------------------------------------------------------------
@@ -637,10 +637,7 @@ fn pr_body(project: &Project, store: &Store, task: &Task, branch: &TaskBranch) -
         .map(str::trim)
         .filter(|r| !r.is_empty())
     {
-        let mut cut = report.len().min(MAX_PR_REPORT_BYTES);
-        while !report.is_char_boundary(cut) {
-            cut -= 1;
-        }
+        let cut = report.floor_char_boundary(MAX_PR_REPORT_BYTES);
         body.push_str("\n## What the agent reported\n\n");
         body.push_str(&report[..cut]);
         if cut < report.len() {

@@ -80,6 +80,13 @@ pub fn this_worker() -> WorkerId {
 /// Returns every finished task; an error that stopped a worker is returned after the others finish.
 pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Result<Vec<Finished>> {
     let worker = this_worker();
+    let span = tracing::info_span!("work", pid = worker.pid);
+    let _entered = span.enter();
+    tracing::info!(
+        parallel = options.parallel,
+        count = options.count,
+        "worker starting"
+    );
     {
         let store = Store::open(&project.db_path())?;
         for reaped in reap_orphans(project, &store) {
@@ -129,8 +136,10 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
         scope.spawn(|| heartbeat(project, worker, &finished_working));
         let handles: Vec<_> = (0..options.parallel.max(1))
             .map(|_| {
-                scope
-                    .spawn(|| worker_loop(project, options, worker, &remaining, &regenerations, ui))
+                scope.spawn(|| {
+                    let _entered = span.enter();
+                    worker_loop(project, options, worker, &remaining, &regenerations, ui)
+                })
             })
             .collect();
         let results = handles
@@ -231,8 +240,14 @@ fn worker_loop(
                 options.group.as_deref(),
                 Some(max),
             )? {
-                Claim::Task(task) => break Some(*task),
-                Claim::Empty => break None,
+                Claim::Task(task) => {
+                    tracing::info!(task = %task.id, kind = %task.task_type, "claimed");
+                    break Some(*task);
+                }
+                Claim::Empty => {
+                    tracing::debug!("nothing ready to claim");
+                    break None;
+                }
                 Claim::Full if process::stop_requested() => break None,
                 Claim::Full => {
                     if !said_waiting {

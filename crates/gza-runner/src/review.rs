@@ -288,10 +288,7 @@ fn report_text(task: &Task) -> String {
     if text.len() <= MAX_PROMPT_REPORT_BYTES {
         return text.to_string();
     }
-    let mut start = text.len() - MAX_PROMPT_REPORT_BYTES;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
+    let start = text.ceil_char_boundary(text.len() - MAX_PROMPT_REPORT_BYTES);
     format!("[… the start of the report is cut …]\n{}", &text[start..])
 }
 
@@ -300,7 +297,7 @@ fn short(commit: &str) -> &str {
 }
 
 fn first_line(text: &str) -> String {
-    gza_core::text::clip(text.lines().next().unwrap_or("").trim(), 100)
+    gza_core::text::one_line(text.lines().next().unwrap_or("").trim(), 100)
 }
 
 /// What a reviewer is told about the change under review.

@@ -257,8 +257,10 @@ pub fn run_task(
     teacher: &dyn super::Teacher,
     ui: &dyn Observer,
 ) -> Result<Finished> {
+    let _span = tracing::info_span!("task", id = %task.id).entered();
     let started = Instant::now();
     let early = |stopped: Early| -> Result<Finished> {
+        tracing::warn!(reason = %stopped.reason, detail = %stopped.detail, "stopped before the agent ran");
         let mut outcome = Outcome::new(TaskResult::failed(stopped.reason));
         outcome.output = Some(format!("gza: {}", stopped.detail));
         outcome.usage.duration_seconds = Some(started.elapsed().as_secs_f64());
@@ -275,12 +277,26 @@ pub fn run_task(
         Err(Stop::Early(e)) => return early(e),
         Err(Stop::Fault(e)) => return Err(e),
     };
+    tracing::info!(
+        dir = %prepared.workspace.dir.display(),
+        branch = prepared.workspace.worktree.as_ref().map(|w| w.branch.as_str()),
+        provider = %prepared.kind.as_str(),
+        sandbox = %prepared.sandbox.as_str(),
+        "workspace ready"
+    );
     let running = match spawn(project, store, &task, &prepared, ui) {
         Ok(r) => r,
         Err(Stop::Early(e)) => return early(e),
         Err(Stop::Fault(e)) => return Err(e),
     };
+    tracing::info!(pgid = running.pgid, program = %prepared.invocation.program, "agent started");
     let ended = wait(project, store, &task, running, started, ui);
+    tracing::info!(
+        exit = ended.exit.and_then(|s| s.code()),
+        forced = ?ended.forced,
+        seconds = started.elapsed().as_secs(),
+        "agent ended"
+    );
     sandbox::clean_up(prepared.sandbox, &prepared.place(project, &task));
     let catch_all = catch_all_section(project);
     if let Some(w) = prepared.learnings_guard.after(store, task.id, catch_all) {
@@ -293,6 +309,11 @@ pub fn run_task(
         project.config.timeout_minutes,
     );
     outcome.usage.duration_seconds = Some(started.elapsed().as_secs_f64());
+    tracing::info!(
+        status = outcome.result.status().as_str(),
+        reason = outcome.result.failure_reason().map(|r| r.as_str()),
+        "judged"
+    );
     // An agent that replaced its worktree's `.git` gets nothing run or committed there: its
     // repository's config and hooks would run on the host.
     let unsafe_checkout = prepared
@@ -778,7 +799,7 @@ fn commit_message(task: &Task, completed: bool) -> String {
         "gza task {}{}: {}\n\nTask-Id: {}",
         task.id,
         if completed { "" } else { " (unfinished)" },
-        gza_core::text::clip(first_line, 60),
+        gza_core::text::one_line(first_line, 60),
         task.id
     )
 }
@@ -795,6 +816,7 @@ pub(super) fn commit_stage(
         .and_then(|_| worktree::diff_stats(&commit.worktree, &commit.base_commit));
     match committed {
         Ok(stats) => {
+            tracing::info!(worktree = %commit.worktree.display(), changes = %stats, "committed");
             outcome.diff_stats = Some(stats);
             Ok(None)
         }
@@ -804,6 +826,7 @@ pub(super) fn commit_stage(
             Ok(Some(e.to_string()))
         }
         Err(e) => {
+            tracing::warn!(worktree = %commit.worktree.display(), error = %e, "commit failed");
             if matches!(outcome.result, TaskResult::Completed { .. }) {
                 outcome.result = TaskResult::failed(FailureReason::GitError);
             }
@@ -936,6 +959,7 @@ fn record(
         complete::log_hook_error(project, task.id, err);
     }
     let stored = store.get_task(task.id)?;
+    tracing::info!(status = %stored.status(), "recorded");
     let finished = Finished {
         id: task.id,
         state: stored.state,
@@ -1097,15 +1121,11 @@ fn tail_of_file(path: &Path, max: usize) -> String {
     let _ = f.seek(SeekFrom::Start(len.saturating_sub(window)));
     let mut bytes = Vec::new();
     let _ = f.take(window).read_to_end(&mut bytes);
-    let flat = gza_core::text::clip(
+    let flat = gza_core::text::one_line(
         &gza_core::redact::redact_secrets(&String::from_utf8_lossy(&bytes)),
         usize::MAX,
     );
-    let count = flat.chars().count();
-    if count <= max {
-        return flat;
-    }
-    flat.chars().skip(count - max).collect()
+    gza_core::text::tail(&flat, max).to_string()
 }
 
 /// Save an explore/plan/review task's output as its report; returns the path (`None` without

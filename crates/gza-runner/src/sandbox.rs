@@ -332,7 +332,7 @@ fn first_line(bytes: &[u8]) -> Option<String> {
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .map(|l| gza_core::text::clip(l, 200))
+        .map(|l| gza_core::text::one_line(l, 200))
 }
 
 fn s(p: &Path) -> String {

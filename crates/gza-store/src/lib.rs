@@ -236,11 +236,17 @@ impl Store {
         if !self.needs_migration()? {
             return Ok(());
         }
+        let asked = std::time::Instant::now();
         let _lock = migration_lock(&self.path)?;
+        tracing::debug!(
+            ms = asked.elapsed().as_millis() as u64,
+            "took the migration lock"
+        );
         if !self.needs_migration()? {
             return Ok(());
         }
         let runner = embedded::migrations::runner();
+        tracing::info!(database = %self.path.display(), "migrating the database");
         runner.run(&mut self.conn).map_err(|e| {
             std::error::Error::source(&e)
                 .and_then(|s| s.downcast_ref::<rusqlite::Error>())
@@ -248,6 +254,7 @@ impl Store {
                 .and_then(|code| classify_code(&self.path, code))
                 .unwrap_or_else(|| Error::Migration(e.to_string()))
         })?;
+        tracing::info!(ms = asked.elapsed().as_millis() as u64, "migrated");
         Ok(())
     }
 
@@ -309,22 +316,14 @@ impl Store {
 /// Hold an exclusive lock on `<db>.migrate-lock` until the returned file is dropped; wait for it
 /// at most a minute.
 fn migration_lock(db: &Path) -> Result<std::fs::File> {
-    use std::os::fd::AsRawFd;
     let mut name = db.as_os_str().to_owned();
     name.push(".migrate-lock");
     let path = std::path::PathBuf::from(name);
-    let file = gza_core::fsutil::open_regular(
-        &path,
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true),
-    )
-    .map_err(|e| gza_core::fsutil::read_refused(&path, e))?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        let locked = gza_core::fsutil::try_lock_file(&path)
+            .map_err(|e| gza_core::fsutil::read_refused(&path, e))?;
+        if let Some(file) = locked {
             return Ok(file);
         }
         if std::time::Instant::now() > deadline {

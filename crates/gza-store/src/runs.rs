@@ -11,6 +11,9 @@ use gza_core::task::{
     FailureReason, ProcessId, Task, TaskId, TaskResult, TaskStatus, Usage, now_timestamp,
 };
 
+/// A wait or a transaction this long is worth a line in the trace.
+const SLOW: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The process that owns a claimed task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkerId {
@@ -129,15 +132,26 @@ impl Store {
         })
     }
 
-    /// Run `f` in a transaction that holds the write lock from its start.
+    /// Run `f` in a transaction that holds the write lock from its start. A wait for the lock or
+    /// a transaction of [`SLOW`] or more is traced (`-vv`).
     pub(crate) fn immediate<T>(
         &self,
         f: impl FnOnce(&Transaction) -> rusqlite::Result<T>,
     ) -> Result<T> {
+        let asked = std::time::Instant::now();
         let tx = Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| self.err(e))?;
+        let waited = asked.elapsed();
+        if waited >= SLOW {
+            // Another process held the write lock: the busy timeout waited it out.
+            tracing::debug!(ms = waited.as_millis() as u64, "waited for the write lock");
+        }
         let value = f(&tx).map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
+        let took = asked.elapsed() - waited;
+        if took >= SLOW {
+            tracing::debug!(ms = took.as_millis() as u64, "slow write transaction");
+        }
         Ok(value)
     }
 

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::{
-    AgentReport, AgentRequest, Invocation, Progress, StreamParser, Verdict, bound_output, clip,
+    AgentReport, AgentRequest, Invocation, Progress, StreamParser, Verdict, bound_output, one_line,
 };
 use gza_core::config::Config;
 use gza_core::task::FailureReason;
@@ -130,7 +130,7 @@ impl StreamParser for ClaudeParser {
             _ => Verdict::Failed {
                 reason: FailureReason::AgentError,
                 detail: match text.as_deref() {
-                    Some(t) if !t.is_empty() => clip(&gza_core::redact::redact_secrets(t), 300),
+                    Some(t) if !t.is_empty() => one_line(&gza_core::redact::redact_secrets(t), 300),
                     _ => format!("result {subtype}"),
                 },
             },
@@ -187,7 +187,7 @@ pub(crate) fn key_argument(input: &Value) -> String {
         "prompt",
     ] {
         if let Some(v) = input.get(key).and_then(Value::as_str) {
-            return clip(v, 100);
+            return one_line(v, 100);
         }
     }
     String::new()
@@ -223,7 +223,7 @@ pub fn render(line: &str) -> Option<String> {
                 .as_array()?
                 .iter()
                 .filter(|b| b["type"] == "tool_result" && b["is_error"] == true)
-                .map(|b| format!("  ✗ {}", clip(&b["content"].to_string(), 120)))
+                .map(|b| format!("  ✗ {}", one_line(&b["content"].to_string(), 120)))
                 .collect();
             (!errors.is_empty()).then(|| errors.join("\n"))
         }

@@ -19,7 +19,7 @@
 use serde_json::Value;
 
 use super::{
-    AgentReport, AgentRequest, Invocation, Progress, StreamParser, Verdict, bound_output, clip,
+    AgentReport, AgentRequest, Invocation, Progress, StreamParser, Verdict, bound_output, one_line,
 };
 use gza_core::config::Config;
 use gza_core::task::FailureReason;
@@ -108,7 +108,7 @@ impl StreamParser for CodexParser {
         let verdict = match (&self.error, self.turns) {
             (Some(e), _) => Verdict::Failed {
                 reason: FailureReason::AgentError,
-                detail: clip(e, 300),
+                detail: one_line(e, 300),
             },
             (None, 0) => Verdict::NoResult,
             (None, _) if !exit_ok => Verdict::NoResult,
@@ -142,11 +142,11 @@ pub fn render(line: &str) -> Option<String> {
                 }
                 "command_execution" => Some(format!(
                     "→ {}",
-                    clip(item["command"].as_str().unwrap_or(""), 100)
+                    one_line(item["command"].as_str().unwrap_or(""), 100)
                 )),
                 "file_change" => Some(format!(
                     "→ edit {}",
-                    clip(&item["changes"].to_string(), 100)
+                    one_line(&item["changes"].to_string(), 100)
                 )),
                 other => Some(format!("→ {other}")),
             }
@@ -156,7 +156,7 @@ pub fn render(line: &str) -> Option<String> {
             event["usage"]["input_tokens"].as_i64().unwrap_or(0),
             event["usage"]["output_tokens"].as_i64().unwrap_or(0)
         )),
-        "turn.failed" | "error" => Some(format!("✗ {}", clip(&event.to_string(), 200))),
+        "turn.failed" | "error" => Some(format!("✗ {}", one_line(&event.to_string(), 200))),
         _ => None,
     }
 }

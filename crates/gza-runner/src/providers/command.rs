@@ -28,10 +28,9 @@ impl StreamParser for TextParser {
         self.text.push_str(line);
         self.text.push('\n');
         if self.text.len() > 2 * MAX_STORED_OUTPUT {
-            let mut start = self.text.len() - MAX_STORED_OUTPUT - super::REDACTION_MARGIN;
-            while !self.text.is_char_boundary(start) {
-                start += 1;
-            }
+            let start = self
+                .text
+                .ceil_char_boundary(self.text.len() - MAX_STORED_OUTPUT - super::REDACTION_MARGIN);
             self.cut += start;
             self.text.drain(..start);
         }

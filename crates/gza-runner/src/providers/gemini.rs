@@ -14,7 +14,7 @@
 use serde_json::Value;
 
 use super::{
-    AgentReport, AgentRequest, Invocation, Progress, StreamParser, Verdict, bound_output, clip,
+    AgentReport, AgentRequest, Invocation, Progress, StreamParser, Verdict, bound_output, one_line,
 };
 use gza_core::config::Config;
 use gza_core::task::FailureReason;
@@ -124,7 +124,7 @@ impl StreamParser for GeminiParser {
             Some(r) if r["status"] == "success" => Verdict::Success,
             Some(r) => Verdict::Failed {
                 reason: FailureReason::AgentError,
-                detail: clip(
+                detail: one_line(
                     &r["error"]["message"]
                         .as_str()
                         .map(String::from)

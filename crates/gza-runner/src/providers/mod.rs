@@ -10,7 +10,7 @@ mod gemini;
 
 use gza_core::config::{Config, ProviderKind};
 use gza_core::task::FailureReason;
-pub(crate) use gza_core::text::clip;
+pub(crate) use gza_core::text::one_line;
 
 /// Longest agent output kept in the database; the full stream stays in the log file.
 pub const MAX_STORED_OUTPUT: usize = 256 * 1024;
@@ -156,12 +156,9 @@ pub fn bound_redacted(text: &str, already_cut: bool) -> String {
     } else {
         0
     };
-    let mut start = text.len().saturating_sub(MAX_STORED_OUTPUT).max(floor);
+    let start = text.ceil_char_boundary(text.len().saturating_sub(MAX_STORED_OUTPUT).max(floor));
     if start == 0 {
         return text;
-    }
-    while !text.is_char_boundary(start) {
-        start += 1;
     }
     format!(
         "[… {start} bytes cut; the full output is in the task's log …]\n{}",

@@ -1,0 +1,77 @@
+//! `gza learnings add`: a learning of a person's own.
+
+use std::io::Write;
+
+use clap::Args;
+
+use super::{
+    TriggerArgs, learning_text, new_section_arg, note_if_held, parse_priority, rewrite_file,
+    wait_for_regeneration,
+};
+use crate::cli::{Context, output};
+use crate::learn::items;
+use crate::learn::rank::Ranker;
+use crate::learning::{NewLearning, Origin, Priority, label};
+
+#[derive(Debug, Args)]
+pub(super) struct AddArgs {
+    /// The learning (2 to 20 words).
+    text: String,
+    /// Its section (default: the last configured section).
+    #[arg(long, short = 's')]
+    section: Option<String>,
+    /// Searchable terms, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    keywords: Vec<String>,
+    /// CRITICAL, HIGH, MEDIUM (default) or LOW.
+    #[arg(long, value_parser = parse_priority)]
+    priority: Option<Priority>,
+    /// A kind of task it applies to, in words (repeatable): helps the ranker find it.
+    #[arg(long = "when", value_name = "PHRASE")]
+    applies_when: Vec<String>,
+    #[command(flatten)]
+    triggers: TriggerArgs,
+}
+
+pub(super) fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open()?;
+    let section = match &args.section {
+        Some(s) => new_section_arg(&project, s)?,
+        None => items::section_named("", &project.config.learnings.sections),
+    };
+    let text = learning_text(&args.text)?;
+    let mut learning = NewLearning::new(&section, &text, Origin::User);
+    learning.keywords = args
+        .keywords
+        .iter()
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty())
+        .collect();
+    learning.priority = args.priority.unwrap_or_default();
+    learning.applies_when = args
+        .applies_when
+        .iter()
+        .map(|w| crate::redact::one_clean_line(w))
+        .filter(|w| !w.is_empty())
+        .collect();
+    learning.triggers = args.triggers.triggers()?;
+    learning.checklist = args.triggers.checklist.clone();
+    // During a regeneration, wait for it: the learning is stored only once the change can be
+    // made whole (item 20: never stored behind an error).
+    let lock = wait_for_regeneration(&project)?;
+    let id = store.add_learning(&learning)?;
+    drop(lock);
+    let ranker = Ranker::load(&project);
+    if let Err(e) = ranker.embed_missing(&store) {
+        crate::learn::log(&project, &format!("embedding {} failed: {e}", label(id)));
+    }
+    rewrite_file(&project, &store, Some(&ranker))?;
+    writeln!(
+        output::stdout(),
+        "{} Added {} under {section}: {text}",
+        output::paint(output::GREEN, "✓"),
+        label(id)
+    )?;
+    note_if_held(&store, id)?;
+    Ok(())
+}

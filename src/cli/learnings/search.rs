@@ -1,0 +1,146 @@
+//! `gza learnings search`: the learnings that matter for a text, by meaning and by words.
+
+use std::io::Write;
+
+use clap::Args;
+
+use crate::cli::{Context, output, usage};
+use crate::learn::rank::{self, Ranker};
+
+#[derive(Debug, Args)]
+pub(super) struct SearchArgs {
+    /// What to find learnings for: a task, a question, some words (`-` reads standard input).
+    query: String,
+    /// Return at most this many.
+    #[arg(short = 'k', long, default_value_t = 3)]
+    k: usize,
+    /// Print JSON for scripts: a list of {id, text, section, score, …}, best first.
+    #[arg(long)]
+    json: bool,
+    /// Show how each score was made, including the best items below the cut.
+    #[arg(long)]
+    explain: bool,
+    /// Skip the floor and the relative cut: always the best k (for tuning the ranker).
+    #[arg(long, hide = true)]
+    raw: bool,
+}
+
+pub(super) fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open_for_reading()?;
+    if args.k == 0 {
+        return Err(usage("-k must be at least 1"));
+    }
+    let query = if args.query == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)?;
+        String::from_utf8_lossy(&bytes).into_owned()
+    } else {
+        args.query.clone()
+    };
+    if query.trim().is_empty() {
+        return Err(usage(
+            "nothing to search for; give some words, or `-` to read them from standard input",
+        ));
+    }
+    let ranker = Ranker::load(&project);
+    if let Some(notice) = &ranker.model_notice {
+        writeln!(
+            output::stderr(),
+            "{} {notice}",
+            output::paint(output::YELLOW, "warning:")
+        )?;
+    }
+    if let Some(problem) = &ranker.model_problem {
+        writeln!(
+            output::stderr(),
+            "{} {problem}; ranking by words only",
+            output::paint(output::YELLOW, "warning:")
+        )?;
+    }
+    let hits = ranker.search(
+        &store,
+        rank::Query {
+            text: &query,
+            k: args.k,
+            calibrated: !args.raw,
+            drafts: true,
+        },
+    )?;
+    let found = rank::hits_with_records(&store, &hits)?;
+    let mut out = output::stdout();
+    if args.json {
+        let list: Vec<serde_json::Value> = found
+            .iter()
+            .map(|(h, l)| {
+                serde_json::json!({
+                    "id": l.label(),
+                    "text": l.text,
+                    "section": l.section,
+                    "score": (h.score * 1000.0).round() / 1000.0,
+                    "semantic": h.semantic.map(|s| (s * 1000.0).round() / 1000.0),
+                    "lexical": (h.lexical * 1000.0).round() / 1000.0,
+                    "priority": l.priority,
+                })
+            })
+            .collect();
+        serde_json::to_writer_pretty(&mut out, &list)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if found.is_empty() {
+        writeln!(out, "No learning matches.")?;
+    }
+    for (h, l) in &found {
+        writeln!(
+            out,
+            "{:<5} {:.2}  {} {}",
+            l.label(),
+            h.score,
+            l.text,
+            output::paint(output::DIM, format!("[{}]", l.section))
+        )?;
+        if args.explain {
+            explain(&mut out, h)?;
+        }
+    }
+    if args.explain {
+        let all = ranker.search(
+            &store,
+            rank::Query {
+                text: &query,
+                k: args.k + found.len(),
+                calibrated: false,
+                drafts: true,
+            },
+        )?;
+        let below: Vec<rank::Hit> = all
+            .into_iter()
+            .filter(|h| !found.iter().any(|(f, _)| f.id == h.id))
+            .take(args.k)
+            .collect();
+        if !below.is_empty() {
+            writeln!(out, "Below the cut:")?;
+            for (h, l) in rank::hits_with_records(&store, &below)? {
+                writeln!(out, "{:<5} {:.2}  {}", l.label(), h.score, l.text)?;
+                explain(&mut out, &h)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn explain(out: &mut impl Write, h: &rank::Hit) -> std::io::Result<()> {
+    let semantic = h
+        .semantic
+        .map_or("no model".to_string(), |s| format!("{s:.3}"));
+    let matched = if h.matched.is_empty() {
+        "none".to_string()
+    } else {
+        h.matched.join(", ")
+    };
+    writeln!(
+        out,
+        "      meaning {semantic} · words {:.3} (matched: {matched})",
+        h.lexical
+    )
+}

@@ -1,0 +1,330 @@
+//! `gza learnings show`: the learnings by section, one in full, or the file as it is.
+
+use std::io::{IsTerminal, Write};
+
+use clap::Args;
+
+use super::{learning_by_id, section_arg};
+use crate::cli::{Context, output, usage};
+use crate::learning::{Learning, Priority, Status, label, parse_label};
+use crate::project::Project;
+use crate::store::Store;
+
+#[derive(Debug, Args)]
+pub(super) struct ShowArgs {
+    /// Only this section, or one learning by id (e.g. L12).
+    section: Option<String>,
+    /// Include archived learnings (drafts are always listed, marked).
+    #[arg(long)]
+    all: bool,
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+    /// Print .gza/learnings.md as it is on disk.
+    #[arg(long, conflicts_with_all = ["json", "all", "section"])]
+    file: bool,
+    /// Page through the output with $PAGER (on a terminal).
+    #[arg(long)]
+    pager: bool,
+}
+
+pub(super) fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
+    let (project, store) = ctx.open_for_reading()?;
+    if args.file {
+        return show_file(&project, args.pager);
+    }
+    if let Some(id) = args.section.as_deref().filter(|s| parse_label(s).is_some()) {
+        let learning = learning_by_id(&store, id)?;
+        return show_one(&store, &learning, args.json);
+    }
+    let mut list = store.learnings(args.all)?;
+    let section = match &args.section {
+        Some(s) => Some(section_arg(&project, s, &list)?),
+        None => None,
+    };
+    list.retain(|l| section.as_ref().is_none_or(|s| &l.section == s));
+    let mut out = output::stdout();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &list)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if list.is_empty() {
+        writeln!(
+            out,
+            "No learnings yet: they come from completed tasks, or `gza learnings add TEXT`"
+        )?;
+        return Ok(());
+    }
+    let mut text = String::new();
+    let mut order: Vec<String> = project.config.learnings.sections.clone();
+    for l in &list {
+        if !order.contains(&l.section) {
+            order.push(l.section.clone());
+        }
+    }
+    for section in order {
+        let in_section: Vec<&Learning> = list.iter().filter(|l| l.section == section).collect();
+        if in_section.is_empty() {
+            continue;
+        }
+        text.push_str(&format!("{}\n", output::paint(output::BOLD, &section)));
+        for l in in_section {
+            let mut facts = vec![l.origin.as_str().to_string()];
+            if l.priority != Priority::Medium {
+                facts.insert(0, l.priority.as_str().to_string());
+            }
+            if l.support > 1 {
+                facts.push(format!("{} tasks", l.support));
+            }
+            if l.status != Status::Active {
+                facts.push(l.status.as_str().into());
+            }
+            if l.lifecycle.tier == 2 {
+                facts.push(format!(
+                    "tier 2 {}",
+                    l.lifecycle.tier_level.as_deref().unwrap_or("medium")
+                ));
+            }
+            if l.lifecycle.stale_reason.is_some() {
+                facts.push("stale".into());
+            }
+            if l.lifecycle.quarantine_reason.is_some() {
+                facts.push("quarantined".into());
+            }
+            text.push_str(&format!(
+                "  {:<5} {} {}\n",
+                label(l.id),
+                l.text,
+                output::paint(output::DIM, format!("[{}]", facts.join(" · ")))
+            ));
+        }
+    }
+    page(&text, args.pager)
+}
+
+/// A learning as `gza learnings show --json` prints it: its record, then where it came from and
+/// how the tasks it was given ended.
+#[derive(serde::Serialize)]
+struct ShownLearning<'a> {
+    #[serde(flatten)]
+    learning: &'a Learning,
+    sources: &'a [crate::store::Source],
+    outcomes: &'a [crate::store::InjectionOutcome],
+}
+
+fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
+    let sources = store.learning_sources(l.id)?;
+    let mut out = output::stdout();
+    let outcomes = store.injection_outcomes(l.id)?;
+    if json {
+        let record = ShownLearning {
+            learning: l,
+            sources: &sources,
+            outcomes: &outcomes,
+        };
+        serde_json::to_writer_pretty(&mut out, &record)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(out, "{} {}", output::paint(output::BOLD, l.label()), l.text)?;
+    let field =
+        |out: &mut dyn Write, name: &str, value: String| writeln!(out, "  {name:<12} {value}");
+    field(&mut out, "Section", l.section.clone())?;
+    field(&mut out, "Priority", l.priority.to_string())?;
+    field(&mut out, "Confidence", format!("{:.2}", l.confidence))?;
+    let status = match (&l.status_reason, &l.status_changed_at) {
+        (Some(r), Some(at)) => format!("{} ({r}, {at})", l.status.as_str()),
+        _ => l.status.as_str().to_string(),
+    };
+    field(&mut out, "Status", status)?;
+    field(&mut out, "Origin", l.origin.as_str().to_string())?;
+    describe(&mut out, store, l, false)?;
+    if !l.keywords.is_empty() {
+        field(&mut out, "Keywords", l.keywords.join(", "))?;
+    }
+    if !l.applies_when.is_empty() {
+        field(&mut out, "Applies when", l.applies_when.join("; "))?;
+    }
+    if l.kind != "learning" {
+        field(&mut out, "Kind", l.kind.clone())?;
+    }
+    let t = &l.triggers;
+    for (name, list) in [
+        ("Tools", &t.tools),
+        ("Files", &t.files),
+        ("Keywords on", &t.actions),
+        ("Context", &t.contexts),
+    ] {
+        if !list.is_empty() {
+            field(&mut out, name, list.join(", "))?;
+        }
+    }
+    for item in &l.checklist {
+        field(&mut out, "Checklist", format!("[ ] {item}"))?;
+    }
+    if let Some(i) = &l.insight {
+        field(&mut out, "Insight", i.clone())?;
+    }
+    if let Some(e) = &l.example {
+        field(&mut out, "Example", e.clone())?;
+    }
+    let from: Vec<String> = sources
+        .iter()
+        .map(|s| {
+            let what = match (&s.task, &s.session) {
+                (Some(t), _) => format!("task {t}"),
+                (None, Some(session)) => format!("session {}", output::one_line(session, 12)),
+                (None, None) => "?".into(),
+            };
+            if s.kind == "taught" {
+                what
+            } else {
+                format!("{what} (confirmed)")
+            }
+        })
+        .collect();
+    if !from.is_empty() {
+        field(&mut out, "Sources", from.join(", "))?;
+    }
+    field(&mut out, "Injected", format!("{} times", l.injected))?;
+    if !outcomes.is_empty() {
+        let completed = outcomes
+            .iter()
+            .filter(|o| o.status == crate::task::TaskStatus::Completed)
+            .count();
+        let failed: Vec<String> = outcomes
+            .iter()
+            .filter(|o| o.status != crate::task::TaskStatus::Completed)
+            .map(|o| {
+                format!(
+                    "task {} {}",
+                    o.task,
+                    o.failure_reason.as_ref().map_or("failed", |r| r.as_str())
+                )
+            })
+            .collect();
+        let mut text = format!("{completed} completed, {} failed", failed.len());
+        if !failed.is_empty() {
+            text.push_str(&format!(" ({})", failed.join(", ")));
+        }
+        field(&mut out, "Outcomes", text)?;
+    }
+    field(&mut out, "Created", l.created_at.clone())?;
+    field(&mut out, "Updated", l.updated_at.clone())?;
+    field(&mut out, "Confirmed", l.confirmed_at.clone())?;
+    let events = store.learning_events(l.id)?;
+    if !events.is_empty() {
+        writeln!(out, "  History")?;
+        for e in events {
+            let detail = e.detail.map(|d| format!(" ({d})")).unwrap_or_default();
+            writeln!(out, "    {}  {}{detail}", e.at, e.event)?;
+        }
+    }
+    Ok(())
+}
+
+fn show_file(project: &Project, pager: bool) -> anyhow::Result<()> {
+    let path = project.learnings_path();
+    let read = crate::fsutil::read_project_file(
+        &project.root,
+        &path,
+        crate::prompt::MAX_LEARNINGS_FILE_BYTES,
+    );
+    let text = match read {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            writeln!(
+                output::stdout(),
+                "No learnings file yet: {} appears after `gza learnings update` or every {} completed tasks",
+                path.display(),
+                project.config.learnings.regenerate_every
+            )?;
+            return Ok(());
+        }
+        Err(e) => return Err(crate::fsutil::read_refused(&path, e).into()),
+    };
+    page(&text, pager)
+}
+
+fn page(text: &str, pager: bool) -> anyhow::Result<()> {
+    if pager && std::io::stdout().is_terminal() {
+        let pager = std::env::var("PAGER").unwrap_or_else(|_| "less".into());
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&pager)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| usage(format!("cannot start pager `{pager}`: {e}")))?;
+        let _ = child
+            .stdin
+            .take()
+            .expect("piped")
+            .write_all(text.as_bytes());
+        child.wait()?;
+        return Ok(());
+    }
+    write!(output::stdout(), "{text}")?;
+    Ok(())
+}
+
+/// Source, evidence, staleness and quarantine of a learning, one field a line.
+pub(super) fn describe(
+    out: &mut impl Write,
+    store: &Store,
+    l: &Learning,
+    with_sources: bool,
+) -> anyhow::Result<()> {
+    let lc = &l.lifecycle;
+    if let Some(q) = &lc.quarantine_reason {
+        writeln!(
+            out,
+            "  Quarantined  {q}; never injected until a person accepts it (`gza learnings promote {}`)",
+            l.label()
+        )?;
+    }
+    let sources: Vec<String> = store
+        .learning_sources(l.id)?
+        .iter()
+        .map(|s| match (&s.task, &s.session) {
+            (Some(t), _) => format!("task {t}"),
+            (None, Some(session)) => format!("session {}", output::one_line(session, 12)),
+            _ => "?".into(),
+        })
+        .collect();
+    if with_sources && !sources.is_empty() {
+        writeln!(out, "  Source       {}", sources.join(", "))?;
+    }
+    writeln!(out, "  Tier         {}", tier_text(l))?;
+    if let Some(e) = &lc.evidence {
+        if !e.terms.is_empty() {
+            writeln!(out, "  Terms        {}", e.terms.join(", "))?;
+        }
+        if !e.files.is_empty() {
+            writeln!(out, "  Evidence     {}", e.files.join(", "))?;
+        }
+    }
+    if let Some(s) = &lc.stale_reason {
+        writeln!(out, "  Stale        {s}")?;
+    }
+    Ok(())
+}
+
+/// `tier 2 (high, 7 files)`, `tier 1 (1 file)`, `tier 1 (not validated)`.
+pub(super) fn tier_text(l: &Learning) -> String {
+    let lc = &l.lifecycle;
+    match (&lc.evidence, lc.tier) {
+        (None, _) if lc.validated_at.is_some() => "1 (no distinctive terms to search for)".into(),
+        (None, t) => format!("{t} (not validated)"),
+        (Some(e), 2) => format!(
+            "2 ({}, {} files)",
+            lc.tier_level.as_deref().unwrap_or("medium"),
+            e.count
+        ),
+        (Some(e), t) => format!(
+            "{t} ({} file{})",
+            e.count,
+            if e.count == 1 { "" } else { "s" }
+        ),
+    }
+}
