@@ -483,7 +483,11 @@ mod tests {
         assert!(parse_reply("[{\"text\": \"unclosed", &sections(), 3).is_empty());
         // A long item is trimmed, as in a list.
         let long = format!("[{{\"text\": \"{}\"}}]", "word ".repeat(200));
-        assert!(parse_reply(&long, &sections(), 3)[0].content.ends_with(" …"));
+        assert!(
+            parse_reply(&long, &sections(), 3)[0]
+                .content
+                .ends_with(" …")
+        );
     }
 
     #[test]
