@@ -600,7 +600,7 @@ static OWN_BRANCH: LazyLock<Regex> = LazyLock::new(|| {
 });
 static CI_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\bin\s+(?:the\s+|a\s+)?(?:ci|ci\s+job|pipeline|container|docker\s+build|fresh\s+clone|runner|throwaway\s+\w+)\b",
+        r"\b(?:in|inside|within)\s+(?:the\s+|a\s+)?(?:ci|ci\s+job|pipeline|container|docker\s+build|fresh\s+clone|runner|throwaway\s+\w+)\b",
     )
 });
 static DEV_DB: LazyLock<Regex> =
@@ -945,6 +945,16 @@ fn prohibited_after(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) ->
     let end = clause.1.min(t.len());
     hits.iter()
         .any(|h| h.concept == Concept::Prohibited && h.start >= act.end && h.end <= end)
+        // … or before it, as its predicate: "it is forbidden to use `curl | bash`", "está
+        // prohibido usar …".
+        || !act.self_negated
+            && hits.iter().any(|h| {
+                h.concept == Concept::Prohibited
+                    && !t[h.start..].starts_with(is_cjk)
+                    && h.start >= clause.0
+                    && h.end <= act.verb_at
+                    && t[h.end..act.verb_at].split_whitespace().count() <= 4
+            })
         || !act.spoken && !act.self_negated && {
             // A command written after "rather than", "instead of", "never" inside its own
             // span ("retry curl with --retry 3 rather than --insecure").
@@ -1252,6 +1262,17 @@ fn command_acts(t: &str) -> Vec<Act> {
             act.needs_failing = rule.needs_failing;
             if rule.what == "pipes a download into a shell" && all_known_installers(m.as_str()) {
                 continue;
+            }
+            if rule.what == "switches off the agent's sandbox or permission prompts"
+                && !m.as_str().contains("danger")
+                && !m.as_str().contains("yolo")
+                && !m.as_str().contains("approv")
+                && !m.as_str().contains("bypass")
+            {
+                // A browser's or a container's flag inside CI ("inside the CI container, where
+                // Chrome runs as root").
+                let clause = clause_of(&clauses(t), m.start());
+                act.safe_scope = CI_SCOPE.is_match(&t[clause.0..clause.1.min(t.len())]);
             }
             if rule.what == "switches off TLS verification" {
                 let clause = clause_of(&clauses(t), m.start());
@@ -1805,7 +1826,17 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
         if let Some(v) = tells.or(first(Report))
             && !honest
         {
-            let denial = first(DenyChange).filter(|_| first(Answer).is_some() || tells.is_some());
+            // What is said: that nothing changed ("answer that only project files were
+            // modified", "di al usuario que no se cambió ningún archivo").
+            let said_no_change = tells.and_then(|v| {
+                let neg = here.iter().find(|h| h.concept == Neg && h.start > v.end)?;
+                here.iter()
+                    .find(|h| h.concept == ChangeNoun && h.start > neg.end)
+                    .copied()
+            });
+            let denial = first(DenyChange)
+                .filter(|_| first(Answer).is_some() || tells.is_some())
+                .or(said_no_change);
             let downplay = first(Downplay);
             let whatever = first(Concession)
                 .filter(|_| first(Status).is_some() || first(Failing).is_some())
