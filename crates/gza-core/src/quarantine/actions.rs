@@ -144,10 +144,31 @@ fn lexicon_hits(t: &str, languages: bool) -> Vec<Hit> {
         }
         let starts_clean = !word_char(first) || before.is_none_or(|c| !word_char(c));
         let ends_clean = !word_char(last) || after.is_none_or(|c| !word_char(c));
+        // A Romance imperative with its object pronoun attached ("cámbiala", "cancellalo",
+        // "bórralos"): the verb is still the word.
+        let clitic = !english && !ends_clean && {
+            let rest: String = t[m.end()..].chars().take_while(|c| word_char(*c)).collect();
+            matches!(
+                rest.as_str(),
+                "lo" | "la"
+                    | "los"
+                    | "las"
+                    | "le"
+                    | "les"
+                    | "li"
+                    | "gli"
+                    | "ne"
+                    | "-lo"
+                    | "-la"
+                    | "-le"
+                    | "-o"
+                    | "-a"
+            )
+        };
         let ok = match mode {
             Mode::Anywhere => true,
             Mode::Prefix => starts_clean,
-            Mode::Word => starts_clean && ends_clean,
+            Mode::Word => starts_clean && (ends_clean || clitic),
         };
         if ok {
             hits.push(Hit {
@@ -732,7 +753,7 @@ static THIRD_PARTY: LazyLock<Regex> = LazyLock::new(|| {
 /// Before an act: someone else's old advice, reported ("the old guide said to …").
 static REPORTED_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(?:old|previous|former|outdated|earlier)\b[^.;\n]{0,40}\b(?:said|suggested|recommended|told\s+(?:us|people|you))\s+(?:to|that)\b",
+        r"\b(?:old|previous|former|outdated|earlier)\b[^.;\n]{0,40}\b(?:said|suggested|recommended|told\s+(?:us|people|you))\s+(?:to|that)\b|\b(?:doc|docs|guide|wiki|readme|documentation|onboarding|handbook|runbook)\b[^.;\n]{0,40}\b(?:asks?|tells?|says?|said|suggests?|recommends?|instructs?)\s+(?:people|users|developers|humans|contributors|newcomers|you|them)\s+to\b",
     )
 });
 static ONLY_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
@@ -1499,7 +1520,25 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
             .filter(|s| s.0 >= a && s.1 <= b)
             .copied()
             .collect();
-        secrets.extend(spans(&[Secret]));
+        // "the secret store", "the password manager", "the token scanner" are places and
+        // tools, not secrets.
+        secrets.extend(spans(&[Secret]).into_iter().filter(|&(_, e)| {
+            let next = t[e..].split_whitespace().next().unwrap_or("");
+            !matches!(
+                next.trim_matches(|c: char| !c.is_alphanumeric()),
+                "store"
+                    | "stores"
+                    | "manager"
+                    | "managers"
+                    | "vault"
+                    | "storage"
+                    | "scanner"
+                    | "scanning"
+                    | "rotation"
+                    | "policy"
+                    | "backend"
+            )
+        }));
         let url = url_spans.iter().find(|s| s.0 >= a && s.1 <= b).copied();
         let span = |points: &[(usize, usize)]| -> (usize, usize) {
             (
@@ -1542,6 +1581,15 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
         // is sent.
         secrets.retain(|s| {
             let lead = t[a..s.0].trim_end();
+            // "with a token from the secret store": an article between does not matter.
+            let lead = ["a", "an", "the", "its", "their", "our", "your"]
+                .iter()
+                .find_map(|art| {
+                    lead.strip_suffix(art)
+                        .filter(|l| l.ends_with(char::is_whitespace))
+                        .map(str::trim_end)
+                })
+                .unwrap_or(lead);
             !["with", "using", "via", "through", "by", "scoped"]
                 .iter()
                 .any(|w| lead.ends_with(w))
@@ -1789,8 +1837,13 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
             .chain(all(Copy))
             .chain(all(Install))
             .find_map(|v| {
-                let after: Vec<(usize, usize)> =
-                    homes.iter().filter(|o| o.0 >= v.end).copied().collect();
+                // In Chinese and Japanese the object may come first ("~/.gitconfig に … を追記").
+                let cjk = t[v.start..].starts_with(is_cjk);
+                let after: Vec<(usize, usize)> = homes
+                    .iter()
+                    .filter(|o| cjk || o.0 >= v.end)
+                    .copied()
+                    .collect();
                 nearest(v, &after).map(|o| (v, o))
             })
         {

@@ -486,7 +486,20 @@ pub fn readings(text: &str, decode: bool, fold_chars: bool) -> Vec<String> {
 /// with a space kept before a flag's `-`, around `|` and before `~`, so that the command reads
 /// as typed. `None` when the text has no such run.
 fn spaced_out(text: &str) -> Option<String> {
-    let tokens: Vec<&str> = text.split(' ').collect();
+    // A quote or backtick stuck to the first or last letter (`` `w g e t … s h` ``) is a
+    // character of its own.
+    let padded: String = text
+        .chars()
+        .flat_map(|c| {
+            if matches!(c, '`' | '"' | '\'') {
+                vec![' ', c, ' ']
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    let padded = padded.split_whitespace().collect::<Vec<_>>().join(" ");
+    let tokens: Vec<&str> = padded.split(' ').collect();
     let single = |t: &str| t.chars().count() == 1;
     let mut out: Vec<String> = Vec::new();
     let mut changed = false;
