@@ -170,7 +170,33 @@ fn lexicon_hits(t: &str, languages: bool) -> Vec<Hit> {
             Mode::Prefix => starts_clean,
             Mode::Word => starts_clean && (ends_clean || clitic),
         };
-        if ok {
+        // A verb of showing or sending used as a noun ("the log line", "a post", "log files")
+        // is a thing, not an act.
+        let noun =
+            matches!(concept, Concept::Disclose | Concept::Reveal | Concept::Send) && english && {
+                let prev = t[..m.start()].split_whitespace().next_back().unwrap_or("");
+                let next = t[m.end()..].split_whitespace().next().unwrap_or("");
+                let next = next.trim_matches(|c: char| !c.is_alphanumeric());
+                matches!(
+                    prev,
+                    "the" | "a" | "an" | "this" | "that" | "each" | "every"
+                ) || matches!(
+                    next,
+                    "line"
+                        | "lines"
+                        | "file"
+                        | "files"
+                        | "level"
+                        | "levels"
+                        | "entry"
+                        | "entries"
+                        | "message"
+                        | "messages"
+                        | "format"
+                        | "rotation"
+                )
+            };
+        if ok && !noun {
             hits.push(Hit {
                 concept,
                 start: m.start(),
