@@ -97,6 +97,10 @@ def score_entry(gza, entry, path):
             config += f"provider: command\nproviders:\n  command:\n    command: [sh, {json.dumps(str(agent))}]\n"
         (root / "gza.yaml").write_text(config)
         if path == "agent":
+            # The agent command is a setting that runs a command: ignored until trusted.
+            r = run(gza, root, "trust", "--yes", env=env)
+            if r.returncode != 0:
+                raise SystemExit(f"gza trust failed: {r.stdout}{r.stderr}")
             run(gza, root, "add", "--type", "explore", "look around", env=env)
             r = run(gza, root, "work", env=env)
             if r.returncode != 0:

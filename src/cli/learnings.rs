@@ -197,10 +197,10 @@ fn section_arg(project: &Project, name: &str, in_use: &[Learning]) -> anyhow::Re
 }
 
 pub(super) fn learning_text(text: &str) -> anyhow::Result<String> {
-    items::clean_item(text).ok_or_else(|| {
+    items::clean_person_item(text).ok_or_else(|| {
         usage(format!(
             "a learning is 2 to {} words of plain text",
-            items::MAX_WORDS
+            items::MAX_WORDS_BY_A_PERSON
         ))
     })
 }

@@ -166,7 +166,7 @@ fn bad_ids_and_arguments_get_one_line_errors_and_change_nothing() {
             vec!["learnings", "edit", "L1", "--section", ""],
             "a section is a name of 1 to 60 characters",
         ),
-        (vec!["learnings", "add", "one"], "2 to 20 words"),
+        (vec!["learnings", "add", "one"], "2 to 80 words"),
         (vec!["learnings", "show", "Nope"], "unknown section"),
         (
             vec!["learnings", "search", "-k", "0", "x"],

@@ -36,6 +36,8 @@ pub enum Concern {
     DisablesSafeguard,
     WidensPermissions,
     Exfiltration,
+    ChangesUserEnvironment,
+    Deceives,
 }
 
 impl Concern {
@@ -48,6 +50,10 @@ impl Concern {
             Self::DisablesSafeguard => "tells the agent to switch a safeguard off",
             Self::WidensPermissions => "tells the agent to widen permissions",
             Self::Exfiltration => "tells the agent to send secrets or files elsewhere",
+            Self::ChangesUserEnvironment => {
+                "tells the agent to change the user's environment outside the project"
+            }
+            Self::Deceives => "tells the agent to mislead the user",
         }
     }
 }

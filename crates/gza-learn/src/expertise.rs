@@ -249,7 +249,7 @@ pub fn import(project: &Project, store: &Store, path: &Path) -> Result<Imported>
     let mut result = Imported::default();
     let shown = clean_field(&path.display().to_string(), 200);
     for p in &file.patterns {
-        let Some(text) = crate::items::clean_item(&p.pattern) else {
+        let Some(text) = crate::items::clean_person_item(&p.pattern) else {
             result.skipped += 1;
             continue;
         };

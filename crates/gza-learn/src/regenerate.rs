@@ -183,7 +183,7 @@ fn edits_in(project: &Project, store: &Store, text: &str) -> Result<FileEdits> {
         &file,
         base.as_ref(),
         &records,
-        items::clean_item,
+        items::clean_person_item,
         |s| items::section_named(s, sections),
     ))
 }

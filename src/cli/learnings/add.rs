@@ -15,7 +15,7 @@ use crate::learning::{NewLearning, Origin, Priority, label};
 
 #[derive(Debug, Args)]
 pub(super) struct AddArgs {
-    /// The learning (2 to 20 words).
+    /// The learning (2 to 80 words).
     text: String,
     /// Its section (default: the last configured section).
     #[arg(long, short = 's')]

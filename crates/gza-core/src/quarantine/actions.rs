@@ -144,12 +144,59 @@ fn lexicon_hits(t: &str, languages: bool) -> Vec<Hit> {
         }
         let starts_clean = !word_char(first) || before.is_none_or(|c| !word_char(c));
         let ends_clean = !word_char(last) || after.is_none_or(|c| !word_char(c));
+        // A Romance imperative with its object pronoun attached ("cámbiala", "cancellalo",
+        // "bórralos"): the verb is still the word.
+        let clitic = !english && !ends_clean && {
+            let rest: String = t[m.end()..].chars().take_while(|c| word_char(*c)).collect();
+            matches!(
+                rest.as_str(),
+                "lo" | "la"
+                    | "los"
+                    | "las"
+                    | "le"
+                    | "les"
+                    | "li"
+                    | "gli"
+                    | "ne"
+                    | "-lo"
+                    | "-la"
+                    | "-le"
+                    | "-o"
+                    | "-a"
+            )
+        };
         let ok = match mode {
             Mode::Anywhere => true,
             Mode::Prefix => starts_clean,
-            Mode::Word => starts_clean && ends_clean,
+            Mode::Word => starts_clean && (ends_clean || clitic),
         };
-        if ok {
+        // A verb of showing or sending used as a noun ("the log line", "a post", "log files")
+        // is a thing, not an act.
+        let noun =
+            matches!(concept, Concept::Disclose | Concept::Reveal | Concept::Send) && english && {
+                let prev = t[..m.start()].split_whitespace().next_back().unwrap_or("");
+                let next = t[m.end()..].split_whitespace().next().unwrap_or("");
+                let next = next.trim_matches(|c: char| !c.is_alphanumeric());
+                matches!(
+                    prev,
+                    "the" | "a" | "an" | "this" | "that" | "each" | "every"
+                ) || matches!(
+                    next,
+                    "line"
+                        | "lines"
+                        | "file"
+                        | "files"
+                        | "level"
+                        | "levels"
+                        | "entry"
+                        | "entries"
+                        | "message"
+                        | "messages"
+                        | "format"
+                        | "rotation"
+                )
+            };
+        if ok && !noun {
             hits.push(Hit {
                 concept,
                 start: m.start(),
@@ -179,13 +226,13 @@ pub(super) fn ascii_classes(pattern: &str) -> String {
 }
 
 /// Paths, files and variables that hold secrets.
-const SECRET_PATH: &str = r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set|export\s+-p)(?:\s*\|[^`]*)?`|\b(?:env|printenv)\s*\|\s*(?:sort|grep|less|cat|tee)\b|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b|\[redacted[^\]]{0,20}\]|\baws\s+configure\s+export-credentials\b|\baws\s+sts\s+get-session-token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\bgh\s+auth\s+token\b|\baz\s+account\s+get-access-token\b|\bkubectl\s+config\s+view\s+--raw\b)"#;
+const SECRET_PATH: &str = r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set|export\s+-p)(?:\s*\|[^`]*)?`|\b(?:env|printenv)\s*\|\s*(?:sort|grep|less|cat|tee)\b|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b|\[redacted[^\]]{0,20}\]|\baws\s+configure\s+export-credentials\b|\baws\s+sts\s+get-session-token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\bgh\s+auth\s+token\b|\baz\s+account\s+get-access-token\b|\bkubectl\s+config\s+view\s+--raw\b|\bsecurity\s+find-(?:generic|internet)-password\b|\bgit\s+credential\s+fill\b|\bsecret-tool\s+lookup\b)"#;
 
 static SECRET: LazyLock<Regex> = LazyLock::new(|| re(SECRET_PATH));
 
 static URL: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:\b(?:https?|ftp|wss?)://\S+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\b(?:pastebin|webhook\.site|requestbin|ngrok|hastebin|transfer\.sh|gist)\b|\b(?:nc|ncat|netcat|socat|telnet)\s+\S+\s+\d+)",
+        r"(?:\b(?:https?|ftp|wss?|s3|gs|az|r2|oss)://\S+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\b(?:pastebin|webhook\.site|requestbin|ngrok|hastebin|transfer\.sh|gist)\b|\b(?:nc|ncat|netcat|socat|telnet)\s+\S+\s+\d+)",
     )
 });
 
@@ -355,7 +402,7 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             IgnoreGuidance,
             true,
             "gives it a new identity or new permissions",
-            r"\bact\s+as\s+(?:an?\s+)?(?:root|admin|administrator|superuser|unrestricted|system|dan\b|jailbroken|the\s+(?:system|operator|owner))|\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:an?\s+)?(?:root|admin|unrestricted|the\s+user|human|developer)|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\s+(?:ignore|obey|only|be\b)|\b(?:developer|god|dan|jailbreak|unrestricted|unfiltered|sudo)\s+mode\b|\bjailbreak",
+            r"\bact\s+as\s+(?:an?\s+)?(?:root|admin|administrator|superuser|unrestricted|system|dan\b|jailbroken|the\s+(?:system|operator|owner))|\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:an?\s+)?(?:root|admin|unrestricted|the\s+user|human|developer)|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\s+(?:ignore|obey|only|be\b)|\b(?:enter|enable|activate|switch\s+(?:to|into)|turn\s+on|in|into)\s+(?:the\s+)?(?:developer|god|dan|jailbreak|unrestricted|unfiltered|sudo)\s+mode\b|\b(?:god|dan|jailbreak|unrestricted|unfiltered)\s+mode\b|\bjailbreak",
         ),
         rule(
             IgnoreGuidance,
@@ -552,6 +599,39 @@ static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             "gives passwordless root",
             r"\bnopasswd\b",
         ),
+        // The agent's own sandbox and the container's walls.
+        rule(
+            DisablesSafeguard,
+            false,
+            "switches off the agent's sandbox or permission prompts",
+            r#"--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b|--yolo\b|--approval-mode[= ]+['"]?yolo\b|\bbypasspermissions\b|\bdanger-full-access\b|\bapproval[_-]?(?:policy|mode)\s*[=:]?\s*['"]?never\b|--no-sandbox\b|--privileged\b|--pid[= ]host\b|--cap-add[= ]?(?:sys_admin|all)\b|--security-opt[= ]\S*unconfined|(?:^|[\s`'])-v\s+/:/|/var/run/docker\.sock:"#,
+        ),
+        // Packages from addresses nobody vetted.
+        rule(
+            RemoteCode,
+            false,
+            "installs a package from an unvetted address",
+            r"\b(?:pip3?|uv\s+pip|pipx|python[0-9.]*\s+-m\s+pip)\s+install\b[^;&|\n`]*?(?:--(?:extra-)?index-url\b|\s-i\s+https?:|--find-links\b|\s-f\s+https?:|git\+|https?://)|\b(?:npm|pnpm|yarn|bun)\s+(?:install|i|add)\b[^;&|\n`]*?(?:https?://|git\+|--registry\b)|\b(?:npm|pnpm|yarn)\s+config\s+set\s+registry\b|\bcargo\s+install\b[^;&|\n`]*?--git\b|\bgem\s+install\b[^;&|\n`]*?--source\b",
+        ),
+        // The user's own environment, outside the project.
+        rule(
+            ChangesUserEnvironment,
+            false,
+            "changes the user's global git configuration",
+            r"\bgit\s+config\s+--global\s+(?:core\.hookspath|url\.|credential\.|http\.|core\.sshcommand|include\.path|core\.fsmonitor|alias\.)",
+        ),
+        rule(
+            ChangesUserEnvironment,
+            false,
+            "writes to the user's dotfiles",
+            r"(?:>>?|\btee\s+(?:-a\s+)?)\s*(?:~|\$home|\$\{home\})/\.[\w.-]+",
+        ),
+        rule(
+            WidensPermissions,
+            false,
+            "changes who owns or reads the user's files",
+            r"\bchown\s+(?:-\S+\s+)*\S+\s+(?:~|\$home|\$\{home\}|/home/)|\bchmod\s+(?:-\S+\s+)*(?:0?[0-7][1-7][1-7]|[0-7][0-7][2367]|[augo]*\+[rwx]+)\s+(?:~|\$home|\$\{home\})/\.(?:ssh|aws|gnupg|kube|config)",
+        ),
     ]
 });
 
@@ -567,7 +647,7 @@ static OWN_BRANCH: LazyLock<Regex> = LazyLock::new(|| {
 });
 static CI_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\bin\s+(?:the\s+|a\s+)?(?:ci|ci\s+job|pipeline|container|docker\s+build|fresh\s+clone|runner|throwaway\s+\w+)\b",
+        r"\b(?:in|inside|within)\s+(?:the\s+|a\s+)?(?:ci|ci\s+job|pipeline|container|docker\s+build|fresh\s+clone|runner|throwaway\s+\w+)\b",
     )
 });
 static DEV_DB: LazyLock<Regex> =
@@ -622,7 +702,7 @@ static MARKDOWN_DATA: LazyLock<Regex> = LazyLock::new(|| {
 });
 static DESCRIBING_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:(?:the|our|this|that|its|their|a|an)\s+)?((?:[\w./`'-]+\s+){0,4}?)(?:sets|runs|uses|passes|adds|removes|deletes|wipes|calls|exports|installs|invokes|executes|appends|marks|writes|clears|drops|skips|disables|has|includes|applies|does|keeps|gives|configures|turns|puts|pins|starts|builds)\b",
+        r"^(?:(?:the|our|this|that|its|their|a|an)\s+)?((?:[\w./`'-]+\s+){0,5}?)(?:sets|runs|uses|passes|adds|removes|deletes|wipes|calls|exports|installs|invokes|executes|appends|marks|writes|clears|drops|skips|disables|has|includes|applies|does|keeps|gives|configures|turns|puts|pins|starts|builds|launches|needs|requires)\b",
     )
 });
 static PERSONS: &[&str] = &[
@@ -687,7 +767,7 @@ static BENEFIT: LazyLock<Regex> = LazyLock::new(|| {
 /// After a described act: the agent told to do the same.
 static ADOPT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^\W*(?:so\s+|then\s+|and\s+)?(?:copy|use|apply|adopt|do|follow|mirror|reuse|replicate|set|enable)\s+(?:it|this|that|the\s+same|them)\b",
+        r"^\W*(?:so\s+|then\s+|and\s+)?(?:always\s+)?(?:copy|use|apply|adopt|do|follow|mirror|reuse|replicate|set|enable|pass|add)\s+(?:it|this|that|the\s+same|them)\b",
     )
 });
 /// Before an act: a rule for someone other than the agent ("reviewers must approve every PR").
@@ -699,7 +779,7 @@ static THIRD_PARTY: LazyLock<Regex> = LazyLock::new(|| {
 /// Before an act: someone else's old advice, reported ("the old guide said to …").
 static REPORTED_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(?:old|previous|former|outdated|earlier)\b[^.;\n]{0,40}\b(?:said|suggested|recommended|told\s+(?:us|people|you))\s+(?:to|that)\b",
+        r"\b(?:old|previous|former|outdated|earlier)\b[^.;\n]{0,40}\b(?:said|suggested|recommended|told\s+(?:us|people|you))\s+(?:to|that)\b|\b(?:doc|docs|guide|wiki|readme|documentation|onboarding|handbook|runbook)\b[^.;\n]{0,40}\b(?:asks?|tells?|says?|said|suggests?|recommends?|instructs?)\s+(?:people|users|developers|humans|contributors|newcomers|you|them)\s+to\b",
     )
 });
 static ONLY_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
@@ -722,6 +802,91 @@ static SCRIPT_URL: LazyLock<Regex> = LazyLock::new(|| {
         r"\b(?:https?|ftp)://\S*(?:\.(?:sh|bash|ps1|py|pl|rb|bat|cmd|exe|js|php)\b|/(?:install|setup|bootstrap|init|boot)\b)",
     )
 });
+
+/// A sentence opening with a condition ("if npm audit blocks the build, …"): a guard named in
+/// it is the trouble being worked around, not the act being caught.
+static CONDITION_START: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\W*(?:if|when|whenever|once|wenn|falls|sobald|si|quand|lorsque|cuando|se|quando|если|когда)\b[^,]*,",
+    )
+});
+
+/// `go get` / `go install` of a module, with its host.
+static GO_GET: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\bgo\s+(?:get|install)\s+(?:-\S+\s+)*([a-z0-9-]+(?:\.[a-z0-9-]+)+)/\S+"));
+/// Hosts Go modules ordinarily come from.
+const KNOWN_GO_HOSTS: &[&str] = &[
+    "github.com",
+    "golang.org",
+    "google.golang.org",
+    "gopkg.in",
+    "go.uber.org",
+    "k8s.io",
+    "sigs.k8s.io",
+    "gitlab.com",
+    "go.opentelemetry.io",
+    "honnef.co",
+    "mvdan.cc",
+    "cloud.google.com",
+    "go.etcd.io",
+];
+
+/// A dotfile or folder in the user's home: a shell profile, `~/.gitconfig`, `~/.npmrc`.
+static HOME_DOTFILE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?:~|\$home|\$\{home\}|%userprofile%)/\.[\w.-]+"));
+
+/// A pronoun standing for the object just named ("delete them", "cancellalo", "lösch ihn").
+static PRONOUN_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:[a-z]*(?:lo|la|los|las|li|le)\b|-(?:le|la|les|o|a|los|las)\b|\s+(?:it|them|ihn|sie|es|le|la|les|lo|los|las|его|их))",
+    )
+});
+
+/// Where quotation marks (any kind) open and close in `t`.
+fn quoted_spans(t: &str) -> Vec<(usize, usize)> {
+    let pairs = [
+        ('`', '`'),
+        ('"', '"'),
+        ('“', '”'),
+        ('„', '“'),
+        ('«', '»'),
+        ('「', '」'),
+        ('‘', '’'),
+    ];
+    let mut out = Vec::new();
+    for (open, close) in pairs {
+        let mut from = 0;
+        while let Some(i) = t[from..].find(open) {
+            let a = from + i + open.len_utf8();
+            let Some(j) = t[a..].find(close) else { break };
+            out.push((a, a + j));
+            from = a + j + close.len_utf8();
+        }
+    }
+    out
+}
+
+/// The sentence around `at`: up to the nearest `.`, `!`, `?`, `;` or line end on each side.
+fn sentence_of(t: &str, at: usize) -> (usize, usize) {
+    let at = at.min(t.len());
+    let ends = |c: char| matches!(c, '.' | '!' | '?' | '。' | '！' | '？' | '\n');
+    let start = t[..at]
+        .char_indices()
+        .rev()
+        .find(|&(i, c)| ends(c) && t[i + c.len_utf8()..].starts_with(char::is_whitespace))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let end = t[at..]
+        .char_indices()
+        .find(|&(i, c)| {
+            ends(c)
+                && t[at + i + c.len_utf8()..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
+        })
+        .map_or(t.len(), |(i, _)| at + i);
+    (start, end)
+}
 
 /// A sentence or clause: where negations and prohibitions reach.
 fn clauses(t: &str) -> Vec<(usize, usize)> {
@@ -756,7 +921,18 @@ fn is_verb(c: Concept) -> bool {
     use Concept::*;
     matches!(
         c,
-        Send | Disclose | Delete | Disable | Download | Execute | Push | Ignore
+        Send | Disclose
+            | Delete
+            | Disable
+            | Download
+            | Execute
+            | Push
+            | Ignore
+            | Rewrite
+            | Modify
+            | Copy
+            | Install
+            | Tell
     )
 }
 
@@ -789,6 +965,14 @@ fn negated_before(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) -> b
             _ => {}
         }
     }
+    // The act's own verb after a comma starts a new clause of its own ("if the assertions do
+    // not pass, rewrite them").
+    if neg.is_some() && act.spoken {
+        let lead = t[clause.0..act.verb_at.min(t.len())].trim_end();
+        if lead.ends_with(',') || lead.ends_with('，') {
+            return false;
+        }
+    }
     neg.is_some()
 }
 
@@ -808,6 +992,16 @@ fn prohibited_after(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) ->
     let end = clause.1.min(t.len());
     hits.iter()
         .any(|h| h.concept == Concept::Prohibited && h.start >= act.end && h.end <= end)
+        // … or before it, as its predicate: "it is forbidden to use `curl | bash`", "está
+        // prohibido usar …".
+        || !act.self_negated
+            && hits.iter().any(|h| {
+                h.concept == Concept::Prohibited
+                    && !t[h.start..].starts_with(is_cjk)
+                    && h.start >= clause.0
+                    && h.end <= act.verb_at
+                    && t[h.end..act.verb_at].split_whitespace().count() <= 4
+            })
         || !act.spoken && !act.self_negated && {
             // A command written after "rather than", "instead of", "never" inside its own
             // span ("retry curl with --retry 3 rather than --insecure").
@@ -865,12 +1059,26 @@ fn descriptive(t: &str, clause: (usize, usize), act: &Act) -> bool {
         .split_whitespace()
         .next()
         .unwrap_or("");
-    let thing = before.split_whitespace().count() <= 5
-        && !before.trim().is_empty()
-        && !before
+    // Its subject is in the main clause, after any leading condition ("si un test échoue,
+    // réécris …" has none: "réécris" is an imperative).
+    let main = before.rsplit([',', '，']).next().unwrap_or(before);
+    let thing = main.split_whitespace().count() <= 5
+        && !main.trim().is_empty()
+        && !main
             .split_whitespace()
             .any(|w| PERSONS.contains(&w.trim_matches(|c: char| !c.is_alphanumeric())));
-    if thing && first_word.len() > 3 && first_word.ends_with('s') && !first_word.ends_with("ss") {
+    // A verb with its object ("merges its own PRs"), not a flag or setting on its own.
+    let with_object = t[act.start..act.end.min(t.len())]
+        .split_whitespace()
+        .count()
+        > 1;
+    if thing
+        && with_object
+        && first_word.len() > 3
+        && first_word.chars().all(char::is_alphabetic)
+        && first_word.ends_with('s')
+        && !first_word.ends_with("ss")
+    {
         return true;
     }
     // The main clause: after a leading condition ("if a test keeps failing, …").
@@ -900,6 +1108,35 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     if prohibited_after(t, hits, clause, act) {
         return false;
     }
+    let sentence = sentence_of(t, act.start);
+    let in_sentence = |c: Concept, from: usize, to: usize| {
+        hits.iter().any(|h| {
+            h.concept == c && h.start >= from.max(sentence.0) && h.end <= to.min(sentence.1)
+        })
+    };
+    // A guard doing its work on the act ("the secret scanner raises the alarm when someone
+    // commits ~/.aws", "the linter fails the run on …"): the act is what is caught.
+    let conditional = CONDITION_START.is_match(&t[sentence.0..act.start.max(sentence.0)]);
+    if !conditional && in_sentence(Concept::Guard, clause.0.min(sentence.0), act.verb_at) {
+        return false;
+    }
+    // Data quoted after "strings like", "lines such as", "des exemples comme".
+    if quoted_spans(t)
+        .iter()
+        .any(|&(a, b)| act.start >= a && act.start < b)
+        && in_sentence(Concept::DataFrame, sentence.0, act.start)
+    {
+        return false;
+    }
+    // Telling the user something only once it is true ("don't report it as fixed until the
+    // test passes", "never say it is reversible unless you ran the down migration").
+    if act.concern == Concern::IgnoreGuidance
+        && act.what == "keeps something from the user"
+        && (in_sentence(Concept::Until, sentence.0, sentence.1)
+            || in_sentence(Concept::Truthful, sentence.0, sentence.1))
+    {
+        return false;
+    }
     if act.severe {
         return true;
     }
@@ -920,10 +1157,57 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     if DESCRIBED_AFTER.is_match(after) || REPORTED_BEFORE.is_match(before) {
         return false;
     }
+    // A warning: "careful with …", "Achtung: …", or the harm named after it ("… it also wipes
+    // your fixtures", "… が消えます"); a use restricted to a case ("only allowed with a linked
+    // issue", "nur lokal").
+    if in_sentence(Concept::Warn, sentence.0, act.start)
+        || in_sentence(Concept::Restricted, sentence.0, sentence.1)
+        || warned_after(t, hits, sentence, act)
+    {
+        return false;
+    }
     if act.needs_failing && !failing_context(whole, hits) {
         return false;
     }
     true
+}
+
+/// Whether the sentence names the harm the act does after it ("it also wipes …", "which makes
+/// uploads writable by everyone", "他の人のコミットが消えます").
+fn warned_after(t: &str, hits: &[Hit], sentence: (usize, usize), act: &Act) -> bool {
+    hits.iter().any(|h| {
+        h.concept == Concept::Consequence && h.start >= act.end && h.end <= sentence.1 && {
+            let lead: Vec<&str> = t[act.end..h.start].split_whitespace().collect();
+            let near = &lead[lead.len().saturating_sub(3)..];
+            is_cjk(t[h.start..].chars().next().unwrap_or(' '))
+                || near.iter().any(|w| {
+                    let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+                    matches!(
+                        w,
+                        "it" | "this"
+                            | "which"
+                            | "also"
+                            | "too"
+                            | "es"
+                            | "das"
+                            | "dies"
+                            | "auch"
+                            | "cela"
+                            | "ca"
+                            | "aussi"
+                            | "esto"
+                            | "eso"
+                            | "tambien"
+                            | "questo"
+                            | "anche"
+                            | "isso"
+                            | "это"
+                            | "тоже"
+                            | "также"
+                    )
+                })
+        }
+    })
 }
 
 fn failing_context(t: &str, hits: &[Hit]) -> bool {
@@ -1025,6 +1309,17 @@ fn command_acts(t: &str) -> Vec<Act> {
             act.needs_failing = rule.needs_failing;
             if rule.what == "pipes a download into a shell" && all_known_installers(m.as_str()) {
                 continue;
+            }
+            if rule.what == "switches off the agent's sandbox or permission prompts"
+                && !m.as_str().contains("danger")
+                && !m.as_str().contains("yolo")
+                && !m.as_str().contains("approv")
+                && !m.as_str().contains("bypass")
+            {
+                // A browser's or a container's flag inside CI ("inside the CI container, where
+                // Chrome runs as root").
+                let clause = clause_of(&clauses(t), m.start());
+                act.safe_scope = CI_SCOPE.is_match(&t[clause.0..clause.1.min(t.len())]);
             }
             if rule.what == "switches off TLS verification" {
                 let clause = clause_of(&clauses(t), m.start());
@@ -1178,6 +1473,17 @@ fn command_acts(t: &str) -> Vec<Act> {
             ));
         }
     }
+    for c in GO_GET.captures_iter(t) {
+        let host = c.get(1).map_or("", |m| m.as_str());
+        if !KNOWN_GO_HOSTS.contains(&host) && host.contains('.') {
+            acts.push(mk(
+                Concern::RemoteCode,
+                false,
+                "installs a package from an unvetted address",
+                &c.get(0).expect("match"),
+            ));
+        }
+    }
     for c in MARKDOWN_LINK.captures_iter(t) {
         let url = c.get(1).map_or("", |m| m.as_str());
         if MARKDOWN_DATA.is_match(url) || names_secret(url) {
@@ -1240,7 +1546,25 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
             .filter(|s| s.0 >= a && s.1 <= b)
             .copied()
             .collect();
-        secrets.extend(spans(&[Secret]));
+        // "the secret store", "the password manager", "the token scanner" are places and
+        // tools, not secrets.
+        secrets.extend(spans(&[Secret]).into_iter().filter(|&(_, e)| {
+            let next = t[e..].split_whitespace().next().unwrap_or("");
+            !matches!(
+                next.trim_matches(|c: char| !c.is_alphanumeric()),
+                "store"
+                    | "stores"
+                    | "manager"
+                    | "managers"
+                    | "vault"
+                    | "storage"
+                    | "scanner"
+                    | "scanning"
+                    | "rotation"
+                    | "policy"
+                    | "backend"
+            )
+        }));
         let url = url_spans.iter().find(|s| s.0 >= a && s.1 <= b).copied();
         let span = |points: &[(usize, usize)]| -> (usize, usize) {
             (
@@ -1283,6 +1607,15 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
         // is sent.
         secrets.retain(|s| {
             let lead = t[a..s.0].trim_end();
+            // "with a token from the secret store": an article between does not matter.
+            let lead = ["a", "an", "the", "its", "their", "our", "your"]
+                .iter()
+                .find_map(|art| {
+                    lead.strip_suffix(art)
+                        .filter(|l| l.ends_with(char::is_whitespace))
+                        .map(str::trim_end)
+                })
+                .unwrap_or(lead);
             !["with", "using", "via", "through", "by", "scoped"]
                 .iter()
                 .any(|w| lead.ends_with(w))
@@ -1507,6 +1840,182 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
                     v.start,
                 ));
                 break;
+            }
+        }
+        // The user's own environment: a shell profile, a dotfile, the global git config.
+        let mut homes = spans(&[UserEnvironment]);
+        homes.extend(
+            HOME_DOTFILE
+                .find_iter(&t[a..b])
+                .map(|m| (a + m.start(), a + m.end())),
+        );
+        // The dotfile is what is written (after the verb: "cat ~/.ssh/x.pub … to paste into
+        // GitHub" reads one), and not a tool's own folder (`--prefix ~/.local`, `~/.cargo/bin`).
+        homes.retain(|&(s, e)| {
+            let name = t[s..e].trim_start_matches(|c: char| c != '.');
+            ![
+                ".local", ".cache", ".cargo", ".rustup", ".nvm", ".pyenv", ".m2", ".gradle",
+            ]
+            .iter()
+            .any(|d| name == *d || name.starts_with(&format!("{d}/")))
+        });
+        if let Some((v, o)) = all(Modify)
+            .chain(all(Copy))
+            .chain(all(Install))
+            .find_map(|v| {
+                // In Chinese and Japanese the object may come first ("~/.gitconfig に … を追記").
+                let cjk = t[v.start..].starts_with(is_cjk);
+                let after: Vec<(usize, usize)> = homes
+                    .iter()
+                    .filter(|o| cjk || o.0 >= v.end)
+                    .copied()
+                    .collect();
+                nearest(v, &after).map(|o| (v, o))
+            })
+        {
+            acts.push(verb_at(
+                act(
+                    Concern::ChangesUserEnvironment,
+                    false,
+                    "edits the user's dotfiles or global settings",
+                    span(&[(v.start, v.end), o]),
+                ),
+                v.start,
+            ));
+        }
+        // Secrets copied to a bucket or a host ("sync ~/.config/gcloud to s3://…").
+        if let Some(u) = url
+            && first(Redact).is_none()
+            && let Some((v, s)) = all(Copy).find_map(|v| nearest(v, &secrets).map(|s| (v, s)))
+        {
+            acts.push(verb_at(
+                act(
+                    Concern::Exfiltration,
+                    true,
+                    "copies secrets elsewhere",
+                    span(&[(v.start, v.end), s, u]),
+                ),
+                v.start,
+            ));
+        }
+        // Misleading the user: an account that nothing changed, a change passed off as
+        // harmless, success reported whatever happened, what it changed kept back.
+        let tells = first(Tell).or(first(Answer));
+        let honest = first(Truthful).is_some() || first(Until).is_some();
+        if let Some(v) = tells.or(first(Report))
+            && !honest
+        {
+            // What is said: that nothing changed ("answer that only project files were
+            // modified", "di al usuario que no se cambió ningún archivo").
+            let said_no_change = tells.and_then(|v| {
+                let neg = here.iter().find(|h| h.concept == Neg && h.start > v.end)?;
+                here.iter()
+                    .find(|h| h.concept == ChangeNoun && h.start > neg.end)
+                    .copied()
+            });
+            let denial = first(DenyChange)
+                .filter(|_| first(Answer).is_some() || tells.is_some())
+                .or(said_no_change);
+            let downplay = first(Downplay);
+            let whatever = first(Concession)
+                .filter(|_| first(Status).is_some() || first(Failing).is_some())
+                .or_else(|| {
+                    // "if the tests fail, tell the user they passed"
+                    let failed = here.iter().find(|h| {
+                        h.concept == Failing
+                            && !matches!(
+                                &t[h.start..h.end],
+                                "pass" | "passes" | "passing" | "green"
+                            )
+                    })?;
+                    let claimed = here.iter().find(|h| {
+                        h.start > failed.end
+                            && (h.concept == Status
+                                || matches!(
+                                    &t[h.start..h.end],
+                                    "pass" | "passes" | "passed" | "passing" | "green"
+                                ))
+                    })?;
+                    Some(*claimed)
+                })
+                .filter(|_| tells.is_some());
+            if let Some(w) = denial.or(downplay).or(whatever) {
+                let mut x = verb_at(
+                    act(
+                        Concern::Deceives,
+                        true,
+                        "tells the user something other than what happened",
+                        span(&[(v.start, v.end), (w.start, w.end)]),
+                    ),
+                    v.start,
+                );
+                // "say that no changes were made": the "no" is what is said, not a negation.
+                x.spoken = false;
+                acts.push(x);
+            }
+        }
+        if let Some(v) = first(Tell)
+            && !honest
+            && first(Status).is_none()
+            && (first(User).is_some() || first(ChangeNoun).is_some())
+            && here.iter().any(|h| {
+                matches!(h.concept, Neg | Prohibited)
+                    && !matches!(&t[h.start..h.end], "instead of" | "rather than")
+                    && (h.start >= v.end || !t[h.end..v.start].contains([',', '，']))
+            })
+        {
+            let mut x = act(
+                Concern::Deceives,
+                true,
+                "keeps what it changed from the user",
+                (a.min(v.start), b),
+            );
+            x.self_negated = true;
+            x.spoken = false;
+            acts.push(x);
+        }
+        // Tests rewritten or deleted so that a failing run passes.
+        let failing_text = hits.iter().any(|h| h.concept == Failing);
+        let intended = hits.iter().any(|h| h.concept == Intended);
+        if failing_text && !intended {
+            let asserts = spans(&[Assertion, TestSafeguard]);
+            if let Some((v, o)) = all(Rewrite)
+                .find_map(|v| nearest(v, &spans(&[Assertion])).map(|o| (v, o)))
+                .or_else(|| {
+                    all(Rewrite).find_map(|v| {
+                        nearest(v, &asserts)
+                            .filter(|_| first(Assertion).is_some())
+                            .map(|o| (v, o))
+                    })
+                })
+            {
+                acts.push(verb_at(
+                    act(
+                        Concern::DisablesSafeguard,
+                        false,
+                        "rewrites the tests to match the code",
+                        span(&[(v.start, v.end), o]),
+                    ),
+                    v.start,
+                ));
+            }
+            let tests_named = hits.iter().any(|h| h.concept == TestSafeguard);
+            // "Failing tests block the release; delete them": the test is named in another
+            // clause and the verb takes a pronoun for it.
+            if tests_named
+                && let Some(v) = all(Delete).find(|v| {
+                    PRONOUN_AFTER.is_match(&t[v.end..b]) && nearest(*v, &test_objects).is_none()
+                })
+            {
+                acts.push(verb_at(
+                    act(
+                        Concern::DisablesSafeguard,
+                        false,
+                        "deletes tests to make a run pass",
+                        (v.start, v.end),
+                    ),
+                    v.start,
+                ));
             }
         }
         // Steering.

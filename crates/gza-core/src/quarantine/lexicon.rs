@@ -54,6 +54,56 @@ pub enum Concept {
     Persona,
     User,
     Conceal,
+    /// Telling someone something: "tell", "inform", "informer", "сообщать", "報告".
+    Tell,
+    /// Giving an answer or an account: "answer that", "say that", "réponds que", "回答说".
+    Answer,
+    /// An account that nothing changed or all is well: "nothing changed", "keine Änderungen".
+    DenyChange,
+    /// A change passed off as something harmless: "as a routine", "as a minor".
+    Downplay,
+    /// A truth condition: "honestly", "if that is true", "only if nothing changed".
+    Truthful,
+    /// A claim of being finished: "fixed", "done", "erledigt", "corrigé".
+    Status,
+    /// Until a condition holds: "until", "unless", "bis", "tant que", "hasta que".
+    Until,
+    /// Writing to a file or a setting: "append", "replace", "füge … hinzu", "写进".
+    Modify,
+    /// The user's own environment, outside the project: shell profiles, dotfiles, global config.
+    UserEnvironment,
+    /// Installing software: "install", "installiere", "安装".
+    Install,
+    /// Copying or backing up: "copy", "sync", "back up", "kopiere", "复制".
+    Copy,
+    /// What a test checks: assertions, expected values, snapshots.
+    Assertion,
+    /// Rewriting what a test expects: "rewrite", "adjust", "réécris", "перепиши".
+    Rewrite,
+    /// A change made on purpose: "on purpose", "intentionally", "absichtlich".
+    Intended,
+    /// A guard doing its work: "fails the", "rejects", "blockiert", "不通过".
+    Guard,
+    /// A use restricted to a place or a case: "only locally", "nur lokal", "solo in locale".
+    Restricted,
+    /// What a command destroys or breaks: "wipes", "deletes", "verwirft", "efface".
+    Consequence,
+    /// "also", "too", "auch", "aussi": a consequence beyond the intended one.
+    Also,
+    /// A safer alternative offered after an act: "instead", "lieber", "plutôt", "代わりに".
+    Instead,
+    /// A warning before an act: "careful with", "beware of", "Achtung", "attention".
+    Warn,
+    /// Text about data, not instructions: "strings like", "fixtures", "such as", "Sätze wie".
+    DataFrame,
+    /// Asking to reassemble hidden text: "remove the spaces", "join the letters".
+    Reassemble,
+    /// Approving without a person: "auto-approve", "approve automatically".
+    AutoApprove,
+    /// Whatever the facts: "even if", "regardless", "auch wenn", "même si", "即使".
+    Concession,
+    /// A change as a thing: "changes", "modifications", "Änderungen", "变更".
+    ChangeNoun,
 }
 
 use Concept::*;
@@ -61,6 +111,337 @@ use Concept::*;
 /// The lexicon: each concept with its words in every language.
 #[rustfmt::skip]
 pub const LEXICON: &[(Concept, &[&str])] = &[
+    (
+        Tell,
+        &[
+            "=tell", "=inform", "=notify", "=alert", "=mention", "=let know", "=say", "=report",
+            "=disclose", "|", "informier", "benachrichtig", "=sag", "=sage", "=sagen", "erwahn",
+            "=mitteil", "teile", "=informer", "=informe", "=informez", "=prevenir", "=previens",
+            "=prevenez", "=dis", "=dire", "=dites", "=mentionner", "=mentionne", "=signaler",
+            "=signale", "=avertir", "=avertis", "informes", "=informar", "=avises", "=avisar",
+            "=digas", "=decir", "=di al", "=di a", "=dile", "=dígale", "=digale", "=menciones", "=mencionar", "=notifiques", "=comuniques",
+            "=informare", "=informa", "=avvisare", "=avvisa", "=dire", "=dica", "=menzionare",
+            "=menziona", "=comunicare", "=comunica", "=segnalare", "=conte", "=contar", "=diga",
+            "=dizer", "=avise", "=informe", "=mencione", "сообща", "сообщи", "=скажи", "=говори",
+            "уведом", "=упоминай", "=упомяни", "информир", "告诉", "告知", "通知", "提及", "透露",
+            "伝え", "知らせ", "報告", "言わ", "通知し",
+        ],
+    ),
+    (
+        Answer,
+        &[
+            "=answer that", "=answer with", "=reply that", "=respond that", "=say that",
+            "=state that", "=claim that", "=report that", "=tell them that", "=tell the user that",
+            "=write that", "=assert that", "=insist that", "=confirm that", "|", "=antworte",
+            "=antworten", "=behaupte", "=gib an", "=reponds", "=repondez", "=repondre",
+            "=affirme", "=affirmez", "=dis que", "=dites que", "=indique que", "=responde",
+            "=responda", "=responder", "=afirma", "=afirme", "=di que", "=diga que", "=rispondi",
+            "=rispondere", "=afferma", "=di' che", "=di che", "=dichiara", "=ответь", "=отвечай",
+            "=скажи, что", "=скажи что", "=говори, что", "=утверждай", "回答说", "回答", "就说",
+            "声称", "答复", "と答え", "と回答", "と言って", "と伝え", "と報告",
+        ],
+    ),
+    (
+        DenyChange,
+        &[
+            "=nothing changed", "=nothing was changed", "=nothing has changed",
+            "=nothing was modified", "=nothing else changed", "=no changes were made",
+            "=no change was made", "=no changes", "=only project files", "=only the project files",
+            "=everything is fine", "=all is well", "=everything is unchanged",
+            "=were made", "=was made", "=was changed", "=were changed",
+            "|", "=nichts geandert", "=nichts verandert", "=keine anderungen", "=alles in ordnung",
+            "=rien n'a change", "=rien change", "=aucune modification", "=aucun changement",
+            "=tout va bien", "=tout est en ordre", "=nada ha cambiado", "=nada cambio",
+            "=ningun cambio", "=todo esta en orden", "=todo bien", "=sin cambios",
+            "=nessuna modifica", "=niente e cambiato", "=tutto invariato", "=e tutto invariato",
+            "=tutto a posto", "=nenhuma alteracao", "=nada mudou", "=nada foi alterado",
+            "=tudo em ordem", "=ничего не менялось", "=ничего не изменилось",
+            "=никаких изменений", "=все в порядке", "=всё в порядке", "没有修改", "没有更改", "没有改动",
+            "没有任何变更", "一切正常", "未做任何", "変更はありません", "変更はない", "何も変更",
+            "問題ありません",
+        ],
+    ),
+    (
+        Downplay,
+        &[
+            "=as a routine", "=as routine", "=as a minor", "=as minor", "=as a harmless",
+            "=as harmless", "=as a trivial", "=as trivial", "=as a cosmetic", "=as cosmetic",
+            "=as a refactor", "=as a refactoring", "=as formatting", "=as a typo fix",
+            "=as a dependency bump", "=as a small", "=as nothing", "|", "=als routine",
+            "=als kleine", "=als harmlos", "=comme une simple", "=comme un simple",
+            "=comme mineur", "=como una simple", "=como un simple", "=como menor",
+            "=come una semplice", "=come un semplice", "=como uma simples", "=como um simples",
+            "=как обычн", "=как мелк", "说成", "伪装成", "として報告",
+        ],
+    ),
+    (
+        Truthful,
+        &[
+            "=honestly", "=truthfully", "=accurately", "=if that is true", "=if it is true",
+            "=when that is true", "=only if nothing", "=only when nothing", "=if nothing",
+            "=when nothing", "=if no files", "=when no files", "|", "=ehrlich", "=wahrheitsgemass",
+            "=honnetement", "=sincerement", "=honestamente", "=sinceramente", "=onestamente",
+            "=честно", "=правдиво", "如实", "诚实", "正直に",
+        ],
+    ),
+    (
+        Status,
+        &[
+            "=fixed", "=done", "=finished", "=complete", "=completed", "=ready", "=resolved",
+            "=passed", "=green", "=succeeded", "=successful",
+            "=works", "=working", "=passes", "=reversible", "=safe", "=merged", "=deployed",
+            "|", "=erledigt", "=fertig", "=behoben", "=gelost", "=corrige", "=termine", "=fini",
+            "=pret", "=resolu", "=termino", "=terminado", "=listo", "=arreglado", "=corregido",
+            "=risolto", "=finito", "=pronto", "=completato", "=resolvido", "=concluido",
+            "=corrigido", "=готово", "=исправлен", "=исправлено", "=завершен", "=завершено",
+            "完成", "修复", "修好", "完了", "修正済", "直った",
+        ],
+    ),
+    (
+        Until,
+        &[
+            "=until", "=unless", "=till", "=as long as", "|", "=bis", "=solange",
+            "=erst wenn", "=erst", "=tant que", "=avant que", "=a moins que", "=hasta que",
+            "=mientras no", "=a menos que", "=antes de que", "=finche", "=prima che",
+            "=a meno che", "=ate que", "=enquanto nao", "=пока не", "=до того как", "=если не",
+            "之前", "直到", "除非", "までは", "まで",
+        ],
+    ),
+    (
+        Modify,
+        &[
+            "=add", "=adds", "=adding", "=append", "=appends", "=appending", "=write", "=writes",
+            "=writing", "=put", "=putting", "=replace", "=replacing", "=overwriting", "=editing",
+            "=changing", "=modifying", "=inserting",
+            "=replaces", "=overwrite", "=overwrites", "=edit", "=modify", "=change", "=insert",
+            "=symlink", "=symlinking", "=link", "=copy", "=drop", "=install", "=set", "=source",
+            "=prepend", "=paste", "=echo", "=register", "|", "hinzufug", "=fuge", "=fug",
+            "erganz", "=schreib", "=schreibe", "ersetz", "uberschreib", "=andere", "=ander",
+            "bearbeite", "=trag", "=trage", "kopier", "verlink", "=ajoute", "=ajoutez",
+            "=ajouter", "=ecris", "=ecrivez", "=ecrire", "=remplace", "=remplacez", "=remplacer",
+            "ecras", "=modifie", "=modifiez", "=modifier", "=copie", "=copiez", "=edite",
+            "=anade", "=anadir", "=agrega", "=agregar", "=escribe", "=escribir", "=reemplaza",
+            "=reemplazar", "sobrescrib", "=modifica", "=edita", "=copia", "=aggiungi",
+            "=aggiungere", "=scrivi", "=scrivere", "=sostituisci", "sovrascriv", "=modifica",
+            "=copia", "=adicione", "=adicionar", "=acrescente", "=escreva", "=escrever",
+            "=substitua", "=substituir", "sobrescrev", "=modifique", "=copie", "добав", "допиш",
+            "запиш", "=замени", "перезапиш", "=измени", "отредактир", "скопир", "впиши", "写进",
+            "写入", "加到", "添加", "追加", "替换", "覆盖", "修改", "复制到", "放到", "追記", "書き込",
+            "置き換", "上書き", "変更", "編集",
+        ],
+    ),
+    (
+        UserEnvironment,
+        &[
+            "=shell profile", "=shell profiles", "=shell rc", "=shell rc file", "=shell rc files",
+            "=shell config", "=shell startup", "=bashrc", "=zshrc", "=bash_profile", "=dotfiles",
+            "=global git config", "=global gitconfig", "=global git configuration",
+            "=user's git config", "=authorized_keys", "=authorized keys", "=crontab",
+            "=login shell", "=the user's profile", "=your profile", "=their profile",
+            "=user's home", "=home directory", "|", "=shell-profil", "=profil du shell",
+            "=perfil de la shell", "=perfil del shell", "=profilo della shell",
+            "=globale git-konfiguration", "=configuration git globale", "=configuracion global de git",
+            "=configurazione globale di git", "=configuracao global do git",
+            "=глобальный конфиг git", "全局 git 配置", "全局配置",
+        ],
+    ),
+    (
+        Install,
+        &[
+            "=install", "=installs", "=installing", "|", "installier", "=installez",
+            "=installe", "=installer", "=instala", "=instalar", "=installa", "=installare",
+            "=instale", "=установи", "=поставь", "=установить", "安装", "インストール",
+        ],
+    ),
+    (
+        Copy,
+        &[
+            "=copy", "=copies", "=copying", "=sync", "=syncs", "=rsync", "=back up", "=backup",
+            "=mirror", "=archive", "=zip up", "=tar up", "=transfer", "=duplicate", "=stash",
+            "|", "kopier", "=sichere", "=synchronisier", "=copie", "=copiez", "=copier",
+            "=sauvegarde", "=sauvegarder", "=synchronise", "=copia", "=copiar", "=respalda",
+            "=sincroniza", "=copiare", "=sincronizza", "=copie", "=sincronize", "скопир",
+            "копиру", "синхрониз", "=сохрани", "复制", "拷贝", "备份", "同步", "コピー", "バックアップ",
+            "同期",
+        ],
+    ),
+    (
+        Assertion,
+        &[
+            "=assertion", "=assertions", "=assert", "=asserts", "=expected value",
+            "=expected values", "=expected output", "=expected result", "=expected results",
+            "=snapshot", "=snapshots", "=golden file", "=golden files", "=test expectations",
+            "|", "zusicherung", "=erwartete werte", "=erwarteten werte", "=erwartungswert",
+            "=valeur attendue", "=valeurs attendues", "=resultat attendu", "asercion",
+            "=aserciones", "=valor esperado", "=valores esperados", "=resultado esperado",
+            "asserzion", "=valore atteso", "=valori attesi", "=risultato atteso", "=assercao",
+            "=assercoes", "=asserção", "=asserções", "ожидаем", "ассерт", "утвержден", "断言",
+            "期望值", "预期值", "预期输出", "快照", "アサーション", "期待値", "スナップショット",
+        ],
+    ),
+    (
+        Rewrite,
+        &[
+            "=rewrite", "=rewrites", "=change", "=adjust", "=update", "=modify", "=edit",
+            "=regenerate", "=re-record", "=rerecord", "=accept", "=loosen", "=weaken", "=relax",
+            "=tweak", "=bless", "=overwrite", "|", "umschreib", "=passe", "anpass", "=andere",
+            "aktualisier", "reecri", "=modifie", "=adapte", "=change", "=ajuste", "reescrib",
+            "=modifica", "=cambia", "=ajusta", "=actualiza", "riscriv", "=adatta", "=aggiorna",
+            "reescrev", "=modifique", "=altere", "=ajuste", "=atualize", "перепиш", "=измени",
+            "поправ", "подгони", "=обнови", "改成", "改为", "修改", "改写", "更新", "書き換え", "変更",
+            "修正", "更新",
+        ],
+    ),
+    (
+        Intended,
+        &[
+            "=on purpose", "=intentionally", "=deliberately", "=by design", "=intended",
+            "=intentional", "=spec changed", "=the spec changed", "|", "=absichtlich",
+            "=bewusst", "=volontairement", "=intentionnellement", "=intencionalmente",
+            "=a proposito", "=intenzionalmente", "=di proposito", "=de proposito", "=намеренно",
+            "=специально", "意図的", "故意", "有意",
+        ],
+    ),
+    (
+        Guard,
+        &[
+            "=fails the", "=fails any", "=fail the",
+            "=rejects", "=refuses", "=blocks", "=flags", "=catches", "=errors on", "=alerts",
+            "=raises an alarm", "=raises the alarm", "=sounds the alarm", "=warns",
+            "=ci fails", "=ci rejects", "|", "=schlagt alarm", "=lehnt", "blockiert",
+            "verhindert", "rejette", "bloque", "=refuse", "rechaza", "bloquea",
+            "rifiuta", "blocca", "rejeita", "bloqueia",
+            "отклоняет", "блокирует", "=не пропускает", "拒绝", "阻止", "拦截", "弾か", "拒否",
+            "ブロック",
+        ],
+    ),
+    (
+        Restricted,
+        &[
+            "=only allowed", "=only permitted", "=only tolerated", "=only acceptable",
+            "=only locally", "=only local", "=only in local", "=only while", "=only for local",
+            "=fine while", "=fine locally", "=ok locally", "=okay locally", "=only on your own",
+            "=only when debugging", "=while you iterate", "=while debugging", "|", "=nur lokal",
+            "=nur fur", "=nur beim", "=nur erlaubt", "=n'est tolere que", "=n'est autorise que",
+            "=seulement en local", "=uniquement en local", "=que en local", "=solo en local",
+            "=solo se permite", "=solo esta permitido", "=solo in locale", "=va bene solo",
+            "=solo per", "=apenas localmente", "=somente localmente", "=so localmente",
+            "=только локально", "=только для отладки", "只在本地", "仅在本地", "只在", "仅限",
+            "ローカルでのみ", "ローカルだけ",
+        ],
+    ),
+    (
+        Consequence,
+        &[
+            "=wipes", "=wipe", "=deletes", "=delete", "=removes", "=erases", "=destroys",
+            "=discards", "=loses", "=lose", "=throws away", "=drops", "=kills", "=breaks",
+            "=corrupts", "=overwrites", "=tears down", "=tear down", "=exposes", "=leaks",
+            "=makes", "|", "=verwirft", "=loscht", "=zerstort", "=uberschreibt", "=efface",
+            "=supprime", "=detruit", "=ecrase", "=casse", "=borra", "=elimina", "=destruye",
+            "=rompe", "=sobrescribe", "=cancella", "=distrugge", "=rompe", "=sovrascrive",
+            "=apaga", "=destroi", "=quebra", "=удаляет", "=стирает", "=уничтожает", "=ломает",
+            "会删除", "会清空", "会丢失", "会覆盖", "消えます", "消える", "削除されます", "失われ",
+        ],
+    ),
+    (
+        Also,
+        &[
+            "=also", "=too", "=as well", "=even", "|", "=auch", "=aussi", "=egalement", "=tambien",
+            "=anche", "=tambem", "=тоже", "=также", "也", "も",
+        ],
+    ),
+    (
+        Instead,
+        &[
+            "=instead", "=rather", "=prefer", "=use the safer", "|", "=lieber", "=stattdessen",
+            "=plutot", "=prefere", "=preferez", "=en su lugar", "=mejor usa", "=invece",
+            "=piuttosto", "=em vez disso", "=prefira", "=вместо этого", "=лучше", "代わりに",
+            "改用", "を使ってください",
+        ],
+    ),
+    (
+        Warn,
+        &[
+            "=careful with", "=be careful with", "=beware of", "=watch out for", "=caution",
+            "=warning", "=heads up", "=careful", "|", "=achtung", "=vorsicht", "=attention",
+            "=atencion", "=cuidado", "=attenzione", "=atencao", "=внимание", "=осторожно",
+            "注意", "小心", "=vorsicht mit", "=vorsicht bei", "=attention a", "=ojo con",
+            "=cuidado con", "=attenzione a", "=cuidado com", "=осторожно с", "=аккуратно с",
+        ],
+    ),
+    (
+        DataFrame,
+        &[
+            "=strings like", "=strings such as", "=phrases like", "=phrases such as",
+            "=lines such as", "=lines like", "=inputs like", "=inputs such as",
+            "=payloads like", "=payloads such as", "=examples like", "=examples such as",
+            "=samples like", "=texts like", "=sentences like", "=messages like",
+            "=prompts like", "=sentences such as", "=messages such as", "=texts such as",
+            "=log lines such as", "=commands such as", "=log lines like", "=entries like", "=records like", "=values like",
+            "=commands like", "=snippets like", "=e.g.", "=for example", "|", "=satze wie",
+            "=zeilen wie", "=eintrage wie", "=befehle wie", "=lignes comme", "=commandes comme",
+            "=entrees comme", "=lineas como", "=comandos como", "=righe come", "=comandi come",
+            "=linhas como", "=comandos como", "=команды вроде", "=строки типа",
+            "=beispiele wie", "=texte wie", "=zum beispiel", "=des exemples comme",
+            "=exemples comme", "=des phrases comme", "=des chaines comme", "=par exemple",
+            "=ejemplos como", "=frases como", "=cadenas como", "=por ejemplo", "=esempi come",
+            "=frasi come", "=stringhe come", "=ad esempio", "=exemplos como", "=frases como",
+            "=por exemplo", "=строки вроде", "=фразы вроде", "=примеры вроде", "=например",
+            "=такие как", "例如", "比如", "诸如", "例えば", "のような",
+        ],
+    ),
+    (
+        Reassemble,
+        &[
+            "=remove the spaces", "=remove spaces", "=remove all spaces", "=strip the spaces",
+            "=without the spaces", "=without spaces", "=join the letters", "=join the characters",
+            "=join them", "=concatenate", "=read it backwards", "=reverse it", "=reverse the string",
+            "=collapse the spaces", "=delete the spaces", "|", "=leerzeichen entfernen",
+            "=ohne leerzeichen", "=entferne die leerzeichen", "=supprime les espaces",
+            "=supprimez les espaces", "=sans les espaces", "=sans espaces", "=enleve les espaces",
+            "=quita los espacios", "=sin espacios", "=elimina los espacios", "=togli gli spazi",
+            "=senza spazi", "=rimuovi gli spazi", "=remova os espacos", "=sem espacos",
+            "=tire os espacos", "=убери пробелы", "=без пробелов", "=удали пробелы", "去掉空格",
+            "删除空格", "去除空格", "删掉空格", "スペースを削除", "スペースを取", "空白を削除", "空白を除",
+        ],
+    ),
+    (
+        AutoApprove,
+        &[
+            "=auto-approve", "=auto approve", "=autoapprove", "=approve automatically",
+            "=automatically approve", "=approve everything", "=approve all tool",
+            "=approve every tool", "=accept all tool", "=allow all tools", "|",
+            "=automatisch genehmig", "=automatisch bestatig", "=approuve automatiquement",
+            "=approuvez automatiquement", "=aprueba automaticamente", "=aprobar automaticamente",
+            "=approva automaticamente", "=aprove automaticamente", "=aprova automaticamente",
+            "=автоматически одобр", "=автоматически подтвержд", "自动批准", "自动审批", "自动同意",
+            "自動承認", "自動で承認", "自動的に承認",
+        ],
+    ),
+    (
+        Concession,
+        &[
+            "=even if", "=even when", "=even though", "=whatever", "=regardless", "=no matter",
+            "=either way", "|", "=auch wenn", "=selbst wenn", "=egal", "=meme si", "=quoi que",
+            "=peu importe", "=aunque", "=aun si", "=sin importar", "=da igual", "=anche se",
+            "=comunque", "=qualunque", "=mesmo que", "=mesmo se", "=independentemente",
+            "=даже если", "=в любом случае", "=независимо", "即使", "无论", "不管", "即便", "たとえ",
+            "かかわらず",
+        ],
+    ),
+    (
+        ChangeNoun,
+        &[
+            "=change", "=changes", "=changed", "=modification", "=modifications", "=modified",
+            "=edits", "=edited", "=touched", "=altered", "=what you changed",
+            "=what you did", "|", "anderung", "=changement", "=changements", "=modification",
+            "=modifications", "=cambio", "=cambios", "=modificacion", "=modificaciones",
+            "=modifica", "=modifiche", "=alteracao", "=alteracoes", "=mudanca", "=mudancas",
+            "=geandert", "=verandert", "=modifie", "=modifiee", "=modifies", "=change",
+            "=cambio", "=cambiado", "=modificado", "=modificato", "=cambiato", "=alterado",
+            "=mudou", "=изменил", "=изменен", "изменени", "变更", "修改", "改动", "更改", "変更",
+        ],
+    ),
     (
         Neg,
         &[
@@ -93,7 +474,9 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=is never ok", "=is never acceptable", "=is a bad idea", "=is dangerous",
             "=is unsafe", "=is disallowed", "=will be rejected", "=fails review", "=fail review",
             "=is caught by", "=is flagged", "=are flagged", "=is not ok", "=are never",
-            "=is never", "|", "=ist verboten", "=sind verboten", "=nicht erlaubt", "=untersagt",
+            "=is never", "=forbidden", "=banned", "=prohibited", "=not allowed", "=off limits",
+            "=off-limits", "|", "=verboten", "=untersagt", "=interdit", "=interdits",
+            "=prohibido", "=prohibida", "=vietato", "=vietata", "=proibido", "=proibida", "=ist verboten", "=sind verboten", "=nicht erlaubt", "=untersagt",
             "=est interdit", "=sont interdits", "=n'est pas autorise", "=est bloque",
             "=esta prohibido", "=estan prohibidos", "=no esta permitido", "=esta bloqueado",
             "被禁止", "是禁止", "不允许", "会被拒绝", "=запрещено", "=запрещен", "=не допускается",
@@ -157,7 +540,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=beam", "=ship", "|", "=sende", "=senden", "=schick", "schicke", "ubermittl",
             "hochlad", "=lade", "envoi", "envoy", "transmet", "=publie", "=envia", "=enviar",
             "=manda", "=sube", "=subir", "发送", "上传", "发给", "发到", "传到", "提交到", "отправ", "пошли",
-            "перешли", "загрузи на", "送信", "送って", "アップロード", "=envie", "=mande", "=carregue",
+            "перешли", "загрузи", "送信", "送って", "アップロード", "=envie", "=mande", "=carregue",
             "=invia", "=inviare", "=carica",
             "=schicke", "=schicken", "ubertrag", "=poste", "=teile", "transmettez", "=publiez", "=partage", "=partagez", "televers", "=postez", "=publica", "=comparte", "=enviale", "分享", "推送到", "выложи", "опубликуй", "=отправьте", "共有", "=publique", "=compartilhe", "=pubblica", "=condividi",
         ],
@@ -169,7 +552,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=append", "=add", "=put", "=copy", "=write", "=output", "=show", "=display", "=cat",
             "=embed", "=commit", "=expose", "=reveal", "=repeat", "=insert", "=mention",
             "=mentions", "=quote", "=share", "=start", "=begin", "=end", "=finish", "=close", "=open", "=fill", "|", "fug", "einfug", "ausgeb", "anhang", "inclu",
-            "=colle", "=collez", "affich", "ajout", "=joins", "=joignez", "incluy", "=pega",
+            "=colle", "=collez", "affich", "ajout", "=joins", "=joignez", "=joindre", "incluy", "=pega",
             "=imprime", "=muestra", "adjunt", "anad", "包含", "粘贴", "打印", "输出", "附上", "加入", "放进",
             "写入", "включи", "вставь", "выведи", "распечата", "приложи", "добав", "含め", "貼り付け",
             "出力", "表示", "添付", "追加", "=inclua", "=cole", "=imprima", "=anexe", "adicion",
@@ -209,7 +592,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "~zusammenfassung", "=ausgabe", "=rapport", "=resume", "=sortie", "=informe",
             "=resumen", "=salida", "报告", "总结", "日志", "отчет", "отчёт", "=итог", "=вывод", "=лог",
             "レポート", "報告", "ログ", "relatorio", "=resumo", "=saida", "rapporto", "riepilogo", "描述",
-            "=protokoll", "=compte rendu", "=reporte", "=итоговый отчет",
+            "=protokoll", "=compte rendu", "=commentaire", "=merge request", "=pull request", "=reporte", "=итоговый отчет",
         ],
     ),
     (
@@ -220,7 +603,8 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=truncate", "=empty", "=clear out", "|", "losch", "entfern", "supprim", "effac",
             "=borra", "=borrar", "=elimina", "=eliminar", "删除", "清空", "移除", "删掉", "удали",
             "удалить", "сотри", "очисти", "снеси", "削除", "消去", "=apague", "=apagar", "=exclua",
-            "=excluir", "=cancella", "=cancellare",
+            "=excluir", "cancell", "borral", "borrel", "=apague-o", "=apague-a", "=apaga-o",
+            "=supprime-le", "=supprime-la", "=supprimez-le", "eliminal",
             "vernicht", "=leere", "detrui", "=vide", "=videz", "=suprime", "vacia", "清除", "抹掉", "уничтож", "消して", "=remova", "=rimuovi", "=svuota",
         ],
     ),
@@ -309,8 +693,9 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
         TestSafeguard,
         &[
             "=tests", "=test", "=test suite", "=the suite", "=unit tests", "=e2e tests",
-            "=failing tests", "=coverage", "=coverage check", "=assertions", "=tests", "|",
-            "=pruebas", "=testes", "测试", "тест", "テスト",
+            "=failing tests", "=coverage", "=coverage check", "=assertions", "=tests",
+            "=spec", "=specs", "|", "=prueba", "=pruebas", "=teste", "=testes", "=le test",
+            "=un test", "=ein test", "=den test", "=il test", "=un test", "测试", "тест", "テスト",
         ],
     ),
     (
@@ -416,7 +801,8 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=pass", "=passes", "=passing", "=unblock", "=blocked", "=complains", "=errors",
             "=keeps failing", "=breaks", "=broke", "=breaking", "|", "fehlschlag", "=echoue",
             "=echouent", "=falla", "=fallan", "失败", "падает", "упал", "失敗", "=falhar",
-            "=fallisce", "fallisc",
+            "=fallisce", "fallisc", "=non passano", "=non passa", "=rot", "=falle", "=fallen", "=casse", "=cassent", "=echoue",
+            "=falhe", "=falhou", "=не проходит", "=не проходят", "不通过", "挂了", "落ちる", "落ちた",
         ],
     ),
     (
