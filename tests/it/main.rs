@@ -21,6 +21,7 @@ mod learning_records;
 mod learnings;
 mod lifecycle;
 mod limits;
+mod model_files;
 mod quarantine;
 mod ranker;
 mod regeneration_window;

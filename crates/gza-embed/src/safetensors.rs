@@ -85,11 +85,7 @@ impl SafeTensors {
             .info(name)
             .ok_or_else(|| corrupt(format!("it has no tensor {name}")))?;
         let fits = info.shape.len() == shape.len()
-            && info
-                .shape
-                .iter()
-                .zip(shape)
-                .all(|(a, b)| *b == 0 || a == b);
+            && info.shape.iter().zip(shape).all(|(a, b)| *b == 0 || a == b);
         if !fits || info.shape.contains(&0) {
             return Err(corrupt(format!(
                 "tensor {name} has shape {:?}, expected {shape:?}",
