@@ -243,7 +243,11 @@ pub fn load(root: &Path) -> Result<Effective> {
     // The personal layer is the person's only while the repository does not track it: one
     // that came with a clone (or a merged branch) is the repository's, and is not read.
     let local = read_layer(&root.join(LOCAL_FILE), false)?;
-    let local_committed = local.is_some() && is_tracked(root, LOCAL_FILE);
+    // An empty file sets nothing, so whose it is does not matter (and asking git costs a
+    // process on every command, hooks included).
+    let local_committed = local
+        .as_ref()
+        .is_some_and(|l| !l.text.trim().is_empty() && is_tracked(root, LOCAL_FILE));
     if !local_committed {
         layers.extend(local);
     }
@@ -372,9 +376,41 @@ pub fn ignored_notice(ignored: &[String]) -> String {
     parts.join("; ")
 }
 
-/// Whether git tracks `name` in the repository holding `root` (false outside a repository).
+/// Whether git tracks `name` (a file at `root`) in the repository holding `root` (false outside
+/// a repository). The answer is kept in `.gza/tracked.cache` against the file's and the index's
+/// size, times and inode, so a hook pays a few `stat`s rather than a git process; where the
+/// index cannot be found beside `root` (a project below its repository's top), git is asked.
 fn is_tracked(root: &Path, name: &str) -> bool {
-    crate::git::succeeds(root, &["ls-files", "--error-unmatch", "--", name])
+    use std::os::unix::fs::MetadataExt;
+    let stamp = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .map(|m| format!("{}.{}:{}:{}", m.mtime(), m.mtime_nsec(), m.len(), m.ino()))
+    };
+    let key = match (
+        stamp(&root.join(name)),
+        stamp(&root.join(".git").join("index")),
+    ) {
+        (Some(file), Some(index)) => Some(format!("{name} {file} {index}")),
+        _ => None,
+    };
+    let cache = root.join(crate::project::STATE_DIR).join("tracked.cache");
+    if let Some(key) = &key
+        && let Ok(bytes) = crate::fsutil::read_regular_file(&cache, 4096)
+        && let Some(answer) = String::from_utf8_lossy(&bytes).strip_prefix(key.as_str())
+    {
+        match answer.trim() {
+            "yes" => return true,
+            "no" => return false,
+            _ => {}
+        }
+    }
+    let tracked = crate::git::succeeds(root, &["ls-files", "--error-unmatch", "--", name]);
+    if let Some(key) = key {
+        let answer = if tracked { "yes" } else { "no" };
+        let _ = crate::fsutil::write_atomically(&cache, format!("{key} {answer}\n").as_bytes());
+    }
+    tracked
 }
 
 /// Remove the value at a dotted path (and mappings it leaves empty).
