@@ -60,10 +60,18 @@ pub fn term_hash(term: &str) -> u64 {
     xxh3_64(term.as_bytes())
 }
 
-/// One learning's entry: its BM25 terms (hashed, in text order, repeats kept) and its vector.
+/// One learning's entry: its BM25 terms (hashed, in text order, repeats kept: 8 bytes each,
+/// little-endian) and its vector.
 pub struct Entry<'a> {
-    pub terms: Vec<u64>,
+    pub terms: &'a [u8],
     vector: Option<(&'a [u8], f32)>,
+}
+
+/// The term hashes of an entry's `terms`.
+pub fn term_hashes(terms: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    terms
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
 }
 
 impl Entry<'_> {
@@ -74,10 +82,21 @@ impl Entry<'_> {
         if v.len() != q.len() {
             return None;
         }
-        let mut dot = 0f32;
-        for (x, b) in q.iter().zip(v) {
-            dot += x * f32::from(*b as i8);
+        // Sixteen independent sums, so the compiler can use SIMD lanes.
+        let mut acc = [0f32; 16];
+        let (qc, vc) = (q.chunks_exact(16), v.chunks_exact(16));
+        let tail: f32 = qc
+            .remainder()
+            .iter()
+            .zip(vc.remainder())
+            .map(|(x, b)| x * f32::from(*b as i8))
+            .sum();
+        for (qs, vs) in qc.zip(vc) {
+            for j in 0..16 {
+                acc[j] += qs[j] * f32::from(vs[j] as i8);
+            }
         }
+        let dot = acc.iter().sum::<f32>() + tail;
         let c = f64::from(dot * scale);
         c.is_finite().then_some(c)
     }
@@ -173,7 +192,7 @@ impl Index {
                 std::cmp::Ordering::Equal => {
                     let (start, len, vector) = self.entry_fields(mid);
                     let t = self.terms_at + start * 8;
-                    let terms = (0..len).map(|j| u64_at(&self.bytes, t + j * 8)).collect();
+                    let terms = &self.bytes[t..t + len * 8];
                     let vector = (vector != NONE && model != 0 && model == self.model).then(|| {
                         let at = self.vectors_at + vector as usize * (4 + self.dim);
                         let scale = f32::from_le_bytes(self.bytes[at..at + 4].try_into().unwrap());
@@ -283,7 +302,7 @@ mod tests {
         assert_eq!(index.len(), 3, "duplicate content kept once");
         let q = unit(1, dim);
         let e = index.get(30, 5).unwrap();
-        assert_eq!(e.terms, vec![1, 2, 2]);
+        assert_eq!(term_hashes(e.terms).collect::<Vec<_>>(), vec![1, 2, 2]);
         let exact: f32 = q.iter().zip(&unit(1, dim)).map(|(a, b)| a * b).sum();
         assert!((e.similarity(&q).unwrap() - f64::from(exact)).abs() < 0.01);
         let other: f32 = q.iter().zip(&unit(2, dim)).map(|(a, b)| a * b).sum();
@@ -294,7 +313,7 @@ mod tests {
         // Another model's vectors are not used; its terms are.
         let e = index.get(30, 6).unwrap();
         assert!(e.similarity(&q).is_none());
-        assert_eq!(e.terms, vec![1, 2, 2]);
+        assert_eq!(term_hashes(e.terms).collect::<Vec<_>>(), vec![1, 2, 2]);
         // Any flipped byte, or a file cut short, is refused whole.
         for at in [9, 45, bytes.len() - 1] {
             let mut bad = bytes.clone();

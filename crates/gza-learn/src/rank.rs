@@ -316,7 +316,7 @@ impl Ranker {
         let mut semantic: Vec<Option<f64>> = Vec::with_capacity(rows.len());
         // Whether a row's similarity is the index's int8 approximation.
         let mut approximate = vec![false; rows.len()];
-        let mut docs: Vec<Vec<u64>> = Vec::with_capacity(rows.len());
+        let mut docs: Vec<Terms> = Vec::with_capacity(rows.len());
         for (i, r) in rows.iter().enumerate() {
             match loaded
                 .as_ref()
@@ -326,12 +326,12 @@ impl Ranker {
                     let sim = q.as_ref().and_then(|q| entry.similarity(q));
                     approximate[i] = sim.is_some();
                     semantic.push(sim);
-                    docs.push(entry.terms);
+                    docs.push(Terms::Indexed(entry.terms));
                 }
                 None => {
                     stale = true;
                     semantic.push(None);
-                    docs.push(doc_terms(r));
+                    docs.push(Terms::Owned(doc_terms(r)));
                 }
             }
         }
@@ -796,9 +796,31 @@ fn doc_terms(r: &RankRow) -> Vec<u64> {
     out
 }
 
+/// A learning's hashed BM25 terms: from the index (8 little-endian bytes each), or made now.
+enum Terms<'a> {
+    Indexed(&'a [u8]),
+    Owned(Vec<u64>),
+}
+
+impl Terms<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Terms::Indexed(b) => b.len() / 8,
+            Terms::Owned(v) => v.len(),
+        }
+    }
+
+    fn for_each(&self, mut f: impl FnMut(u64)) {
+        match self {
+            Terms::Indexed(b) => index::term_hashes(b).for_each(f),
+            Terms::Owned(v) => v.iter().for_each(|h| f(*h)),
+        }
+    }
+}
+
 /// Okapi BM25 of each learning for `query`, from each learning's hashed terms
 /// ([`doc_terms`]), with the query terms it matched. Only the query's terms are counted.
-fn bm25_scores(docs: &[Vec<u64>], query: &str) -> Vec<(f64, Vec<String>)> {
+fn bm25_scores(docs: &[Terms], query: &str) -> Vec<(f64, Vec<String>)> {
     const K1: f64 = 1.2;
     const B: f64 = 0.75;
     let mut seen = HashSet::new();
@@ -818,15 +840,15 @@ fn bm25_scores(docs: &[Vec<u64>], query: &str) -> Vec<(f64, Vec<String>)> {
     let mut tfs: Vec<Vec<(usize, u32)>> = Vec::with_capacity(docs.len());
     for doc in docs {
         let mut tf: Vec<(usize, u32)> = Vec::new();
-        for h in doc {
-            if let Ok(at) = index.binary_search_by(|(s, _)| s.cmp(h)) {
+        doc.for_each(|h| {
+            if let Ok(at) = index.binary_search_by(|(s, _)| s.cmp(&h)) {
                 let k = index[at].1;
                 match tf.iter_mut().find(|(i, _)| *i == k) {
                     Some((_, n)) => *n += 1,
                     None => tf.push((k, 1)),
                 }
             }
-        }
+        });
         for (k, _) in &tf {
             df[*k] += 1;
         }
@@ -908,7 +930,7 @@ mod tests {
             row(2, "Run sqlx prepare after changing queries"),
             row(3, "Run the linter before pushing"),
         ];
-        let docs: Vec<Vec<u64>> = rows.iter().map(doc_terms).collect();
+        let docs: Vec<Terms> = rows.iter().map(|r| Terms::Owned(doc_terms(r))).collect();
         let s = bm25_scores(&docs, "update the sqlx offline cache");
         assert!(s[1].0 > s[0].0 && s[1].0 > s[2].0);
         assert_eq!(s[1].1, vec!["sqlx"]);
