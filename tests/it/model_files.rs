@@ -113,7 +113,7 @@ fn safetensors(
         );
     }
     let mut header = serde_json::Value::Object(header).to_string();
-    while header.len() % 8 != 0 {
+    while !header.len().is_multiple_of(8) {
         header.push(' ');
     }
     let mut bytes = (header.len() as u64).to_le_bytes().to_vec();

@@ -206,10 +206,13 @@ impl Index {
     }
 }
 
-/// The bytes of an index of `entries`: (content key, terms, vector), made with `model`.
-pub fn build(model: u64, dim: usize, entries: &mut [(u64, Vec<u64>, Option<Vec<f32>>)]) -> Vec<u8> {
+/// What the index holds of one learning: its content key, hashed terms and vector.
+pub type Source = (u64, Vec<u64>, Option<Vec<f32>>);
+
+/// The bytes of an index of `entries`, made with `model`.
+pub fn build(model: u64, dim: usize, entries: &mut [Source]) -> Vec<u8> {
     entries.sort_by_key(|e| e.0);
-    let mut unique: Vec<&(u64, Vec<u64>, Option<Vec<f32>>)> = Vec::with_capacity(entries.len());
+    let mut unique: Vec<&Source> = Vec::with_capacity(entries.len());
     for e in entries.iter() {
         if unique.last().is_none_or(|u| u.0 != e.0) {
             unique.push(e);

@@ -449,7 +449,7 @@ pub fn rebuild_index(project: &Project, store: &Store, embedder: Option<&Embedde
         Some(m) => store.learning_embeddings(m)?.into_iter().collect(),
         None => HashMap::new(),
     };
-    let mut entries: Vec<(u64, Vec<u64>, Option<Vec<f32>>)> = rows
+    let mut entries: Vec<index::Source> = rows
         .iter()
         .map(|r| (index::key(r), doc_terms(r), vectors.remove(&r.id)))
         .collect();
@@ -925,7 +925,7 @@ mod tests {
             priority: gza_core::learning::Priority::Medium,
             confidence: 0.7,
         };
-        let rows = vec![
+        let rows = [
             row(1, "Run the tests with make test"),
             row(2, "Run sqlx prepare after changing queries"),
             row(3, "Run the linter before pushing"),
