@@ -7,14 +7,10 @@
 
 /// A weight type the kernel reads.
 pub trait Weight: Copy {
-    /// Whether a row is worth widening to f32 once before it meets every token (int8: the
-    /// widening would otherwise be repeated per token).
-    const WIDEN: bool;
     fn value(self) -> f32;
 }
 
 impl Weight for f32 {
-    const WIDEN: bool = false;
     #[inline(always)]
     fn value(self) -> f32 {
         self
@@ -22,7 +18,6 @@ impl Weight for f32 {
 }
 
 impl Weight for i8 {
-    const WIDEN: bool = true;
     #[inline(always)]
     fn value(self) -> f32 {
         f32::from(self)
@@ -79,29 +74,13 @@ fn linear_portable<W: Weight>(
     let rows = b.len();
     // Tokens in blocks that stay in L1 (32 KiB) while the weight rows stream past them.
     let block = (8192 / cols).max(1);
-    let mut wide = if W::WIDEN {
-        vec![0f32; cols]
-    } else {
-        Vec::new()
-    };
     let mut t0 = 0;
     while t0 < n {
         let t1 = (t0 + block).min(n);
         for (r, (row, bias)) in w.chunks_exact(cols).zip(b).enumerate() {
             let scale = scales.map_or(1.0, |s| s[r]);
-            if W::WIDEN {
-                // The same values the dot product would widen, once per row and block.
-                for (o, v) in wide.iter_mut().zip(row) {
-                    *o = v.value();
-                }
-                for t in t0..t1 {
-                    out[t * rows + r] =
-                        bias + scale * dot(&input[t * cols..(t + 1) * cols], &wide[..]);
-                }
-            } else {
-                for t in t0..t1 {
-                    out[t * rows + r] = bias + scale * dot(&input[t * cols..(t + 1) * cols], row);
-                }
+            for t in t0..t1 {
+                out[t * rows + r] = bias + scale * dot(&input[t * cols..(t + 1) * cols], row);
             }
         }
         t0 = t1;
