@@ -99,11 +99,11 @@ pub struct Plan {
 #[derive(Debug, Default)]
 pub struct Report {
     /// Newly queued: (position in the file, task id).
-    pub queued: Vec<(usize, i64)>,
+    pub queued: Vec<(usize, crate::task::TaskId)>,
     /// Reviews queued for entries with `review: true`: (position, review task id).
-    pub reviews: Vec<(usize, i64)>,
+    pub reviews: Vec<(usize, crate::task::TaskId)>,
     /// Entries queued by an earlier import: (position, task id).
-    pub already: Vec<(usize, i64)>,
+    pub already: Vec<(usize, crate::task::TaskId)>,
     pub skipped: Vec<Skipped>,
 }
 

@@ -13,7 +13,7 @@ pub mod import;
 pub use gza_core::{Error, Result};
 pub use gza_core::{
     config, confine, error, fence, fsutil, git, learning, process, project, prompt, quarantine,
-    redact, settings, task, text, trust, wire, worktree,
+    redact, settings, task, text, time, trust, wire, worktree,
 };
 pub use gza_hooks as hooks;
 pub use gza_learn as learn;

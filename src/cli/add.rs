@@ -10,7 +10,7 @@ use crate::config::ProviderKind;
 use crate::error::Error;
 use crate::project::Project;
 use crate::store::{NewTask, TaskEdit};
-use crate::task::{TaskStatus, TaskType};
+use crate::task::{TaskId, TaskStatus, TaskType};
 
 /// Prompts above this size are refused: far beyond any agent's context window.
 const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
@@ -34,10 +34,10 @@ struct TaskOptions {
     task_type: Option<TaskType>,
     /// Build on this task's branch and results.
     #[arg(long, value_name = "ID")]
-    based_on: Option<i64>,
+    based_on: Option<TaskId>,
     /// Run only after this task has completed.
     #[arg(long, value_name = "ID")]
-    depends_on: Option<i64>,
+    depends_on: Option<TaskId>,
     /// Put the task in a group (`gza work --group GROUP` runs only that group).
     #[arg(long, short = 'g', value_name = "GROUP", value_parser = parse_group)]
     group: Option<String>,
@@ -74,7 +74,7 @@ pub struct AddArgs {
 #[derive(Debug, Args)]
 pub struct EditArgs {
     /// The task to change.
-    id: i64,
+    id: TaskId,
     /// The new prompt.
     prompt: Option<String>,
     #[command(flatten)]
@@ -190,10 +190,12 @@ pub fn cmd_edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
     }
     if changes_definition || use_editor {
         // Learnings can be switched on or off at any time; the rest is fixed once a task has run.
-        if task.status != TaskStatus::Pending {
+        if task.status() != TaskStatus::Pending {
             return Err(usage(format!(
                 "task {} is {}; only pending tasks can be changed (`gza retry {}` queues it again)",
-                task.id, task.status, task.id
+                task.id,
+                task.status(),
+                task.id
             )));
         }
         let source = PromptSource {

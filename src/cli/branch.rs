@@ -7,12 +7,12 @@ use clap::Args;
 use super::{Context, output};
 use crate::branch::{Deletion, MergeOptions};
 use crate::error::Error;
-use crate::task::{ReviewVerdict, TaskStatus};
+use crate::task::{ReviewVerdict, TaskId, TaskStatus};
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// The task whose changes to show (its branch since the task started).
-    id: i64,
+    id: TaskId,
     /// Only the files changed and the lines added and removed.
     #[arg(long)]
     stat: bool,
@@ -21,7 +21,7 @@ pub struct DiffArgs {
 #[derive(Debug, Args)]
 pub struct MergeArgs {
     /// The completed task whose branch to merge into the branch checked out here.
-    id: i64,
+    id: TaskId,
     /// Put the branch's changes in one new commit instead of merging its commits.
     #[arg(long)]
     squash: bool,
@@ -33,13 +33,13 @@ pub struct MergeArgs {
 #[derive(Debug, Args)]
 pub struct RebaseArgs {
     /// The task whose branch to rebase onto the current tip of the branch it started from.
-    id: i64,
+    id: TaskId,
 }
 
 #[derive(Debug, Args)]
 pub struct PrArgs {
     /// The completed task to open a pull request for (needs `gh`, logged in).
-    id: i64,
+    id: TaskId,
 }
 
 pub fn cmd_diff(ctx: &Context, args: DiffArgs) -> anyhow::Result<()> {
@@ -49,8 +49,8 @@ pub fn cmd_diff(ctx: &Context, args: DiffArgs) -> anyhow::Result<()> {
         return Err(crate::review::no_branch(&task).into());
     };
     // One git process when all is well; what went wrong is worked out only when it fails.
-    let range = match &task.base_commit {
-        Some(base) => vec![base.clone(), branch],
+    let range = match task.base_commit() {
+        Some(base) => vec![base.to_string(), branch],
         // Tasks run before bases were recorded: from where the branch forked from HEAD.
         None => vec![format!("HEAD...{branch}")],
     };
@@ -119,7 +119,7 @@ pub fn cmd_merge(ctx: &Context, args: MergeArgs) -> anyhow::Result<()> {
     if let Some(review) = store.reviews_of_branch(owner.id)?.pop()
         && !merged.already
     {
-        let note = match (review.status, review.review_verdict) {
+        let note = match (review.status(), review.review_verdict()) {
             (_, Some(ReviewVerdict::ChangesRequested)) => Some(format!(
                 "the latest review (task {}) requested changes",
                 review.id

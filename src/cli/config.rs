@@ -9,11 +9,18 @@ use super::{Context, output};
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
     /// Print JSON: each key with its value and source.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "example")]
     json: bool,
+    /// Print an example gza.yaml with every key, its default and what it does (no project needed).
+    #[arg(long)]
+    example: bool,
 }
 
 pub fn cmd_config(ctx: &Context, args: ConfigArgs) -> anyhow::Result<()> {
+    if args.example {
+        output::stdout().write_all(crate::config::EXAMPLE_YAML.as_bytes())?;
+        return Ok(());
+    }
     let project = ctx.project()?;
     let effective = crate::settings::load(&project.root)?;
     // Project files are named relative to the project root; the user file in full.

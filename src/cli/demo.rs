@@ -195,7 +195,10 @@ pub fn cmd_demo(_ctx: &Context, args: DemoArgs) -> anyhow::Result<()> {
         )
     )?;
     out.flush()?;
-    super::show::cmd_show(&ctx, super::show::ShowArgs::prompt_of(6))?;
+    super::show::cmd_show(
+        &ctx,
+        super::show::ShowArgs::prompt_of(crate::task::TaskId(6)),
+    )?;
     writeln!(out, "\nDone in {:.1}s.", started.elapsed().as_secs_f64())?;
     if args.keep {
         let kept = tmp.keep();

@@ -26,6 +26,23 @@ pub fn cmd_doctor(ctx: &Context, _args: DoctorArgs) -> anyhow::Result<std::proce
             }
         }
     }
+    match super::model::model_dir(ctx) {
+        Some(dir) => match super::model::check(&dir) {
+            None => writeln!(
+                out,
+                "Embedding model: {} (matches its pinned hashes)",
+                dir.display()
+            )?,
+            Some(problem) => writeln!(
+                out,
+                "Embedding model: none usable ({problem}); learnings are ranked by words only until you run `gza model install`"
+            )?,
+        },
+        None => writeln!(
+            out,
+            "Embedding model: no place for it (no HOME); set GZA_MODEL_DIR and run `gza model install`"
+        )?,
+    }
     let project = match ctx.project() {
         Ok(p) => p,
         Err(Error::NotInitialized(_)) => return Ok(std::process::ExitCode::SUCCESS),

@@ -74,16 +74,16 @@ pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
         "ID", "STATUS", "TYPE", "CREATED", "COST", "TIME", "PROMPT",
     ]);
     for t in &tasks {
-        let status = match (&t.failure_reason, t.review_verdict) {
-            (Some(reason), _) if t.status == TaskStatus::Failed => format!("failed ({reason})"),
-            (_, Some(verdict)) => format!("{} ({verdict})", t.status),
-            _ => t.status.to_string(),
+        let status = match (t.state.failure_reason(), t.state.review_verdict()) {
+            (Some(reason), _) if t.status() == TaskStatus::Failed => format!("failed ({reason})"),
+            (_, Some(verdict)) => format!("{} ({verdict})", t.status()),
+            _ => t.status().to_string(),
         };
         table.row(vec![
             t.id.to_string(),
-            output::paint(output::status_style(t.status), status),
+            output::paint(output::status_style(t.status()), status),
             t.task_type.to_string(),
-            output::short_time(&t.created_at),
+            output::short_time(&crate::time::to_db(&t.created_at)),
             output::cost(t.cost_usd),
             output::duration(t.duration_seconds),
             crate::redact::redact_secrets(&t.prompt),

@@ -86,7 +86,7 @@ pub fn cmd_import(ctx: &Context, args: ImportArgs) -> anyhow::Result<()> {
             report.already.len()
         )?;
     } else {
-        let ids: Vec<i64> = report.queued.iter().map(|(_, id)| *id).collect();
+        let ids: Vec<i64> = report.queued.iter().map(|(_, id)| id.0).collect();
         let reviews = match report.reviews.len() {
             0 => String::new(),
             n => format!(", and {n} review(s) that run after their task"),

@@ -18,13 +18,11 @@ pub struct InitArgs {
     force: bool,
 }
 
-/// Lines `gza init` makes sure .gitignore has: gza's runtime files, never its learnings.
-const GITIGNORE_LINES: [&str; 4] = [
-    "/.gza/gza.db*",
-    "/.gza/logs/",
-    "/.gza/worktrees/",
-    "/gza.local.yaml",
-];
+/// Lines `gza init` makes sure .gitignore has: everything gza keeps in `.gza/` is this
+/// machine's (the database and its journals, logs, worktrees, reports, locks, spooled drafts,
+/// caches, partial files), except `learnings.md`, which the team shares; and the person's
+/// `gza.local.yaml`. An allow-list, so a file a later gza adds is ignored from the start.
+const GITIGNORE_LINES: [&str; 3] = ["/.gza/*", "!/.gza/learnings.md", "/gza.local.yaml"];
 
 pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     let root = ctx.dir();

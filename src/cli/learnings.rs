@@ -3,6 +3,7 @@
 use std::io::{IsTerminal, Write};
 
 use clap::{Args, Subcommand};
+use serde::Serialize;
 
 use super::learnings_lifecycle as lc;
 use super::{Context, output, usage};
@@ -12,6 +13,7 @@ use crate::learn::{items, regenerate};
 use crate::learning::{Learning, NewLearning, Origin, Priority, Status, label, parse_label};
 use crate::project::Project;
 use crate::store::{LearningEdit, Store};
+use crate::task::TaskStatus;
 
 #[derive(Debug, Args)]
 pub struct LearningsArgs {
@@ -414,15 +416,27 @@ fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     page(&text, args.pager)
 }
 
+/// A learning as `gza learnings show --json` prints it: its record, then where it came from and
+/// how the tasks it was given ended.
+#[derive(Serialize)]
+struct ShownLearning<'a> {
+    #[serde(flatten)]
+    learning: &'a Learning,
+    sources: &'a [crate::store::Source],
+    outcomes: &'a [crate::store::InjectionOutcome],
+}
+
 fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     let sources = store.learning_sources(l.id)?;
     let mut out = output::stdout();
     let outcomes = store.injection_outcomes(l.id)?;
     if json {
-        let mut value = serde_json::to_value(l)?;
-        value["sources"] = serde_json::to_value(&sources)?;
-        value["outcomes"] = serde_json::to_value(&outcomes)?;
-        serde_json::to_writer_pretty(&mut out, &value)?;
+        let record = ShownLearning {
+            learning: l,
+            sources: &sources,
+            outcomes: &outcomes,
+        };
+        serde_json::to_writer_pretty(&mut out, &record)?;
         writeln!(out)?;
         return Ok(());
     }
@@ -488,15 +502,18 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     }
     field(&mut out, "Injected", format!("{} times", l.injected))?;
     if !outcomes.is_empty() {
-        let completed = outcomes.iter().filter(|o| o.status == "completed").count();
+        let completed = outcomes
+            .iter()
+            .filter(|o| o.status == TaskStatus::Completed)
+            .count();
         let failed: Vec<String> = outcomes
             .iter()
-            .filter(|o| o.status != "completed")
+            .filter(|o| o.status != TaskStatus::Completed)
             .map(|o| {
                 format!(
                     "task {} {}",
                     o.task,
-                    o.failure_reason.as_deref().unwrap_or("failed")
+                    o.failure_reason.as_ref().map_or("failed", |r| r.as_str())
                 )
             })
             .collect();
@@ -512,9 +529,9 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     let events = store.learning_events(l.id)?;
     if !events.is_empty() {
         writeln!(out, "  History")?;
-        for (at, event, detail) in events {
-            let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
-            writeln!(out, "    {at}  {event}{detail}")?;
+        for e in events {
+            let detail = e.detail.map(|d| format!(" ({d})")).unwrap_or_default();
+            writeln!(out, "    {}  {}{detail}", e.at, e.event)?;
         }
     }
     Ok(())
@@ -1038,12 +1055,80 @@ fn clear(ctx: &Context, args: ClearArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What `gza learnings stats --json` prints, in this order.
+#[derive(Serialize)]
+struct StatsJson<'a> {
+    enabled: bool,
+    provider: &'a str,
+    inject: crate::config::InjectMode,
+    totals: &'a crate::store::LearningsTotals,
+    most_injected: Vec<Injected<'a>>,
+    metadata: &'a crate::store::LearningsMetadata,
+    extraction_backoff: BackoffJson<'a>,
+    regenerate_every: u32,
+    window_size: u32,
+    lifecycle: LifecycleJson<'a>,
+}
+
+#[derive(Serialize)]
+struct Injected<'a> {
+    id: String,
+    text: &'a str,
+    injected: i64,
+}
+
+#[derive(Serialize)]
+struct BackoffJson<'a> {
+    active: bool,
+    failures: i64,
+    until: Option<&'a str>,
+    last_error: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct LifecycleJson<'a> {
+    tier2_high: i64,
+    tier2_medium: i64,
+    stale: Vec<StaleJson<'a>>,
+    quarantined: i64,
+    decayed: Vec<DecayedJson<'a>>,
+    flagged: Vec<FlaggedJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct StaleJson<'a> {
+    id: String,
+    text: &'a str,
+    reason: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct DecayedJson<'a> {
+    id: String,
+    text: &'a str,
+    confidence: f64,
+}
+
+#[derive(Serialize)]
+struct FlaggedJson<'a> {
+    id: String,
+    text: &'a str,
+    failure_reason: &'a str,
+    tasks: i64,
+}
+
 fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
     let totals = store.learnings_totals()?;
     let meta = store.learnings_metadata()?;
     let most = store.most_injected(5)?;
-    let (high, medium, stale_n, quarantined) = store.lifecycle_counts()?;
+    let counts = store.lifecycle_counts()?;
+    let (high, medium, stale_n, quarantined) = (
+        counts.tier2_high,
+        counts.tier2_medium,
+        counts.stale,
+        counts.quarantined,
+    );
     let stale: Vec<Learning> = store
         .learnings(false)?
         .into_iter()
@@ -1066,40 +1151,70 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     };
     let mut out = output::stdout();
     if args.json {
-        let json = serde_json::json!({
-            "enabled": config.enabled,
-            "provider": provider,
-            "inject": config.inject,
-            "totals": totals,
-            "most_injected": most.iter().map(|(id, text, n)| serde_json::json!({"id": label(*id), "text": text, "injected": n})).collect::<Vec<_>>(),
-            "metadata": meta,
-            "extraction_backoff": serde_json::json!({
-                "active": backing_off.is_some(),
-                "failures": backoff.failures,
-                "until": backoff.until,
-                "last_error": backoff.last_error,
-            }),
-            "regenerate_every": config.regenerate_every,
-            "window_size": config.window_size,
-            "lifecycle": {
-                "tier2_high": high,
-                "tier2_medium": medium,
-                "stale": stale.iter().map(|l| serde_json::json!({"id": l.label(), "text": l.text, "reason": l.lifecycle.stale_reason})).collect::<Vec<_>>(),
-                "quarantined": quarantined,
-                "decayed": decayed.iter().map(|l| serde_json::json!({"id": l.label(), "text": l.text, "confidence": l.decayed_confidence(now)})).collect::<Vec<_>>(),
-                "flagged": failing.iter().map(|(id, text, reason, n)| serde_json::json!({"id": label(*id), "text": text, "failure_reason": reason, "tasks": n})).collect::<Vec<_>>(),
+        let json = StatsJson {
+            enabled: config.enabled,
+            provider: &provider,
+            inject: config.inject,
+            totals: &totals,
+            most_injected: most
+                .iter()
+                .map(|m| Injected {
+                    id: label(m.id),
+                    text: &m.text,
+                    injected: m.injected,
+                })
+                .collect(),
+            metadata: &meta,
+            extraction_backoff: BackoffJson {
+                active: backing_off.is_some(),
+                failures: backoff.failures,
+                until: backoff.until.as_deref(),
+                last_error: backoff.last_error.as_deref(),
             },
-        });
+            regenerate_every: config.regenerate_every,
+            window_size: config.window_size,
+            lifecycle: LifecycleJson {
+                tier2_high: high,
+                tier2_medium: medium,
+                stale: stale
+                    .iter()
+                    .map(|l| StaleJson {
+                        id: l.label(),
+                        text: &l.text,
+                        reason: l.lifecycle.stale_reason.as_deref(),
+                    })
+                    .collect(),
+                quarantined,
+                decayed: decayed
+                    .iter()
+                    .map(|l| DecayedJson {
+                        id: l.label(),
+                        text: &l.text,
+                        confidence: l.decayed_confidence(now),
+                    })
+                    .collect(),
+                flagged: failing
+                    .iter()
+                    .map(|f| FlaggedJson {
+                        id: label(f.id),
+                        text: &f.text,
+                        // No recorded reason prints as "", as it always has.
+                        failure_reason: f.failure_reason.as_ref().map_or("", |r| r.as_str()),
+                        tasks: f.tasks,
+                    })
+                    .collect(),
+            },
+        };
         serde_json::to_writer_pretty(&mut out, &json)?;
         writeln!(out)?;
         return Ok(());
     }
-    let pairs = |list: &[(String, i64)]| {
+    let pairs = |list: &[crate::store::Tally]| {
         if list.is_empty() {
             "-".to_string()
         } else {
             list.iter()
-                .map(|(k, n)| format!("{k} {n}"))
+                .map(|t| format!("{} {}", t.name, t.count))
                 .collect::<Vec<_>>()
                 .join(", ")
         }
@@ -1152,17 +1267,16 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
             )?;
         }
     }
-    for (id, text, reason, n) in &failing {
+    for f in &failing {
         writeln!(
             out,
-            "    review {:<5} {} (given to {n} tasks that all failed: {})",
-            label(*id),
-            output::one_line(text, 40),
-            if reason.is_empty() {
-                "no reason"
-            } else {
-                reason
-            }
+            "    review {:<5} {} (given to {} tasks that all failed: {})",
+            label(f.id),
+            output::one_line(&f.text, 40),
+            f.tasks,
+            f.failure_reason
+                .as_ref()
+                .map_or("no reason", |r| r.as_str())
         )?;
     }
     writeln!(out, "  by section:       {}", pairs(&totals.by_section))?;
@@ -1176,12 +1290,13 @@ fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         totals.never_injected,
         totals.sessions
     )?;
-    for (id, text, n) in &most {
+    for m in &most {
         writeln!(
             out,
-            "  {:<5} {n:>4}×  {}",
-            label(*id),
-            output::one_line(text, 60)
+            "  {:<5} {:>4}×  {}",
+            label(m.id),
+            m.injected,
+            output::one_line(&m.text, 60)
         )?;
     }
     writeln!(out, "Tasks extracted:    {}", totals.tasks_extracted)?;

@@ -9,12 +9,12 @@ use super::{Context, output, usage};
 use crate::config::ProviderKind;
 use crate::error::Error;
 use crate::runner::{provider_of, providers};
-use crate::task::TaskStatus;
+use crate::task::{TaskId, TaskStatus};
 
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// The task whose log to show.
-    id: i64,
+    id: TaskId,
     /// Keep printing while the task runs.
     #[arg(long, short = 'f')]
     follow: bool,
@@ -28,10 +28,16 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
     let task = store.get_task(args.id)?;
     let Some(log_file) = &task.log_file else {
-        return Err(usage(format!(
-            "task {} has no log yet (it is {})",
-            task.id, task.status
-        )));
+        return Err(usage(match task.state.result() {
+            // Finished: its log was removed by `gza clean` (or it ended before an agent ran).
+            Some(_) => format!(
+                "task {} ({}) has no log: `gza clean` removes the logs of finished tasks, and a task that ended before its agent started has none; `gza show {}` still has its outcome",
+                task.id,
+                task.status(),
+                task.id
+            ),
+            None => format!("task {} has no log yet (it is {})", task.id, task.status()),
+        }));
     };
     let path = std::path::PathBuf::from(log_file);
     let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
@@ -47,7 +53,7 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
     let kind = provider_of(&project, &task);
     let mut reader = BufReader::new(file);
     let task_running = || -> anyhow::Result<bool> {
-        Ok(store.get_task(task.id)?.status == TaskStatus::InProgress)
+        Ok(store.get_task(task.id)?.status() == TaskStatus::InProgress)
     };
     if args.raw {
         match store.log_redacted(task.id)? {

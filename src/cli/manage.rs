@@ -6,12 +6,12 @@ use clap::Args;
 
 use super::{Context, output, usage};
 use crate::store::NewTask;
-use crate::task::TaskStatus;
+use crate::task::{TaskId, TaskStatus};
 
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
     /// The task to delete.
-    id: i64,
+    id: TaskId,
     /// Do not ask for confirmation.
     #[arg(long, short = 'y')]
     yes: bool,
@@ -20,19 +20,19 @@ pub struct DeleteArgs {
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
     /// The failed task whose agent session to continue.
-    id: i64,
+    id: TaskId,
 }
 
 #[derive(Debug, Args)]
 pub struct RetryArgs {
     /// The failed or finished task to run again.
-    id: i64,
+    id: TaskId,
 }
 
 pub fn cmd_delete(ctx: &Context, args: DeleteArgs) -> anyhow::Result<()> {
-    let (_, store) = ctx.open()?;
+    let (project, store) = ctx.open()?;
     let task = store.get_task(args.id)?;
-    if task.status == TaskStatus::InProgress {
+    if task.status() == TaskStatus::InProgress {
         return Err(usage(format!(
             "task {} is running; stop it with `gza kill {}` first",
             task.id, task.id
@@ -61,7 +61,38 @@ pub fn cmd_delete(ctx: &Context, args: DeleteArgs) -> anyhow::Result<()> {
         }
     }
     let dependents = store.dependents(task.id)?;
+    // What gza made for the task goes with it: its worktree (unless it holds uncommitted work
+    // or another task uses it) and its logs. Its branch is the person's work and stays; the id
+    // is never given again, so the branch's name keeps meaning this task.
+    let kept_worktree = match &task.worktree {
+        Some(path) if std::path::Path::new(path).exists() => {
+            let leftover = crate::store::Leftover {
+                id: task.id,
+                path: path.clone(),
+                branch: task.branch.clone(),
+            };
+            crate::runner::cleanup::remove_worktree_of(&project, &store, &leftover)?
+                .map(|why| (path.clone(), why))
+        }
+        _ => None,
+    };
     store.delete_task(task.id)?;
+    for log in [
+        task.log_file.clone().map(std::path::PathBuf::from),
+        Some(
+            project
+                .logs_dir()
+                .join(crate::runner::cleanup::stderr_log_name(task.id)),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        // Only gza's own log folder: a path stored in the database is not trusted further.
+        if let Ok(log) = crate::confine::inside(&project.logs_dir(), &log) {
+            let _ = std::fs::remove_file(log);
+        }
+    }
     let mut out = output::stdout();
     writeln!(
         out,
@@ -69,6 +100,31 @@ pub fn cmd_delete(ctx: &Context, args: DeleteArgs) -> anyhow::Result<()> {
         output::paint(output::GREEN, "✓"),
         task.id
     )?;
+    if let Some((path, why)) = kept_worktree {
+        writeln!(
+            out,
+            "{} its worktree {path} is kept: {why}",
+            output::paint(output::YELLOW, "note:")
+        )?;
+    }
+    if let Some(branch) = &task.branch
+        && crate::git::run(
+            &project.root,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("refs/heads/{branch}"),
+            ],
+        )
+        .is_ok()
+    {
+        writeln!(
+            out,
+            "{} its branch {branch} is kept (`git branch -D {branch}` deletes it)",
+            output::paint(output::YELLOW, "note:")
+        )?;
+    }
     if !dependents.is_empty() {
         let ids: Vec<String> = dependents.iter().map(|d| d.to_string()).collect();
         writeln!(
@@ -84,10 +140,11 @@ pub fn cmd_delete(ctx: &Context, args: DeleteArgs) -> anyhow::Result<()> {
 pub fn cmd_retry(ctx: &Context, args: RetryArgs) -> anyhow::Result<()> {
     let (_, store) = ctx.open()?;
     let task = store.get_task(args.id)?;
-    if matches!(task.status, TaskStatus::Pending | TaskStatus::InProgress) {
+    if matches!(task.status(), TaskStatus::Pending | TaskStatus::InProgress) {
         return Err(usage(format!(
             "task {} is {}; only failed, completed or dropped tasks can be retried",
-            task.id, task.status
+            task.id,
+            task.status()
         )));
     }
     let new = NewTask::follow_up(&task);
@@ -104,10 +161,11 @@ pub fn cmd_retry(ctx: &Context, args: RetryArgs) -> anyhow::Result<()> {
 pub fn cmd_resume(ctx: &Context, args: ResumeArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
     let task = store.get_task(args.id)?;
-    if task.status != TaskStatus::Failed {
+    if task.status() != TaskStatus::Failed {
         return Err(usage(format!(
             "task {} is {}; only failed tasks can be resumed",
-            task.id, task.status
+            task.id,
+            task.status()
         )));
     }
     let kind = crate::runner::provider_of(&project, &task);

@@ -16,6 +16,7 @@ mod learnings;
 mod learnings_lifecycle;
 mod log;
 mod manage;
+mod model;
 mod next;
 pub(crate) mod output;
 mod ps;
@@ -116,6 +117,9 @@ pub enum Command {
     /// Say which agent sandboxes (none, bwrap, docker) work on this machine, and what an agent
     /// of this project sees inside one.
     Doctor(doctor::DoctorArgs),
+    /// Install the sentence-embedding model the ranker uses (checked against pinned hashes),
+    /// or see whether the installed one is usable.
+    Model(model::ModelArgs),
     /// Show the settings of this project's gza.yaml that run commands or reach beyond the
     /// project, and trust them (until then gza ignores them).
     ///
@@ -147,15 +151,18 @@ impl Context {
     pub fn project(&self) -> Result<Project, Error> {
         let project = Project::discover(&self.dir)?;
         static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        if !project.ignored_settings.is_empty()
-            && !SAID.swap(true, std::sync::atomic::Ordering::Relaxed)
-        {
-            let _ = writeln!(
-                output::stderr(),
-                "{} {}",
-                output::paint(output::YELLOW, "warning:"),
-                crate::settings::ignored_notice(&project.ignored_settings),
-            );
+        if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            let mut notes = project.unknown_env.clone();
+            if !project.ignored_settings.is_empty() {
+                notes.push(crate::settings::ignored_notice(&project.ignored_settings));
+            }
+            for note in notes {
+                let _ = writeln!(
+                    output::stderr(),
+                    "{} {note}",
+                    output::paint(output::YELLOW, "warning:"),
+                );
+            }
         }
         Ok(project)
     }
@@ -211,6 +218,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Work(args) => return work::cmd_work(ctx, args),
         Command::Doctor(args) => return doctor::cmd_doctor(ctx, args),
+        Command::Model(args) => return model::cmd_model(ctx, args),
         Command::Trust(args) => trust::cmd_trust(ctx, args),
         Command::Init(args) => init::cmd_init(ctx, args),
         Command::Add(args) => add::cmd_add(ctx, args),
@@ -322,7 +330,7 @@ mod tests {
 
     #[test]
     fn user_errors_exit_1_internal_faults_255_and_a_closed_pipe_3() {
-        let user = anyhow::Error::from(Error::TaskNotFound(9));
+        let user = anyhow::Error::from(Error::TaskNotFound(crate::task::TaskId(9)));
         assert_eq!(exit_code(&user), 1);
         let git = anyhow::Error::from(Error::Git {
             dir: "/p".into(),

@@ -34,7 +34,8 @@ pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     let limit = (args.limit > 0).then_some(args.limit);
     let ready = store.pickup_queue(false, limit, group)?;
     // Counted only up to a cap: `next` stays fast with a million pending tasks.
-    let (ready_count, blocked_count) = store.pending_counts_capped(group, COUNT_CAP)?;
+    let counts = store.pending_counts_capped(group, COUNT_CAP)?;
+    let (ready_count, blocked_count) = (counts.ready, counts.blocked);
     let mut out = output::stdout();
     if args.json {
         let entries = if args.all {
@@ -108,12 +109,12 @@ pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     writeln!(out, "\nBlocked:")?;
     let mut table = output::Table::new(vec!["#", "ID", "TYPE", "WAITS FOR", "PROMPT"]);
     for entry in &blocked {
-        let (dep, status) = entry.blocked_by.expect("filtered to blocked entries");
+        let dep = entry.blocked_by.expect("filtered to blocked entries");
         table.row(vec![
             "-".into(),
             entry.task.id.to_string(),
             entry.task.task_type.to_string(),
-            output::paint(output::YELLOW, format!("{dep} ({status})")),
+            output::paint(output::YELLOW, format!("{} ({})", dep.id, dep.status)),
             crate::redact::redact_secrets(&entry.task.prompt),
         ]);
     }

@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::{Context, output};
 use crate::runner;
+use crate::task::TaskId;
 
 #[derive(Debug, Args)]
 pub struct PsArgs {
@@ -17,7 +18,7 @@ pub struct PsArgs {
 #[derive(Debug, Args)]
 pub struct KillArgs {
     /// The running task to stop.
-    id: i64,
+    id: TaskId,
 }
 
 pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
@@ -38,27 +39,25 @@ pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
         "ID", "TYPE", "PROVIDER", "PID", "STARTED", "ELAPSED", "TURNS", "COST", "PROMPT",
     ]);
     for t in &tasks {
-        let elapsed = t
-            .started_at
-            .as_deref()
-            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
-            .map(|s| (now - s.with_timezone(&chrono::Utc)).num_seconds().max(0) as f64);
+        let started_at = t.state.started_at();
+        let elapsed = started_at.map(|s| (now - s).num_seconds().max(0) as f64);
         table.row(vec![
             t.id.to_string(),
             t.task_type.to_string(),
             t.provider.clone().unwrap_or_else(|| "-".into()),
-            t.running_pid
-                .map(|p| p.to_string())
+            t.state
+                .worker()
+                .map(|w| w.pid.to_string())
                 .unwrap_or_else(|| "-".into()),
-            t.started_at
-                .as_deref()
-                .map(output::short_time)
+            started_at
+                .map(|s| output::short_time(&crate::time::to_db(&s)))
                 .unwrap_or_default(),
             output::duration(elapsed),
-            t.num_turns
+            t.usage
+                .num_turns
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "-".into()),
-            output::cost(t.cost_usd),
+            output::cost(t.usage.cost_usd),
             crate::redact::redact_secrets(&t.prompt),
         ]);
     }

@@ -9,7 +9,7 @@ use super::{Context, output, usage};
 use crate::config::ProviderKind;
 use crate::review::{branch_owner, improve_prompt, review_prompt, reviewed_task};
 use crate::store::NewTask;
-use crate::task::{ReviewVerdict, Task, TaskStatus, TaskType};
+use crate::task::{ReviewVerdict, Task, TaskId, TaskStatus, TaskType};
 
 /// Options of the queued task, shared by review and improve.
 #[derive(Debug, Args)]
@@ -31,7 +31,7 @@ struct QueuedTaskOptions {
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
     /// The completed implement or improve task whose branch to review.
-    id: i64,
+    id: TaskId,
     #[command(flatten)]
     options: QueuedTaskOptions,
 }
@@ -39,7 +39,7 @@ pub struct ReviewArgs {
 #[derive(Debug, Args)]
 pub struct ImproveArgs {
     /// A review task, or an implement task (then its latest review).
-    id: i64,
+    id: TaskId,
     #[command(flatten)]
     options: QueuedTaskOptions,
 }
@@ -54,13 +54,13 @@ pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
             task.task_type.with_article()
         )));
     }
-    match task.status {
+    match task.status() {
         TaskStatus::Completed => {}
         TaskStatus::Pending | TaskStatus::InProgress => {
             return Err(usage(format!(
                 "task {} {}; review it once it has completed (`gza work {}` runs it)",
                 task.id,
-                task.status.as_phrase(),
+                task.status().as_phrase(),
                 task.id
             )));
         }
@@ -68,7 +68,7 @@ pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
             return Err(usage(format!(
                 "task {} {}; only completed tasks are reviewed (`gza retry {}` runs it again)",
                 task.id,
-                task.status.as_phrase(),
+                task.status().as_phrase(),
                 task.id
             )));
         }
@@ -77,7 +77,7 @@ pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     if let Some(queued) = store
         .reviews_of_branch(branch.owner.id)?
         .into_iter()
-        .find(|r| matches!(r.status, TaskStatus::Pending | TaskStatus::InProgress))
+        .find(|r| matches!(r.status(), TaskStatus::Pending | TaskStatus::InProgress))
     {
         return Err(usage(format!(
             "review task {} of {} is already queued; `gza work {}` runs it",
@@ -133,11 +133,11 @@ pub fn cmd_improve(ctx: &Context, args: ImproveArgs) -> anyhow::Result<()> {
             )));
         }
     };
-    if matches!(review.status, TaskStatus::Failed | TaskStatus::Dropped) {
+    if matches!(review.status(), TaskStatus::Failed | TaskStatus::Dropped) {
         return Err(usage(format!(
             "review task {} {}; it has no findings to act on (`gza retry {}` runs it again)",
             review.id,
-            review.status.as_phrase(),
+            review.status().as_phrase(),
             review.id
         )));
     }
@@ -174,7 +174,7 @@ pub fn cmd_improve(ctx: &Context, args: ImproveArgs) -> anyhow::Result<()> {
     if o.quiet {
         writeln!(out, "{id}")?;
     } else {
-        let after = if review.status == TaskStatus::Completed {
+        let after = if review.status() == TaskStatus::Completed {
             String::new()
         } else {
             format!("; it waits for review {} to finish", review.id)
@@ -188,7 +188,7 @@ pub fn cmd_improve(ctx: &Context, args: ImproveArgs) -> anyhow::Result<()> {
             review.id
         )?;
     }
-    if review.review_verdict == Some(ReviewVerdict::Approved) {
+    if review.review_verdict() == Some(ReviewVerdict::Approved) {
         writeln!(
             output::stderr(),
             "{} review {} approved the change without follow-ups; the improve task was queued anyway",

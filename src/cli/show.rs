@@ -6,7 +6,9 @@ use clap::Args;
 
 use super::{Context, output};
 use crate::prompt::build_prompt;
-use crate::task::{ReviewVerdict, Task, TaskStatus, TaskType};
+use crate::store::Injection;
+use crate::task::{ReviewVerdict, Task, TaskId, TaskStatus, TaskType};
+use crate::time;
 
 /// Output lines shown before cutting, unless --full.
 const OUTPUT_PREVIEW_LINES: usize = 40;
@@ -14,7 +16,7 @@ const OUTPUT_PREVIEW_LINES: usize = 40;
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The task to show.
-    id: i64,
+    id: TaskId,
     /// Print JSON for scripts.
     #[arg(long, conflicts_with = "prompt")]
     json: bool,
@@ -28,7 +30,7 @@ pub struct ShowArgs {
 
 impl ShowArgs {
     /// `gza show ID --prompt`.
-    pub fn prompt_of(id: i64) -> Self {
+    pub fn prompt_of(id: TaskId) -> Self {
         ShowArgs {
             id,
             json: false,
@@ -84,7 +86,7 @@ fn print_task(
     out: &mut impl Write,
     t: &Task,
     full: bool,
-    given: &[(i64, String)],
+    given: &[Injection],
     reviews: &[Task],
 ) -> std::io::Result<()> {
     let rule = "-".repeat(50);
@@ -94,13 +96,16 @@ fn print_task(
         output::paint(output::BOLD, format!("Task {}", t.id))
     )?;
     writeln!(out, "{}", "=".repeat(50))?;
-    let status = output::paint(output::status_style(t.status), t.status);
+    let status = output::paint(output::status_style(t.status()), t.status());
     field(out, "Status", Some(status))?;
-    if t.status == TaskStatus::Failed {
+    if t.status() == TaskStatus::Failed {
         field(
             out,
             "Failure reason",
-            Some(t.failure_reason.clone().unwrap_or("UNKNOWN".into())),
+            Some(
+                t.failure_reason()
+                    .map_or("UNKNOWN".into(), |r| r.to_string()),
+            ),
         )?;
     }
     field(out, "Type", Some(t.task_type.to_string()))?;
@@ -125,7 +130,7 @@ fn print_task(
     field(out, "Urgent", t.urgent.then(|| "yes".to_string()))?;
     let ids: Vec<String> = given
         .iter()
-        .map(|(id, _)| crate::learning::label(*id))
+        .map(|given| crate::learning::label(given.learning))
         .collect();
     let ids = if ids.is_empty() {
         String::new()
@@ -140,15 +145,15 @@ fn print_task(
     };
     field(out, "Learnings", Some(learnings))?;
     field(out, "Branch", t.branch.clone())?;
-    let base = match (&t.base_branch, &t.base_commit) {
+    let base = match (t.base_branch(), t.base_commit()) {
         (Some(b), Some(c)) => Some(format!("{b} at {}", c.get(..10).unwrap_or(c))),
         (None, Some(c)) => Some(c.get(..10).unwrap_or(c).to_string()),
         _ => None,
     };
     field(out, "Base", base)?;
-    if t.task_type == TaskType::Review && t.status == TaskStatus::Completed {
+    if t.task_type == TaskType::Review && t.status() == TaskStatus::Completed {
         let verdict = t
-            .review_verdict
+            .review_verdict()
             .map(|v| output::paint(verdict_style(v), v))
             .unwrap_or_else(|| "none found in the review's output".into());
         field(out, "Verdict", Some(verdict))?;
@@ -156,9 +161,9 @@ fn print_task(
     if !reviews.is_empty() {
         let list: Vec<String> = reviews
             .iter()
-            .map(|r| match r.review_verdict {
+            .map(|r| match r.review_verdict() {
                 Some(v) => format!("task {} {}", r.id, output::paint(verdict_style(v), v)),
-                None => format!("task {} ({})", r.id, r.status),
+                None => format!("task {} ({})", r.id, r.status()),
             })
             .collect();
         field(out, "Reviews", Some(list.join(", ")))?;
@@ -166,9 +171,9 @@ fn print_task(
     field(
         out,
         "Merged",
-        t.merged_at
+        t.merged
             .as_ref()
-            .map(|at| format!("into {} at {at}", t.merged_into.as_deref().unwrap_or("?"))),
+            .map(|m| format!("into {} at {}", m.into, time::to_db(&m.at))),
     )?;
     field(out, "Pull request", t.pr_url.clone())?;
     field(out, "Changes", t.diff_stats.clone())?;
@@ -176,18 +181,33 @@ fn print_task(
     field(out, "Report", t.report_file.clone())?;
     field(out, "Log", t.log_file.clone())?;
     field(out, "Session ID", t.session_id.clone())?;
-    field(out, "Created", Some(t.created_at.clone()))?;
-    field(out, "Started", t.started_at.clone())?;
-    field(out, "Completed", t.completed_at.clone())?;
-    field(out, "PID", t.running_pid.map(|p| p.to_string()))?;
-    if t.duration_seconds.is_some() || t.cost_usd.is_some() || t.num_turns.is_some() {
+    field(out, "Created", Some(time::to_db(&t.created_at)))?;
+    field(
+        out,
+        "Started",
+        t.state.started_at().as_ref().map(time::to_db),
+    )?;
+    field(
+        out,
+        "Completed",
+        t.state.completed_at().as_ref().map(time::to_db),
+    )?;
+    field(out, "PID", t.state.worker().map(|w| w.pid.to_string()))?;
+    let usage = &t.usage;
+    if usage.duration_seconds.is_some() || usage.cost_usd.is_some() || usage.num_turns.is_some() {
         let stats = format!(
             "{} | {} turns | {} | {} in / {} out tokens",
-            output::duration(t.duration_seconds),
-            t.num_turns.map(|n| n.to_string()).unwrap_or("-".into()),
-            output::cost(t.cost_usd),
-            t.input_tokens.map(|n| n.to_string()).unwrap_or("-".into()),
-            t.output_tokens.map(|n| n.to_string()).unwrap_or("-".into()),
+            output::duration(usage.duration_seconds),
+            usage.num_turns.map(|n| n.to_string()).unwrap_or("-".into()),
+            output::cost(usage.cost_usd),
+            usage
+                .input_tokens
+                .map(|n| n.to_string())
+                .unwrap_or("-".into()),
+            usage
+                .output_tokens
+                .map(|n| n.to_string())
+                .unwrap_or("-".into()),
         );
         field(out, "Stats", Some(stats))?;
     }

@@ -12,12 +12,12 @@ use crate::error::Error;
 use crate::learn;
 use crate::process;
 use crate::runner::{self, WorkOptions, cleanup};
-use crate::task::TaskStatus;
+use crate::task::{TaskId, TaskStatus};
 
 #[derive(Debug, Args)]
 pub struct WorkArgs {
     /// Run these tasks (default: the next ready ones, in pickup order).
-    ids: Vec<i64>,
+    ids: Vec<TaskId>,
     /// Run only tasks in this group.
     #[arg(long, short = 'g', value_name = "GROUP", conflicts_with = "ids")]
     group: Option<String>,
@@ -94,12 +94,12 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     }
     let completed = finished
         .iter()
-        .filter(|f| f.status == TaskStatus::Completed)
+        .filter(|f| f.state.status() == TaskStatus::Completed)
         .count();
     let failed = finished.len() - completed;
-    let cost: f64 = finished.iter().filter_map(|f| f.cost_usd).sum();
+    let cost: f64 = finished.iter().filter_map(|f| f.usage.cost_usd).sum();
     let mut summary = format!("{completed} completed, {failed} failed");
-    if finished.iter().any(|f| f.cost_usd.is_some()) {
+    if finished.iter().any(|f| f.usage.cost_usd.is_some()) {
         summary.push_str(&format!(", {} spent", output::cost(Some(cost))));
     }
     writeln!(out, "{summary}")?;

@@ -9,7 +9,7 @@ use super::output;
 use crate::config::ProviderKind;
 use crate::runner::providers::Progress;
 use crate::runner::{Finished, Observer, Status};
-use crate::task::{Task, TaskStatus};
+use crate::task::{Task, TaskId, TaskStatus};
 
 /// Progress reporting for `gza work`, shared by its worker threads.
 pub struct Ui {
@@ -20,7 +20,7 @@ pub struct Ui {
 
 #[derive(Default)]
 struct UiState {
-    running: BTreeMap<i64, Status>,
+    running: BTreeMap<TaskId, Status>,
     drawn_at: Option<Instant>,
     line_shown: bool,
 }
@@ -85,7 +85,7 @@ impl Observer for Ui {
         }
     }
 
-    fn progress(&self, id: i64, status: Status) {
+    fn progress(&self, id: TaskId, status: Status) {
         let mut state = self.state.lock().expect("ui lock");
         state.running.insert(id, status);
         if !self.live
@@ -127,25 +127,26 @@ impl Observer for Ui {
         if self.quiet {
             return;
         }
-        let (mark, style) = match f.status {
+        let status = f.state.status();
+        let (mark, style) = match status {
             TaskStatus::Completed => ("✓", output::GREEN),
             _ => ("✗", output::RED),
         };
-        let mut line = format!("{} task {} {}", output::paint(style, mark), f.id, f.status);
-        if let Some(reason) = &f.failure_reason {
+        let mut line = format!("{} task {} {}", output::paint(style, mark), f.id, status);
+        if let Some(reason) = f.state.failure_reason() {
             line.push_str(&format!(" ({reason})"));
         }
         line.push_str(&format!(
             " in {}",
             output::duration(Some(f.duration.as_secs_f64()))
         ));
-        if let Some(turns) = f.num_turns {
+        if let Some(turns) = f.usage.num_turns {
             line.push_str(&format!(", {turns} turns"));
         }
-        if let Some(cost) = f.cost_usd {
+        if let Some(cost) = f.usage.cost_usd {
             line.push_str(&format!(", {}", output::cost(Some(cost))));
         }
-        if let Some(verdict) = f.review_verdict {
+        if let Some(verdict) = f.state.review_verdict() {
             line.push_str(&format!("; verdict {verdict}"));
         }
         if let Some(branch) = &f.branch {

@@ -152,7 +152,9 @@ fn an_api_error_fails_the_task_with_its_message(agent: Agent, reply: Reply, expe
 /// the whole process group, the background process too.
 fn a_timeout_ends_the_whole_group(agent: Agent) {
     let server = FakeLlm::start(Vec::new());
-    let p = project_for(agent, &server, "timeout_minutes: 0.1\n");
+    // Long enough for a node CLI to start and run its first command on a loaded machine (6 s
+    // was not, under a parallel suite), short enough to keep the test quick.
+    let p = project_for(agent, &server, "timeout_minutes: 0.3\n");
     let pid_file = p.scratch().join("bg.pid");
     server.push(Reply::shell(format!(
         "sleep 300 >/dev/null 2>&1 & echo $! > {}",

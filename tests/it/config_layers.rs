@@ -77,7 +77,7 @@ fn a_bad_key_or_type_in_any_layer_names_its_file_line_and_key() {
     let err = |p: &TestProject| p.user_error(&["config"]).replace(&home, "[HOME]");
 
     user_file(&p, "max_turns: 5\nmax_concurent: 3\n");
-    assert_snapshot!(err(&p), @"Error: [HOME]/.gza/config.yaml:2:1: unknown key `max_concurent`, expected one of `project_name`, `provider`, `model`, `timeout_minutes`, `max_turns`, `max_concurrent`, `cleanup_days`, `redact_raw_logs`, `sandbox`, `docker_image`, `sandbox_env`, `learnings`, `hooks`, `providers`; fix the file or compare it with gza.example.yaml");
+    assert_snapshot!(err(&p), @"Error: [HOME]/.gza/config.yaml:2:1: unknown key `max_concurent`, expected one of `project_name`, `provider`, `model`, `timeout_minutes`, `max_turns`, `max_concurrent`, `cleanup_days`, `redact_raw_logs`, `sandbox`, `docker_image`, `sandbox_env`, `learnings`, `hooks`, `providers`; fix the file (`gza config --example` prints every key, documented)");
     user_file(&p, "learnings:\n  max_tokens: lots\n");
     assert!(
         err(&p).contains("[HOME]/.gza/config.yaml:2:"),
@@ -102,7 +102,18 @@ fn a_bad_key_or_type_in_any_layer_names_its_file_line_and_key() {
     std::fs::write(p.path("gza.yaml"), "project_name: demo\n").unwrap();
 
     p.set_env("GZA_MAX_CONCURRENT", "many");
-    assert_snapshot!(err(&p), @r#"Error: GZA_MAX_CONCURRENT=many: max_concurrent: invalid type: string "many", expected u32 (the environment sets max_concurrent); fix or unset it"#);
+    assert_snapshot!(err(&p), @r#"Error: GZA_MAX_CONCURRENT=many: max_concurrent: got the text "many", expected a whole number, 0 or more (the environment sets max_concurrent); fix or unset it"#);
+    // A misspelt variable is not silently ignored.
+    p.set_env("GZA_MAX_CONCURRENT", "2");
+    p.set_env("GZA_MAX_CONCURENT", "4");
+    let run = p.run(&["config"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(
+        run.stderr.trim(),
+        "warning: GZA_MAX_CONCURENT is not a variable gza reads; did you mean GZA_MAX_CONCURRENT?",
+        "{run}"
+    );
+    p.set_env("GZA_MAX_CONCURENT", "");
     p.set_env("GZA_MAX_CONCURRENT", "0");
     assert!(
         err(&p).contains("max_concurrent must be between 1 and 256"),
@@ -140,4 +151,14 @@ fn a_local_settings_file_that_is_a_directory_is_a_clear_error_and_init_ignores_t
     // Nothing stored is touched; removing the directory brings everything back.
     std::fs::remove_dir(p.path("gza.local.yaml")).unwrap();
     p.ok(&["history"]);
+}
+
+/// An installed gza has no gza.example.yaml beside it: `gza config --example` prints it, in or
+/// out of a project, and it is what `gza init` documents.
+#[test]
+fn config_example_prints_every_key_anywhere() {
+    let p = TestProject::empty();
+    let run = p.run(&["config", "--example"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(run.stdout, include_str!("../../gza.example.yaml"));
 }

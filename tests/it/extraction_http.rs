@@ -178,6 +178,29 @@ fn anthropic_without_a_key_says_what_to_do() {
     assert!(err.contains("ANTHROPIC_API_KEY is not set"), "{err}");
 }
 
+/// The public OpenAI endpoint without a key would refuse every call: gza makes none and says
+/// what to set; a local server (a base URL of one's own) needs no key.
+#[test]
+fn openai_on_the_public_endpoint_without_a_key_says_what_to_do() {
+    let mut p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho done\n",
+        "learnings:\n  extraction_provider: openai\n  extraction_model: gpt-4o-mini\n  regenerate_every: 1\n",
+    );
+    p.set_env("OPENAI_API_KEY", "");
+    p.set_env("OPENAI_BASE_URL", "");
+    p.add(&["Ship the release", "--type", "explore"]);
+    p.ok(&["work"]);
+    let err = p.user_error(&["learnings", "update"]);
+    assert!(
+        err.contains("openai with the public endpoint but OPENAI_API_KEY is not set"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let log = std::fs::read_to_string(p.path(".gza/logs/learnings.log")).unwrap_or_default();
+    assert!(log.contains("OPENAI_API_KEY is not set"), "{log}");
+}
+
 /// What the OpenAI-compatible server saw: request line, authorization header, body.
 type Seen = Arc<Mutex<Vec<(String, String, String)>>>;
 

@@ -671,3 +671,51 @@ fn review_on_a_terminal_asks_about_one_learning_at_a_time() {
         serde_json::json!([])
     );
 }
+
+/// A project that never uses Claude Code gets no `.claude/` written into it by `validate`;
+/// `export` writes whenever asked, after which `validate` keeps the file current; an empty
+/// `learnings.expertise_path` turns the automatic export off.
+#[test]
+fn expertise_yaml_is_written_unasked_only_where_claude_is_in_use() {
+    let p = TestProject::new();
+    p.config("provider: codex\n");
+    p.ok(&["learnings", "add", "Library errors are thiserror enums"]);
+    p.ok(&["learnings", "validate"]);
+    assert!(
+        !p.path(".claude").exists(),
+        "codex project: nothing under .claude/"
+    );
+
+    let out = p.ok(&["learnings", "export"]);
+    assert!(
+        out.contains(".claude/skills/learned/resources/expertise.yaml"),
+        "{out}"
+    );
+    let file = p.path(".claude/skills/learned/resources/expertise.yaml");
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&file, "version: \"0.2.0\"\npatterns: []\n").unwrap();
+    p.ok(&["learnings", "validate"]);
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("evolution_log"),
+        "an exported file is kept current"
+    );
+
+    // Claude in use (the default provider): validate writes it.
+    let q = TestProject::new();
+    q.ok(&["learnings", "add", "Library errors are thiserror enums"]);
+    q.ok(&["learnings", "validate"]);
+    assert!(
+        q.path(".claude/skills/learned/resources/expertise.yaml")
+            .is_file()
+    );
+
+    // Turned off.
+    let r = TestProject::new();
+    r.config("learnings:\n  expertise_path: \"\"\n");
+    r.ok(&["learnings", "validate"]);
+    assert!(!r.path(".claude").exists());
+    let err = r.user_error(&["learnings", "export"]);
+    assert!(err.contains("learnings.expertise_path is empty"), "{err}");
+}

@@ -222,7 +222,19 @@ fn clean_removes_old_worktrees_and_logs_and_keeps_what_must_stay() {
         "finished a moment ago"
     );
     assert!(p.path(&format!(".gza/logs/{recent}.jsonl")).is_file());
+    assert!(p.path(&format!(".gza/logs/{recent}.stderr.log")).is_file());
     assert!(!p.path(&format!(".gza/logs/{old}.jsonl")).exists());
+    assert!(
+        !p.path(&format!(".gza/logs/{old}.stderr.log")).exists(),
+        "the agent's stderr goes with its log"
+    );
+    let log = p.run(&["log", &old.to_string()]);
+    assert_eq!(log.code, 1, "{log}");
+    assert!(
+        log.stderr
+            .contains("has no log: `gza clean` removes the logs of finished tasks"),
+        "{log}"
+    );
     assert!(
         p.git(&["branch", "--list", "gza/*"])
             .contains(&format!("gza/{old}-")),
@@ -233,6 +245,12 @@ fn clean_removes_old_worktrees_and_logs_and_keeps_what_must_stay() {
     assert!(all.stderr.contains("uncommitted changes"), "{all}");
     assert!(std::path::Path::new(&dirty_wt).is_dir());
     assert!(!std::path::Path::new(&recent_wt).exists());
+    let left: Vec<String> = std::fs::read_dir(p.path(".gza/logs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".stderr.log") || n.ends_with(".jsonl"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "clean --all leaves no task log");
 }
 
 #[test]

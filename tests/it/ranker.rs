@@ -166,6 +166,41 @@ fn without_a_model_search_says_so_and_ranks_by_words() {
     assert!(hits[0]["semantic"].is_null());
 }
 
+/// A word or identifier a learning carries is always found, by words alone or with the model:
+/// a one-word search is too short for BM25's floor and for the model's, yet it is exact.
+#[test]
+fn an_exact_keyword_or_identifier_is_always_found() {
+    for model in [false, true] {
+        let p = project_with_learnings(model);
+        p.ok(&[
+            "learnings",
+            "add",
+            "--section",
+            "Testing Patterns",
+            "Use pytest fixtures from conftest.py for database setup",
+        ]);
+        for (query, want) in [
+            ("playwright", "L6"),
+            ("pytest", "L9"),
+            ("Stripe webhooks", "L5"),
+            ("why does conftest.py break", "L9"),
+            ("web/src/components", "L2"),
+        ] {
+            let hits = p.json(&["learnings", "search", "--json", query]);
+            assert!(
+                ids(&hits).contains(&want.to_string()),
+                "model: {model}, query {query:?}: {hits}"
+            );
+        }
+        // Words the learnings do not hold still find nothing.
+        let none = p.json(&["learnings", "search", "--json", "kubernetes"]);
+        assert_eq!(ids(&none), Vec::<String>::new(), "model: {model}");
+        // Neither does a query of stop words alone.
+        let none = p.json(&["learnings", "search", "--json", "what is the"]);
+        assert_eq!(ids(&none), Vec::<String>::new(), "model: {model}");
+    }
+}
+
 #[test]
 fn a_corrupt_model_file_is_named_and_words_still_rank() {
     let mut p = project_with_learnings(false);

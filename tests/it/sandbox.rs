@@ -249,8 +249,13 @@ fn doctor_reports_each_sandbox() {
         "{run}"
     );
     assert!(lines[3].starts_with("  docker  does not work: "), "{run}");
+    assert!(
+        lines[4].starts_with("Embedding model: none usable (")
+            && lines[4].ends_with("until you run `gza model install`"),
+        "{run}"
+    );
     assert_eq!(
-        lines[4],
+        lines[5],
         "This project (gza.yaml): claude bwrap, codex docker, gemini bwrap, command bwrap"
     );
 }

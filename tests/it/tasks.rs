@@ -12,7 +12,10 @@ fn init_creates_config_database_and_gitignore() {
     assert!(p.path("gza.yaml").is_file());
     assert!(p.path(".gza/gza.db").is_file());
     let gitignore = std::fs::read_to_string(p.path(".gitignore")).unwrap();
-    assert!(gitignore.contains("/.gza/gza.db*"), "{gitignore}");
+    assert!(
+        gitignore.contains("/.gza/*\n!/.gza/learnings.md\n"),
+        "{gitignore}"
+    );
     let yaml = std::fs::read_to_string(p.path("gza.yaml")).unwrap();
     assert!(yaml.contains("project_name: \"proj\""), "{yaml}");
     // The learnings metadata row exists from the start, exactly as the spec gives it.
@@ -47,7 +50,38 @@ fn init_refuses_to_overwrite_without_force_and_force_keeps_tasks() {
     assert!(p.ok(&["history"]).contains("keep me"));
     // .gitignore entries are not duplicated.
     let gitignore = std::fs::read_to_string(p.path(".gitignore")).unwrap();
-    assert_eq!(gitignore.matches("/.gza/logs/").count(), 1);
+    assert_eq!(gitignore.matches("/.gza/*").count(), 1);
+}
+
+/// Everything gza keeps in `.gza/` stays out of git (runtime files, locks, spooled drafts,
+/// reports, partial files, and whatever a later gza adds) except learnings.md, which the team
+/// shares.
+#[test]
+fn gitignore_keeps_runtime_files_out_and_learnings_md_in() {
+    let p = TestProject::in_git_repo();
+    for rel in [
+        ".gza/gza.db",
+        ".gza/gza.db-wal",
+        ".gza/learnings.lock",
+        ".gza/learnings.md.partial",
+        ".gza/spool/drafts.jsonl",
+        ".gza/reports/1.md",
+        ".gza/logs/1.stderr.log",
+        ".gza/tracked.cache",
+        "gza.local.yaml",
+        ".gza/learnings.md",
+    ] {
+        if let Some(dir) = p.path(rel).parent() {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(p.path(rel), "x").unwrap();
+    }
+    let status = p.git(&["status", "--porcelain", "--untracked-files=all"]);
+    let untracked: Vec<&str> = status
+        .lines()
+        .filter(|l| l.contains(".gza") || l.contains("gza.local"))
+        .collect();
+    assert_eq!(untracked, ["?? .gza/learnings.md"], "{status}");
 }
 
 #[test]
@@ -319,6 +353,69 @@ fn delete_asks_for_confirmation_and_refuses_running_tasks() {
         p.user_error(&["delete", "2", "--yes"])
             .contains("gza kill 2")
     );
+}
+
+/// Deleting a task removes what gza made for it (its worktree, when nothing of the person's is
+/// in it, and its logs), keeps its branch and says so, and its id is never given again: the
+/// next task's branch never collides with the deleted one's.
+#[test]
+fn delete_removes_the_worktree_and_logs_keeps_the_branch_and_never_reuses_the_id() {
+    let p = TestProject::in_git_repo();
+    p.command_agent(
+        "cat > /dev/null\necho \"$GZA_TASK_ID\" > \"f$GZA_TASK_ID.txt\"\necho ok\n",
+        "",
+    );
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure"]);
+    for prompt in ["First", "Second"] {
+        let id = p.add(&[prompt]);
+        p.ok(&["work", &id.to_string()]);
+    }
+    let worktree: String = p.task_field(2, "worktree");
+    let branch: String = p.task_field(2, "branch");
+    let log: String = p.task_field(2, "log_file");
+    assert!(std::path::Path::new(&worktree).is_dir());
+    assert!(p.path(".gza/logs/2.stderr.log").is_file());
+    let run = p.run(&["delete", "2", "--yes"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.stdout.contains(&format!(
+            "its branch {branch} is kept (`git branch -D {branch}`"
+        )),
+        "{run}"
+    );
+    assert!(!std::path::Path::new(&worktree).exists(), "{run}");
+    assert!(!std::path::Path::new(&log).exists());
+    assert!(!p.path(".gza/logs/2.stderr.log").exists());
+    assert!(p.git(&["branch", "--list", &branch]).contains(&branch));
+
+    // The newest task was deleted; the next one still gets a new id, and a branch of its own.
+    let next = p.add(&["Third"]);
+    assert_eq!(next, 3);
+    p.ok(&["work", "3"]);
+    let third: String = p.task_field(3, "branch");
+    assert_ne!(third, branch);
+    assert!(third.starts_with("gza/3-"), "{third}");
+    // Imports too.
+    p.ok(&["delete", "3", "--yes"]);
+    std::fs::write(p.path("tasks.yaml"), "tasks:\n  - prompt: Imported\n").unwrap();
+    p.ok(&["import", "tasks.yaml"]);
+    assert_eq!(p.json(&["show", "4", "--json"])["prompt"], "Imported");
+
+    // A worktree holding the person's uncommitted work is kept, and the note says why.
+    let id = p.add(&["Fourth"]);
+    p.ok(&["work", &id.to_string()]);
+    let kept: String = p.task_field(id, "worktree");
+    std::fs::write(std::path::Path::new(&kept).join("mine.txt"), "mine").unwrap();
+    let run = p.run(&["delete", &id.to_string(), "--yes"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.stdout.contains(&format!(
+            "its worktree {kept} is kept: uncommitted changes (mine.txt)"
+        )),
+        "{run}"
+    );
+    assert!(std::path::Path::new(&kept).join("mine.txt").is_file());
 }
 
 #[test]

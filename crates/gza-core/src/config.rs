@@ -502,12 +502,35 @@ const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 const MAX_LLM_TIMEOUT_SECONDS: u64 = 3600;
 
 /// serde_norway appends " at line L column C"; we print the location ourselves.
-fn clean_yaml_message(message: &str) -> String {
+pub fn clean_yaml_message(message: &str) -> String {
     let message = match message.find(" at line ") {
         Some(i) => &message[..i],
         None => message,
     };
-    message.replace("unknown field", "unknown key")
+    // Rust's type names mean nothing to a person writing YAML.
+    let mut message = message.replace("unknown field", "unknown key");
+    for (rust, plain) in [
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected usize", "expected a whole number, 0 or more"),
+        ("expected i32", "expected a whole number"),
+        ("expected i64", "expected a whole number"),
+        ("expected f32", "expected a number"),
+        ("expected f64", "expected a number"),
+        ("expected a boolean", "expected true or false"),
+        ("expected a sequence", "expected a list"),
+        ("expected a map", "expected keys and values"),
+        ("invalid type: string", "got the text"),
+        ("invalid type: integer", "got the number"),
+        ("invalid type: floating point", "got the number"),
+        ("invalid type: boolean", "got"),
+        ("invalid value: integer", "got the number"),
+    ] {
+        message = message.replace(rust, plain);
+    }
+    message
 }
 
 #[cfg(test)]

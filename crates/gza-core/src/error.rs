@@ -25,7 +25,7 @@ pub enum Error {
     NotInitialized(PathBuf),
 
     /// gza.yaml exists but cannot be used.
-    #[error("{path}{}: {message}; fix the file or compare it with gza.example.yaml",
+    #[error("{path}{}: {message}; fix the file (`gza config --example` prints every key, documented)",
         location.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
     Config {
         path: PathBuf,
@@ -81,7 +81,7 @@ pub enum Error {
 
     /// An id that names no task.
     #[error("no task with id {0}; `gza history` lists the tasks")]
-    TaskNotFound(i64),
+    TaskNotFound(crate::task::TaskId),
 
     /// A request a user made that cannot be carried out as asked.
     #[error("{0}")]
@@ -139,6 +139,10 @@ pub enum Error {
     #[error("cannot set up HTTP for the extraction model: {0}")]
     HttpSetup(String),
 
+    /// A row holding a value gza cannot read: a person or another tool wrote it.
+    #[error("{what} in {}; gza cannot read that row: correct the value there (sqlite3)", path.display())]
+    BadRow { path: PathBuf, what: String },
+
     /// Any other database error (a bug or a broken disk, not user input).
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
@@ -180,6 +184,7 @@ impl Error {
             Error::NotInitialized(_)
             | Error::Config { .. }
             | Error::BadDatabase { .. }
+            | Error::BadRow { .. }
             | Error::MissingDatabase { .. }
             | Error::DatabaseReplaced(_)
             | Error::NewerDatabase { .. }
@@ -235,6 +240,10 @@ mod tests {
                 empty: true,
             },
             Error::DatabaseReplaced("replaced".into()),
+            Error::BadRow {
+                path: "db".into(),
+                what: "task 1's created_at is \"x\", not a time".into(),
+            },
             Error::NewerDatabase {
                 path: "db".into(),
                 found: 9,
@@ -242,7 +251,7 @@ mod tests {
             },
             Error::Locked("db".into()),
             Error::ReadOnly("db".into()),
-            Error::TaskNotFound(7),
+            Error::TaskNotFound(crate::task::TaskId(7)),
             Error::Usage("no".into()),
             Error::Busy("later".into()),
         ];

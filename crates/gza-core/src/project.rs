@@ -19,6 +19,8 @@ pub struct Project {
     pub ignored_settings: Vec<String>,
     /// Path settings from an untrusted gza.yaml, confined to the project where they are used.
     pub confined_settings: std::collections::BTreeSet<String>,
+    /// One line per `GZA_*` variable of the environment gza does not read (a misspelling).
+    pub unknown_env: Vec<String>,
 }
 
 /// The entries of `.gza/` gza writes: none may be a link a repository committed to send gza's
@@ -34,6 +36,7 @@ impl Project {
             config,
             ignored_settings: Vec::new(),
             confined_settings: Default::default(),
+            unknown_env: Vec::new(),
         }
     }
 
@@ -52,6 +55,7 @@ impl Project {
             config: effective.config,
             ignored_settings: effective.ignored,
             confined_settings: effective.confined,
+            unknown_env: effective.unknown_env,
         })
     }
 

@@ -43,7 +43,7 @@ pub const MAX_SPEC_BYTES: u64 = 1024 * 1024;
 
 /// A task's spec file, as the model may see it: a regular file inside the project (through `..`
 /// and symbolic links, whoever named it), at most [`MAX_SPEC_BYTES`], secrets redacted.
-fn read_spec(project: &Project, id: i64, spec: &str) -> Result<String> {
+fn read_spec(project: &Project, id: crate::task::TaskId, spec: &str) -> Result<String> {
     let path = crate::confine::inside(&project.root, Path::new(spec)).map_err(|outside| {
         Error::Usage(format!(
             "spec file {spec} of task {id} leads outside the project (to {}); gza sends only files inside the project to the agent: `gza edit {id} --spec FILE` with one inside it",

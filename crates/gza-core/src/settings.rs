@@ -66,6 +66,8 @@ pub struct Effective {
     /// Path settings whose value comes from an untrusted `gza.yaml`: confined to the project
     /// where they are used (`Project::setting_path`).
     pub confined: std::collections::BTreeSet<String>,
+    /// One line per `GZA_*` variable set in the environment that gza does not read.
+    pub unknown_env: Vec<String>,
 }
 
 /// The user's settings file, when HOME is known.
@@ -202,6 +204,55 @@ fn key_lines(text: &str) -> BTreeMap<String, usize> {
     lines
 }
 
+/// `GZA_*` variables gza reads besides the settings' own (`GZA_<KEY>`).
+pub const OTHER_ENV: &[&str] = &[
+    "GZA_HOOKS",
+    "GZA_MODEL_DIR",
+    "GZA_MODEL_SOURCE",
+    "GZA_EMBED_EXACT",
+    "GZA_DOCKER",
+    // Set by gza for the agents it runs (and so seen by a gza an agent runs).
+    "GZA_TASK_ID",
+    "GZA_PROJECT_ROOT",
+    "GZA_RUN",
+];
+
+/// A one-line note for each `GZA_*` variable in the environment that gza does not read (a
+/// misspelling is otherwise silently ignored), naming the closest one it does read.
+pub fn unknown_env_notices(
+    vars: impl Iterator<Item = String>,
+    setting_vars: &[String],
+) -> Vec<String> {
+    let known: Vec<&str> = setting_vars
+        .iter()
+        .map(String::as_str)
+        .chain(OTHER_ENV.iter().copied())
+        .collect();
+    let mut unknown: Vec<String> = vars
+        .filter(|v| v.starts_with(ENV_PREFIX) && v != "GZA_" && !v.starts_with("GZA_TEST_"))
+        .filter(|v| !known.contains(&v.as_str()))
+        .collect();
+    unknown.sort();
+    unknown
+        .into_iter()
+        .map(|var| {
+            let closest = known
+                .iter()
+                .map(|k| (strsim::damerau_levenshtein(&var, k), *k))
+                .min()
+                .filter(|(d, _)| *d <= 3);
+            match closest {
+                Some((_, k)) => {
+                    format!("{var} is not a variable gza reads; did you mean {k}?")
+                }
+                None => format!(
+                    "{var} is not a variable gza reads (`gza config` lists the settings; each is GZA_ and its key, as GZA_LEARNINGS_MAX_TOKENS)"
+                ),
+            }
+        })
+        .collect()
+}
+
 /// The environment variable for a dotted key: `learnings.max_tokens` → `GZA_LEARNINGS_MAX_TOKENS`.
 pub fn env_var(key: &str) -> String {
     format!("{ENV_PREFIX}{}", key.replace('.', "_").to_ascii_uppercase())
@@ -274,6 +325,17 @@ pub fn load(root: &Path) -> Result<Effective> {
     // Scalar keys from the environment, each checked on its own so an error names its variable.
     let mut scalar_keys = Vec::new();
     leaves(&defaults, "", &mut scalar_keys);
+    let setting_vars: Vec<String> = scalar_keys
+        .iter()
+        .filter(|(_, default)| !matches!(default, Value::Sequence(_) | Value::Mapping(_)))
+        .map(|(key, _)| env_var(key))
+        .collect();
+    let unknown_env = unknown_env_notices(
+        std::env::vars_os()
+            .filter(|(_, v)| !v.is_empty())
+            .filter_map(|(k, _)| k.into_string().ok()),
+        &setting_vars,
+    );
     for (key, default) in scalar_keys {
         if matches!(default, Value::Sequence(_) | Value::Mapping(_)) {
             continue;
@@ -295,8 +357,7 @@ pub fn load(root: &Path) -> Result<Effective> {
         // Through text, so the error names the key's path.
         let text = serde_norway::to_string(&alone).unwrap_or_default();
         if let Err(e) = serde_norway::from_str::<Config>(&text) {
-            let message = e.to_string();
-            let message = message.split(" at line ").next().unwrap_or(&message);
+            let message = crate::config::clean_yaml_message(&e.to_string());
             return Err(Error::Usage(format!(
                 "{var}={raw}: {message} (the environment sets {key}); fix or unset it"
             )));
@@ -348,6 +409,7 @@ pub fn load(root: &Path) -> Result<Effective> {
         sensitive,
         ignored,
         confined,
+        unknown_env,
     })
 }
 
@@ -528,5 +590,25 @@ mod tests {
     fn env_names() {
         assert_eq!(env_var("learnings.max_tokens"), "GZA_LEARNINGS_MAX_TOKENS");
         assert_eq!(env_var("max_concurrent"), "GZA_MAX_CONCURRENT");
+        let notes = unknown_env_notices(
+            [
+                "GZA_MODLE_DIR",
+                "GZA_MAX_CONCURRENT",
+                "GZA_HOOKS",
+                "GZA_TEST_CLAUDE",
+                "GZA_WHATEVER_ELSE_ENTIRELY",
+                "PATH",
+            ]
+            .into_iter()
+            .map(String::from),
+            &["GZA_MAX_CONCURRENT".to_string()],
+        );
+        assert_eq!(
+            notes,
+            [
+                "GZA_MODLE_DIR is not a variable gza reads; did you mean GZA_MODEL_DIR?",
+                "GZA_WHATEVER_ELSE_ENTIRELY is not a variable gza reads (`gza config` lists the settings; each is GZA_ and its key, as GZA_LEARNINGS_MAX_TOKENS)",
+            ]
+        );
     }
 }

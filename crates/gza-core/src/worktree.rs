@@ -182,7 +182,7 @@ pub struct Worktree {
 pub fn create(
     root: &Path,
     worktrees_dir: &Path,
-    id: i64,
+    id: crate::task::TaskId,
     prompt: &str,
     base: &str,
 ) -> Result<Worktree> {
@@ -218,7 +218,7 @@ pub fn create(
 fn free_names(
     root: &Path,
     worktrees_dir: &Path,
-    id: i64,
+    id: crate::task::TaskId,
     prompt: &str,
     new_branch: bool,
 ) -> (String, PathBuf) {
@@ -244,7 +244,7 @@ fn free_names(
 pub fn create_on_branch(
     root: &Path,
     worktrees_dir: &Path,
-    id: i64,
+    id: crate::task::TaskId,
     prompt: &str,
     branch: &str,
 ) -> Result<PathBuf> {
@@ -271,7 +271,7 @@ pub fn create_on_branch(
 pub fn create_detached(
     root: &Path,
     worktrees_dir: &Path,
-    id: i64,
+    id: crate::task::TaskId,
     prompt: &str,
     commit: &str,
 ) -> Result<PathBuf> {

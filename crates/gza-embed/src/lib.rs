@@ -35,13 +35,13 @@ pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     #[error(
-        "embedding model not found at {} (no model.safetensors); run scripts/fetch-model or set learnings.model_dir",
+        "embedding model not found at {} (no model.safetensors); run `gza model install` or set learnings.model_dir",
         .0.display()
     )]
     Missing(PathBuf),
     #[error("cannot read embedding model file {} ({reason}); check its permissions", path.display())]
     Unreadable { path: PathBuf, reason: String },
-    #[error("embedding model file {} is corrupt ({reason}); run scripts/fetch-model again", path.display())]
+    #[error("embedding model file {} is corrupt ({reason}); run `gza model install --force`", path.display())]
     Corrupt { path: PathBuf, reason: String },
     /// The int8 copy is missing or failed its checks, and building one was not allowed here.
     #[error("{}", .0.as_deref().unwrap_or("the embedding model's int8 copy is not built yet; ranking by words until it is"))]

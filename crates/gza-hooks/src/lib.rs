@@ -184,7 +184,7 @@ fn open_store(project: &Project) -> Result<Option<Store>, String> {
 }
 
 /// The task a hook runs under, when `gza work` started the session.
-fn task_id() -> Option<i64> {
+fn task_id() -> Option<gza_core::task::TaskId> {
     std::env::var("GZA_TASK_ID").ok()?.trim().parse().ok()
 }
 

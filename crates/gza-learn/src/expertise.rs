@@ -67,6 +67,17 @@ pub fn default_path(project: &Project) -> Result<PathBuf> {
 pub fn export(project: &Project, store: &Store, path: Option<&Path>) -> Result<String> {
     let path = match path {
         Some(path) => path.to_path_buf(),
+        None if project
+            .config
+            .learnings
+            .expertise_path
+            .as_os_str()
+            .is_empty() =>
+        {
+            return Err(gza_core::error::Error::Usage(
+                "learnings.expertise_path is empty (no automatic export); name a file: `gza learnings export PATH`".into(),
+            ));
+        }
         None => default_path(project)?,
     };
     let patterns = store

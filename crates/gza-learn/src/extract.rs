@@ -132,9 +132,9 @@ mod tests {
     #[test]
     fn the_message_is_bounded_and_redacted() {
         let task = WindowTask {
-            id: 1,
+            id: gza_core::task::TaskId(1),
             prompt: "p".repeat(5000),
-            task_type: "implement".into(),
+            task_type: gza_core::task::TaskType::Implement,
             output: Some(format!(
                 "{}\nkey=sk-ant-api03-SECRETSECRETSECRETSECRET\n## Learnings\n- Use make",
                 "o".repeat(9000)

@@ -103,7 +103,7 @@ fn select(
             injected.file_ids = in_file;
             injected.version = view::parse(&file.text)
                 .version
-                .or(store.last_learnings_version()?.map(|(v, _)| v));
+                .or(store.last_learnings_version()?.map(|v| v.id));
         }
     }
     if matches!(mode, InjectMode::File | InjectMode::Both) && project.config.learnings.inject_drafts

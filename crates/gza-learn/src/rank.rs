@@ -36,6 +36,10 @@ const CLEAR_WINNER: f64 = 0.33;
 const CLEAR_LEAD: f64 = 0.2;
 /// Tokens of a long query that take part in BM25 (the rest adds noise, not signal).
 const MAX_QUERY_TERMS: usize = 256;
+
+/// A query of at most this many terms is a keyword search: a learning holding all of them is an
+/// exact match (see [`Hit::exact`]).
+const KEYWORD_QUERY_TERMS: usize = 2;
 /// Tokens of a query that are embedded: its start, where a task says what it is about (time
 /// grows with tokens; 96 keep a task's start under 50 ms).
 const QUERY_TOKENS: usize = 96;
@@ -56,6 +60,11 @@ pub struct Hit {
     pub lexical: f64,
     /// Query terms the learning shares.
     pub matched: Vec<String>,
+    /// An exact match: the learning holds every term of a keyword query (at most
+    /// [`KEYWORD_QUERY_TERMS`] terms) or an identifier the query names whole (`conftest.py`,
+    /// `MAX_RETRIES`, `useEffect`). Kept by [`calibrate`] whatever its score, so a search for a
+    /// word the learning carries always finds it, with or without the model.
+    pub exact: bool,
     pub priority: gza_core::learning::Priority,
 }
 
@@ -382,12 +391,18 @@ impl Ranker {
             self.start_job();
         }
         let lexical = bm25_scores(&docs, text);
+        let query_terms = distinct_terms(text);
+        let identifiers = identifiers(text);
         let mut hits: Vec<(Hit, bool)> = rows
             .iter()
             .zip(semantic)
             .zip(lexical)
             .zip(approximate)
             .map(|(((r, sem), (bm25, matched)), approx)| {
+                let exact = (!query_terms.is_empty()
+                    && query_terms.len() <= KEYWORD_QUERY_TERMS
+                    && matched.len() == query_terms.len())
+                    || matched.iter().any(|t| identifiers.contains(t));
                 let lex = (bm25 / BM25_SCALE).min(1.0);
                 let score = match sem {
                     Some(s) => s + LEXICAL_WEIGHT * lex,
@@ -399,6 +414,7 @@ impl Ranker {
                     semantic: sem,
                     lexical: lex,
                     matched,
+                    exact,
                     priority: r.priority,
                 };
                 (hit, approx)
@@ -626,12 +642,15 @@ fn relative(h: &Hit) -> f64 {
 pub fn calibrate(hits: Vec<Hit>) -> Vec<Hit> {
     let (semantic, lexical): (Vec<Hit>, Vec<Hit>) =
         hits.into_iter().partition(|h| h.semantic.is_some());
+    let (exact_semantic, semantic): (Vec<Hit>, Vec<Hit>) =
+        semantic.into_iter().partition(|h| h.exact);
     let mut kept = calibrate_semantic(semantic);
+    kept.extend(exact_semantic);
     let top = lexical.first().map_or(0.0, |h| h.score);
     kept.extend(
         lexical
             .into_iter()
-            .filter(|h| h.score >= LEXICAL_FLOOR && h.score >= RELATIVE_CUT * top),
+            .filter(|h| h.exact || (h.score >= LEXICAL_FLOOR && h.score >= RELATIVE_CUT * top)),
     );
     kept.sort_by(|a, b| relative(b).total_cmp(&relative(a)).then(a.id.cmp(&b.id)));
     kept
@@ -702,6 +721,29 @@ const STOPWORDS: &[&str] = &[
 pub fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for_each_term(text, |t| out.push(t.to_string()));
+    out
+}
+
+/// A query's terms, each once, in order, at most [`MAX_QUERY_TERMS`].
+fn distinct_terms(query: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    terms(query)
+        .into_iter()
+        .filter(|t| seen.insert(t.clone()))
+        .take(MAX_QUERY_TERMS)
+        .collect()
+}
+
+/// The identifiers a text names whole (`conftest.py`, `max_retries`, `useeffect`: made of
+/// parts joined by `_`, `-`, `.`, `/` or camelCase), lowercased as [`terms`] keeps them.
+fn identifiers(text: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for raw in text.split(|c: char| !(c.is_alphanumeric() || "_-./".contains(c))) {
+        let raw = raw.trim_matches(|c: char| "_-./".contains(c));
+        if split_identifier(raw).len() > 1 && raw.len() > 3 {
+            out.insert(raw.to_lowercase());
+        }
+    }
     out
 }
 
@@ -823,12 +865,7 @@ impl Terms<'_> {
 fn bm25_scores(docs: &[Terms], query: &str) -> Vec<(f64, Vec<String>)> {
     const K1: f64 = 1.2;
     const B: f64 = 0.75;
-    let mut seen = HashSet::new();
-    let q: Vec<String> = terms(query)
-        .into_iter()
-        .filter(|t| seen.insert(t.clone()))
-        .take(MAX_QUERY_TERMS)
-        .collect();
+    let q = distinct_terms(query);
     // The query's term hashes, sorted, with their place in the query: a binary search per term.
     let mut index: Vec<(u64, usize)> = q
         .iter()

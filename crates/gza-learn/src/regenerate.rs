@@ -15,6 +15,7 @@ use super::view::{self, ParsedView};
 use gza_core::error::{Error, Result};
 use gza_core::learning::Learning;
 use gza_core::project::Project;
+use gza_core::task::TaskId;
 use gza_llm::{ExtractionClient, LlmError};
 use gza_store::{ExtractionBackoff, FileEdits, Store, Taught, VersionRecord, WindowTask};
 
@@ -55,14 +56,14 @@ pub struct Report {
     pub content: String,
     pub record: VersionRecord,
     /// Tasks that needed an extraction call (made, or planned in a dry run).
-    pub calls: Vec<i64>,
+    pub calls: Vec<TaskId>,
     /// In a dry run: every task the plan extracts (by a call, or from the agent's own list).
-    pub planned: Vec<i64>,
+    pub planned: Vec<TaskId>,
     /// Extraction failures (the task is tried again next time).
-    pub failures: Vec<(i64, ExtractionError)>,
+    pub failures: Vec<(TaskId, ExtractionError)>,
     /// Tasks no call was started for before the extraction deadline; still counted towards the
     /// next regeneration, which extracts them.
-    pub deferred: Vec<i64>,
+    pub deferred: Vec<TaskId>,
     /// The extraction deadline this regeneration had.
     pub deadline: Duration,
     /// Set when no call was made because the endpoint is backing off (as recorded).
@@ -178,7 +179,7 @@ fn edits_in(project: &Project, store: &Store, text: &str) -> Result<FileEdits> {
     };
     let base_text = match base_text {
         Some(t) => Some(t),
-        None => store.last_learnings_version()?.map(|(_, c)| c),
+        None => store.last_learnings_version()?.map(|v| v.content),
     };
     let base: Option<ParsedView> = base_text.as_deref().map(view::parse);
     let records: HashMap<i64, Learning> = store
@@ -296,7 +297,7 @@ struct Plan {
     /// The endpoint's back-off as read, which the calls' outcome updates.
     backoff: ExtractionBackoff,
     /// The tasks the file is rendered from.
-    window: Vec<i64>,
+    window: Vec<TaskId>,
     /// The version's record so far (its counts are filled in when it is rendered).
     record: VersionRecord,
     /// Completions this regeneration takes off the counter (less those the deadline defers).
@@ -315,7 +316,7 @@ fn plan(
     has_model: bool,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Plan {
-    let window: Vec<i64> = inputs
+    let window: Vec<TaskId> = inputs
         .scope
         .iter()
         .take(options.window as usize)
@@ -554,10 +555,12 @@ fn write_view(
         fill_counts(&mut report.record, &before, &ids);
         report.record.duration_ms = started.elapsed().as_millis() as i64;
         let mut rendered = Ok(String::new());
-        let (_, content) = store.record_learnings_version(&report.record, consumed, |v| {
-            rendered = render(project, store, &plan.window, &[], v).map(|(c, _)| c);
-            rendered.as_ref().cloned().unwrap_or_default()
-        })?;
+        let content = store
+            .record_learnings_version(&report.record, consumed, |v| {
+                rendered = render(project, store, &plan.window, &[], v).map(|(c, _)| c);
+                rendered.as_ref().cloned().unwrap_or_default()
+            })?
+            .content;
         rendered?;
         if plan.back_up_file && path.exists() {
             // Only a regular file is backed up: a FIFO in its place is replaced, never read.
@@ -609,7 +612,7 @@ fn confirmations(taught: &[Taught]) -> usize {
 /// The learning ids in the newest version gza wrote.
 fn last_ids(store: &Store) -> Result<Vec<i64>> {
     Ok(match store.last_learnings_version()? {
-        Some((_, c)) => view::ids_in(&c),
+        Some(version) => view::ids_in(&version.content),
         None => Vec::new(),
     })
 }
@@ -619,7 +622,7 @@ fn last_ids(store: &Store) -> Result<Vec<i64>> {
 fn render(
     project: &Project,
     store: &Store,
-    window: &[i64],
+    window: &[TaskId],
     preview: &[Learning],
     version: i64,
 ) -> Result<(String, Vec<i64>)> {
@@ -731,9 +734,9 @@ mod tests {
 
     fn task(id: i64, extracted: bool) -> WindowTask {
         WindowTask {
-            id,
+            id: TaskId(id),
             prompt: format!("task {id}"),
-            task_type: "explore".into(),
+            task_type: gza_core::task::TaskType::Explore,
             output: None,
             extracted,
         }
@@ -763,7 +766,11 @@ mod tests {
     }
 
     fn ids(plan: &Plan) -> Vec<i64> {
-        plan.extract.iter().map(|t| t.id).collect()
+        plan.extract.iter().map(|t| t.id.0).collect()
+    }
+
+    fn tasks(ids: &[i64]) -> Vec<TaskId> {
+        ids.iter().copied().map(TaskId).collect()
     }
 
     fn at(s: &str) -> chrono::DateTime<chrono::Utc> {
@@ -781,8 +788,8 @@ mod tests {
         let mut expected: Vec<i64> = (1..=20).filter(|i| ![2, 5].contains(i)).collect();
         expected.sort();
         assert_eq!(ids(&plan), expected);
-        assert_eq!(plan.window, vec![20, 19, 18]);
-        assert_eq!(plan.record.from_task_id, Some(20));
+        assert_eq!(plan.window, tasks(&[20, 19, 18]));
+        assert_eq!(plan.record.from_task_id, Some(TaskId(20)));
         assert_eq!(plan.record.window_tasks, 3);
         assert_eq!(plan.consumed, 18);
         assert_eq!(plan.source, Source::Model);
@@ -794,7 +801,7 @@ mod tests {
         let plan = plan(inputs(4, &[], 0), &options, true, at(NOW));
         assert!(plan.extract.is_empty());
         assert_eq!(plan.consumed, 0);
-        assert_eq!(plan.window, vec![4, 3, 2, 1]);
+        assert_eq!(plan.window, tasks(&[4, 3, 2, 1]));
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub enum Record {
     },
     /// Learnings given to a session or task (`Store::record_injections`).
     Injections {
-        task: Option<i64>,
+        task: Option<gza_core::task::TaskId>,
         session: Option<String>,
         event: String,
         ids: Vec<i64>,

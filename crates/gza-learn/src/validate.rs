@@ -137,7 +137,7 @@ pub fn validate(
     dry_run: bool,
 ) -> Result<Report> {
     let mut report = search(project, store, ids, !dry_run)?;
-    if !dry_run {
+    if !dry_run && exports_on_validate(project) {
         // The tiers are recorded whatever happens to the export.
         match super::expertise::export(project, store, None) {
             Ok(path) => report.exported = Some(path),
@@ -146,6 +146,21 @@ pub fn validate(
         }
     }
     Ok(report)
+}
+
+/// Whether `validate` rewrites expertise.yaml by itself: when Claude Code is in use here (the
+/// default provider is claude, or the project has a `.claude/` folder) or the file is already
+/// there (someone exported it, or committed it). A project that never uses Claude gets no
+/// `.claude/` written into it unasked; `gza learnings export` writes it whenever asked. An
+/// empty `learnings.expertise_path` turns the automatic export off.
+pub fn exports_on_validate(project: &Project) -> bool {
+    let configured = &project.config.learnings.expertise_path;
+    if configured.as_os_str().is_empty() {
+        return false;
+    }
+    project.config.provider == gza_core::config::ProviderKind::Claude
+        || project.root.join(".claude").is_dir()
+        || super::expertise::default_path(project).is_ok_and(|p| p.exists())
 }
 
 /// Search the tree for the evidence of the learnings in use (or only `ids`) and, with

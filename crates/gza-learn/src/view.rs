@@ -7,85 +7,11 @@
 //! file into place is never mistaken for a person's edit.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::LazyLock;
 
-use regex::Regex;
-
-use gza_core::learning::{Learning, Priority, Status, label, parse_label};
-use gza_core::redact::one_clean_line;
+use gza_core::learning::{Learning, Priority, Status, label};
 use gza_store::{FileEdits, LearningEdit};
 
-static ID_COMMENT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\s*<!--\s*[Ll](\d{1,18})\s*-->\s*$").expect("valid regex"));
-static VERSION_MARKER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"<!--\s*gza:version\s+(\d{1,18})\b").expect("valid regex"));
-
-/// One item line of the file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ViewLine {
-    pub section: String,
-    pub text: String,
-    pub id: Option<i64>,
-}
-
-/// A parsed learnings file: the version it says gza wrote, and its items in order.
-#[derive(Debug, Clone, Default)]
-pub struct ParsedView {
-    pub version: Option<i64>,
-    pub lines: Vec<ViewLine>,
-}
-
-/// Read a learnings file (gza's, a person's, or Python gza's): `## Section` headings and `- `
-/// or `* ` items, each optionally ending in an id comment.
-pub fn parse(text: &str) -> ParsedView {
-    let mut view = ParsedView::default();
-    let mut section = String::from("General");
-    for line in text.lines() {
-        let t = line.trim();
-        if view.version.is_none()
-            && let Some(c) = VERSION_MARKER.captures(t)
-        {
-            view.version = c[1].parse().ok();
-            continue;
-        }
-        if let Some(h) = t.strip_prefix("## ") {
-            let h = one_clean_line(h);
-            if !h.is_empty() {
-                section = h;
-            }
-        } else if let Some(body) = t.strip_prefix("- ").or_else(|| t.strip_prefix("* ")) {
-            let (body, id) = match ID_COMMENT.captures(body) {
-                Some(c) => (
-                    &body[..c.get(0).expect("whole match").start()],
-                    parse_label(&c[1]),
-                ),
-                None => (body, None),
-            };
-            let text = one_clean_line(body);
-            if !text.is_empty() {
-                view.lines.push(ViewLine {
-                    section: section.clone(),
-                    text,
-                    id,
-                });
-            }
-        }
-    }
-    view
-}
-
-/// The file's text without id comments or the version marker: what an agent is given.
-pub fn strip_ids(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        if VERSION_MARKER.is_match(line.trim()) {
-            continue;
-        }
-        out.push_str(ID_COMMENT.replace(line, "").as_ref());
-        out.push('\n');
-    }
-    out
-}
+pub use gza_core::learnings_md::{ParsedView, ViewLine, parse, strip_ids};
 
 /// The ids a file's lines carry, in order, each once.
 pub fn ids_in(text: &str) -> Vec<i64> {
@@ -100,7 +26,7 @@ pub fn ids_in(text: &str) -> Vec<i64> {
 
 /// Order for the file: validated (tier 2) first, then people's, then by priority, support and
 /// recency.
-pub fn rank_for_file(items: &mut [Learning], latest_source: &HashMap<i64, i64>) {
+pub fn rank_for_file(items: &mut [Learning], latest_source: &HashMap<i64, gza_core::task::TaskId>) {
     items.sort_by(|a, b| {
         let user = |l: &Learning| l.origin == gza_core::learning::Origin::User;
         let tier = |l: &Learning| l.lifecycle.tier;
@@ -112,12 +38,7 @@ pub fn rank_for_file(items: &mut [Learning], latest_source: &HashMap<i64, i64>) 
             .then(user(b).cmp(&user(a)))
             .then(a.priority.cmp(&b.priority))
             .then(b.support.cmp(&a.support))
-            .then(
-                latest_source
-                    .get(&b.id)
-                    .unwrap_or(&0)
-                    .cmp(latest_source.get(&a.id).unwrap_or(&0)),
-            )
+            .then(latest_source.get(&b.id).cmp(&latest_source.get(&a.id)))
             .then(a.id.cmp(&b.id))
     });
 }

@@ -96,6 +96,11 @@ pub enum ClientError {
         "learnings.extraction_provider is openai: set learnings.extraction_model to one of its models"
     )]
     NoOpenAiModel,
+    /// The public OpenAI endpoint with no key: every call would be refused (401), so none is made.
+    #[error(
+        "learnings.extraction_provider is openai with the public endpoint but {0} is not set; set it, set learnings.base_url to a server that needs no key (Ollama, vLLM), or choose claude-cli or none"
+    )]
+    MissingOpenAiKey(String),
     /// The HTTP client could not be built.
     #[error(transparent)]
     Setup(#[from] LlmError),
@@ -176,12 +181,18 @@ pub fn client_for(
             if config.extraction_model == "haiku" {
                 return Err(ClientError::NoOpenAiModel);
             }
-            let base = config
+            let configured_base = config
                 .base_url
                 .clone()
-                .or_else(|| non_empty_env("OPENAI_BASE_URL"))
-                .unwrap_or_else(|| openai::DEFAULT_BASE_URL.into());
+                .or_else(|| non_empty_env("OPENAI_BASE_URL"));
             let key = non_empty_env(&config.api_key_env);
+            let public = configured_base.as_deref().is_none_or(|b| {
+                b.trim_end_matches('/') == openai::DEFAULT_BASE_URL.trim_end_matches('/')
+            });
+            if key.is_none() && public {
+                return Err(ClientError::MissingOpenAiKey(config.api_key_env.clone()));
+            }
+            let base = configured_base.unwrap_or_else(|| openai::DEFAULT_BASE_URL.into());
             OpenAiClient::new(
                 &base,
                 key,
@@ -213,6 +224,7 @@ mod tests {
     fn a_configuration_the_person_can_fix_is_a_user_error_and_http_setup_is_not() {
         assert!(ClientError::MissingAnthropicKey.is_user_error());
         assert!(ClientError::NoOpenAiModel.is_user_error());
+        assert!(ClientError::MissingOpenAiKey("OPENAI_API_KEY".into()).is_user_error());
         let setup = ClientError::Setup(LlmError::Setup("no TLS backend".into()));
         assert!(!setup.is_user_error());
         assert!(gza_core::error::Error::from(ClientError::MissingAnthropicKey).is_user_error());

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use gza_core::learning::{AGENT_RULES_FILE, AGENT_RULES_MAX_BYTES, NewLearning, Origin, Status};
+use gza_core::task::TaskId;
 use gza_store::Store;
 
 /// Read the worktree's LEARNINGS.md, put it back as it was at HEAD (or remove it when HEAD has
@@ -11,7 +12,7 @@ use gza_store::Store;
 /// Returns a warning to show, if any; never fails the task.
 pub fn take_in(
     store: &Store,
-    task_id: i64,
+    task_id: TaskId,
     worktree: &Path,
     completed: bool,
     section: &str,
@@ -82,24 +83,15 @@ fn read_small(path: &Path) -> Option<Vec<u8>> {
 
 /// The item lines of a learnings file: their text without id comments.
 fn item_texts(text: &str) -> Vec<String> {
-    static ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"\s*<!--\s*[Ll]\d{1,18}\s*-->\s*$").expect("valid regex")
-    });
-    text.lines()
-        .filter_map(|l| {
-            let t = l.trim();
-            t.strip_prefix("- ").or_else(|| t.strip_prefix("* "))
-        })
-        .map(|body| gza_core::redact::one_clean_line(&ID.replace(body, "")))
-        .filter(|t| !t.is_empty())
+    gza_core::learnings_md::parse(text)
+        .lines
+        .into_iter()
+        .map(|l| l.text)
         .collect()
 }
 
 fn version_marker(text: &str) -> Option<i64> {
-    static MARKER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"<!--\s*gza:version\s+(\d{1,18})\b").expect("valid regex")
-    });
-    MARKER.captures(text).and_then(|c| c[1].parse().ok())
+    gza_core::learnings_md::version(text)
 }
 
 impl LearningsFileGuard {
@@ -119,7 +111,7 @@ impl LearningsFileGuard {
     /// After the agent exits: lines it added become drafts taught by the task (quarantined
     /// when they read like instructions) and the file is put back as it was. A rewrite gza
     /// itself made meanwhile (a regeneration's recorded version) is left alone.
-    pub fn after(self, store: &Store, task_id: i64, section: &str) -> Option<String> {
+    pub fn after(self, store: &Store, task_id: TaskId, section: &str) -> Option<String> {
         if !self.active {
             return None;
         }

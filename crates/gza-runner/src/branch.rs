@@ -54,7 +54,7 @@ fn resolve_all(root: &Path, revs: &[&str]) -> Option<Vec<String>> {
 
 /// Refuse a task that has not completed.
 fn require_completed(task: &Task, action: &str) -> Result<()> {
-    let hint = match task.status {
+    let hint = match task.status() {
         TaskStatus::Completed => return Ok(()),
         TaskStatus::Pending => format!("run it first with `gza work {}`", task.id),
         TaskStatus::InProgress => "wait until it has finished (`gza ps`)".to_string(),
@@ -65,7 +65,7 @@ fn require_completed(task: &Task, action: &str) -> Result<()> {
     Err(Error::Usage(format!(
         "task {} {}; only completed tasks can be {action}; {hint}",
         task.id,
-        task.status.as_phrase()
+        task.status().as_phrase()
     )))
 }
 
@@ -355,7 +355,7 @@ pub struct Rebased {
 /// so the checkout at the project root is never switched. A conflict is aborted and the branch
 /// verified to be unchanged.
 pub fn rebase(project: &Project, store: &Store, task: &Task) -> Result<Rebased> {
-    if task.status == TaskStatus::InProgress {
+    if task.status() == TaskStatus::InProgress {
         return Err(Error::Usage(format!(
             "task {} is running; rebase it once it has finished",
             task.id
@@ -363,7 +363,7 @@ pub fn rebase(project: &Project, store: &Store, task: &Task) -> Result<Rebased> 
     }
     let root = &project.root;
     let (owner, name) = branch_name(store, task)?;
-    let onto = match owner.base_branch.clone() {
+    let onto = match owner.base_branch().map(str::to_string) {
         Some(base) => base,
         None => worktree::current_branch(root).ok_or_else(|| {
             Error::Usage(format!(
@@ -533,8 +533,8 @@ pub fn open_pull_request(project: &Project, store: &Store, task: &Task) -> Resul
         "--body-file",
         "-",
     ];
-    if let Some(base) = &branch.owner.base_branch {
-        args.extend(["--base", base.as_str()]);
+    if let Some(base) = branch.owner.base_branch() {
+        args.extend(["--base", base]);
     }
     let out = gh(&args, Some(&body))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -653,9 +653,9 @@ fn pr_body(project: &Project, store: &Store, task: &Task, branch: &TaskBranch) -
         body.push_str("\n## Reviews\n\n");
         for r in reviews {
             let verdict = r
-                .review_verdict
+                .review_verdict()
                 .map(|v| v.to_string())
-                .unwrap_or_else(|| r.status.to_string());
+                .unwrap_or_else(|| r.status().to_string());
             body.push_str(&format!("- gza task {}: {verdict}\n", r.id));
         }
     }

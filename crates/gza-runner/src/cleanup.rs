@@ -31,16 +31,20 @@ pub struct Report {
     pub logs: usize,
 }
 
-/// The RFC 3339 time `days` ago.
-fn days_ago(days: u32) -> String {
-    (chrono::Utc::now() - chrono::Duration::days(i64::from(days)))
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+/// The file name of a task's agent stderr in `.gza/logs/`.
+pub fn stderr_log_name(id: gza_core::task::TaskId) -> String {
+    format!("{id}.stderr.log")
+}
+
+/// The time `days` ago.
+fn days_ago(days: u32) -> chrono::DateTime<chrono::Utc> {
+    gza_core::time::now() - chrono::Duration::days(i64::from(days))
 }
 
 /// Why `leftover`'s worktree must stay, if it must.
 fn reason_to_keep(store: &Store, leftover: &Leftover) -> Result<Option<String>> {
-    if let Some((id, status)) = store.task_using(leftover)? {
-        return Ok(Some(format!("task {id} ({status}) uses it")));
+    if let Some(user) = store.task_using(leftover)? {
+        return Ok(Some(format!("task {} ({}) uses it", user.id, user.status)));
     }
     let dir = Path::new(&leftover.path);
     if !dir.exists() {
@@ -59,11 +63,26 @@ fn reason_to_keep(store: &Store, leftover: &Leftover) -> Result<Option<String>> 
     }
 }
 
+/// Remove one task's worktree (`gza delete`), unless it must stay: returns why it was kept.
+pub fn remove_worktree_of(
+    project: &Project,
+    store: &Store,
+    leftover: &Leftover,
+) -> Result<Option<String>> {
+    if let Some(why) = reason_to_keep(store, leftover)? {
+        return Ok(Some(why));
+    }
+    match worktree::remove(&project.root, Path::new(&leftover.path)) {
+        Ok(()) => Ok(None),
+        Err(e) => Ok(Some(e.to_string())),
+    }
+}
+
 /// Remove the worktrees and logs `scope` selects, keeping what must stay.
 pub fn clean(project: &Project, store: &Store, scope: Scope) -> Result<Report> {
     let before = scope.older_than_days.map(days_ago);
     let mut report = Report::default();
-    for leftover in store.finished_with_worktrees(before.as_deref(), scope.limit)? {
+    for leftover in store.finished_with_worktrees(before, scope.limit)? {
         if let Some(why) = reason_to_keep(store, &leftover)? {
             report.kept.push((leftover, why));
             continue;
@@ -78,16 +97,18 @@ pub fn clean(project: &Project, store: &Store, scope: Scope) -> Result<Report> {
         report.removed.push(leftover);
     }
     if scope.dry_run {
-        let n = store.count_finished_with_logs(before.as_deref())?;
+        let n = store.count_finished_with_logs(before)?;
         report.logs = usize::try_from(n).unwrap_or(0).min(scope.limit);
         return Ok(report);
     }
-    for log in store.finished_with_logs(before.as_deref(), scope.limit)? {
+    for log in store.finished_with_logs(before, scope.limit)? {
         match std::fs::remove_file(&log.path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(_) => continue,
         }
+        // The agent's stderr goes with its log: a finished task's is never read again.
+        let _ = std::fs::remove_file(project.logs_dir().join(stderr_log_name(log.id)));
         store.clear_log(log.id)?;
         report.logs += 1;
     }

@@ -11,18 +11,18 @@
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use gza_core::error::{Error, Result};
 use gza_core::project::Project;
-use gza_core::task::{ReviewVerdict, Task, TaskStatus};
+use gza_core::task::{FailureReason, ReviewVerdict, Task, TaskId, TaskResult, TaskStatus, Usage};
 use gza_store::{Outcome, WorkerId};
 
 /// Bytes reserved for a task's outcome before its agent starts.
 const RESERVED: usize = 64 * 1024;
 
 /// A commit of the agent's changes that is still to be made (making it again is harmless).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingCommit {
     pub worktree: PathBuf,
     pub message: String,
@@ -46,13 +46,13 @@ pub struct Kept {
     pub ending: Ending,
 }
 
-fn path(project: &Project, id: i64) -> PathBuf {
+fn path(project: &Project, id: TaskId) -> PathBuf {
     project.logs_dir().join(format!("{id}.outcome.json"))
 }
 
 /// Reserve room for task `id`'s outcome. Failing to is not an error: the outcome is then
 /// written as a new file, which needs space when the run ends.
-pub fn reserve(project: &Project, id: i64) {
+pub fn reserve(project: &Project, id: TaskId) {
     // No fsync: the file system counts the blocks as taken at write time (ext4's delayed
     // allocation reserves them too), which is all a full disk later needs.
     let reserve = || -> std::io::Result<()> {
@@ -106,8 +106,41 @@ fn write_over(path: &Path, bytes: &[u8]) -> Result<()> {
     write().map_err(|e| Error::io(path, "write", e))
 }
 
+/// The kept file as it is written and read.
+#[derive(Debug, Serialize, Deserialize)]
+struct KeptRecord {
+    task_id: TaskId,
+    prompt: String,
+    worker_pid: i64,
+    status: TaskStatus,
+    failure_reason: Option<FailureReason>,
+    output: Option<String>,
+    session_id: Option<String>,
+    cost_usd: Option<f64>,
+    input_tokens: Option<i64>,
+    output_tokens: Option<i64>,
+    num_turns: Option<i64>,
+    duration_seconds: Option<f64>,
+    diff_stats: Option<String>,
+    report_file: Option<String>,
+    /// A verdict this gza does not know reads as none.
+    #[serde(deserialize_with = "known_verdict")]
+    review_verdict: Option<ReviewVerdict>,
+    #[serde(default)]
+    report: bool,
+    branch: Option<String>,
+    commit: Option<PendingCommit>,
+}
+
+fn known_verdict<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<ReviewVerdict>, D::Error> {
+    let text: Option<String> = Option::deserialize(d)?;
+    Ok(text.as_deref().and_then(ReviewVerdict::parse))
+}
+
 fn render(
-    task: (i64, &str),
+    task: (TaskId, &str),
     worker: WorkerId,
     ending: &Ending,
     output_budget: Option<usize>,
@@ -125,36 +158,32 @@ fn render(
         }
         (out, _) => out.clone(),
     };
-    let record = json!({
-        "task_id": task_id,
-        "prompt": prompt,
-        "worker_pid": worker.pid,
-        "status": o.status.map(|s| s.as_str()),
-        "failure_reason": o.failure_reason,
-        "output": output,
-        "session_id": o.session_id,
-        "cost_usd": o.cost_usd,
-        "input_tokens": o.input_tokens,
-        "output_tokens": o.output_tokens,
-        "num_turns": o.num_turns,
-        "duration_seconds": o.duration_seconds,
-        "diff_stats": o.diff_stats,
-        "report_file": o.report_file,
-        "review_verdict": o.review_verdict.map(|v| v.as_str()),
-        "report": ending.report,
-        "branch": ending.branch,
-        "commit": ending.commit.as_ref().map(|c| json!({
-            "worktree": c.worktree,
-            "message": c.message,
-            "base_commit": c.base_commit,
-        })),
-    });
+    let record = KeptRecord {
+        task_id,
+        prompt: prompt.to_string(),
+        worker_pid: worker.pid,
+        status: o.result.status(),
+        failure_reason: o.result.failure_reason().cloned(),
+        output,
+        session_id: o.session_id.clone(),
+        cost_usd: o.usage.cost_usd,
+        input_tokens: o.usage.input_tokens,
+        output_tokens: o.usage.output_tokens,
+        num_turns: o.usage.num_turns,
+        duration_seconds: o.usage.duration_seconds,
+        diff_stats: o.diff_stats.clone(),
+        report_file: o.report_file.clone(),
+        review_verdict: o.result.review_verdict(),
+        report: ending.report,
+        branch: ending.branch.clone(),
+        commit: ending.commit.clone(),
+    };
     serde_json::to_string_pretty(&record).unwrap_or_default() + "\n"
 }
 
 /// The outcome kept for task `id`, if a whole one is there (a reservation never written, or a
 /// write cut short by a crash, is not).
-pub fn read(project: &Project, id: i64) -> Option<Kept> {
+pub fn read(project: &Project, id: TaskId) -> Option<Kept> {
     let path = path(project, id);
     let bytes = gza_core::fsutil::read_regular_file(&path, 4 * RESERVED as u64).ok()?;
     let kept = parse(id, &bytes)?;
@@ -176,47 +205,49 @@ pub fn read(project: &Project, id: i64) -> Option<Kept> {
     Some(kept)
 }
 
-fn parse(id: i64, bytes: &[u8]) -> Option<Kept> {
-    let v: Value = serde_json::from_slice(bytes).ok()?;
-    if v["task_id"].as_i64()? != id {
+fn parse(id: TaskId, bytes: &[u8]) -> Option<Kept> {
+    let r: KeptRecord = serde_json::from_slice(bytes).ok()?;
+    if r.task_id != id {
         return None;
     }
-    let text = |key: &str| v[key].as_str().map(str::to_string);
-    let outcome = Outcome {
-        status: Some(TaskStatus::parse(v["status"].as_str()?)?),
-        failure_reason: text("failure_reason"),
-        output: text("output"),
-        session_id: text("session_id"),
-        cost_usd: v["cost_usd"].as_f64(),
-        input_tokens: v["input_tokens"].as_i64(),
-        output_tokens: v["output_tokens"].as_i64(),
-        num_turns: v["num_turns"].as_i64(),
-        duration_seconds: v["duration_seconds"].as_f64(),
-        diff_stats: text("diff_stats"),
-        report_file: text("report_file"),
-        review_verdict: v["review_verdict"].as_str().and_then(ReviewVerdict::parse),
+    let result = match r.status {
+        TaskStatus::Completed => TaskResult::Completed {
+            review_verdict: r.review_verdict,
+        },
+        TaskStatus::Failed => TaskResult::Failed {
+            reason: r.failure_reason,
+        },
+        TaskStatus::Dropped => TaskResult::Dropped,
+        // Only an ended run is kept.
+        TaskStatus::Pending | TaskStatus::InProgress => return None,
     };
-    let commit = match &v["commit"] {
-        Value::Null => None,
-        c => Some(PendingCommit {
-            worktree: PathBuf::from(c["worktree"].as_str()?),
-            message: c["message"].as_str()?.to_string(),
-            base_commit: c["base_commit"].as_str()?.to_string(),
-        }),
+    let outcome = Outcome {
+        result,
+        output: r.output,
+        session_id: r.session_id,
+        usage: Usage {
+            cost_usd: r.cost_usd,
+            input_tokens: r.input_tokens,
+            output_tokens: r.output_tokens,
+            num_turns: r.num_turns,
+            duration_seconds: r.duration_seconds,
+        },
+        diff_stats: r.diff_stats,
+        report_file: r.report_file,
     };
     Some(Kept {
-        worker_pid: v["worker_pid"].as_i64()?,
+        worker_pid: r.worker_pid,
         ending: Ending {
             outcome,
-            commit,
-            report: v["report"].as_bool().unwrap_or(false),
-            branch: text("branch"),
+            commit: r.commit,
+            report: r.report,
+            branch: r.branch,
         },
     })
 }
 
 /// The outcome is in the database: the kept copy goes.
-pub fn drop_kept(project: &Project, id: i64) {
+pub fn drop_kept(project: &Project, id: TaskId) {
     let _ = std::fs::remove_file(path(project, id));
 }
 
@@ -224,18 +255,22 @@ pub fn drop_kept(project: &Project, id: i64) {
 mod tests {
     use super::*;
 
-    fn task() -> (i64, &'static str) {
-        (7, "fix the parser")
+    fn task() -> (TaskId, &'static str) {
+        (TaskId(7), "fix the parser")
     }
 
     fn ending(output: &str) -> Ending {
         Ending {
             outcome: Outcome {
-                status: Some(TaskStatus::Completed),
                 output: Some(output.into()),
-                cost_usd: Some(0.25),
-                num_turns: Some(3),
-                ..Outcome::default()
+                usage: Usage {
+                    cost_usd: Some(0.25),
+                    num_turns: Some(3),
+                    ..Usage::default()
+                },
+                ..Outcome::new(TaskResult::Completed {
+                    review_verdict: None,
+                })
             },
             commit: Some(PendingCommit {
                 worktree: "/tmp/wt".into(),
@@ -258,21 +293,19 @@ mod tests {
         let mut bytes = text.into_bytes();
         // As written over a reservation: spaces follow.
         bytes.extend(std::iter::repeat_n(b' ', 1000));
-        let kept = parse(7, &bytes).expect("parses");
+        let kept = parse(TaskId(7), &bytes).expect("parses");
         assert_eq!(kept.worker_pid, 42);
-        assert_eq!(kept.ending.outcome.status, Some(TaskStatus::Completed));
-        assert_eq!(kept.ending.outcome.output.as_deref(), Some("done"));
-        assert_eq!(kept.ending.outcome.num_turns, Some(3));
+        assert_eq!(kept.ending.outcome, ending("done").outcome);
         assert_eq!(kept.ending.commit, ending("done").commit);
         assert_eq!(kept.ending.branch.as_deref(), Some("gza/7-fix"));
     }
 
     #[test]
     fn a_reservation_a_torn_write_or_another_task_is_not_an_outcome() {
-        assert!(parse(7, &[b' '; 100]).is_none());
+        assert!(parse(TaskId(7), &[b' '; 100]).is_none());
         let text = render(task(), WORKER, &ending("done"), None);
-        assert!(parse(7, &text.as_bytes()[..text.len() / 2]).is_none());
-        assert!(parse(8, text.as_bytes()).is_none());
+        assert!(parse(TaskId(7), &text.as_bytes()[..text.len() / 2]).is_none());
+        assert!(parse(TaskId(8), text.as_bytes()).is_none());
     }
 
     #[test]
@@ -280,9 +313,54 @@ mod tests {
         let long = format!("{}THE END", "x".repeat(RESERVED * 2));
         let text = render(task(), WORKER, &ending(&long), Some(1000));
         assert!(text.len() < RESERVED);
-        let kept = parse(7, text.as_bytes()).unwrap();
+        let kept = parse(TaskId(7), text.as_bytes()).unwrap();
         let out = kept.ending.outcome.output.unwrap();
         assert!(out.ends_with("THE END"));
         assert!(out.contains(".gza/logs/7.jsonl"));
+    }
+
+    #[test]
+    fn an_outcome_kept_by_the_gza_before_typed_state_reads_back() {
+        // Written by `json!` before the kept record was a struct: same keys, same values.
+        let old = r#"{
+  "task_id": 7,
+  "prompt": "fix the parser",
+  "worker_pid": 42,
+  "status": "failed",
+  "failure_reason": "GIT_ERROR",
+  "output": "done",
+  "session_id": null,
+  "cost_usd": 0.25,
+  "input_tokens": null,
+  "output_tokens": null,
+  "num_turns": 3,
+  "duration_seconds": 1.5,
+  "diff_stats": null,
+  "report_file": null,
+  "review_verdict": "SOMETHING_NEW",
+  "report": false,
+  "branch": "gza/7-fix",
+  "commit": {
+    "worktree": "/tmp/wt",
+    "message": "gza task 7: fix the parser",
+    "base_commit": "abc"
+  }
+}
+"#;
+        let kept = parse(TaskId(7), old.as_bytes()).expect("parses");
+        let o = &kept.ending.outcome;
+        assert_eq!(o.result, TaskResult::failed(FailureReason::GitError));
+        assert_eq!(o.usage.duration_seconds, Some(1.5));
+        assert_eq!(kept.ending.commit, ending("done").commit);
+        // And what this gza writes is that same file.
+        let mut failed = ending("done");
+        failed.outcome.result = TaskResult::failed(FailureReason::GitError);
+        failed.outcome.usage.duration_seconds = Some(1.5);
+        let ours = render(task(), WORKER, &failed, None);
+        let known = old.replace(
+            r#""review_verdict": "SOMETHING_NEW""#,
+            r#""review_verdict": null"#,
+        );
+        assert_eq!(ours, known);
     }
 }

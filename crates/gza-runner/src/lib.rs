@@ -42,21 +42,21 @@ pub trait Teacher: Send + Sync + std::fmt::Debug {
 pub trait Observer: Sync {
     fn warn(&self, message: &str);
     fn started(&self, task: &Task, provider: gza_core::config::ProviderKind);
-    fn progress(&self, id: i64, status: Status);
+    fn progress(&self, id: TaskId, status: Status);
     fn finished(&self, finished: &Finished);
 }
 
 use gza_core::error::{Error, Result};
 use gza_core::process::{self, check_binary};
 use gza_core::project::Project;
-use gza_core::task::{Task, TaskStatus};
+use gza_core::task::{FailureReason, Task, TaskId, TaskStatus};
 use gza_store::{Claim, Store, WorkerId};
 
 /// What `gza work` was asked to do.
 #[derive(Debug, Clone)]
 pub struct WorkOptions {
     /// Only these tasks (in pickup order among them).
-    pub ids: Vec<i64>,
+    pub ids: Vec<TaskId>,
     /// Stop after this many tasks; `None` runs until the queue is empty.
     pub count: Option<usize>,
     /// Workers running at once.
@@ -114,10 +114,10 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
         }
         for &id in &options.ids {
             let task = store.get_task(id)?;
-            if task.status != TaskStatus::Pending {
+            if task.status() != TaskStatus::Pending {
                 return Err(Error::Usage(format!(
                     "task {id} is {}; only pending tasks can be run (`gza retry {id}` queues it again)",
-                    task.status
+                    task.status()
                 )));
             }
         }
@@ -287,7 +287,7 @@ fn check_agent(project: &Project, task: &Task) -> Result<()> {
 /// A task whose worker was found dead.
 #[derive(Debug)]
 pub struct Reaped {
-    pub id: i64,
+    pub id: TaskId,
     /// The outcome the worker had kept on disk and that was recorded instead of `WORKER_DIED`.
     pub recovered: Option<TaskStatus>,
 }
@@ -320,14 +320,11 @@ pub fn reap_orphans(project: &Project, store: &Store) -> Vec<Reaped> {
     let here = process::pid_namespace();
     let mut reaped = Vec::new();
     for task in tasks {
-        let Some(pid) = task.running_pid else {
+        let Some(owner) = task.state.worker() else {
             continue;
         };
-        let worker = WorkerId {
-            pid,
-            start: task.running_pid_start,
-        };
-        let pid_dead = || !process::is_same_process_alive(pid, task.running_pid_start);
+        let worker = WorkerId::from(owner);
+        let pid_dead = || !process::is_same_process_alive(owner.pid, owner.start);
         let dead = match store.lease_of(worker) {
             Ok(Some(lease)) if lease.age_secs > gza_store::LEASE_STALE_SECS => true,
             Ok(Some(lease)) => {
@@ -349,7 +346,7 @@ pub fn reap_orphans(project: &Project, store: &Store) -> Vec<Reaped> {
                 recovered: Some(status),
             });
         } else if store
-            .fail_running_task(task.id, task.running_pid, "WORKER_DIED")
+            .fail_running_task(task.id, Some(owner.pid), FailureReason::WorkerDied)
             .unwrap_or(false)
         {
             // A reservation never written over, or a write cut short, holds no outcome.
@@ -402,14 +399,17 @@ fn record_kept(
     if let Some(err) = &report.hook_error {
         complete::log_hook_error(project, task.id, err);
     }
-    report.owned.then_some(outcome.status).flatten()
+    report.owned.then(|| outcome.result.status())
 }
 
 /// End the agent process group a task started, if it is still the same group.
 fn end_agent(task: &Task, grace: Duration) {
-    let Some(pgid) = task.agent_pid else { return };
+    let Some(agent) = task.state.agent() else {
+        return;
+    };
+    let pgid = agent.pid;
     let leader_alive = process::start_ticks(pgid);
-    let same = match (leader_alive, task.agent_start) {
+    let same = match (leader_alive, agent.start) {
         (Some(now), Some(then)) => now == then,
         // The leader is gone but members of its group remain: a PID is never reused as the id
         // of a group that still has members, so this is still the agent's group.
@@ -422,15 +422,16 @@ fn end_agent(task: &Task, grace: Duration) {
 }
 
 /// Stop a running task: mark it failed `KILLED`, then end its agent's process group.
-pub fn kill_task(store: &Store, id: i64) -> Result<()> {
+pub fn kill_task(store: &Store, id: TaskId) -> Result<()> {
     let task = store.get_task(id)?;
-    if task.status != TaskStatus::InProgress {
+    if task.status() != TaskStatus::InProgress {
         return Err(Error::Usage(format!(
             "task {id} is not running (it is {})",
-            task.status
+            task.status()
         )));
     }
-    if !store.fail_running_task(id, task.running_pid, "KILLED")? {
+    let worker_pid = task.state.worker().map(|w| w.pid);
+    if !store.fail_running_task(id, worker_pid, FailureReason::Killed)? {
         return Err(Error::Usage(format!(
             "task {id} finished before it could be killed"
         )));

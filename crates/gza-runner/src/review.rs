@@ -201,8 +201,7 @@ pub fn change_range(project: &Project, task: &Task) -> Result<ChangeRange> {
     let root = &project.root;
     let tip = worktree::resolve(root, &branch).ok_or_else(|| branch_gone(task, &branch))?;
     let base = task
-        .base_commit
-        .as_deref()
+        .base_commit()
         .and_then(|c| worktree::resolve(root, c))
         .or_else(|| gza_core::git::run(root, &["merge-base", "HEAD", &tip]).ok())
         .ok_or_else(|| {
@@ -216,7 +215,7 @@ pub fn change_range(project: &Project, task: &Task) -> Result<ChangeRange> {
 
 /// The error for a task that has no branch.
 pub fn no_branch(task: &Task) -> Error {
-    let why = match (task.status, task.task_type.changes_code()) {
+    let why = match (task.status(), task.task_type.changes_code()) {
         (TaskStatus::Pending, _) => format!("task {} has not run yet", task.id),
         (TaskStatus::InProgress, _) => format!("task {} is still starting", task.id),
         (_, false) => format!(
@@ -319,8 +318,7 @@ fn review_context(project: &Project, store: &Store, reviewed: &Task) -> Result<S
     match change_range(project, &owner) {
         Ok(range) => {
             let base_name = owner
-                .base_branch
-                .as_deref()
+                .base_branch()
                 .map(|b| format!("`{b}` at "))
                 .unwrap_or_default();
             let stats = gza_core::git::run(
@@ -380,7 +378,7 @@ fn write_reports(out: &mut String, store: &Store, owner: &Task) -> Result<()> {
     let improves: Vec<Task> = store
         .improves_of_branch(owner.id)?
         .into_iter()
-        .filter(|t| t.status == TaskStatus::Completed)
+        .filter(|t| t.status() == TaskStatus::Completed)
         .collect();
     // The latest few are what the reviewer needs; older ones are in the diff and `gza show`.
     for improve in &improves[improves.len().saturating_sub(MAX_IMPROVE_REPORTS)..] {
@@ -426,7 +424,7 @@ fn improve_context(
 ) -> Result<String> {
     let owner = branch_owner(store, improve)?;
     let verdict = review
-        .review_verdict
+        .review_verdict()
         .map(|v| format!(" (verdict {v})"))
         .unwrap_or_default();
     let findings = match review.output.as_deref().map(str::trim) {

@@ -15,7 +15,9 @@ use gza_core::error::{Error, Result};
 use gza_core::process;
 use gza_core::project::Project;
 use gza_core::prompt;
-use gza_core::task::{Task, TaskStatus, TaskType};
+use gza_core::task::{
+    Base, FailureReason, ProcessId, Task, TaskId, TaskResult, TaskState, TaskType, Usage,
+};
 use gza_store::{Outcome, Store, WorkerId};
 
 /// Grace between SIGTERM and SIGKILL when gza ends an agent.
@@ -27,18 +29,16 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 /// Longest line of agent output parsed; longer lines are logged in full but parsed cut.
 const MAX_PARSED_LINE: usize = 4 * 1024 * 1024;
 
-/// What happened to one task, for the caller's summary.
+/// What happened to one task, for the caller's summary: its state and figures as recorded.
 #[derive(Debug, Clone)]
 pub struct Finished {
-    pub id: i64,
-    pub status: TaskStatus,
-    pub failure_reason: Option<String>,
-    pub cost_usd: Option<f64>,
-    pub num_turns: Option<i64>,
+    pub id: TaskId,
+    /// Done, normally; whoever ended the task first (`gza kill`) decided its result.
+    pub state: TaskState,
+    pub usage: Usage,
     pub duration: Duration,
     pub branch: Option<String>,
     pub diff_stats: Option<String>,
-    pub review_verdict: Option<gza_core::task::ReviewVerdict>,
 }
 
 /// The provider a task runs with.
@@ -112,7 +112,8 @@ fn prepare_workspace(
                     branch: branch.clone(),
                     base_commit,
                 };
-                return Ok(Workspace::on(wt, parent.base_branch.clone()));
+                let base_branch = parent.base_branch().map(str::to_string);
+                return Ok(Workspace::on(wt, base_branch));
             }
         }
     }
@@ -202,7 +203,7 @@ fn continue_branch(
         branch,
         base_commit,
     };
-    Ok(Workspace::on(wt, owner.base_branch.clone()))
+    Ok(Workspace::on(wt, owner.base_branch().map(str::to_string)))
 }
 
 /// A review runs in its own checkout of the reviewed branch's tip (detached): the reviewer can
@@ -258,13 +259,9 @@ pub fn run_task(
 ) -> Result<Finished> {
     let started = Instant::now();
     let early = |stopped: Early| -> Result<Finished> {
-        let outcome = Outcome {
-            status: Some(TaskStatus::Failed),
-            failure_reason: Some(stopped.reason.into()),
-            output: Some(format!("gza: {}", stopped.detail)),
-            duration_seconds: Some(started.elapsed().as_secs_f64()),
-            ..Outcome::default()
-        };
+        let mut outcome = Outcome::new(TaskResult::failed(stopped.reason));
+        outcome.output = Some(format!("gza: {}", stopped.detail));
+        outcome.usage.duration_seconds = Some(started.elapsed().as_secs_f64());
         let ending = kept::Ending {
             outcome,
             commit: None,
@@ -295,7 +292,7 @@ pub fn run_task(
         &prepared.stderr_path,
         project.config.timeout_minutes,
     );
-    outcome.duration_seconds = Some(started.elapsed().as_secs_f64());
+    outcome.usage.duration_seconds = Some(started.elapsed().as_secs_f64());
     // An agent that replaced its worktree's `.git` gets nothing run or committed there: its
     // repository's config and hooks would run on the host.
     let unsafe_checkout = prepared
@@ -307,7 +304,7 @@ pub fn run_task(
         mark_unsafe(&mut outcome, e);
         ui.warn(&format!("task {}: {e}", task.id));
     }
-    let completed = outcome.status == Some(TaskStatus::Completed);
+    let completed = matches!(outcome.result, TaskResult::Completed { .. });
     let commit = match &prepared.workspace.worktree {
         Some(_) if unsafe_checkout.is_some() => None,
         Some(wt) => {
@@ -346,7 +343,7 @@ enum Stop {
 }
 
 struct Early {
-    reason: &'static str,
+    reason: FailureReason,
     detail: String,
 }
 
@@ -356,7 +353,7 @@ impl From<Error> for Stop {
     }
 }
 
-fn early(reason: &'static str, detail: impl Into<String>) -> Stop {
+fn early(reason: FailureReason, detail: impl Into<String>) -> Stop {
     Stop::Early(Early {
         reason,
         detail: detail.into(),
@@ -424,7 +421,7 @@ fn prepare(
     // space for what it did (see `kept`).
     kept::reserve(project, task.id);
     let workspace = prepare_workspace(project, store, task, ui)
-        .map_err(|e| early("GIT_ERROR", e.to_string()))?;
+        .map_err(|e| early(FailureReason::GitError, e.to_string()))?;
     let (branch, wt_path) = match (&workspace.worktree, &workspace.checkout) {
         (Some(wt), _) => (
             Some(wt.branch.as_str()),
@@ -440,7 +437,11 @@ fn prepare(
         &log_path.to_string_lossy(),
     )?;
     if let Some(wt) = &workspace.worktree {
-        store.set_base(task.id, workspace.base_branch.as_deref(), &wt.base_commit)?;
+        let base = Base {
+            branch: workspace.base_branch.clone(),
+            commit: wt.base_commit.clone(),
+        };
+        store.set_base(task.id, &base)?;
     }
     let prompt = if task.resume_session_id.is_some() {
         resume_prompt(task)
@@ -448,7 +449,7 @@ fn prepare(
         let learnings = teacher.for_prompt(project, store, task);
         crate::review::task_for_prompt(project, store, task)
             .and_then(|shown| prompt::build_prompt(project, &shown, learnings.as_ref()))
-            .map_err(|e| early("PROMPT_ERROR", e.to_string()))?
+            .map_err(|e| early(FailureReason::PromptError, e.to_string()))?
     };
     store.set_prompt_sent(task.id, &prompt)?;
     let learnings_guard = super::agent_rules::LearningsFileGuard::before(
@@ -481,13 +482,13 @@ fn prepare(
     .and_then(|inv| sandbox::preflight(sandbox_kind, &place, &inv).map(|()| inv))
     .map_err(|reason| {
         early(
-            "SANDBOX_ERROR",
+            FailureReason::SandboxError,
             format!("sandbox {}: {reason}", sandbox_kind.as_str()),
         )
     })?;
     Ok(Prepared {
         kind,
-        stderr_path: logs.join(format!("{}.stderr.log", task.id)),
+        stderr_path: logs.join(crate::cleanup::stderr_log_name(task.id)),
         log_path,
         workspace,
         prompt,
@@ -547,7 +548,7 @@ fn spawn(
         .process_group(0);
     let mut child = cmd.spawn().map_err(|e| {
         early(
-            "AGENT_START",
+            FailureReason::AgentStart,
             format!(
                 "cannot start `{}` ({}): {e}",
                 invocation.program,
@@ -556,7 +557,11 @@ fn spawn(
         )
     })?;
     let pgid = i64::from(child.id());
-    store.set_agent_process(task.id, pgid, process::start_ticks(pgid))?;
+    let agent = ProcessId {
+        pid: pgid,
+        start: process::start_ticks(pgid),
+    };
+    store.set_agent_process(task.id, agent)?;
     ui.started(task, prepared.kind);
 
     if let Some(mut stdin) = child.stdin.take() {
@@ -615,8 +620,8 @@ fn spawn(
 /// How the agent ended.
 struct Ended {
     exit: Option<std::process::ExitStatus>,
-    /// Why gza ended it (`TIMEOUT`, `KILLED`), if it did.
-    forced: Option<&'static str>,
+    /// Why gza ended it (a timeout, a stop request), if it did.
+    forced: Option<FailureReason>,
     report: providers::AgentReport,
 }
 
@@ -642,7 +647,7 @@ fn wait(
     } = running;
     let timeout = (project.config.timeout_minutes > 0.0)
         .then(|| Duration::from_secs_f64(project.config.timeout_minutes * 60.0));
-    let mut forced: Option<&'static str> = None;
+    let mut forced: Option<FailureReason> = None;
     let mut last_saved = Progress::default();
     let mut last_save_at = Instant::now();
     let exit = loop {
@@ -653,9 +658,9 @@ fn wait(
         }
         if forced.is_none() {
             if process::stop_requested() {
-                forced = Some("KILLED");
+                forced = Some(FailureReason::Killed);
             } else if timeout.is_some_and(|t| started.elapsed() >= t) {
-                forced = Some("TIMEOUT");
+                forced = Some(FailureReason::Timeout);
             }
             if forced.is_some() {
                 let grace = KILL_GRACE;
@@ -711,38 +716,39 @@ fn wait(
 fn judge(task_type: TaskType, ended: &Ended, stderr_path: &Path, timeout_minutes: f64) -> Outcome {
     let report = &ended.report;
     let exit_ok = ended.exit.is_some_and(|s| s.success());
-    let (status, reason) = match (ended.forced, &report.verdict) {
-        (Some(reason), _) => (TaskStatus::Failed, Some(reason.to_string())),
-        (None, Verdict::Success) => (TaskStatus::Completed, None),
-        (None, Verdict::Failed { reason, .. }) => (TaskStatus::Failed, Some(reason.to_string())),
-        (None, Verdict::NoResult) if exit_ok => (TaskStatus::Failed, Some("NO_RESULT".to_string())),
-        (None, Verdict::NoResult) => (TaskStatus::Failed, Some("AGENT_EXIT".to_string())),
+    let output = report
+        .output
+        .as_deref()
+        .map(gza_core::redact::redact_secrets);
+    let result = match (&ended.forced, &report.verdict) {
+        (Some(reason), _) => TaskResult::failed(reason.clone()),
+        (None, Verdict::Success) => TaskResult::Completed {
+            review_verdict: (task_type == TaskType::Review)
+                .then(|| output.as_deref().and_then(crate::review::parse_verdict))
+                .flatten(),
+        },
+        (None, Verdict::Failed { reason, .. }) => TaskResult::failed(reason.clone()),
+        (None, Verdict::NoResult) if exit_ok => TaskResult::failed(FailureReason::NoResult),
+        (None, Verdict::NoResult) => TaskResult::failed(FailureReason::AgentExit),
     };
+    let failed = matches!(result, TaskResult::Failed { .. });
     let mut outcome = Outcome {
-        status: Some(status),
-        failure_reason: reason,
-        output: report
-            .output
-            .as_deref()
-            .map(gza_core::redact::redact_secrets),
+        output,
         session_id: report.session_id.clone(),
-        cost_usd: report.cost_usd,
-        input_tokens: report.input_tokens,
-        output_tokens: report.output_tokens,
-        num_turns: report.num_turns,
-        ..Outcome::default()
+        usage: Usage {
+            cost_usd: report.cost_usd,
+            input_tokens: report.input_tokens,
+            output_tokens: report.output_tokens,
+            num_turns: report.num_turns,
+            duration_seconds: None,
+        },
+        ..Outcome::new(result)
     };
-    if task_type == TaskType::Review && status == TaskStatus::Completed {
-        outcome.review_verdict = outcome
-            .output
-            .as_deref()
-            .and_then(crate::review::parse_verdict);
-    }
-    if status == TaskStatus::Failed {
+    if failed {
         // The stderr tail and the agent's own failure line are agent text too: redacted alike.
         let detail = gza_core::redact::redact_secrets(&failure_detail(
             &report.verdict,
-            ended.forced,
+            ended.forced.as_ref(),
             ended.exit,
             stderr_path,
             timeout_minutes,
@@ -798,9 +804,8 @@ pub(super) fn commit_stage(
             Ok(Some(e.to_string()))
         }
         Err(e) => {
-            if outcome.status == Some(TaskStatus::Completed) {
-                outcome.status = Some(TaskStatus::Failed);
-                outcome.failure_reason = Some("GIT_ERROR".into());
+            if matches!(outcome.result, TaskResult::Completed { .. }) {
+                outcome.result = TaskResult::failed(FailureReason::GitError);
             }
             Ok(Some(format!("could not commit the agent's changes: {e}")))
         }
@@ -809,8 +814,7 @@ pub(super) fn commit_stage(
 
 /// The task fails `UNSAFE_WORKTREE`, whatever the agent said: it replaced its worktree's `.git`.
 fn mark_unsafe(outcome: &mut Outcome, e: &Error) {
-    outcome.status = Some(TaskStatus::Failed);
-    outcome.failure_reason = Some("UNSAFE_WORKTREE".into());
+    outcome.result = TaskResult::failed(FailureReason::UnsafeWorktree);
     let line = format!("gza: {e}");
     outcome.output = Some(match outcome.output.take() {
         Some(out) if !out.trim().is_empty() => format!("{out}\n\n{line}"),
@@ -835,7 +839,7 @@ fn record(
     started: Instant,
     ui: &dyn Observer,
 ) -> Result<Finished> {
-    let status = ending.outcome.status.map_or("unknown", |s| s.as_str());
+    let status = ending.outcome.result.status().as_str();
     let deadline = Instant::now() + SPACE_WAIT;
     let mut waiting = false;
     let mut wait_for_space = |e: &Error| -> bool {
@@ -934,14 +938,11 @@ fn record(
     let stored = store.get_task(task.id)?;
     let finished = Finished {
         id: task.id,
-        status: stored.status,
-        failure_reason: stored.failure_reason.clone(),
-        cost_usd: stored.cost_usd,
-        num_turns: stored.num_turns,
+        state: stored.state,
+        usage: stored.usage,
         duration: started.elapsed(),
         branch: ending.branch,
-        diff_stats: stored.diff_stats.clone(),
-        review_verdict: stored.review_verdict,
+        diff_stats: stored.diff_stats,
     };
     ui.finished(&finished);
     Ok(finished)
@@ -1053,7 +1054,7 @@ fn pump_output(
 
 fn failure_detail(
     verdict: &Verdict,
-    forced: Option<&str>,
+    forced: Option<&FailureReason>,
     exit: Option<std::process::ExitStatus>,
     stderr_path: &Path,
     timeout_minutes: f64,
@@ -1068,7 +1069,7 @@ fn failure_detail(
         None => "exit status unknown".into(),
     };
     let mut detail = match (forced, verdict) {
-        (Some("TIMEOUT"), _) => {
+        (Some(FailureReason::Timeout), _) => {
             format!("timed out after {timeout_minutes} minutes; the agent was stopped")
         }
         (Some(_), _) => "stopped by the user; the agent was ended".into(),
@@ -1145,7 +1146,7 @@ mod tests {
 
     use super::*;
 
-    fn ended(exit_code: i32, forced: Option<&'static str>, verdict: Verdict) -> Ended {
+    fn ended(exit_code: i32, forced: Option<FailureReason>, verdict: Verdict) -> Ended {
         Ended {
             exit: Some(std::process::ExitStatus::from_raw(exit_code << 8)),
             forced,
@@ -1169,17 +1170,20 @@ mod tests {
     #[test]
     fn a_reported_success_completes_with_the_figures() {
         let o = judged(&ended(0, None, Verdict::Success));
-        assert_eq!(o.status, Some(TaskStatus::Completed));
-        assert_eq!(o.failure_reason, None);
+        assert_eq!(
+            o.result,
+            TaskResult::Completed {
+                review_verdict: None
+            }
+        );
         assert_eq!(o.output.as_deref(), Some("the answer"));
-        assert_eq!((o.cost_usd, o.num_turns), (Some(0.5), Some(2)));
+        assert_eq!((o.usage.cost_usd, o.usage.num_turns), (Some(0.5), Some(2)));
     }
 
     #[test]
     fn gza_ending_the_agent_wins_over_what_it_said() {
-        let o = judged(&ended(0, Some("TIMEOUT"), Verdict::Success));
-        assert_eq!(o.status, Some(TaskStatus::Failed));
-        assert_eq!(o.failure_reason.as_deref(), Some("TIMEOUT"));
+        let o = judged(&ended(0, Some(FailureReason::Timeout), Verdict::Success));
+        assert_eq!(o.result, TaskResult::failed(FailureReason::Timeout));
         assert!(
             o.output
                 .unwrap()
@@ -1190,9 +1194,9 @@ mod tests {
     #[test]
     fn no_final_result_depends_on_the_exit_status() {
         let clean = judged(&ended(0, None, Verdict::NoResult));
-        assert_eq!(clean.failure_reason.as_deref(), Some("NO_RESULT"));
+        assert_eq!(clean.result, TaskResult::failed(FailureReason::NoResult));
         let crashed = judged(&ended(3, None, Verdict::NoResult));
-        assert_eq!(crashed.failure_reason.as_deref(), Some("AGENT_EXIT"));
+        assert_eq!(crashed.result, TaskResult::failed(FailureReason::AgentExit));
         assert!(crashed.output.unwrap().contains("exit status 3"));
     }
 
@@ -1203,11 +1207,11 @@ mod tests {
             1,
             None,
             Verdict::Failed {
-                reason: "AGENT_ERROR",
+                reason: FailureReason::AgentError,
                 detail: format!("bad key {key}"),
             },
         ));
-        assert_eq!(o.failure_reason.as_deref(), Some("AGENT_ERROR"));
+        assert_eq!(o.result, TaskResult::failed(FailureReason::AgentError));
         let out = o.output.unwrap();
         assert!(out.contains("the agent reported failure"), "{out}");
         assert!(!out.contains(&key), "{out}");

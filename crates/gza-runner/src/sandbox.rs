@@ -155,7 +155,7 @@ pub fn agent_environment(
 /// Where one task's agent runs.
 #[derive(Debug, Clone)]
 pub struct Place<'a> {
-    pub task_id: i64,
+    pub task_id: gza_core::task::TaskId,
     pub provider: ProviderKind,
     /// The project root (holds `.gza/` and `.git`).
     pub project_root: &'a Path,
@@ -583,7 +583,7 @@ mod tests {
     #[test]
     fn docker_mounts_the_worktree_at_a_fixed_path_and_git_read_only() {
         let place = Place {
-            task_id: 7,
+            task_id: gza_core::task::TaskId(7),
             provider: ProviderKind::Codex,
             project_root: Path::new("/p"),
             workdir: Path::new("/p/.gza/worktrees/7-x"),
@@ -606,7 +606,7 @@ mod tests {
     #[test]
     fn docker_without_an_image_is_refused() {
         let place = Place {
-            task_id: 1,
+            task_id: gza_core::task::TaskId(1),
             provider: ProviderKind::Codex,
             project_root: Path::new("/p"),
             workdir: Path::new("/p"),
@@ -641,7 +641,7 @@ mod tests {
     #[test]
     fn bwrap_hides_gza_and_keeps_git_and_settings_read_only_for_in_place_tasks() {
         let place = Place {
-            task_id: 1,
+            task_id: gza_core::task::TaskId(1),
             provider: ProviderKind::Codex,
             project_root: Path::new("/p"),
             workdir: Path::new("/p"),

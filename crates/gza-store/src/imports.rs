@@ -7,7 +7,7 @@ use rusqlite::{OptionalExtension, params};
 use super::Store;
 use super::tasks::NewTask;
 use gza_core::error::{Error, Result};
-use gza_core::task::{TaskType, now_timestamp};
+use gza_core::task::{TaskId, TaskType, now_timestamp};
 
 /// A reference from one task of a batch to another task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,7 +15,7 @@ pub enum TaskRef {
     /// The task at this position in the batch.
     Batch(usize),
     /// A task already in the database.
-    Stored(i64),
+    Stored(TaskId),
 }
 
 /// One task of a batch.
@@ -34,13 +34,13 @@ pub struct BatchTask {
 /// What became of one task of a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchOutcome {
-    Inserted(i64),
+    Inserted(TaskId),
     /// Its key was stored already, on this task.
-    AlreadyThere(i64),
+    AlreadyThere(TaskId),
 }
 
 impl BatchOutcome {
-    pub fn id(self) -> i64 {
+    pub fn id(self) -> TaskId {
         match self {
             BatchOutcome::Inserted(id) | BatchOutcome::AlreadyThere(id) => id,
         }
@@ -73,11 +73,12 @@ impl Store {
         }
         self.immediate(|tx| {
             let mut existing = tx.prepare("SELECT id FROM tasks WHERE import_key = ?1")?;
-            let mut insert = tx.prepare(
-                "INSERT INTO tasks (prompt, task_type, group_name, spec, model, provider, \
+            let mut insert = tx.prepare(&format!(
+                "INSERT INTO tasks (id, prompt, task_type, group_name, spec, model, provider, \
                  skip_learnings, urgent, created_at, import_key) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )?;
+                 VALUES ({}, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                crate::tasks::NEXT_TASK_ID
+            ))?;
             let now = now_timestamp();
             let mut outcomes: Vec<BatchOutcome> = Vec::with_capacity(batch.len());
             let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -89,7 +90,7 @@ impl Store {
                     continue;
                 }
                 seen.insert(&task.key, outcomes.len());
-                let stored: Option<i64> =
+                let stored: Option<TaskId> =
                     existing.query_row([&task.key], |r| r.get(0)).optional()?;
                 if let Some(id) = stored {
                     outcomes.push(BatchOutcome::AlreadyThere(id));
@@ -108,7 +109,7 @@ impl Store {
                     now,
                     task.key,
                 ])?;
-                outcomes.push(BatchOutcome::Inserted(tx.last_insert_rowid()));
+                outcomes.push(BatchOutcome::Inserted(TaskId(tx.last_insert_rowid())));
             }
             let mut link =
                 tx.prepare("UPDATE tasks SET based_on = ?2, depends_on = ?3 WHERE id = ?1")?;

@@ -6,14 +6,14 @@ use serde::Serialize;
 use super::Store;
 use gza_core::error::Result;
 use gza_core::learning::{Learning, NewLearning, Origin, Priority, Status, confirmed_confidence};
-use gza_core::task::now_timestamp;
+use gza_core::task::{TaskId, TaskType, now_timestamp};
 
 /// A completed task in the learnings window.
 #[derive(Debug, Clone)]
 pub struct WindowTask {
-    pub id: i64,
+    pub id: TaskId,
     pub prompt: String,
-    pub task_type: String,
+    pub task_type: TaskType,
     pub output: Option<String>,
     pub extracted: bool,
 }
@@ -21,7 +21,7 @@ pub struct WindowTask {
 /// What one regeneration did, as recorded.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct VersionRecord {
-    pub from_task_id: Option<i64>,
+    pub from_task_id: Option<TaskId>,
     pub window_tasks: i64,
     pub items: i64,
     pub added: i64,
@@ -37,7 +37,7 @@ pub struct VersionRecord {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct LearningsMetadata {
     pub last_regenerated_at: Option<String>,
-    pub last_regenerated_from_task_id: Option<i64>,
+    pub last_regenerated_from_task_id: Option<TaskId>,
     pub tasks_since_regen: i64,
 }
 
@@ -49,11 +49,11 @@ pub struct LearningsTotals {
     pub drafts: i64,
     /// Claude Code sessions that were given learnings.
     pub sessions: i64,
-    pub by_section: Vec<(String, i64)>,
-    pub by_priority: Vec<(String, i64)>,
-    pub by_origin: Vec<(String, i64)>,
+    pub by_section: Vec<Tally>,
+    pub by_priority: Vec<Tally>,
+    pub by_origin: Vec<Tally>,
     pub injections: i64,
-    pub injections_by_event: Vec<(String, i64)>,
+    pub injections_by_event: Vec<Tally>,
     pub never_injected: i64,
     pub tasks_extracted: i64,
     pub regenerations: i64,
@@ -61,6 +61,20 @@ pub struct LearningsTotals {
     pub input_tokens: i64,
     pub output_tokens: i64,
     pub last: Option<VersionRecord>,
+}
+
+/// How many of something there are (a section's learnings, an event's injections); printed as
+/// the `["name", count]` pair it always was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tally {
+    pub name: String,
+    pub count: i64,
+}
+
+impl Serialize for Tally {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        (&self.name, self.count).serialize(s)
+    }
 }
 
 /// What to do with one item a task taught.
@@ -75,11 +89,42 @@ pub enum Taught {
 /// A task or Claude Code session that taught or re-confirmed a learning.
 #[derive(Debug, Clone, Serialize)]
 pub struct Source {
-    pub task: Option<i64>,
+    pub task: Option<TaskId>,
     pub session: Option<String>,
     /// `taught` or `confirmed`.
     pub kind: String,
     pub at: String,
+}
+
+/// One line of a learning's evolution log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LearningEvent {
+    pub at: String,
+    /// `taught`, `confirmed`, `archived`, `tier 2`, …
+    pub event: String,
+    pub detail: Option<String>,
+}
+
+/// A learning given to a task, and how (`task:file`, `task:relevant`, …).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Injection {
+    pub learning: i64,
+    pub event: String,
+}
+
+/// A version of learnings.md gza wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LearningsVersion {
+    pub id: i64,
+    pub content: String,
+}
+
+/// A learning with how many times it was given to an agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InjectionCount {
+    pub id: i64,
+    pub text: String,
+    pub injected: i64,
 }
 
 /// What the ranker reads of an active learning.
@@ -671,7 +716,7 @@ impl Store {
     /// Active learnings that belong in the file: taught or confirmed by one of `task_ids`, by a
     /// Claude Code session since the oldest of those tasks was created (any session when there
     /// are none), or written by a person.
-    pub fn learnings_in_window(&self, task_ids: &[i64]) -> Result<Vec<Learning>> {
+    pub fn learnings_in_window(&self, task_ids: &[TaskId]) -> Result<Vec<Learning>> {
         let ids = serde_json::to_string(task_ids).unwrap_or_else(|_| "[]".into());
         let sql = format!(
             "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status = 'active' AND {NOT_QUARANTINED} AND (l.origin = 'user' \
@@ -691,7 +736,7 @@ impl Store {
 
     /// The newest task among each learning's sources, for ranking by recency. A learning taught
     /// only by Claude Code sessions has no task and is not listed.
-    pub fn latest_sources(&self) -> Result<std::collections::HashMap<i64, i64>> {
+    pub fn latest_sources(&self) -> Result<std::collections::HashMap<i64, TaskId>> {
         let mut stmt = self
             .conn
             .prepare(
@@ -729,8 +774,8 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// A learning's evolution log, oldest first: (when, event, detail).
-    pub fn learning_events(&self, id: i64) -> Result<Vec<(String, String, Option<String>)>> {
+    /// A learning's evolution log, oldest first.
+    pub fn learning_events(&self, id: i64) -> Result<Vec<LearningEvent>> {
         let mut stmt = self
             .conn
             .prepare(
@@ -738,7 +783,13 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .query_map([id], |r| {
+                Ok(LearningEvent {
+                    at: r.get(0)?,
+                    event: r.get(1)?,
+                    detail: r.get(2)?,
+                })
+            })
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
@@ -823,7 +874,16 @@ impl Store {
                 Ok(WindowTask {
                     id: r.get(0)?,
                     prompt: r.get(1)?,
-                    task_type: r.get(2)?,
+                    task_type: {
+                        let text: String = r.get(2)?;
+                        TaskType::parse(&text).ok_or_else(|| {
+                            rusqlite::Error::FromSqlConversionFailure(
+                                2,
+                                rusqlite::types::Type::Text,
+                                format!("unexpected value {text:?}").into(),
+                            )
+                        })?
+                    },
                     output: r.get(3)?,
                     extracted: r.get(4)?,
                 })
@@ -838,7 +898,7 @@ impl Store {
     /// the agent's own list while the model call is to be tried again). Returns the new ids.
     pub fn record_extraction(
         &self,
-        task_id: i64,
+        task_id: TaskId,
         extracted: Option<(&str, Option<&str>, (i64, i64))>,
         taught: &[Taught],
     ) -> Result<Vec<i64>> {
@@ -984,7 +1044,7 @@ impl Store {
     /// Record that learnings were given to an agent.
     pub fn record_injections(
         &self,
-        task_id: Option<i64>,
+        task_id: Option<TaskId>,
         session_id: Option<&str>,
         event: &str,
         ids: &[i64],
@@ -1006,7 +1066,7 @@ impl Store {
     }
 
     /// The learnings a task was given, in the order given, with how.
-    pub fn task_injections(&self, task_id: i64) -> Result<Vec<(i64, String)>> {
+    pub fn task_injections(&self, task_id: TaskId) -> Result<Vec<Injection>> {
         let mut stmt = self
             .conn
             .prepare(
@@ -1014,14 +1074,19 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([task_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_map([task_id], |r| {
+                Ok(Injection {
+                    learning: r.get(0)?,
+                    event: r.get(1)?,
+                })
+            })
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
     /// Remember which learnings.md version a task was given.
-    pub fn set_learnings_version(&self, task_id: i64, version: Option<i64>) -> Result<()> {
+    pub fn set_learnings_version(&self, task_id: TaskId, version: Option<i64>) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE tasks SET learnings_version = ?2 WHERE id = ?1",
@@ -1033,7 +1098,7 @@ impl Store {
 
     /// Keep the prompt sent to a task's agent, secrets redacted (a record, shown by
     /// `gza show --prompt`; the agent was given the task's own prompt).
-    pub fn set_prompt_sent(&self, task_id: i64, prompt: &str) -> Result<()> {
+    pub fn set_prompt_sent(&self, task_id: TaskId, prompt: &str) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE tasks SET prompt_sent = ?2 WHERE id = ?1",
@@ -1044,7 +1109,7 @@ impl Store {
     }
 
     /// The prompt sent to a task's agent (secrets redacted), if it was kept.
-    pub fn prompt_sent(&self, task_id: i64) -> Result<Option<String>> {
+    pub fn prompt_sent(&self, task_id: TaskId) -> Result<Option<String>> {
         self.conn
             .query_row(
                 "SELECT prompt_sent FROM tasks WHERE id = ?1",
@@ -1068,13 +1133,18 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// The newest version gza wrote: its id and content.
-    pub fn last_learnings_version(&self) -> Result<Option<(i64, String)>> {
+    /// The newest version gza wrote.
+    pub fn last_learnings_version(&self) -> Result<Option<LearningsVersion>> {
         self.conn
             .query_row(
                 "SELECT id, content FROM learnings_versions WHERE content <> '' ORDER BY id DESC LIMIT 1",
                 [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| {
+                    Ok(LearningsVersion {
+                        id: r.get(0)?,
+                        content: r.get(1)?,
+                    })
+                },
             )
             .optional()
             .map_err(|e| self.err(e))
@@ -1088,7 +1158,7 @@ impl Store {
         record: &VersionRecord,
         consumed: i64,
         render: impl FnOnce(i64) -> String,
-    ) -> Result<(i64, String)> {
+    ) -> Result<LearningsVersion> {
         self.immediate(|tx| {
             let now = now_timestamp();
             tx.execute(
@@ -1120,7 +1190,7 @@ impl Store {
                  tasks_since_regen = MAX(0, COALESCE(tasks_since_regen, 0) - ?3) WHERE id = 1",
                 params![now, record.from_task_id, consumed],
             )?;
-            Ok((id, content))
+            Ok(LearningsVersion { id, content })
         })
     }
 
@@ -1165,10 +1235,15 @@ impl Store {
                 .query_row(sql, [], |r| r.get(0))
                 .map_err(|e| self.err(e))
         };
-        let grouped = |sql: &str| -> Result<Vec<(String, i64)>> {
+        let grouped = |sql: &str| -> Result<Vec<Tally>> {
             let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
             let rows = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .query_map([], |r| {
+                    Ok(Tally {
+                        name: r.get(0)?,
+                        count: r.get(1)?,
+                    })
+                })
                 .map_err(|e| self.err(e))?;
             rows.collect::<rusqlite::Result<_>>()
                 .map_err(|e| self.err(e))
@@ -1229,8 +1304,8 @@ impl Store {
         Ok(t)
     }
 
-    /// The most injected active learnings: (id, text, count), most first.
-    pub fn most_injected(&self, limit: u32) -> Result<Vec<(i64, String, i64)>> {
+    /// The most injected active learnings, most first.
+    pub fn most_injected(&self, limit: u32) -> Result<Vec<InjectionCount>> {
         let mut stmt = self
             .conn
             .prepare(
@@ -1239,7 +1314,13 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([limit], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .query_map([limit], |r| {
+                Ok(InjectionCount {
+                    id: r.get(0)?,
+                    text: r.get(1)?,
+                    injected: r.get(2)?,
+                })
+            })
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))

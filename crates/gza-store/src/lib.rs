@@ -21,13 +21,19 @@ use gza_core::error::{Error, Result};
 pub use extraction_backoff::ExtractionBackoff;
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
-    FileEdits, LearningEdit, LearningsMetadata, LearningsTotals, RankRow, Source, Taught,
-    VersionRecord, WindowTask, count_towards_regeneration,
+    FileEdits, Injection, InjectionCount, LearningEdit, LearningEvent, LearningsMetadata,
+    LearningsTotals, LearningsVersion, RankRow, Source, Tally, Taught, VersionRecord, WindowTask,
+    count_towards_regeneration,
 };
 pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease};
-pub use lifecycle::{EvolutionEntry, InjectionOutcome, TierChange};
+pub use lifecycle::{
+    EvolutionEntry, FailingLearning, InjectionOutcome, LifecycleCounts, TierChange,
+};
 pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
-pub use tasks::{HistoryFilter, NewTask, QueueEntry, Stats, TaskEdit, TaskSummary};
+pub use tasks::{
+    Figure, HistoryFilter, LinkedTask, NewTask, PendingCounts, QueueEntry, Stats, StatusCounts,
+    TaskEdit, TaskSummary, Tokens,
+};
 
 mod embedded {
     refinery::embed_migrations!("../../migrations");
@@ -334,6 +340,14 @@ fn migration_lock(db: &Path) -> Result<std::fs::File> {
 
 /// Turn SQLite failures a user can act on into clear errors; keep the rest as they are.
 fn classify(path: &Path, e: rusqlite::Error) -> Error {
+    if let rusqlite::Error::FromSqlConversionFailure(_, _, inner) = &e
+        && let Some(bad) = inner.downcast_ref::<tasks::BadValue>()
+    {
+        return Error::BadRow {
+            path: path.to_path_buf(),
+            what: bad.to_string(),
+        };
+    }
     e.sqlite_error_code()
         .and_then(|code| classify_code(path, code))
         .unwrap_or(Error::Sqlite(e))

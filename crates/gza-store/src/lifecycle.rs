@@ -8,7 +8,7 @@ use super::learnings::{
 };
 use gza_core::error::Result;
 use gza_core::learning::{Evidence, Learning, NewLearning, Status};
-use gza_core::task::now_timestamp;
+use gza_core::task::{FailureReason, TaskId, TaskStatus, now_timestamp};
 
 /// What validation decided for one learning.
 #[derive(Debug, Clone)]
@@ -35,9 +35,29 @@ pub struct EvolutionEntry {
 /// A task a learning was given to, and how it ended.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct InjectionOutcome {
-    pub task: i64,
-    pub status: String,
-    pub failure_reason: Option<String>,
+    pub task: TaskId,
+    pub status: TaskStatus,
+    pub failure_reason: Option<FailureReason>,
+}
+
+/// A learning given to three or more finished tasks that all failed the same way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailingLearning {
+    pub id: i64,
+    pub text: String,
+    /// The reason they all failed with; `None` when none was recorded.
+    pub failure_reason: Option<FailureReason>,
+    /// How many tasks.
+    pub tasks: i64,
+}
+
+/// How many learnings in use are in each lifecycle state, for `gza learnings stats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LifecycleCounts {
+    pub tier2_high: i64,
+    pub tier2_medium: i64,
+    pub stale: i64,
+    pub quarantined: i64,
 }
 
 impl Store {
@@ -186,7 +206,7 @@ impl Store {
 
     /// Store rules a task's agent wrote as drafts taught by the task, skipping texts already
     /// known (in any status); returns the new ids.
-    pub fn add_task_drafts(&self, task_id: i64, learnings: &[NewLearning]) -> Result<Vec<i64>> {
+    pub fn add_task_drafts(&self, task_id: TaskId, learnings: &[NewLearning]) -> Result<Vec<i64>> {
         self.add_unknown_learnings(
             learnings,
             "task_id",
@@ -207,9 +227,11 @@ impl Store {
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([id], |r| {
+                let status: String = r.get(1)?;
                 Ok(InjectionOutcome {
                     task: r.get(0)?,
-                    status: r.get(1)?,
+                    // The query selects completed and failed tasks only.
+                    status: TaskStatus::parse(&status).unwrap_or(TaskStatus::Failed),
                     failure_reason: r.get(2)?,
                 })
             })
@@ -218,9 +240,8 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Learnings given to 3 or more finished tasks that all failed the same way:
-    /// (id, text, failure reason, tasks).
-    pub fn failing_learnings(&self) -> Result<Vec<(i64, String, String, i64)>> {
+    /// Learnings given to 3 or more finished tasks that all failed the same way.
+    pub fn failing_learnings(&self) -> Result<Vec<FailingLearning>> {
         let mut stmt = self
             .conn
             .prepare(
@@ -235,14 +256,22 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .query_map([], |r| {
+                let reason: String = r.get(2)?;
+                Ok(FailingLearning {
+                    id: r.get(0)?,
+                    text: r.get(1)?,
+                    failure_reason: (!reason.is_empty()).then(|| FailureReason::parse(&reason)),
+                    tasks: r.get(3)?,
+                })
+            })
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
-    /// Counts for `stats`: (tier 2 high, tier 2 medium, stale, quarantined).
-    pub fn lifecycle_counts(&self) -> Result<(i64, i64, i64, i64)> {
+    /// Counts for `stats`.
+    pub fn lifecycle_counts(&self) -> Result<LifecycleCounts> {
         self.conn
             .query_row(
                 "SELECT COALESCE(SUM(tier = 2 AND tier_level = 'high'), 0), \
@@ -251,7 +280,14 @@ impl Store {
                         COALESCE(SUM(quarantine_reason IS NOT NULL), 0) \
                  FROM learnings WHERE status <> 'archived'",
                 [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                |r| {
+                    Ok(LifecycleCounts {
+                        tier2_high: r.get(0)?,
+                        tier2_medium: r.get(1)?,
+                        stale: r.get(2)?,
+                        quarantined: r.get(3)?,
+                    })
+                },
             )
             .map_err(|e| self.err(e))
     }

@@ -6,7 +6,7 @@ use rusqlite::{OptionalExtension, params};
 use super::Store;
 use super::tasks::{TASK_COLUMNS, task_from_row};
 use gza_core::error::Result;
-use gza_core::task::{Task, now_timestamp};
+use gza_core::task::{Base, Task, TaskId, now_timestamp};
 
 /// The ids of a branch's tasks: the task that made the branch and every improve task that
 /// continued it (an improve is based on the task whose branch it continues).
@@ -17,11 +17,11 @@ const BRANCH_FAMILY: &str = "WITH RECURSIVE family(id) AS ( \
 
 impl Store {
     /// Record where a code task's branch started.
-    pub fn set_base(&self, id: i64, base_branch: Option<&str>, base_commit: &str) -> Result<()> {
+    pub fn set_base(&self, id: TaskId, base: &Base) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE tasks SET base_branch = ?2, base_commit = ?3 WHERE id = ?1",
-                params![id, base_branch, base_commit],
+                params![id, base.branch, base.commit],
             )
             .map(|_| ())
             .map_err(|e| self.err(e))
@@ -29,7 +29,7 @@ impl Store {
 
     /// The reviews of the branch made by task `owner` (of it, or of an improve task that
     /// continued it), oldest first.
-    pub fn reviews_of_branch(&self, owner: i64) -> Result<Vec<Task>> {
+    pub fn reviews_of_branch(&self, owner: TaskId) -> Result<Vec<Task>> {
         let columns = TASK_COLUMNS.replace(", ", ", r.");
         let mut stmt = self
             .conn
@@ -47,7 +47,7 @@ impl Store {
     }
 
     /// The improve tasks that continued the branch made by task `owner`, oldest first.
-    pub fn improves_of_branch(&self, owner: i64) -> Result<Vec<Task>> {
+    pub fn improves_of_branch(&self, owner: TaskId) -> Result<Vec<Task>> {
         let columns = TASK_COLUMNS.replace(", ", ", t.");
         let mut stmt = self
             .conn
@@ -65,7 +65,7 @@ impl Store {
     }
 
     /// An improve task for review `review` that has not run yet (pending or running).
-    pub fn unfinished_improve_for(&self, review: i64) -> Result<Option<i64>> {
+    pub fn unfinished_improve_for(&self, review: TaskId) -> Result<Option<TaskId>> {
         self.conn
             .query_row(
                 "SELECT id FROM tasks WHERE depends_on = ?1 AND task_type = 'improve' \
@@ -79,7 +79,7 @@ impl Store {
 
     /// Record that the branch made by task `owner` was merged into `into`, on every task of the
     /// branch.
-    pub fn record_merge(&self, owner: i64, into: &str) -> Result<()> {
+    pub fn record_merge(&self, owner: TaskId, into: &str) -> Result<()> {
         self.conn
             .execute(
                 &format!(
@@ -94,7 +94,7 @@ impl Store {
 
     /// After the branch made by task `owner` was rebased onto `base_commit`, every task of the
     /// branch starts there.
-    pub fn rebased_onto(&self, owner: i64, base_commit: &str) -> Result<()> {
+    pub fn rebased_onto(&self, owner: TaskId, base_commit: &str) -> Result<()> {
         self.conn
             .execute(
                 &format!(
@@ -108,7 +108,7 @@ impl Store {
     }
 
     /// Record the pull request opened for a task.
-    pub fn set_pr_url(&self, id: i64, url: &str) -> Result<()> {
+    pub fn set_pr_url(&self, id: TaskId, url: &str) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE tasks SET pr_url = ?2 WHERE id = ?1",
@@ -119,7 +119,7 @@ impl Store {
     }
 
     /// Forget the worktrees recorded by tasks of the branch made by `owner` (they were removed).
-    pub fn clear_branch_worktrees(&self, owner: i64) -> Result<()> {
+    pub fn clear_branch_worktrees(&self, owner: TaskId) -> Result<()> {
         self.conn
             .execute(
                 &format!(

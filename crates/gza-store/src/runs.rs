@@ -3,9 +3,13 @@
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::Store;
-use super::tasks::{TASK_COLUMNS, task_from_row};
+use super::tasks::{LinkedTask, TASK_COLUMNS, task_from_row};
+use chrono::{DateTime, Utc};
 use gza_core::error::{Error, Result};
-use gza_core::task::{ReviewVerdict, Task, TaskStatus, now_timestamp};
+
+use gza_core::task::{
+    FailureReason, ProcessId, Task, TaskId, TaskResult, TaskStatus, Usage, now_timestamp,
+};
 
 /// The process that owns a claimed task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,10 +19,19 @@ pub struct WorkerId {
     pub start: Option<i64>,
 }
 
+impl From<ProcessId> for WorkerId {
+    fn from(p: ProcessId) -> WorkerId {
+        WorkerId {
+            pid: p.pid,
+            start: p.start,
+        }
+    }
+}
+
 /// A finished task's worktree or log that `gza clean` may remove.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Leftover {
-    pub id: i64,
+    pub id: TaskId,
     /// The worktree or log file.
     pub path: String,
     pub branch: Option<String>,
@@ -36,20 +49,29 @@ pub enum Claim {
 }
 
 /// How a run ended, as recorded on the task row.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
-    pub status: Option<TaskStatus>,
-    pub failure_reason: Option<String>,
+    pub result: TaskResult,
     pub output: Option<String>,
     pub session_id: Option<String>,
-    pub cost_usd: Option<f64>,
-    pub input_tokens: Option<i64>,
-    pub output_tokens: Option<i64>,
-    pub num_turns: Option<i64>,
-    pub duration_seconds: Option<f64>,
+    /// Figures the run reported; a missing one keeps what the row has (its progress so far).
+    pub usage: Usage,
     pub diff_stats: Option<String>,
     pub report_file: Option<String>,
-    pub review_verdict: Option<ReviewVerdict>,
+}
+
+impl Outcome {
+    /// An outcome with `result` and nothing else known yet.
+    pub fn new(result: TaskResult) -> Outcome {
+        Outcome {
+            result,
+            output: None,
+            session_id: None,
+            usage: Usage::default(),
+            diff_stats: None,
+            report_file: None,
+        }
+    }
 }
 
 impl Store {
@@ -62,14 +84,14 @@ impl Store {
     pub fn claim_next_task(
         &self,
         worker: WorkerId,
-        only: &[i64],
+        only: &[TaskId],
         group: Option<&str>,
         max_running: Option<u32>,
     ) -> Result<Claim> {
         let mut filter = if only.is_empty() {
             String::new()
         } else {
-            let ids: Vec<String> = only.iter().map(i64::to_string).collect();
+            let ids: Vec<String> = only.iter().map(TaskId::to_string).collect();
             format!(" AND t.id IN ({})", ids.join(","))
         };
         if group.is_some() {
@@ -86,7 +108,7 @@ impl Store {
                          ORDER BY t.urgent DESC, t.id LIMIT 1) \
              RETURNING id"
         );
-        let id: Option<Option<i64>> = self.immediate(|tx| {
+        let id: Option<Option<TaskId>> = self.immediate(|tx| {
             if let Some(max) = max_running
                 && super::leases::running_agents(tx)? >= i64::from(max)
             {
@@ -122,7 +144,7 @@ impl Store {
     /// Record where a claimed task runs.
     pub fn set_run_location(
         &self,
-        id: i64,
+        id: TaskId,
         branch: Option<&str>,
         worktree: Option<&str>,
         log_file: &str,
@@ -137,7 +159,7 @@ impl Store {
     }
 
     /// Record whether a task's raw logs are redacted as they are written.
-    pub fn set_log_redacted(&self, id: i64, redacted: bool) -> Result<()> {
+    pub fn set_log_redacted(&self, id: TaskId, redacted: bool) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE tasks SET log_redacted = ?2 WHERE id = ?1",
@@ -149,7 +171,7 @@ impl Store {
 
     /// Whether a task's raw logs were redacted as they were written; `None` when no gza that
     /// redacts raw logs wrote them.
-    pub fn log_redacted(&self, id: i64) -> Result<Option<bool>> {
+    pub fn log_redacted(&self, id: TaskId) -> Result<Option<bool>> {
         self.conn
             .query_row("SELECT log_redacted FROM tasks WHERE id = ?1", [id], |r| {
                 r.get(0)
@@ -158,11 +180,11 @@ impl Store {
     }
 
     /// Record the agent process of a running task.
-    pub fn set_agent_process(&self, id: i64, pid: i64, start: Option<i64>) -> Result<()> {
+    pub fn set_agent_process(&self, id: TaskId, agent: ProcessId) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE tasks SET agent_pid = ?2, agent_start = ?3 WHERE id = ?1",
-                params![id, pid, start],
+                params![id, agent.pid, agent.start],
             )
             .map(|_| ())
             .map_err(|e| self.err(e))
@@ -171,7 +193,7 @@ impl Store {
     /// Record progress of a running task, for `gza ps`.
     pub fn set_progress(
         &self,
-        id: i64,
+        id: TaskId,
         turns: i64,
         cost: Option<f64>,
         session_id: Option<&str>,
@@ -194,7 +216,7 @@ impl Store {
     /// writes and is returned beside the outcome, never instead of it.
     pub fn finish_task<H>(
         &self,
-        id: i64,
+        id: TaskId,
         worker: WorkerId,
         outcome: &Outcome,
         hook: H,
@@ -204,12 +226,18 @@ impl Store {
     {
         let mut hook_error = None;
         let owned = self.immediate(|tx| {
-            let status = outcome.status.map(|s| s.as_str());
+            let result = &outcome.result;
             let owned = tx.execute(
                 "UPDATE tasks SET status = ?3, failure_reason = ?4, completed_at = ?5, \
                    running_pid = NULL, running_pid_start = NULL, agent_pid = NULL, agent_start = NULL \
                  WHERE id = ?1 AND status = 'in_progress' AND running_pid = ?2",
-                params![id, worker.pid, status, outcome.failure_reason, now_timestamp()],
+                params![
+                    id,
+                    worker.pid,
+                    result.status().as_str(),
+                    result.failure_reason(),
+                    now_timestamp()
+                ],
             )? == 1;
             tx.execute(
                 "UPDATE tasks SET output = COALESCE(?2, output), session_id = COALESCE(?3, session_id), \
@@ -223,14 +251,14 @@ impl Store {
                     id,
                     outcome.output,
                     outcome.session_id,
-                    outcome.cost_usd,
-                    outcome.input_tokens,
-                    outcome.output_tokens,
-                    outcome.num_turns,
-                    outcome.duration_seconds,
+                    outcome.usage.cost_usd,
+                    outcome.usage.input_tokens,
+                    outcome.usage.output_tokens,
+                    outcome.usage.num_turns,
+                    outcome.usage.duration_seconds,
                     outcome.diff_stats,
                     outcome.report_file,
-                    outcome.review_verdict.map(|v| v.as_str())
+                    result.review_verdict().map(|v| v.as_str())
                 ],
             )?;
             if owned {
@@ -268,7 +296,12 @@ impl Store {
 
     /// Fail a task that is in progress under the worker `pid`, with `reason`. Returns false if it
     /// was no longer in progress under that worker (it finished, or someone else ended it).
-    pub fn fail_running_task(&self, id: i64, pid: Option<i64>, reason: &str) -> Result<bool> {
+    pub fn fail_running_task(
+        &self,
+        id: TaskId,
+        pid: Option<i64>,
+        reason: FailureReason,
+    ) -> Result<bool> {
         self.immediate(|tx| {
             Ok(tx.execute(
                 "UPDATE tasks SET status = 'failed', failure_reason = ?3, completed_at = ?4, \
@@ -280,7 +313,7 @@ impl Store {
     }
 
     /// Put a claimed task back in the queue (the run could not start, through no fault of the task).
-    pub fn release_task(&self, id: i64, worker: WorkerId) -> Result<()> {
+    pub fn release_task(&self, id: TaskId, worker: WorkerId) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE tasks SET status = 'pending', started_at = NULL, running_pid = NULL, \
@@ -292,21 +325,32 @@ impl Store {
     }
 
     /// Finished tasks (completed, failed, dropped) that still record a worktree, finished
-    /// before `before` (an RFC 3339 time; `None`: any time), oldest first, at most `limit`.
+    /// before `before` (`None`: any time), oldest first, at most `limit`.
     pub fn finished_with_worktrees(
         &self,
-        before: Option<&str>,
+        before: Option<DateTime<Utc>>,
         limit: usize,
     ) -> Result<Vec<Leftover>> {
         self.leftovers("worktree", before, limit)
     }
 
     /// Finished tasks that still have a log file, finished before `before`, oldest first.
-    pub fn finished_with_logs(&self, before: Option<&str>, limit: usize) -> Result<Vec<Leftover>> {
+    pub fn finished_with_logs(
+        &self,
+        before: Option<DateTime<Utc>>,
+        limit: usize,
+    ) -> Result<Vec<Leftover>> {
         self.leftovers("log_file", before, limit)
     }
 
-    fn leftovers(&self, column: &str, before: Option<&str>, limit: usize) -> Result<Vec<Leftover>> {
+    fn leftovers(
+        &self,
+        column: &str,
+        before: Option<DateTime<Utc>>,
+        limit: usize,
+    ) -> Result<Vec<Leftover>> {
+        // Stored times compare as text: they are all written in one format.
+        let before = before.as_ref().map(gza_core::time::to_db);
         // The partial indexes of V7 hold only these rows; the planner would rather walk every
         // finished task by status.
         let index = if column == "worktree" {
@@ -340,7 +384,7 @@ impl Store {
 
     /// A pending or running task that uses `leftover`'s worktree or branch, or is based on its
     /// task (an improve task continues its branch there), if any.
-    pub fn task_using(&self, leftover: &Leftover) -> Result<Option<(i64, TaskStatus)>> {
+    pub fn task_using(&self, leftover: &Leftover) -> Result<Option<LinkedTask>> {
         self.conn
             .query_row(
                 "SELECT id, status FROM tasks WHERE status IN ('pending', 'in_progress') \
@@ -349,10 +393,10 @@ impl Store {
                 params![leftover.path, leftover.branch, leftover.id],
                 |r| {
                     let status: String = r.get(1)?;
-                    Ok((
-                        r.get(0)?,
-                        TaskStatus::parse(&status).unwrap_or(TaskStatus::Pending),
-                    ))
+                    Ok(LinkedTask {
+                        id: r.get(0)?,
+                        status: TaskStatus::parse(&status).unwrap_or(TaskStatus::Pending),
+                    })
                 },
             )
             .optional()
@@ -360,7 +404,8 @@ impl Store {
     }
 
     /// How many finished tasks still have a log file, finished before `before`.
-    pub fn count_finished_with_logs(&self, before: Option<&str>) -> Result<i64> {
+    pub fn count_finished_with_logs(&self, before: Option<DateTime<Utc>>) -> Result<i64> {
+        let before = before.as_ref().map(gza_core::time::to_db);
         self.conn
             .query_row(
                 "SELECT COUNT(*) FROM tasks INDEXED BY tasks_log_kept WHERE log_file IS NOT NULL \
@@ -373,7 +418,7 @@ impl Store {
     }
 
     /// Forget a task's log once it has been removed.
-    pub fn clear_log(&self, id: i64) -> Result<()> {
+    pub fn clear_log(&self, id: TaskId) -> Result<()> {
         self.conn
             .execute("UPDATE tasks SET log_file = NULL WHERE id = ?1", [id])
             .map(|_| ())
@@ -381,7 +426,7 @@ impl Store {
     }
 
     /// Forget a task's worktree once it has been removed.
-    pub fn clear_worktree(&self, id: i64) -> Result<()> {
+    pub fn clear_worktree(&self, id: TaskId) -> Result<()> {
         self.conn
             .execute("UPDATE tasks SET worktree = NULL WHERE id = ?1", [id])
             .map(|_| ())
@@ -389,7 +434,7 @@ impl Store {
     }
 
     /// The branch of a task, if it has one (for tasks based on it).
-    pub fn branch_of(&self, id: i64) -> Result<Option<String>> {
+    pub fn branch_of(&self, id: TaskId) -> Result<Option<String>> {
         self.conn
             .query_row("SELECT branch FROM tasks WHERE id = ?1", [id], |r| r.get(0))
             .optional()

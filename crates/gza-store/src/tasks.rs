@@ -1,11 +1,15 @@
 //! Queries on the `tasks` table.
 
+use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::Store;
 use gza_core::error::{Error, Result};
-use gza_core::task::{ReviewVerdict, Task, TaskStatus, TaskType, now_timestamp};
+use gza_core::task::{
+    Base, FailureReason, Merge, ReviewVerdict, StateColumns, Task, TaskId, TaskState, TaskStatus,
+    TaskType, Usage, now_timestamp,
+};
 
 pub(super) const TASK_COLUMNS: &str = "id, prompt, task_type, status, based_on, depends_on, group_name, spec, \
      model, provider, skip_learnings, urgent, created_at, started_at, completed_at, running_pid, \
@@ -24,8 +28,8 @@ pub struct NewTask {
     /// Continue this agent session (`gza resume`).
     pub resume_session_id: Option<String>,
     pub task_type: Option<TaskType>,
-    pub based_on: Option<i64>,
-    pub depends_on: Option<i64>,
+    pub based_on: Option<TaskId>,
+    pub depends_on: Option<TaskId>,
     pub group: Option<String>,
     pub spec: Option<String>,
     pub model: Option<String>,
@@ -61,8 +65,8 @@ impl NewTask {
 pub struct TaskEdit {
     pub prompt: Option<String>,
     pub task_type: Option<TaskType>,
-    pub based_on: Option<Option<i64>>,
-    pub depends_on: Option<Option<i64>>,
+    pub based_on: Option<Option<TaskId>>,
+    pub depends_on: Option<Option<TaskId>>,
     pub group: Option<Option<String>>,
     pub spec: Option<Option<String>>,
     pub model: Option<Option<String>>,
@@ -72,21 +76,79 @@ pub struct TaskEdit {
 }
 
 /// The columns list views need, with the prompt cut short.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct TaskSummary {
-    pub id: i64,
+    pub id: TaskId,
     pub prompt: String,
     pub task_type: TaskType,
-    pub status: TaskStatus,
+    pub state: TaskState,
     pub urgent: bool,
-    pub depends_on: Option<i64>,
+    pub depends_on: Option<TaskId>,
     pub group: Option<String>,
-    pub created_at: String,
-    pub completed_at: Option<String>,
-    pub failure_reason: Option<String>,
+    pub created_at: DateTime<Utc>,
     pub cost_usd: Option<f64>,
     pub duration_seconds: Option<f64>,
-    pub review_verdict: Option<ReviewVerdict>,
+}
+
+impl TaskSummary {
+    pub fn status(&self) -> TaskStatus {
+        self.state.status()
+    }
+}
+
+/// A task summary as `gza history --json` and `gza next --json` print it.
+#[derive(Serialize)]
+struct SummaryRecord<'a> {
+    id: TaskId,
+    prompt: &'a str,
+    task_type: TaskType,
+    status: TaskStatus,
+    urgent: bool,
+    depends_on: Option<TaskId>,
+    group: Option<&'a str>,
+    #[serde(serialize_with = "gza_core::time::serialize")]
+    created_at: DateTime<Utc>,
+    #[serde(serialize_with = "gza_core::time::serialize_opt")]
+    completed_at: Option<DateTime<Utc>>,
+    failure_reason: Option<&'a FailureReason>,
+    cost_usd: Option<f64>,
+    duration_seconds: Option<f64>,
+    review_verdict: Option<ReviewVerdict>,
+}
+
+impl Serialize for TaskSummary {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        SummaryRecord {
+            id: self.id,
+            prompt: &self.prompt,
+            task_type: self.task_type,
+            status: self.status(),
+            urgent: self.urgent,
+            depends_on: self.depends_on,
+            group: self.group.as_deref(),
+            created_at: self.created_at,
+            completed_at: self.state.completed_at(),
+            failure_reason: self.state.failure_reason(),
+            cost_usd: self.cost_usd,
+            duration_seconds: self.duration_seconds,
+            review_verdict: self.state.review_verdict(),
+        }
+        .serialize(s)
+    }
+}
+
+/// A task another one refers to, with its status: what a pending task waits for, or what still
+/// uses a finished task's worktree. Printed as `[id, "status"]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkedTask {
+    pub id: TaskId,
+    pub status: TaskStatus,
+}
+
+impl Serialize for LinkedTask {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        (self.id, self.status).serialize(s)
+    }
 }
 
 /// A pending task in pickup order, and what (if anything) it waits for.
@@ -95,7 +157,15 @@ pub struct QueueEntry {
     #[serde(flatten)]
     pub task: TaskSummary,
     /// The unfinished task this one depends on, with that task's status.
-    pub blocked_by: Option<(i64, TaskStatus)>,
+    pub blocked_by: Option<LinkedTask>,
+}
+
+/// How many pending tasks are ready to run and how many wait on a dependency, each counted up
+/// to a cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingCounts {
+    pub ready: i64,
+    pub blocked: i64,
 }
 
 /// Filters for `gza history`.
@@ -107,28 +177,106 @@ pub struct HistoryFilter {
     pub group: Option<String>,
 }
 
-/// Counts and totals for `gza stats`.
-#[derive(Debug, Clone, Serialize, Default)]
+/// Counts and totals for `gza stats`, in the shape `gza stats --json` prints.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
 pub struct Stats {
     pub total: i64,
-    pub by_status: Vec<(TaskStatus, i64)>,
-    pub total_cost_usd: f64,
-    pub mean_cost_usd: Option<f64>,
-    pub total_input_tokens: i64,
-    pub total_output_tokens: i64,
-    pub mean_duration_seconds: Option<f64>,
-    pub total_duration_seconds: f64,
+    pub by_status: StatusCounts,
+    pub cost_usd: Figure,
+    pub tokens: Tokens,
+    pub duration_seconds: Figure,
+}
+
+/// How many tasks have each status.
+#[derive(Debug, Clone, Copy, Serialize, Default, PartialEq, Eq)]
+pub struct StatusCounts {
+    pub pending: i64,
+    pub in_progress: i64,
+    pub completed: i64,
+    pub failed: i64,
+    pub dropped: i64,
+}
+
+impl StatusCounts {
+    /// The count of `status`.
+    pub fn get(&self, status: TaskStatus) -> i64 {
+        match status {
+            TaskStatus::Pending => self.pending,
+            TaskStatus::InProgress => self.in_progress,
+            TaskStatus::Completed => self.completed,
+            TaskStatus::Failed => self.failed,
+            TaskStatus::Dropped => self.dropped,
+        }
+    }
+
+    fn get_mut(&mut self, status: TaskStatus) -> &mut i64 {
+        match status {
+            TaskStatus::Pending => &mut self.pending,
+            TaskStatus::InProgress => &mut self.in_progress,
+            TaskStatus::Completed => &mut self.completed,
+            TaskStatus::Failed => &mut self.failed,
+            TaskStatus::Dropped => &mut self.dropped,
+        }
+    }
+
+    /// Every status with its count, in the order statuses are listed.
+    pub fn iter(&self) -> impl Iterator<Item = (TaskStatus, i64)> + '_ {
+        TaskStatus::ALL.iter().map(|s| (*s, self.get(*s)))
+    }
+}
+
+/// A total over the tasks, and its mean over the tasks that have the figure.
+#[derive(Debug, Clone, Copy, Serialize, Default, PartialEq)]
+pub struct Figure {
+    pub total: f64,
+    pub mean: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Default, PartialEq, Eq)]
+pub struct Tokens {
+    pub input: i64,
+    pub output: i64,
+}
+
+/// A value in a task row that gza cannot read, named by its task and column so the error says
+/// which row to correct (`classify` makes it an [`Error::BadRow`]).
+#[derive(Debug)]
+pub(super) struct BadValue {
+    task: Option<i64>,
+    column: String,
+    text: String,
+    expected: &'static str,
+}
+
+impl std::fmt::Display for BadValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.task {
+            Some(id) => write!(f, "task {id}'s {}", self.column)?,
+            None => write!(f, "a task's {}", self.column)?,
+        }
+        write!(f, " is {:?}, not {}", self.text, self.expected)
+    }
+}
+
+impl std::error::Error for BadValue {}
+
+/// The error for `text` in column `idx` of a task row (whose first column is its id).
+fn bad_value(row: &Row, idx: usize, text: &str, expected: &'static str) -> rusqlite::Error {
+    let bad = BadValue {
+        task: row.get(0).ok(),
+        column: row
+            .as_ref()
+            .column_name(idx)
+            .map_or_else(|_| format!("column {idx}"), str::to_string),
+        text: text.to_string(),
+        expected,
+    };
+    rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(bad))
 }
 
 fn parse_enum<T>(row: &Row, idx: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
     let text: String = row.get(idx)?;
-    parse(&text).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            idx,
-            rusqlite::types::Type::Text,
-            format!("unexpected value {text:?}").into(),
-        )
-    })
+    parse(&text).ok_or_else(|| bad_value(row, idx, &text, "a value this gza knows"))
 }
 
 fn optional_enum<T>(
@@ -142,12 +290,81 @@ fn optional_enum<T>(
     }
 }
 
+/// A stored time; text that is no time is an error naming the value.
+pub(super) fn time_column(row: &Row, idx: usize) -> rusqlite::Result<Option<DateTime<Utc>>> {
+    let text: Option<String> = row.get(idx)?;
+    text.map(|t| {
+        gza_core::time::parse_db(&t).ok_or_else(|| {
+            bad_value(
+                row,
+                idx,
+                &t,
+                "a time as gza writes it (2026-11-22T07:50:09Z)",
+            )
+        })
+    })
+    .transpose()
+}
+
+fn required_time(row: &Row, idx: usize) -> rusqlite::Result<DateTime<Utc>> {
+    time_column(row, idx)?.ok_or(rusqlite::Error::InvalidColumnType(
+        idx,
+        "created_at".into(),
+        rusqlite::types::Type::Null,
+    ))
+}
+
+/// Where a row's state columns are: the same columns, at other places in other queries.
+struct StateAt {
+    status: usize,
+    started_at: usize,
+    completed_at: usize,
+    running_pid: usize,
+    running_pid_start: usize,
+    agent_pid: usize,
+    agent_start: usize,
+    failure_reason: usize,
+    review_verdict: usize,
+}
+
+fn state_from_row(row: &Row, at: &StateAt) -> rusqlite::Result<TaskState> {
+    Ok(TaskState::from_columns(StateColumns {
+        status: parse_enum(row, at.status, TaskStatus::parse)?,
+        started_at: time_column(row, at.started_at)?,
+        completed_at: time_column(row, at.completed_at)?,
+        running_pid: row.get(at.running_pid)?,
+        running_pid_start: row.get(at.running_pid_start)?,
+        agent_pid: row.get(at.agent_pid)?,
+        agent_start: row.get(at.agent_start)?,
+        failure_reason: row.get(at.failure_reason)?,
+        review_verdict: optional_enum(row, at.review_verdict, ReviewVerdict::parse)?,
+    }))
+}
+
 pub(super) fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
+    let state = state_from_row(
+        row,
+        &StateAt {
+            status: 3,
+            started_at: 13,
+            completed_at: 14,
+            running_pid: 15,
+            running_pid_start: 26,
+            agent_pid: 27,
+            agent_start: 28,
+            failure_reason: 19,
+            review_verdict: 36,
+        },
+    )?;
+    let base_branch: Option<String> = row.get(34)?;
+    let base_commit: Option<String> = row.get(35)?;
+    let merged_at = time_column(row, 37)?;
+    let merged_into: Option<String> = row.get(38)?;
     Ok(Task {
         id: row.get(0)?,
         prompt: row.get(1)?,
         task_type: parse_enum(row, 2, TaskType::parse)?,
-        status: parse_enum(row, 3, TaskStatus::parse)?,
+        created_at: required_time(row, 12)?,
         based_on: row.get(4)?,
         depends_on: row.get(5)?,
         group: row.get(6)?,
@@ -156,70 +373,89 @@ pub(super) fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
         provider: row.get(9)?,
         skip_learnings: row.get(10)?,
         urgent: row.get(11)?,
-        created_at: row.get(12)?,
-        started_at: row.get(13)?,
-        completed_at: row.get(14)?,
-        running_pid: row.get(15)?,
+        resume_session_id: row.get(32)?,
+        state,
         branch: row.get(16)?,
-        log_file: row.get(17)?,
-        output: row.get(18)?,
-        failure_reason: row.get(19)?,
-        cost_usd: row.get(20)?,
-        input_tokens: row.get(21)?,
-        output_tokens: row.get(22)?,
-        num_turns: row.get(23)?,
-        duration_seconds: row.get(24)?,
-        session_id: row.get(25)?,
-        running_pid_start: row.get(26)?,
-        agent_pid: row.get(27)?,
-        agent_start: row.get(28)?,
         worktree: row.get(29)?,
+        log_file: row.get(17)?,
+        base: base_commit.map(|commit| Base {
+            branch: base_branch,
+            commit,
+        }),
+        session_id: row.get(25)?,
+        output: row.get(18)?,
+        usage: Usage {
+            cost_usd: row.get(20)?,
+            input_tokens: row.get(21)?,
+            output_tokens: row.get(22)?,
+            num_turns: row.get(23)?,
+            duration_seconds: row.get(24)?,
+        },
         diff_stats: row.get(30)?,
         report_file: row.get(31)?,
-        resume_session_id: row.get(32)?,
         learnings_version: row.get(33)?,
-        base_branch: row.get(34)?,
-        base_commit: row.get(35)?,
-        review_verdict: optional_enum(row, 36, ReviewVerdict::parse)?,
-        merged_at: row.get(37)?,
-        merged_into: row.get(38)?,
+        merged: merged_at
+            .zip(merged_into)
+            .map(|(at, into)| Merge { at, into }),
         pr_url: row.get(39)?,
     })
 }
 
 const SUMMARY_COLUMNS: &str = "t.id, substr(t.prompt, 1, ?1), t.task_type, t.status, t.urgent, \
      t.depends_on, t.group_name, t.created_at, t.completed_at, t.failure_reason, t.cost_usd, \
-     t.duration_seconds, t.review_verdict";
+     t.duration_seconds, t.review_verdict, t.started_at, t.running_pid, t.running_pid_start, \
+     t.agent_pid, t.agent_start";
+
+/// Columns after [`SUMMARY_COLUMNS`] start here.
+const AFTER_SUMMARY: usize = 18;
 
 fn summary_from_row(row: &Row) -> rusqlite::Result<TaskSummary> {
+    let state = state_from_row(
+        row,
+        &StateAt {
+            status: 3,
+            started_at: 13,
+            completed_at: 8,
+            running_pid: 14,
+            running_pid_start: 15,
+            agent_pid: 16,
+            agent_start: 17,
+            failure_reason: 9,
+            review_verdict: 12,
+        },
+    )?;
     Ok(TaskSummary {
         id: row.get(0)?,
         prompt: row.get(1)?,
         task_type: parse_enum(row, 2, TaskType::parse)?,
-        status: parse_enum(row, 3, TaskStatus::parse)?,
+        state,
         urgent: row.get(4)?,
         depends_on: row.get(5)?,
         group: row.get(6)?,
-        created_at: row.get(7)?,
-        completed_at: row.get(8)?,
-        failure_reason: row.get(9)?,
+        created_at: required_time(row, 7)?,
         cost_usd: row.get(10)?,
         duration_seconds: row.get(11)?,
-        review_verdict: optional_enum(row, 12, ReviewVerdict::parse)?,
     })
 }
 
+/// The id a new task gets: above every task there is and every task ever deleted (V12), so an
+/// id, and the branch named after it, always means one task.
+pub(crate) const NEXT_TASK_ID: &str = "(SELECT MAX(COALESCE((SELECT MAX(id) FROM tasks), 0), \
+     COALESCE((SELECT MAX(id) FROM task_id_floor), 0)) + 1)";
+
 impl Store {
     /// Insert a task and return its id. References must name existing tasks.
-    pub fn insert_task(&self, new: &NewTask) -> Result<i64> {
+    pub fn insert_task(&self, new: &NewTask) -> Result<TaskId> {
         for id in [new.based_on, new.depends_on].into_iter().flatten() {
             self.require_task(id)?;
         }
         self.conn
             .execute(
-                "INSERT INTO tasks (prompt, task_type, based_on, depends_on, group_name, spec, model, \
-                 provider, skip_learnings, urgent, created_at, resume_session_id) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                &format!(
+                    "INSERT INTO tasks (id, prompt, task_type, based_on, depends_on, group_name, \
+                     spec, model, provider, skip_learnings, urgent, created_at, resume_session_id) \
+                     VALUES ({NEXT_TASK_ID}, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                ),
                 params![
                     new.prompt,
                     new.task_type.unwrap_or(TaskType::Implement).as_str(),
@@ -236,11 +472,11 @@ impl Store {
                 ],
             )
             .map_err(|e| self.err(e))?;
-        Ok(self.conn.last_insert_rowid())
+        Ok(TaskId(self.conn.last_insert_rowid()))
     }
 
     /// The task with `id`, or [`Error::TaskNotFound`].
-    pub fn get_task(&self, id: i64) -> Result<Task> {
+    pub fn get_task(&self, id: TaskId) -> Result<Task> {
         self.conn
             .query_row(
                 &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
@@ -252,7 +488,7 @@ impl Store {
             .ok_or(Error::TaskNotFound(id))
     }
 
-    fn require_task(&self, id: i64) -> Result<()> {
+    fn require_task(&self, id: TaskId) -> Result<()> {
         let exists: bool = self
             .conn
             .query_row(
@@ -330,15 +566,15 @@ impl Store {
                 params![SUMMARY_PROMPT_CHARS, include_blocked, limit, group],
                 |row| {
                     let task = summary_from_row(row)?;
-                    let dep_status: Option<String> = row.get(13)?;
+                    let dep_status: Option<String> = row.get(AFTER_SUMMARY)?;
                     let blocked_by = match (task.depends_on, dep_status.as_deref()) {
                         (Some(_), Some("completed")) => None,
-                        (Some(dep), status) => Some((
-                            dep,
-                            status
+                        (Some(dep), status) => Some(LinkedTask {
+                            id: dep,
+                            status: status
                                 .and_then(TaskStatus::parse)
                                 .unwrap_or(TaskStatus::Dropped),
-                        )),
+                        }),
                         (None, _) => None,
                     };
                     Ok(QueueEntry { task, blocked_by })
@@ -352,7 +588,7 @@ impl Store {
     /// How many pending tasks (of `group`, when given) are ready to run, and how many wait on an
     /// unfinished dependency, each counted up to `cap` (so the cost is bounded however long the
     /// queue is): ready ones along the pickup index, blocked ones from the pending-dependency index.
-    pub fn pending_counts_capped(&self, group: Option<&str>, cap: i64) -> Result<(i64, i64)> {
+    pub fn pending_counts_capped(&self, group: Option<&str>, cap: i64) -> Result<PendingCounts> {
         let in_group = if group.is_some() {
             " AND t.group_name = ?1"
         } else {
@@ -384,7 +620,7 @@ impl Store {
                 |r| r.get(0),
             )
             .map_err(|e| self.err(e))?;
-        Ok((ready, blocked))
+        Ok(PendingCounts { ready, blocked })
     }
 
     /// Whether any task is in `group`.
@@ -416,7 +652,7 @@ impl Store {
     }
 
     /// Apply `edit` to task `id`. References must exist and `depends_on` must not form a cycle.
-    pub fn edit_task(&self, id: i64, edit: &TaskEdit) -> Result<()> {
+    pub fn edit_task(&self, id: TaskId, edit: &TaskEdit) -> Result<()> {
         self.require_task(id)?;
         for reference in [edit.based_on, edit.depends_on]
             .into_iter()
@@ -482,7 +718,7 @@ impl Store {
     }
 
     /// The chain of `depends_on` links from `from` that reaches `target`, if any.
-    fn dependency_path(&self, from: i64, target: i64) -> Result<Option<Vec<i64>>> {
+    fn dependency_path(&self, from: TaskId, target: TaskId) -> Result<Option<Vec<TaskId>>> {
         let mut path = vec![from];
         let mut current = from;
         // The chain is acyclic by construction, but bound the walk anyway.
@@ -490,7 +726,7 @@ impl Store {
             if current == target {
                 return Ok(Some(path));
             }
-            let next: Option<i64> = self
+            let next: Option<TaskId> = self
                 .conn
                 .query_row(
                     "SELECT depends_on FROM tasks WHERE id = ?1",
@@ -512,7 +748,7 @@ impl Store {
     }
 
     /// Delete task `id`. Tasks that referred to it keep running without the reference.
-    pub fn delete_task(&self, id: i64) -> Result<()> {
+    pub fn delete_task(&self, id: TaskId) -> Result<()> {
         let changed = self
             .conn
             .execute("DELETE FROM tasks WHERE id = ?1", [id])
@@ -524,7 +760,7 @@ impl Store {
     }
 
     /// Pending tasks that depend on `id`.
-    pub fn dependents(&self, id: i64) -> Result<Vec<i64>> {
+    pub fn dependents(&self, id: TaskId) -> Result<Vec<TaskId>> {
         let mut stmt = self
             .conn
             .prepare(
@@ -573,25 +809,25 @@ impl Store {
                 .find(|row| row.0 == status.as_str())
                 .map(|row| row.1)
                 .unwrap_or(0);
-            stats.by_status.push((*status, n));
+            *stats.by_status.get_mut(*status) = n;
             stats.total += n;
         }
         let (mut costed, mut timed) = (0, 0);
         for (_, _, cost, c, tin, tout, dur, t) in &rows {
-            stats.total_cost_usd += cost;
+            stats.cost_usd.total += cost;
             costed += c;
-            stats.total_input_tokens += tin;
-            stats.total_output_tokens += tout;
-            stats.total_duration_seconds += dur;
+            stats.tokens.input += tin;
+            stats.tokens.output += tout;
+            stats.duration_seconds.total += dur;
             timed += t;
         }
         // Additions and subtractions of floats drift by a few ulps; totals are shown in cents.
         let settle = |x: f64| (x * 1e9).round() / 1e9;
-        stats.total_cost_usd = settle(stats.total_cost_usd);
-        stats.total_duration_seconds = settle(stats.total_duration_seconds);
-        stats.mean_cost_usd = (costed > 0).then(|| stats.total_cost_usd / costed as f64);
-        stats.mean_duration_seconds =
-            (timed > 0).then(|| stats.total_duration_seconds / timed as f64);
+        stats.cost_usd.total = settle(stats.cost_usd.total);
+        stats.duration_seconds.total = settle(stats.duration_seconds.total);
+        stats.cost_usd.mean = (costed > 0).then(|| stats.cost_usd.total / costed as f64);
+        stats.duration_seconds.mean =
+            (timed > 0).then(|| stats.duration_seconds.total / timed as f64);
         Ok(stats)
     }
 }

@@ -15,6 +15,7 @@ use super::{
     AgentReport, AgentRequest, Invocation, Progress, StreamParser, Verdict, bound_output, clip,
 };
 use gza_core::config::Config;
+use gza_core::task::FailureReason;
 use gza_core::wire::input_tokens;
 
 pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
@@ -123,11 +124,11 @@ impl StreamParser for ClaudeParser {
         let verdict = match subtype {
             "success" if !is_error => Verdict::Success,
             "error_max_turns" => Verdict::Failed {
-                reason: "MAX_TURNS",
+                reason: FailureReason::MaxTurns,
                 detail: "the agent reached max_turns".into(),
             },
             _ => Verdict::Failed {
-                reason: "AGENT_ERROR",
+                reason: FailureReason::AgentError,
                 detail: match text.as_deref() {
                     Some(t) if !t.is_empty() => clip(&gza_core::redact::redact_secrets(t), 300),
                     _ => format!("result {subtype}"),
@@ -294,7 +295,7 @@ mod tests {
         assert!(matches!(
             r.verdict,
             Verdict::Failed {
-                reason: "MAX_TURNS",
+                reason: FailureReason::MaxTurns,
                 ..
             }
         ));
@@ -304,7 +305,7 @@ mod tests {
         assert_eq!(
             r.verdict,
             Verdict::Failed {
-                reason: "AGENT_ERROR",
+                reason: FailureReason::AgentError,
                 detail: "API Error: 500".into()
             }
         );

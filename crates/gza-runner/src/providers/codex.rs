@@ -22,6 +22,7 @@ use super::{
     AgentReport, AgentRequest, Invocation, Progress, StreamParser, Verdict, bound_output, clip,
 };
 use gza_core::config::Config;
+use gza_core::task::FailureReason;
 
 pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
     let c = &config.providers.codex;
@@ -106,7 +107,7 @@ impl StreamParser for CodexParser {
     fn finish(self: Box<Self>, exit_ok: bool) -> AgentReport {
         let verdict = match (&self.error, self.turns) {
             (Some(e), _) => Verdict::Failed {
-                reason: "AGENT_ERROR",
+                reason: FailureReason::AgentError,
                 detail: clip(e, 300),
             },
             (None, 0) => Verdict::NoResult,
@@ -193,7 +194,7 @@ mod tests {
         assert!(matches!(
             p.finish(false).verdict,
             Verdict::Failed {
-                reason: "AGENT_ERROR",
+                reason: FailureReason::AgentError,
                 ..
             }
         ));

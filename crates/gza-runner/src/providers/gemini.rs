@@ -17,6 +17,7 @@ use super::{
     AgentReport, AgentRequest, Invocation, Progress, StreamParser, Verdict, bound_output, clip,
 };
 use gza_core::config::Config;
+use gza_core::task::FailureReason;
 
 pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
     let c = &config.providers.gemini;
@@ -122,7 +123,7 @@ impl StreamParser for GeminiParser {
             None => Verdict::NoResult,
             Some(r) if r["status"] == "success" => Verdict::Success,
             Some(r) => Verdict::Failed {
-                reason: "AGENT_ERROR",
+                reason: FailureReason::AgentError,
                 detail: clip(
                     &r["error"]["message"]
                         .as_str()

@@ -9,6 +9,7 @@ mod command;
 mod gemini;
 
 use gza_core::config::{Config, ProviderKind};
+use gza_core::task::FailureReason;
 pub(crate) use gza_core::text::clip;
 
 /// Longest agent output kept in the database; the full stream stays in the log file.
@@ -47,9 +48,9 @@ pub struct Progress {
 pub enum Verdict {
     /// The agent reported success.
     Success,
-    /// The agent reported a failure; `reason` is a failure_reason code.
+    /// The agent reported a failure.
     Failed {
-        reason: &'static str,
+        reason: FailureReason,
         detail: String,
     },
     /// The stream ended without a final result.
