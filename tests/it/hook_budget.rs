@@ -341,7 +341,7 @@ fn a_damaged_int8_copy_is_rebuilt_with_one_warning_and_search_still_finds() {
         "add",
         "Invoices are exported as CSV by the nightly job",
     ]);
-    let copy = model.join(".gza-int8.bin");
+    let copy = model.join(".gza-int8-v3.bin");
     let good = std::fs::read(&copy).expect("the int8 copy was derived");
     let found = p.json(&["learnings", "search", "--json", "stripe webhook signature"]);
     assert_eq!(found[0]["id"], "L1", "{found}");

@@ -22,6 +22,7 @@ mod learning_records;
 mod learnings;
 mod lifecycle;
 mod limits;
+mod model_files;
 mod model_install;
 mod quarantine;
 mod ranker;

@@ -1,6 +1,6 @@
 //! `gza learnings search` and the ranker, with the real embedding model, through the binary.
 
-use crate::support::project::TestProject;
+use crate::support::project::{TestProject, wait_until};
 
 const LEARNINGS: [(&str, &str); 8] = [
     (
@@ -258,4 +258,84 @@ fn hostile_queries_get_a_faithful_result_or_a_one_line_error() {
     p.ok(&["learnings", "archive", "L5"]);
     let hits = p.json(&["learnings", "search", "--json", "stripe webhook signature"]);
     assert!(!ids(&hits).contains(&"L5".to_string()));
+}
+
+/// The ranking index beside the database (issue 18's hook budgets) is a cache that changes no
+/// result: a search gives the same hits and scores with no index, with the one the job builds,
+/// with a damaged one, and after an edit the index has not seen (an index keyed by learning
+/// rather than by content would rank the edited learning by its old text).
+#[test]
+fn the_ranking_index_changes_no_result_and_follows_edits() {
+    let p = project_with_learnings(true);
+    let queries = [
+        "update the offline query cache for the database layer",
+        "show amounts with two decimals on the invoice PDF",
+        "verify stripe webhook signatures",
+        "Plan the team offsite agenda",
+    ];
+    let search_all = || -> Vec<serde_json::Value> {
+        queries
+            .iter()
+            .map(|q| p.json(&["learnings", "search", "--json", q]))
+            .collect()
+    };
+    let index = p.path(".gza/rank-index-v1.bin");
+    // The job, run here (it returns at once when one started by a search holds its lock: then
+    // that one writes the index).
+    let job = |until: &dyn Fn(&[u8]) -> bool| {
+        p.ok(&["hook", "embed"]);
+        wait_until(60, "the job to write the index", || {
+            std::fs::read(&index).is_ok_and(|b| until(&b))
+        });
+    };
+    job(&|_| true);
+    let built = std::fs::read(&index).unwrap();
+    let with_index = search_all();
+    std::fs::remove_file(&index).unwrap();
+    let without = search_all();
+    assert_eq!(with_index, without);
+    assert!(
+        ids(&with_index[2]).contains(&"L5".to_string()),
+        "{with_index:#?}"
+    );
+
+    // Damaged: not believed, nothing said, the same results; the job builds it again.
+    job(&|b| b == built);
+    let mut bad = built.clone();
+    let middle = bad.len() / 2;
+    bad[middle] ^= 0x55;
+    std::fs::write(&index, &bad).unwrap();
+    let run = p.run(&["learnings", "search", "--json", queries[0]]);
+    assert_eq!(run.stderr, "", "{run}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap(),
+        with_index[0]
+    );
+    job(&|b| b == built);
+
+    // An edit the index has not seen: the learning is ranked by its new text at once.
+    p.ok(&[
+        "learnings",
+        "edit",
+        "L5",
+        "--text",
+        "Invoice PDFs are rendered by the nightly job",
+    ]);
+    let stripe = p.json(&["learnings", "search", "--json", queries[2]]);
+    assert!(!ids(&stripe).contains(&"L5".to_string()), "{stripe:#}");
+    let pdf = p.json(&[
+        "learnings",
+        "search",
+        "--json",
+        "when are invoice PDFs rendered",
+    ]);
+    assert_eq!(ids(&pdf).first().map(String::as_str), Some("L5"), "{pdf:#}");
+    job(&|b| b != built);
+    let pdf_indexed = p.json(&[
+        "learnings",
+        "search",
+        "--json",
+        "when are invoice PDFs rendered",
+    ]);
+    assert_eq!(pdf, pdf_indexed);
 }

@@ -2,11 +2,15 @@
 //! default) run by gza's own code, from a Hugging Face model folder (`config.json`,
 //! `vocab.txt`, `model.safetensors`).
 //!
-//! The weights are mmapped, never copied, so loading costs milliseconds; the matrix products go
-//! through `matrixmultiply` (pure Rust, SIMD chosen at run time). The embedding of a text is the
-//! mean of its token vectors, L2-normalised, as sentence-transformers computes it.
+//! The weights are mmapped (`memmap2`) and checked by the `safetensors` crate, never copied, so
+//! loading costs milliseconds; the layer matrices are read from an int8 copy derived once
+//! (`quant.rs`) through gza's own matrix-vector kernel (`kernel.rs`). The embedding of a text is
+//! the mean of its token vectors, L2-normalised, as sentence-transformers computes it. The
+//! BERT forward pass and the WordPiece tokenizer are gza's own, checked against an independent
+//! implementation (scripts/reference-embed.py) by the golden tests below.
 
 mod checksum;
+mod fingerprint;
 mod kernel;
 mod mapped;
 mod quant;
@@ -42,6 +46,15 @@ pub enum ModelError {
     /// The int8 copy is missing or failed its checks, and building one was not allowed here.
     #[error("{}", .0.as_deref().unwrap_or("the embedding model's int8 copy is not built yet; ranking by words until it is"))]
     NotDerived(Option<String>),
+}
+
+/// gza's cache folder: `$XDG_CACHE_HOME/gza/models`, else `~/.cache/gza/models`.
+fn cache_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|c| c.join("gza/models"))
 }
 
 /// Where the model folder is: `configured`, else `$GZA_MODEL_DIR`, else
@@ -227,10 +240,13 @@ impl Embedder {
         let name = dir
             .file_name()
             .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
-        let weights = quant::Weights {
-            fingerprint: w.fingerprint(),
-            stamp: w.stamp(),
+        // The weights' content fingerprint: cached while the file is unchanged, else hashed
+        // here (once), except where no model work beyond a query is allowed (a hook).
+        let (file, bytes) = w.file();
+        let Some(fingerprint) = fingerprint::of_weights(dir, file, bytes, build) else {
+            return Err(ModelError::NotDerived(None));
         };
+        let weights = quant::Weights { fingerprint };
         let loaded = (!exact).then(|| {
             let mut sources = Vec::with_capacity(layers.len() * 6);
             for l in &layers {
@@ -240,16 +256,9 @@ impl Embedder {
                     sources.push((values, rows, values.len() / rows));
                 }
             }
-            let cache = std::env::var_os("XDG_CACHE_HOME")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
-            let mut paths = vec![dir.join(".gza-int8.bin")];
-            if let Some(c) = cache {
-                paths.push(
-                    c.join("gza/models")
-                        .join(format!("{name}-{:016x}.int8", w.fingerprint())),
-                );
+            let mut paths = vec![dir.join(".gza-int8-v3.bin")];
+            if let Some(c) = cache_dir() {
+                paths.push(c.join(format!("{name}-{fingerprint:016x}.int8")));
             }
             Quantized::load_or_build(&paths, weights, &sources, build)
         });
@@ -264,7 +273,7 @@ impl Embedder {
             position,
             token_type,
             embed_norm,
-            fingerprint: format!("{name}:{:016x}", w.fingerprint()),
+            fingerprint: format!("{name}:{fingerprint:016x}"),
             weights: w,
             tokenizer,
             config,
@@ -278,7 +287,8 @@ impl Embedder {
         self.config.hidden_size
     }
 
-    /// A short id of these weights: stored vectors made by other weights are not used.
+    /// A short id of these weights (the folder's name and a hash of the weights file's
+    /// content): stored vectors made by other weights are not used.
     pub fn fingerprint(&self) -> &str {
         &self.fingerprint
     }

@@ -5,27 +5,25 @@
 //! per row they are a quarter of that, and the sentence embeddings stay within 0.2 % cosine of
 //! the f32 ones (tested).
 //!
-//! The copy is checked every time it is loaded. Its header carries an XXH64 checksum of the
-//! copy itself (a flipped byte would give NaN scores and silently no results) and one of the
-//! f32 weights it was derived from, with the weights file's stamp (device, inode, size and
-//! times) when that was computed: while the stamp holds, the weights are the ones checksummed;
-//! when it changed, the weights are checksummed again (once) before the copy is trusted. A copy
-//! that fails either check is rebuilt, or, where rebuilding is not allowed (a Claude Code hook,
-//! which must stay within its time budget), not used, with a one-line notice saying why.
+//! The copy is checked every time it is loaded. Its header names the weights it was derived
+//! from by their content fingerprint (see `fingerprint.rs`: a hash of the weights file's whole
+//! content) and carries an XXH3 checksum of the copy itself (a flipped byte would give NaN
+//! scores and silently no results). A copy for other weights is rebuilt; a damaged one too, or,
+//! where rebuilding is not allowed (a Claude Code hook, which must stay within its time
+//! budget), it is not used, with a one-line notice saying why.
 
 use std::path::{Path, PathBuf};
 
-use super::checksum::xxh64;
-use super::mapped::Map;
+use memmap2::Mmap;
 
-const MAGIC: &[u8; 8] = b"GZAQ8v02";
+use super::checksum::xxh3;
+
+const MAGIC: &[u8; 8] = b"GZAQ8v03";
 const ALIGN: usize = 64;
-/// Magic, weights fingerprint, matrix count (+4 spare), weights checksum, weights stamp, the
-/// copy's own checksum; the shapes follow.
-const HEADER: usize = 48;
-const WEIGHTS_SUM: usize = 24;
-const STAMP: usize = 32;
-const SELF_SUM: usize = 40;
+/// Magic, the weights' content fingerprint, matrix count (+4 spare), the copy's own checksum;
+/// the shapes follow.
+const HEADER: usize = 32;
+const SELF_SUM: usize = 24;
 
 /// Where one matrix lies in the copy.
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +35,7 @@ pub struct QMatrix {
 }
 
 enum Storage {
-    Mapped(Map),
+    Mapped(Mmap),
     Owned(Vec<u8>),
 }
 
@@ -47,11 +45,10 @@ pub struct Quantized {
     pub matrices: Vec<QMatrix>,
 }
 
-/// The weights a copy is for: their fingerprint (header and size) and their file's stamp.
+/// The weights a copy is for: their content fingerprint.
 #[derive(Debug, Clone, Copy)]
 pub struct Weights {
     pub fingerprint: u64,
-    pub stamp: u64,
 }
 
 /// What loading found: the copy (when one could be had) and, when a copy on disk was damaged or
@@ -67,31 +64,26 @@ enum Reject {
     Absent,
     /// Its own checksum does not match: damaged.
     Damaged,
-    /// Derived from other weights than these (same header and size, other values).
+    /// Derived from other weights than these (the model file was replaced).
     OtherWeights,
-    /// The weights file changed and checking it again is not allowed here.
-    Unverified,
 }
 
 impl Quantized {
     fn bytes(&self) -> &[u8] {
         match &self.storage {
-            Storage::Mapped(m) => m.bytes(),
+            Storage::Mapped(m) => m,
             Storage::Owned(v) => v,
         }
     }
 
     pub fn scales(&self, m: &QMatrix) -> &[f32] {
-        let b = &self.bytes()[m.scales..m.scales + m.rows * 4];
-        // SAFETY: 64-aligned within a 64-aligned buffer (page-aligned map or checked Vec),
-        // and any bit pattern is an f32.
-        unsafe { std::slice::from_raw_parts(b.as_ptr() as *const f32, m.rows) }
+        // 64-aligned within a 64-aligned buffer (a page-aligned map, or a Vec aligned when
+        // made); cast_slice checks it.
+        bytemuck::cast_slice(&self.bytes()[m.scales..m.scales + m.rows * 4])
     }
 
     pub fn data(&self, m: &QMatrix) -> &[i8] {
-        let b = &self.bytes()[m.data..m.data + m.rows * m.cols];
-        // SAFETY: i8 and u8 have the same layout.
-        unsafe { std::slice::from_raw_parts(b.as_ptr() as *const i8, b.len()) }
+        bytemuck::cast_slice(&self.bytes()[m.data..m.data + m.rows * m.cols])
     }
 
     /// The copy for `weights`: read from the first of `paths` that holds a valid one, else,
@@ -106,14 +98,14 @@ impl Quantized {
         let shapes: Vec<(usize, usize)> = sources.iter().map(|(_, r, c)| (*r, *c)).collect();
         let mut notice = None;
         for p in paths {
-            match Self::read(p, weights, &shapes, build.then_some(sources)) {
+            match Self::read(p, weights, &shapes) {
                 Ok(q) => {
                     return Loaded {
                         quantized: Some(q),
                         notice,
                     };
                 }
-                Err(Reject::Absent | Reject::Unverified) => {}
+                Err(Reject::Absent) => {}
                 Err(why @ (Reject::Damaged | Reject::OtherWeights)) => {
                     let what = match why {
                         Reject::Damaged => "is damaged (its checksum does not match)",
@@ -140,7 +132,7 @@ impl Quantized {
         let bytes = build_copy(weights, sources);
         for p in paths {
             if write(p, &bytes).is_ok()
-                && let Ok(q) = Self::read(p, weights, &shapes, None)
+                && let Ok(q) = Self::read(p, weights, &shapes)
             {
                 return Loaded {
                     quantized: Some(q),
@@ -171,34 +163,35 @@ impl Quantized {
         }
     }
 
-    /// The copy at `path` if it is for these weights and shapes and passes its checks. With
-    /// `sources`, a copy whose weights file changed since it was checked is checked again
-    /// against them (and its stamp renewed); without, it is not trusted.
-    fn read(
-        path: &Path,
-        weights: Weights,
-        shapes: &[(usize, usize)],
-        sources: Option<&[(&[f32], usize, usize)]>,
-    ) -> Result<Quantized, Reject> {
+    /// The copy at `path` if it is for these weights and shapes and passes its checks.
+    fn read(path: &Path, weights: Weights, shapes: &[(usize, usize)]) -> Result<Quantized, Reject> {
         let file = super::mapped::open_regular(path).map_err(|_| Reject::Absent)?;
         let len = file.metadata().map_err(|_| Reject::Absent)?.len() as usize;
         let (total, matrices) = layout(shapes);
-        if len != total {
+        if len != total || len < HEADER {
             return Err(Reject::Absent);
         }
-        let map = Map::file(&file, len).map_err(|_| Reject::Absent)?;
-        let b = map.bytes();
-        let header_ok = &b[..8] == MAGIC
-            && b[8..16] == weights.fingerprint.to_le_bytes()
-            && b[16..20] == (shapes.len() as u32).to_le_bytes();
+        // SAFETY: a private read-only mapping of a regular file. What gza guarantees: it never
+        // writes a copy in place (a new copy is written to a temporary file and renamed over
+        // the old one, which leaves this mapping on the old file), and the copy's length and
+        // checksum are checked below before any of it is used. What gza cannot guarantee: that
+        // no other process truncates or rewrites the file while it is mapped (a truncation
+        // makes a later read raise SIGBUS; a rewrite gives wrong embeddings, not wrong memory
+        // accesses: every read goes through a bounds-checked slice).
+        let map = unsafe { Mmap::map(&file) }.map_err(|_| Reject::Absent)?;
+        let b: &[u8] = &map;
+        if b.len() != total {
+            return Err(Reject::Absent);
+        }
+        let format_ok = &b[..8] == MAGIC && b[16..20] == (shapes.len() as u32).to_le_bytes();
         let shapes_ok = shapes.iter().enumerate().all(|(i, (r, c))| {
             let at = HEADER + i * 8;
             b[at..at + 4] == (*r as u32).to_le_bytes()
                 && b[at + 4..at + 8] == (*c as u32).to_le_bytes()
         });
-        // A copy in another format or for other weights is not damaged, only someone else's;
-        // past that, any difference (the shapes included) is damage.
-        if !header_ok {
+        // A copy in another format or for other shapes is not damaged, only someone else's;
+        // past that, a checksum that does not match is damage.
+        if !format_ok {
             return Err(Reject::Absent);
         }
         if b[SELF_SUM..HEADER] != self_checksum(b).to_le_bytes() {
@@ -207,20 +200,8 @@ impl Quantized {
         if !shapes_ok {
             return Err(Reject::Absent);
         }
-        if b[STAMP..SELF_SUM] != weights.stamp.to_le_bytes() {
-            let Some(sources) = sources else {
-                return Err(Reject::Unverified);
-            };
-            if b[WEIGHTS_SUM..STAMP] != weights_checksum(sources).to_le_bytes() {
-                return Err(Reject::OtherWeights);
-            }
-            // The same weights, in a file that was copied or touched: renew the stamp, so the
-            // next load needs no checksum of the weights.
-            let mut renewed = b.to_vec();
-            renewed[STAMP..SELF_SUM].copy_from_slice(&weights.stamp.to_le_bytes());
-            let sum = self_checksum(&renewed);
-            renewed[SELF_SUM..HEADER].copy_from_slice(&sum.to_le_bytes());
-            let _ = write(path, &renewed);
+        if b[8..16] != weights.fingerprint.to_le_bytes() {
+            return Err(Reject::OtherWeights);
         }
         Ok(Quantized {
             storage: Storage::Mapped(map),
@@ -231,17 +212,7 @@ impl Quantized {
 
 /// The copy's own checksum: everything but the field that holds it.
 fn self_checksum(b: &[u8]) -> u64 {
-    xxh64(&b[HEADER..], xxh64(&b[..SELF_SUM], 0))
-}
-
-/// The checksum of the f32 weights a copy is derived from.
-fn weights_checksum(sources: &[(&[f32], usize, usize)]) -> u64 {
-    sources.iter().fold(0, |seed, (values, _, _)| {
-        // SAFETY: any f32 slice is a valid byte slice of four times its length.
-        let bytes =
-            unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len() * 4) };
-        xxh64(bytes, seed)
-    })
+    xxh3(&b[HEADER..], xxh3(&b[..SELF_SUM], 0))
 }
 
 /// The file's size and each matrix's place in it.
@@ -270,8 +241,6 @@ fn build_copy(weights: Weights, sources: &[(&[f32], usize, usize)]) -> Vec<u8> {
     out[..8].copy_from_slice(MAGIC);
     out[8..16].copy_from_slice(&weights.fingerprint.to_le_bytes());
     out[16..20].copy_from_slice(&(shapes.len() as u32).to_le_bytes());
-    out[WEIGHTS_SUM..STAMP].copy_from_slice(&weights_checksum(sources).to_le_bytes());
-    out[STAMP..SELF_SUM].copy_from_slice(&weights.stamp.to_le_bytes());
     for (i, (r, c)) in shapes.iter().enumerate() {
         let at = HEADER + i * 8;
         out[at..at + 4].copy_from_slice(&(*r as u32).to_le_bytes());
@@ -318,10 +287,7 @@ fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    const W: Weights = Weights {
-        fingerprint: 7,
-        stamp: 1,
-    };
+    const W: Weights = Weights { fingerprint: 7 };
 
     fn load(path: &Path, weights: Weights, w: &[f32], build: bool) -> Loaded {
         Quantized::load_or_build(
@@ -349,17 +315,14 @@ mod tests {
             assert!((a - b).abs() < 0.02, "{a} {b}");
         }
         assert!(path.exists());
-        assert!(Quantized::read(&path, W, &[(2, 3)], None).is_ok());
-        let other = Weights {
-            fingerprint: 8,
-            ..W
-        };
+        assert!(Quantized::read(&path, W, &[(2, 3)]).is_ok());
+        let other = Weights { fingerprint: 8 };
         assert!(
-            Quantized::read(&path, other, &[(2, 3)], None).is_err(),
+            Quantized::read(&path, other, &[(2, 3)]).is_err(),
             "other weights"
         );
         assert!(
-            Quantized::read(&path, W, &[(3, 2)], None).is_err(),
+            Quantized::read(&path, W, &[(3, 2)]).is_err(),
             "other shapes"
         );
         drop(q);
@@ -409,28 +372,22 @@ mod tests {
     }
 
     #[test]
-    fn a_changed_weights_file_is_checked_again_and_other_weights_rebuild_the_copy() {
+    fn a_copy_of_other_weights_is_rebuilt_with_a_notice_or_not_used_by_a_hook() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("q.bin");
         let w: Vec<f32> = (0..6).map(|i| i as f32 - 2.5).collect();
         load(&path, W, &w, true);
-        let moved = Weights { stamp: 2, ..W };
-        // The file was copied (new stamp), the values are the same: trusted after one check,
-        // and the stamp renewed, so the next load needs none.
-        assert!(
-            load(&path, moved, &w, false).quantized.is_none(),
-            "a hook does not check"
-        );
-        let checked = load(&path, moved, &w, true);
-        assert!(checked.quantized.is_some() && checked.notice.is_none());
-        assert!(Quantized::read(&path, moved, &[(2, 3)], None).is_ok());
-        // Same header and size, other values (a fine-tuned model): rebuilt, with a notice.
+        // Same shapes, other values (a fine-tuned model): another content fingerprint.
         let tuned: Vec<f32> = w.iter().map(|v| v * 2.0).collect();
-        let changed = Weights { stamp: 3, ..W };
+        let changed = Weights { fingerprint: 9 };
+        let hook = load(&path, changed, &tuned, false);
+        assert!(hook.quantized.is_none());
+        assert!(hook.notice.unwrap().contains("other weights"));
         let rebuilt = load(&path, changed, &tuned, true);
         assert!(rebuilt.notice.unwrap().contains("other weights"));
         let q = rebuilt.quantized.unwrap();
         let m = q.matrices[0];
         assert!((q.scales(&m)[0] * f32::from(q.data(&m)[0]) - tuned[0]).abs() < 0.05);
+        assert!(load(&path, changed, &tuned, false).notice.is_none());
     }
 }

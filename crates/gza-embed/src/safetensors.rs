@@ -1,41 +1,32 @@
-//! A read-only view of a `.safetensors` file: an 8-byte header length, a JSON header naming each
-//! tensor's dtype, shape and byte range, then the data. The file is mmapped; F32 tensors are
-//! read in place, F16 and BF16 ones converted once.
+//! A read-only view of a `.safetensors` file, on the maintained `safetensors` crate: it checks
+//! the header (its length, its JSON, every tensor's offsets lying end to end and covering the
+//! data, every shape's element count and byte length computed with overflow checks) before gza
+//! takes any tensor. The file is mapped with `memmap2`; F32 tensors are read in place, F16 and
+//! BF16 ones converted once.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use memmap2::Mmap;
+use safetensors::Dtype;
+use safetensors::tensor::Metadata;
 
 use super::ModelError;
-use super::mapped::Map;
-
-/// A header larger than this is not a model's.
-const MAX_HEADER_BYTES: u64 = 100 * 1024 * 1024;
-
-#[derive(Debug, Deserialize)]
-struct Entry {
-    dtype: String,
-    shape: Vec<usize>,
-    data_offsets: (usize, usize),
-}
 
 enum Tensor {
-    /// f32 values in the file mapping, from this byte offset.
-    Mapped { offset: usize, len: usize },
-    /// Converted from a half-precision type.
+    /// f32 values in the file mapping: this byte range, 4-aligned (checked when taken).
+    Mapped { start: usize, end: usize },
+    /// Converted from a half-precision type (or an f32 tensor the file left unaligned).
     Owned(Vec<f32>),
 }
 
 /// An open safetensors file and the tensors taken from it.
 pub struct SafeTensors {
     path: PathBuf,
-    map: Map,
+    file: std::fs::File,
+    map: Mmap,
     data_start: usize,
-    entries: HashMap<String, Entry>,
+    metadata: Metadata,
     tensors: Vec<Tensor>,
-    fingerprint: u64,
-    stamp: u64,
 }
 
 impl SafeTensors {
@@ -49,76 +40,38 @@ impl SafeTensors {
             reason,
         };
         let file = super::mapped::open_regular(path).map_err(unreadable)?;
-        let meta = file.metadata().map_err(unreadable)?;
-        let len = meta.len();
-        let stamp = {
-            use std::os::unix::fs::MetadataExt;
-            let fields = [
-                meta.dev(),
-                meta.ino(),
-                len,
-                meta.mtime() as u64,
-                meta.mtime_nsec() as u64,
-                meta.ctime() as u64,
-                meta.ctime_nsec() as u64,
-            ];
-            let bytes: Vec<u8> = fields.iter().flat_map(|f| f.to_le_bytes()).collect();
-            super::checksum::xxh64(&bytes, 0)
-        };
-        if len < 8 {
+        if file.metadata().map_err(unreadable)?.len() < 8 {
             return Err(corrupt("it is too short to be a safetensors file".into()));
         }
-        let map = Map::file(&file, len as usize).map_err(unreadable)?;
-        let bytes = map.bytes();
-        let header_len = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
-        if header_len > MAX_HEADER_BYTES || 8 + header_len > len {
-            return Err(corrupt(format!("its header claims {header_len} bytes")));
-        }
-        let header = &bytes[8..8 + header_len as usize];
-        let mut raw: HashMap<String, serde_json::Value> = serde_json::from_slice(header)
-            .map_err(|e| corrupt(format!("its header is not JSON: {e}")))?;
-        raw.remove("__metadata__");
-        let data_start = 8 + header_len as usize;
-        let data_len = map.bytes().len() - data_start;
-        let mut entries = HashMap::with_capacity(raw.len());
-        for (name, value) in raw {
-            let entry: Entry = serde_json::from_value(value)
-                .map_err(|e| corrupt(format!("tensor {name} is described badly: {e}")))?;
-            let (start, end) = entry.data_offsets;
-            if start > end || end > data_len {
-                return Err(corrupt(format!("tensor {name} lies outside the file")));
-            }
-            entries.insert(name, entry);
-        }
-        // FNV-1a over the header and the file's length: cheap, and changes with the weights' layout.
-        let mut fingerprint: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in header.iter().chain(&len.to_le_bytes()) {
-            fingerprint ^= u64::from(*b);
-            fingerprint = fingerprint.wrapping_mul(0x0100_0000_01b3);
-        }
+        // SAFETY: a private read-only mapping of a regular file gza opened for reading. What gza
+        // guarantees: it never writes this file, and every byte read through the map is checked
+        // (the header by the safetensors crate, each tensor's range and length below) before it
+        // is used, so its contents cannot make gza read outside the map. What gza cannot
+        // guarantee: that no other process truncates or rewrites the file while it is mapped.
+        // Rewritten in place, the weights read may mix old and new values (wrong embeddings,
+        // never out-of-bounds reads); truncated, a read past the new end raises SIGBUS. Tools
+        // that install models (scripts/fetch-model, Hugging Face's) write a new file and rename
+        // it over the old one, which leaves this mapping on the old file.
+        let map = unsafe { Mmap::map(&file) }.map_err(unreadable)?;
+        let (header_len, metadata) =
+            safetensors::SafeTensors::read_metadata(&map).map_err(|e| corrupt(e.to_string()))?;
         Ok(SafeTensors {
             path: path.to_path_buf(),
+            file,
+            data_start: 8 + header_len,
+            metadata,
             map,
-            data_start,
-            entries,
             tensors: Vec::new(),
-            fingerprint,
-            stamp,
         })
     }
 
     pub fn has(&self, name: &str) -> bool {
-        self.entries.contains_key(name)
+        self.metadata.info(name).is_some()
     }
 
-    pub fn fingerprint(&self) -> u64 {
-        self.fingerprint
-    }
-
-    /// This file as the file system knows it (device, inode, size, modification and change
-    /// times): while it is unchanged, so are the weights, and a checksum made of them holds.
-    pub fn stamp(&self) -> u64 {
-        self.stamp
+    /// The open file (for its metadata) and its whole contents (for the content fingerprint).
+    pub fn file(&self) -> (&std::fs::File, &[u8]) {
+        (&self.file, &self.map)
     }
 
     /// Take a tensor of the expected shape (a 0 matches any size); returns its handle.
@@ -127,61 +80,57 @@ impl SafeTensors {
             path: self.path.clone(),
             reason,
         };
-        let entry = self
-            .entries
-            .get(name)
+        let info = self
+            .metadata
+            .info(name)
             .ok_or_else(|| corrupt(format!("it has no tensor {name}")))?;
-        let fits = entry.shape.len() == shape.len()
-            && entry
-                .shape
-                .iter()
-                .zip(shape)
-                .all(|(a, b)| *b == 0 || a == b);
-        if !fits || entry.shape.contains(&0) {
+        let fits = info.shape.len() == shape.len()
+            && info.shape.iter().zip(shape).all(|(a, b)| *b == 0 || a == b);
+        if !fits || info.shape.contains(&0) {
             return Err(corrupt(format!(
                 "tensor {name} has shape {:?}, expected {shape:?}",
-                entry.shape
+                info.shape
             )));
         }
-        let count: usize = entry.shape.iter().product();
-        let (start, end) = entry.data_offsets;
-        let offset = self.data_start + start;
-        let bytes = &self.map.bytes()[offset..self.data_start + end];
-        let width = match entry.dtype.as_str() {
-            "F32" => 4,
-            "F16" | "BF16" => 2,
-            other => {
-                return Err(corrupt(format!(
-                    "tensor {name} is {other}; only F32, F16 and BF16 are supported"
-                )));
-            }
+        // The crate checked that the offsets lie within the data and that their span is the
+        // shape's element count times the dtype's width, without overflow; the range is still
+        // taken with `get`, so nothing here can index outside the map.
+        let (start, end) = info.data_offsets;
+        let range = self
+            .data_start
+            .checked_add(start)
+            .zip(self.data_start.checked_add(end));
+        let Some((start, end)) = range.filter(|(s, e)| s <= e && *e <= self.map.len()) else {
+            return Err(corrupt(format!("tensor {name} lies outside the file")));
         };
-        if bytes.len() != count * width {
-            return Err(corrupt(format!(
-                "tensor {name} has {} bytes for {count} values",
-                bytes.len()
-            )));
-        }
-        let tensor = match entry.dtype.as_str() {
-            "F32" if offset.is_multiple_of(4) => Tensor::Mapped { offset, len: count },
-            "F32" => Tensor::Owned(
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect(),
-            ),
-            "F16" => Tensor::Owned(
+        let bytes = &self.map[start..end];
+        let tensor = match info.dtype {
+            Dtype::F32 => match bytemuck::try_cast_slice::<u8, f32>(bytes) {
+                Ok(_) => Tensor::Mapped { start, end },
+                Err(_) => Tensor::Owned(
+                    bytes
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .collect(),
+                ),
+            },
+            Dtype::F16 => Tensor::Owned(
                 bytes
                     .chunks_exact(2)
                     .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
                     .collect(),
             ),
-            _ => Tensor::Owned(
+            Dtype::BF16 => Tensor::Owned(
                 bytes
                     .chunks_exact(2)
                     .map(|c| f32::from_bits(u32::from(u16::from_le_bytes([c[0], c[1]])) << 16))
                     .collect(),
             ),
+            other => {
+                return Err(corrupt(format!(
+                    "tensor {name} is {other}; only F32, F16 and BF16 are supported"
+                )));
+            }
         };
         self.tensors.push(tensor);
         Ok(self.tensors.len() - 1)
@@ -190,16 +139,8 @@ impl SafeTensors {
     /// A tensor's values.
     pub fn get(&self, handle: usize) -> &[f32] {
         match &self.tensors[handle] {
-            Tensor::Mapped { offset, len } => {
-                // SAFETY: offset is 4-aligned (checked when taken) and offset + 4·len lies in
-                // the mapping; any bit pattern is a valid f32.
-                unsafe {
-                    std::slice::from_raw_parts(
-                        self.map.bytes().as_ptr().add(*offset) as *const f32,
-                        *len,
-                    )
-                }
-            }
+            // Aligned and a whole number of f32s: checked when the tensor was taken.
+            Tensor::Mapped { start, end } => bytemuck::cast_slice(&self.map[*start..*end]),
             Tensor::Owned(v) => v,
         }
     }
@@ -257,16 +198,22 @@ mod tests {
         let b = st.tensor("b", &[0, 2]).unwrap();
         assert_eq!(st.get(a), &[1.0, -2.5]);
         assert_eq!(st.get(b), &[1.0, -2.0]);
+        // An unaligned f32 tensor (a header of odd length) is copied, not read in place.
+        let header = r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}} "#;
+        let f = file_with(header, &data[..8]);
+        let mut st = SafeTensors::open(f.path()).unwrap();
+        let a = st.tensor("a", &[2]).unwrap();
+        assert_eq!(st.get(a), &[1.0, -2.5]);
     }
 
     #[test]
     fn every_kind_of_corruption_is_an_error_naming_the_file() {
         let cases: Vec<(Vec<u8>, &str)> = vec![
             (b"abc".to_vec(), "too short"),
-            (u64::MAX.to_le_bytes().to_vec(), "header claims"),
+            (u64::MAX.to_le_bytes().to_vec(), "header"),
             (
                 [&10u64.to_le_bytes()[..], b"{not json}"].concat(),
-                "not JSON",
+                "invalid JSON in header",
             ),
         ];
         for (bytes, want) in cases {
@@ -277,13 +224,14 @@ mod tests {
                 e.contains(want) && e.contains(&f.path().display().to_string()),
                 "{e}"
             );
+            assert!(!e.contains('\n'), "{e}");
         }
         let f = file_with(
             r#"{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}"#,
             &[0; 8],
         );
         let e = SafeTensors::open(f.path()).err().unwrap().to_string();
-        assert!(e.contains("lies outside the file"), "{e}");
+        assert!(e.contains("is corrupt"), "{e}");
         let f = file_with(
             r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#,
             &[0; 8],
@@ -315,5 +263,18 @@ mod tests {
                 .to_string()
                 .contains("only F32")
         );
+    }
+
+    /// Issue 19: a shape whose element count overflows once multiplied (here to 2^62 + 768
+    /// f32s, whose byte length wraps round to the 3,072 bytes given) is refused when the file
+    /// is opened, before any tensor is taken.
+    #[test]
+    fn a_shape_that_overflows_is_refused() {
+        let header = r#"{"token_type_embeddings.weight":{"dtype":"F32","shape":[108086391056891906,384],"data_offsets":[0,3072]}}"#;
+        let f = file_with(header, &[0; 3072]);
+        let e = SafeTensors::open(f.path()).err().unwrap().to_string();
+        assert!(e.contains("overflow"), "{e}");
+        assert!(e.contains(&f.path().display().to_string()), "{e}");
+        assert!(!e.contains('\n'), "{e}");
     }
 }

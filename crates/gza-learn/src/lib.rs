@@ -11,6 +11,7 @@ pub mod evidence;
 pub use gza_embed as embed;
 pub mod expertise;
 pub mod extract;
+pub mod index;
 pub mod items;
 pub mod rank;
 pub mod regenerate;

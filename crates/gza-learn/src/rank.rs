@@ -18,6 +18,8 @@ use gza_core::project::Project;
 use gza_embed::{Embedder, ModelError, resolve_model_dir};
 use gza_store::{RankRow, Store};
 
+use crate::index;
+
 /// Weight of the lexical (BM25) term next to the semantic one.
 const LEXICAL_WEIGHT: f64 = 0.3;
 /// BM25 is divided by this and capped at 1, so one long exact match cannot dominate.
@@ -41,6 +43,11 @@ const KEYWORD_QUERY_TERMS: usize = 2;
 /// Tokens of a query that are embedded: its start, where a task says what it is about (time
 /// grows with tokens; 96 keep a task's start under 50 ms).
 const QUERY_TOKENS: usize = 96;
+/// Learnings the index lacks whose stored vectors a hook looks up (primary-key reads); past
+/// that they are ranked by words until the job has rebuilt the index.
+const HOOK_LOOKUPS: usize = 256;
+/// The best hits scored again from their exact stored vectors.
+const RESCORED: usize = 32;
 
 /// One learning found for a query.
 #[derive(Debug, Clone)]
@@ -88,6 +95,8 @@ pub struct Ranker {
     started_job: Cell<bool>,
     /// Why the background job is needed even though nothing was left to embed (the int8 copy).
     needs_job: bool,
+    /// How many stored vectors the index lacks this process may look up.
+    lookups: usize,
 }
 
 /// How long a command (or a task's selection) may spend embedding learnings that lack a vector
@@ -127,6 +136,7 @@ impl Ranker {
             project_root: Some(project.root.clone()),
             started_job: Cell::new(false),
             needs_job: false,
+            lookups: if hook { HOOK_LOOKUPS } else { usize::MAX },
         };
         let configured = match project.config.learnings.model_dir.as_ref() {
             Some(dir) => match project.setting_path("learnings.model_dir", dir) {
@@ -182,6 +192,7 @@ impl Ranker {
             project_root: None,
             started_job: Cell::new(false),
             needs_job: false,
+            lookups: usize::MAX,
         }
     }
 
@@ -286,65 +297,108 @@ impl Ranker {
     }
 
     /// Every learning in use scored for `text`, best first, with no cut (the query is embedded
-    /// once; [`calibrate`] makes the cut). A learning without a stored vector is embedded while
-    /// the budget lasts; past it, it is scored by words alone (`semantic: None`) and left to the
-    /// background job.
+    /// once; [`calibrate`] makes the cut). Vectors and BM25 terms come from the ranking index
+    /// (`index.rs`) where it has them; a learning it lacks has its stored vector looked up by
+    /// key (at most [`HOOK_LOOKUPS`] in a hook) and its text tokenised, and the background job
+    /// is started to bring the index up to date. A learning without a stored vector is embedded
+    /// while the budget lasts; past it, it is scored by words alone (`semantic: None`) and left
+    /// to the background job. The best [`RESCORED`] are scored again from their exact stored
+    /// vectors, so what is shown is what the f32 vectors give.
     pub fn rank_all(&self, store: &Store, text: &str, drafts: bool) -> Result<Vec<Hit>> {
         if text.trim().is_empty() {
             return Ok(Vec::new());
         }
-        // The query first, so each stored vector is compared as it is read, never copied out.
         let q = self
             .embedder
             .as_ref()
             .map(|e| e.embed_prefix(text, QUERY_TOKENS));
-        let (rows, mut semantic): (Vec<RankRow>, Vec<Option<f64>>) = match (&self.embedder, &q) {
-            (Some(e), Some(q)) => store
-                .rank_rows_with_similarity(drafts, e.fingerprint(), &|v| cosine_le_bytes(q, v))?
-                .into_iter()
-                .unzip(),
-            _ => {
-                if self.needs_job {
-                    self.start_job();
-                }
-                let rows = store.rank_rows(drafts)?;
-                let none = vec![None; rows.len()];
-                (rows, none)
-            }
-        };
+        if q.is_none() && self.needs_job {
+            self.start_job();
+        }
+        let rows = store.rank_rows(drafts)?;
         if rows.is_empty() {
             return Ok(Vec::new());
         }
-        if let Some(q) = &q {
-            let missing: Vec<&RankRow> = rows
-                .iter()
-                .zip(&semantic)
-                .filter(|(_, s)| s.is_none())
-                .map(|(r, _)| r)
-                .collect();
+        let model_hash = index::model_hash(self.model());
+        let loaded = self.index_path().and_then(|p| index::Index::load(&p));
+        let mut stale = loaded.is_none();
+        let mut semantic: Vec<Option<f64>> = Vec::with_capacity(rows.len());
+        // Whether a row's similarity is the index's int8 approximation.
+        let mut approximate = vec![false; rows.len()];
+        let mut docs: Vec<Terms> = Vec::with_capacity(rows.len());
+        for (i, r) in rows.iter().enumerate() {
+            match loaded
+                .as_ref()
+                .and_then(|ix| ix.get(index::key(r), model_hash))
+            {
+                Some(entry) => {
+                    let sim = q.as_ref().and_then(|q| entry.similarity(q));
+                    approximate[i] = sim.is_some();
+                    semantic.push(sim);
+                    docs.push(Terms::Indexed(entry.terms));
+                }
+                None => {
+                    stale = true;
+                    semantic.push(None);
+                    docs.push(Terms::Owned(doc_terms(r)));
+                }
+            }
+        }
+        if let (Some(e), Some(q)) = (&self.embedder, &q) {
+            let missing: Vec<usize> = (0..rows.len()).filter(|&i| semantic[i].is_none()).collect();
             if !missing.is_empty() {
-                let fresh: HashMap<i64, Vec<f32>> = self
-                    .embed_within_budget(store, &missing)
+                let ids: Vec<i64> = missing
+                    .iter()
+                    .take(self.lookups)
+                    .map(|&i| rows[i].id)
+                    .collect();
+                let found: HashMap<i64, Vec<f32>> = store
+                    .embeddings_of(e.fingerprint(), &ids)?
                     .into_iter()
                     .collect();
-                if fresh.len() < missing.len() {
-                    self.start_job();
+                if !found.is_empty() || missing.len() > ids.len() {
+                    // Vectors the index lacks: the job rebuilds it.
+                    stale = true;
                 }
-                for (r, s) in rows.iter().zip(semantic.iter_mut()) {
-                    if s.is_none() {
-                        *s = fresh.get(&r.id).map(|v| cosine(q, v));
+                let mut lacking = Vec::new();
+                for (n, &i) in missing.iter().enumerate() {
+                    match found.get(&rows[i].id) {
+                        Some(v) => semantic[i] = Some(cosine(q, v)),
+                        // Looked up and not stored: embed it (within the budget).
+                        None if n < ids.len() => lacking.push(&rows[i]),
+                        None => {}
+                    }
+                }
+                if !lacking.is_empty() {
+                    let fresh: HashMap<i64, Vec<f32>> = self
+                        .embed_within_budget(store, &lacking)
+                        .into_iter()
+                        .collect();
+                    if fresh.len() < lacking.len() {
+                        self.start_job();
+                    }
+                    for (r, s) in rows.iter().zip(semantic.iter_mut()) {
+                        if s.is_none()
+                            && let Some(v) = fresh.get(&r.id)
+                        {
+                            *s = Some(cosine(q, v));
+                        }
                     }
                 }
             }
         }
-        let lexical = bm25_scores(&rows, text);
+        if stale {
+            self.start_job();
+        }
+        let lexical = bm25_scores(&docs, text);
         let query_terms = distinct_terms(text);
         let identifiers = identifiers(text);
-        let mut hits: Vec<Hit> = rows
+        let mut hits: Vec<(Hit, bool)> = rows
             .iter()
             .zip(semantic)
             .zip(lexical)
-            .map(|((r, sem), (bm25, matched))| {
+            .zip(approximate)
+            .map(|(((r, sem), (bm25, matched)), approx)| {
                 let exact = (!query_terms.is_empty()
                     && query_terms.len() <= KEYWORD_QUERY_TERMS
                     && matched.len() == query_terms.len())
@@ -354,7 +408,7 @@ impl Ranker {
                     Some(s) => s + LEXICAL_WEIGHT * lex,
                     None => lex,
                 };
-                Hit {
+                let hit = Hit {
                     id: r.id,
                     score,
                     semantic: sem,
@@ -362,12 +416,63 @@ impl Ranker {
                     matched,
                     exact,
                     priority: r.priority,
-                }
+                };
+                (hit, approx)
             })
             .collect();
-        hits.sort_by(|a, b| relative(b).total_cmp(&relative(a)).then(a.id.cmp(&b.id)));
+        let order = |a: &Hit, b: &Hit| relative(b).total_cmp(&relative(a)).then(a.id.cmp(&b.id));
+        hits.sort_by(|(a, _), (b, _)| order(a, b));
+        // The best ones again from their exact vectors (an int8 similarity is within about
+        // 0.002 of the f32 one: far less than the distance from the top to the RESCORED-th).
+        if let (Some(e), Some(q)) = (&self.embedder, &q) {
+            let ids: Vec<i64> = hits
+                .iter()
+                .take(RESCORED)
+                .filter(|(_, approx)| *approx)
+                .map(|(h, _)| h.id)
+                .collect();
+            let exact: HashMap<i64, Vec<f32>> = store
+                .embeddings_of(e.fingerprint(), &ids)?
+                .into_iter()
+                .collect();
+            for (h, _) in hits.iter_mut().take(RESCORED) {
+                if let Some(v) = exact.get(&h.id) {
+                    let s = cosine(q, v);
+                    h.score = s + LEXICAL_WEIGHT * h.lexical;
+                    h.semantic = Some(s);
+                }
+            }
+        }
+        let mut hits: Vec<Hit> = hits.into_iter().map(|(h, _)| h).collect();
+        hits.sort_by(order);
         Ok(hits)
     }
+
+    /// Where the project's ranking index is.
+    fn index_path(&self) -> Option<PathBuf> {
+        self.project_root
+            .as_ref()
+            .map(|root| index::path(&root.join(gza_core::project::STATE_DIR)))
+    }
+}
+
+/// Rebuild the project's ranking index from the database: every learning in use (drafts
+/// included), with the vector stored for `embedder`'s model when there is one.
+pub fn rebuild_index(project: &Project, store: &Store, embedder: Option<&Embedder>) -> Result<()> {
+    let rows = store.rank_rows(true)?;
+    let model = embedder.map(Embedder::fingerprint);
+    let mut vectors: HashMap<i64, Vec<f32>> = match model {
+        Some(m) => store.learning_embeddings(m)?.into_iter().collect(),
+        None => HashMap::new(),
+    };
+    let mut entries: Vec<index::Source> = rows
+        .iter()
+        .map(|r| (index::key(r), doc_terms(r), vectors.remove(&r.id)))
+        .collect();
+    let dim = embedder.map_or(0, Embedder::dim);
+    let bytes = index::build(index::model_hash(model), dim, &mut entries);
+    let path = index::path(&project.state_dir());
+    index::write(&path, &bytes).map_err(|e| gza_core::error::Error::io(&path, "write", e))
 }
 
 /// Start `gza -C ROOT hook embed` detached (its own process group, no terminal, hooks off), so
@@ -378,6 +483,9 @@ pub fn start_embed_job(root: &std::path::Path) {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
+    // Asked for now: a job already running goes round once more, so what changed after it
+    // looked (a damaged int8 copy, new learnings) is not left until the next call.
+    ask_for_job(root);
     if job_running(root) {
         return;
     }
@@ -391,6 +499,30 @@ pub fn start_embed_job(root: &std::path::Path) {
         .env("GZA_HOOKS", "off")
         .process_group(0)
         .spawn();
+}
+
+/// The file whose modification time says when the job was last asked for.
+fn job_wanted_path(root: &std::path::Path) -> PathBuf {
+    root.join(gza_core::project::STATE_DIR).join("embed.wanted")
+}
+
+fn ask_for_job(root: &std::path::Path) {
+    if let Ok(file) = gza_core::fsutil::open_regular(
+        &job_wanted_path(root),
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+    ) {
+        let _ = file.set_modified(std::time::SystemTime::now());
+    }
+}
+
+/// Whether the job was asked for after `since`.
+fn job_asked_since(root: &std::path::Path, since: std::time::SystemTime) -> bool {
+    std::fs::metadata(job_wanted_path(root))
+        .and_then(|m| m.modified())
+        .is_ok_and(|at| at > since)
 }
 
 /// The background job's lock file.
@@ -421,16 +553,40 @@ pub fn run_embed_job(project: &Project) -> Result<usize> {
     unsafe {
         libc::setpriority(libc::PRIO_PROCESS, 0, 19);
     }
+    let mut done = 0;
+    loop {
+        let started = std::time::SystemTime::now();
+        done += embed_job_round(project)?;
+        if !job_asked_since(&project.root, started) {
+            return Ok(done);
+        }
+    }
+}
+
+/// One round of the job: load the model afresh (deriving its int8 copy when it is missing or
+/// damaged), rebuild the index, embed what lacks a vector.
+fn embed_job_round(project: &Project) -> Result<usize> {
     let store = Store::open(&project.db_path())?;
     super::take_in_spooled(project, &store);
     let ranker = Ranker::unbounded(project);
+    // The index first, so hooks rank from what is stored now while the rest is embedded.
+    let rebuild = |embedder: Option<&Embedder>| {
+        if let Err(e) = rebuild_index(project, &store, embedder) {
+            super::log(project, &format!("the ranking index was not rebuilt: {e}"));
+        }
+    };
+    rebuild(ranker.embedder.as_ref());
     let Some(embedder) = &ranker.embedder else {
         return Ok(0);
     };
     let mut done = 0;
+    let mut rebuilt = Instant::now();
     loop {
         let rows = store.rows_without_vectors(true, embedder.fingerprint(), JOB_BATCH)?;
         if rows.is_empty() {
+            if done > 0 {
+                rebuild(Some(embedder));
+            }
             return Ok(done);
         }
         let fresh: Vec<(i64, Vec<f32>)> = rows
@@ -439,8 +595,16 @@ pub fn run_embed_job(project: &Project) -> Result<usize> {
             .collect();
         store.store_embeddings(embedder.fingerprint(), &fresh)?;
         done += fresh.len();
+        if rebuilt.elapsed() > INDEX_EVERY {
+            rebuild(Some(embedder));
+            rebuilt = Instant::now();
+        }
     }
 }
+
+/// While the job embeds a long backlog, the index is rebuilt this often, so what it has
+/// embedded is ranked by meaning without waiting for the rest.
+const INDEX_EVERY: Duration = Duration::from_secs(10);
 
 /// A hit's score relative to the floor of its kind: a learning scored by meaning and words is
 /// measured against [`SEMANTIC_FLOOR`], one scored by words alone (no model, or no vector yet)
@@ -515,27 +679,6 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
         return 0.0;
     }
     c
-}
-
-/// Cosine similarity of `q` with a vector stored as little-endian f32 bytes (`None` when its
-/// length is not the query's: made by another model).
-fn cosine_le_bytes(q: &[f32], bytes: &[u8]) -> Option<f64> {
-    if bytes.len() != q.len() * 4 {
-        return None;
-    }
-    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
-    for (x, c) in q.iter().zip(bytes.chunks_exact(4)) {
-        let y = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    let c = f64::from(dot / (na.sqrt() * nb.sqrt()));
-    Some(if na == 0.0 || nb == 0.0 || !c.is_finite() {
-        0.0
-    } else {
-        c
-    })
 }
 
 /// Cosine similarity of two stored or fresh embeddings.
@@ -666,32 +809,58 @@ fn stem(word: &str) -> String {
     s
 }
 
-/// Okapi BM25 of each learning (text, keywords and hints) for `query`, with the query terms it
-/// matched. Only the query's terms are counted: one pass over the learnings, no index of every
-/// term they hold.
-fn bm25_scores(rows: &[RankRow], query: &str) -> Vec<(f64, Vec<String>)> {
+/// A learning's BM25 terms (text, keywords and hints), hashed, in order.
+fn doc_terms(r: &RankRow) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut each = |t: &str| out.push(index::term_hash(t));
+    for_each_term(&r.text, &mut each);
+    for extra in r.keywords.iter().chain(&r.applies_when) {
+        for_each_term(extra, &mut each);
+    }
+    out
+}
+
+/// A learning's hashed BM25 terms: from the index (8 little-endian bytes each), or made now.
+enum Terms<'a> {
+    Indexed(&'a [u8]),
+    Owned(Vec<u64>),
+}
+
+impl Terms<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Terms::Indexed(b) => b.len() / 8,
+            Terms::Owned(v) => v.len(),
+        }
+    }
+
+    fn for_each(&self, mut f: impl FnMut(u64)) {
+        match self {
+            Terms::Indexed(b) => index::term_hashes(b).for_each(f),
+            Terms::Owned(v) => v.iter().for_each(|h| f(*h)),
+        }
+    }
+}
+
+/// Okapi BM25 of each learning for `query`, from each learning's hashed terms
+/// ([`doc_terms`]), with the query terms it matched. Only the query's terms are counted.
+fn bm25_scores(docs: &[Terms], query: &str) -> Vec<(f64, Vec<String>)> {
     const K1: f64 = 1.2;
     const B: f64 = 0.75;
     let q = distinct_terms(query);
-    // The query's terms, sorted, with their place in the query: a binary search per word.
-    let mut index: Vec<(&str, usize)> =
-        q.iter().enumerate().map(|(i, t)| (t.as_str(), i)).collect();
+    // The query's term hashes, sorted, with their place in the query: a binary search per term.
+    let mut index: Vec<(u64, usize)> = q
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (index::term_hash(t), i))
+        .collect();
     index.sort_unstable();
     let mut df = vec![0u32; q.len()];
-    let mut docs: Vec<(f64, Vec<(usize, u32)>)> = Vec::with_capacity(rows.len());
-    let mut text = String::new();
-    for r in rows {
-        text.clear();
-        text.push_str(&r.text);
-        for extra in r.keywords.iter().chain(&r.applies_when) {
-            text.push(' ');
-            text.push_str(extra);
-        }
-        let mut len = 0usize;
+    let mut tfs: Vec<Vec<(usize, u32)>> = Vec::with_capacity(docs.len());
+    for doc in docs {
         let mut tf: Vec<(usize, u32)> = Vec::new();
-        for_each_term(&text, |t| {
-            len += 1;
-            if let Ok(at) = index.binary_search_by(|(s, _)| (*s).cmp(t)) {
+        doc.for_each(|h| {
+            if let Ok(at) = index.binary_search_by(|(s, _)| s.cmp(&h)) {
                 let k = index[at].1;
                 match tf.iter_mut().find(|(i, _)| *i == k) {
                     Some((_, n)) => *n += 1,
@@ -702,16 +871,18 @@ fn bm25_scores(rows: &[RankRow], query: &str) -> Vec<(f64, Vec<String>)> {
         for (k, _) in &tf {
             df[*k] += 1;
         }
-        docs.push((len as f64, tf));
+        tfs.push(tf);
     }
-    let n = rows.len() as f64;
-    let avg_len = (docs.iter().map(|(l, _)| l).sum::<f64>() / docs.len().max(1) as f64).max(1.0);
-    docs.into_iter()
-        .map(|(len, tf)| {
+    let n = docs.len() as f64;
+    let avg_len =
+        (docs.iter().map(|d| d.len() as f64).sum::<f64>() / docs.len().max(1) as f64).max(1.0);
+    docs.iter()
+        .zip(tfs)
+        .map(|(doc, mut tf)| {
+            let len = doc.len() as f64;
             let mut score = 0.0;
             let mut matched = Vec::new();
             // In query order, as the terms were asked.
-            let mut tf = tf;
             tf.sort_by_key(|(k, _)| *k);
             for (k, f) in tf {
                 let df = f64::from(df[k].max(1));
@@ -773,12 +944,13 @@ mod tests {
             priority: gza_core::learning::Priority::Medium,
             confidence: 0.7,
         };
-        let rows = vec![
+        let rows = [
             row(1, "Run the tests with make test"),
             row(2, "Run sqlx prepare after changing queries"),
             row(3, "Run the linter before pushing"),
         ];
-        let s = bm25_scores(&rows, "update the sqlx offline cache");
+        let docs: Vec<Terms> = rows.iter().map(|r| Terms::Owned(doc_terms(r))).collect();
+        let s = bm25_scores(&docs, "update the sqlx offline cache");
         assert!(s[1].0 > s[0].0 && s[1].0 > s[2].0);
         assert_eq!(s[1].1, vec!["sqlx"]);
         assert_eq!(s[0].0, 0.0);

@@ -686,11 +686,13 @@ impl Store {
     }
 
     /// Every active learning (and draft, with `drafts`), as the ranker reads it.
+    /// (The table is scanned in id order: nearly every learning is in use, so a status index
+    /// would only add a seek and a sort per row.)
     pub fn rank_rows(&self, drafts: bool) -> Result<Vec<RankRow>> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT id, section, text, keywords, applies_when, priority, confidence FROM learnings \
+                "SELECT id, section, text, keywords, applies_when, priority, confidence FROM learnings NOT INDEXED \
                  WHERE status IN ('active', ?1) AND quarantine_reason IS NULL ORDER BY id",
             )
             .map_err(|e| self.err(e))?;
@@ -947,50 +949,6 @@ impl Store {
         })
     }
 
-    /// Every active learning (and draft, with `drafts`), as the ranker reads it, each with
-    /// `similarity` of its stored embedding made by `model` (`None` when it has none): one pass,
-    /// the vectors compared where SQLite holds them, never copied out.
-    pub fn rank_rows_with_similarity(
-        &self,
-        drafts: bool,
-        model: &str,
-        similarity: &dyn Fn(&[u8]) -> Option<f64>,
-    ) -> Result<Vec<(RankRow, Option<f64>)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT l.id, l.section, l.text, l.keywords, l.applies_when, l.priority, l.confidence, e.vector \
-                 FROM learnings l NOT INDEXED LEFT JOIN learning_embeddings e ON e.learning_id = l.id AND e.model = ?2 \
-                 WHERE l.status IN ('active', ?1) AND l.quarantine_reason IS NULL ORDER BY l.id",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(
-                params![if drafts { "draft" } else { "active" }, model],
-                |r| {
-                    let sim = match r.get_ref(7)? {
-                        rusqlite::types::ValueRef::Blob(b) => similarity(b),
-                        _ => None,
-                    };
-                    Ok((
-                        RankRow {
-                            id: r.get(0)?,
-                            section: r.get(1)?,
-                            text: r.get(2)?,
-                            keywords: json_list(r.get(3)?),
-                            applies_when: json_list(r.get(4)?),
-                            priority: Priority::parse(&r.get::<_, String>(5)?).unwrap_or_default(),
-                            confidence: r.get(6)?,
-                        },
-                        sim,
-                    ))
-                },
-            )
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
-    }
-
     /// Learnings in use (active, and drafts with `drafts`) that have no embedding made by
     /// `model`, oldest first, at most `limit`.
     pub fn rows_without_vectors(
@@ -1042,6 +1000,28 @@ impl Store {
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
+    }
+
+    /// The stored embeddings made by `model` of the learnings `ids` (those that have one), by
+    /// primary-key lookups: the cost follows `ids`, not the table.
+    pub fn embeddings_of(&self, model: &str, ids: &[i64]) -> Result<Vec<(i64, Vec<f32>)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT vector FROM learning_embeddings WHERE learning_id = ?1 AND model = ?2",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for &id in ids {
+            let found: Option<Vec<u8>> = stmt
+                .query_row(params![id, model], |r| r.get(0))
+                .optional()
+                .map_err(|e| self.err(e))?;
+            if let Some(bytes) = found {
+                out.push((id, decode_vector(&bytes)));
+            }
+        }
+        Ok(out)
     }
 
     /// Keep embeddings made by `model` (replacing any older ones of those learnings).
