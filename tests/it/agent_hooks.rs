@@ -324,11 +324,14 @@ fn install_for_every_agent_merges_and_names_gza_from_path() {
 }
 
 /// Codex's PreToolUse takes `additionalContext` (its shell tool is `Bash` in hooks, as in
-/// Claude Code): a CRITICAL checklist triggered by Bash reaches the model with the call's
-/// result, and not before the call was asked for.
+/// Claude Code, with the command in `tool_input.command`): a CRITICAL checklist triggered by
+/// Bash on plugin.json reaches the model with the call, and not before the call was asked for.
 #[test]
 fn codex_gets_a_critical_checklist_at_the_matching_tool_call() {
-    let server = FakeLlm::start(vec![Reply::shell("echo bumped"), Reply::text("Bumped.")]);
+    let server = FakeLlm::start(vec![
+        Reply::shell("sed -i s/1.0.0/2.0.0/ plugin.json"),
+        Reply::text("Bumped."),
+    ]);
     let p = hooked(Agent::Codex, &server);
     p.ok(&[
         "learnings",
@@ -337,6 +340,8 @@ fn codex_gets_a_critical_checklist_at_the_matching_tool_call() {
         "CRITICAL",
         "--tool",
         "Bash",
+        "--file",
+        "**/plugin.json",
         "--check",
         "plugin.json",
         "--check",
