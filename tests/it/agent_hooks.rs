@@ -374,3 +374,101 @@ fn codex_gets_a_critical_checklist_at_the_matching_tool_call() {
     assert!(second.contains("CRITICAL CHECKLIST"), "{second}");
     assert!(injected_events(&p).contains(&"PreToolUse".to_string()));
 }
+
+/// Run handler `name` on `stdin`; it must exit 0 with nothing on stderr. Returns its stdout.
+fn handler(p: &TestProject, name: &str, stdin: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = p
+        .command(&["hook", name])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{name}");
+    assert!(
+        out.stderr.is_empty(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Gemini CLI's and Codex's payloads, wrong ones and a missing database included, never break
+/// a handler; a right one is answered under Gemini's own event name.
+#[test]
+fn gemini_and_codex_payloads_never_break_a_handler() {
+    let mut p = TestProject::in_git_repo();
+    p.use_model();
+    p.ok(&[
+        "learnings",
+        "add",
+        "Run cargo sqlx prepare after changing any SQL query",
+    ]);
+    let root = p.root().display().to_string();
+    let before = p.ok(&["learnings", "show", "--all", "--json"]);
+    let bad = [
+        (
+            "user-prompt-submit",
+            serde_json::json!({"hook_event_name": "BeforeAgent", "cwd": root, "prompt": 42}),
+        ),
+        (
+            "user-prompt-submit",
+            serde_json::json!({"hook_event_name": "BeforeAgent", "cwd": root, "session_id": ["x"], "prompt": ""}),
+        ),
+        (
+            "stop",
+            serde_json::json!({"hook_event_name": "AfterAgent", "cwd": root, "prompt_response": {"text": "[PROCESS_KNOWLEDGE]"}}),
+        ),
+        (
+            "stop",
+            serde_json::json!({"hook_event_name": "AfterAgent", "cwd": root, "session_id": "g1", "prompt_response": "[PROCESS_KNOWLEDGE]\nlabel: [unclosed\n[/PROCESS_KNOWLEDGE]"}),
+        ),
+        (
+            "pre-tool-use",
+            serde_json::json!({"hook_event_name": "PreToolUse", "cwd": root, "tool_name": "Bash", "tool_input": "not an object"}),
+        ),
+        (
+            "session-start",
+            serde_json::json!({"hook_event_name": "SessionStart", "cwd": "/nonexistent/dir", "source": "startup"}),
+        ),
+    ];
+    for (name, input) in &bad {
+        assert_eq!(
+            handler(&p, name, input.to_string().as_bytes()),
+            "",
+            "{name} {input}"
+        );
+    }
+    assert_eq!(p.ok(&["learnings", "show", "--all", "--json"]), before);
+
+    let out = handler(
+        &p,
+        "user-prompt-submit",
+        serde_json::json!({"hook_event_name": "BeforeAgent", "cwd": root, "session_id": "g2",
+            "prompt": "Run the sqlx prepare step for the SQL query change", "timestamp": "2026-01-01T00:00:00Z"})
+        .to_string()
+        .as_bytes(),
+    );
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "BeforeAgent");
+    assert!(
+        answer["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .contains("cargo sqlx prepare"),
+        "{answer}"
+    );
+
+    // A missing database: nothing, and none is created.
+    std::fs::remove_file(p.path(".gza/gza.db")).unwrap();
+    let again = serde_json::json!({"hook_event_name": "BeforeAgent", "cwd": root, "session_id": "g3",
+        "prompt": "Run the sqlx prepare step for the SQL query change"});
+    assert_eq!(
+        handler(&p, "user-prompt-submit", again.to_string().as_bytes()),
+        ""
+    );
+    assert!(!p.path(".gza/gza.db").exists());
+}
