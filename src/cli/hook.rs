@@ -1,5 +1,5 @@
-//! `gza hook`: install gza's Claude Code hooks, see where they are, and (run by Claude Code)
-//! the handlers themselves.
+//! `gza hook`: install gza's hooks into Claude Code, Codex and Gemini CLI, see where they are,
+//! and (run by the agents) the handlers themselves.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use super::{Context, output, usage};
-use crate::hooks::install::{self, Scope};
+use crate::hooks::install::{self, Agent, Scope};
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
@@ -17,11 +17,12 @@ pub struct HookArgs {
 
 #[derive(Debug, Subcommand)]
 enum HookCommand {
-    /// Add gza's hooks to a Claude Code settings file (default: the project's .claude/settings.json).
+    /// Add gza's hooks to an agent's settings (default: Claude Code, the project's
+    /// .claude/settings.json).
     Install(ScopeArgs),
-    /// Remove gza's hooks from a Claude Code settings file.
+    /// Remove gza's hooks from an agent's settings.
     Uninstall(ScopeArgs),
-    /// Which events are installed where, and whether their command resolves.
+    /// Which events are installed where, for each agent, and what command a teammate runs.
     Status,
     /// SessionStart handler (run by Claude Code): the CRITICAL learnings and drafts waiting.
     SessionStart,
@@ -44,13 +45,17 @@ enum HookCommand {
 
 #[derive(Debug, Args)]
 struct ScopeArgs {
-    /// The project's .claude/settings.json (shared with the team).
+    /// The agent: claude (.claude/settings.json), codex (.codex/hooks.json), gemini
+    /// (.gemini/settings.json), or all three.
+    #[arg(long, default_value = "claude", value_parser = ["claude", "codex", "gemini", "all"])]
+    agent: String,
+    /// The project's settings (shared with the team: the hooks run `gza` from each person's PATH).
     #[arg(long, group = "scope")]
     project: bool,
-    /// The project's .claude/settings.local.json (yours only).
+    /// The project's .claude/settings.local.json (yours only; Claude Code only).
     #[arg(long, group = "scope")]
     local: bool,
-    /// ~/.claude/settings.json (every project of yours).
+    /// Your user settings, e.g. ~/.claude/settings.json (every project of yours).
     #[arg(long, group = "scope")]
     user: bool,
     /// Print what would change; write nothing.
@@ -67,6 +72,14 @@ struct ExtractArgs {
 }
 
 impl ScopeArgs {
+    fn agents(&self) -> Vec<Agent> {
+        if self.agent == "all" {
+            Agent::ALL.to_vec()
+        } else {
+            self.agent.parse().into_iter().collect()
+        }
+    }
+
     fn scope(&self) -> Scope {
         if self.local {
             Scope::Local
@@ -84,8 +97,15 @@ fn home() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-fn settings_path(root: &Path, scope: Scope) -> anyhow::Result<PathBuf> {
-    scope.path(root, home().as_deref()).ok_or_else(|| {
+fn settings_path(root: &Path, agent: Agent, scope: Scope) -> anyhow::Result<PathBuf> {
+    if !agent.scopes().contains(&scope) {
+        return Err(usage(format!(
+            "{} has no {} settings file; use --project or --user",
+            agent.title(),
+            scope.name()
+        )));
+    }
+    agent.path(scope, root, home().as_deref()).ok_or_else(|| {
         usage("HOME is not set, so there is no user settings file; use --project or --local")
     })
 }
@@ -119,88 +139,152 @@ fn handler(name: &str) -> anyhow::Result<()> {
 fn install_cmd(ctx: &Context, args: ScopeArgs, add: bool) -> anyhow::Result<()> {
     let project = ctx.project()?;
     let scope = args.scope();
-    let path = settings_path(&project.root, scope)?;
-    let (changes, backup) = if add {
-        let gza = std::env::current_exe()
-            .map_err(|e| usage(format!("cannot tell where this gza is installed: {e}")))?;
-        install::install(&path, &gza, args.dry_run)?
+    let agents = args.agents();
+    // Check every agent's file first, so `--agent all --local` changes nothing.
+    let paths = agents
+        .iter()
+        .map(|&a| settings_path(&project.root, a, scope).map(|p| (a, p)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    // A file the team commits names `gza`, found on each person's PATH; a personal one names
+    // this binary.
+    let gza = if scope.shared() {
+        PathBuf::from("gza")
     } else {
-        install::uninstall(&path, args.dry_run)?
+        std::env::current_exe()
+            .map_err(|e| usage(format!("cannot tell where this gza is installed: {e}")))?
     };
     let mut out = output::stdout();
-    let shown = path
-        .strip_prefix(&project.root)
-        .unwrap_or(&path)
-        .display()
-        .to_string();
-    if changes.lines.is_empty() {
-        let state = if add {
-            "already installed in"
+    for (agent, path) in paths {
+        let (changes, backup) = if add {
+            install::install(&path, agent, &gza, args.dry_run)?
         } else {
-            "not installed in"
-        };
-        writeln!(out, "gza's hooks are {state} {shown}; nothing changed")?;
-        return Ok(());
-    }
-    let verb = match (add, args.dry_run) {
-        (true, true) => "Would install into",
-        (true, false) => "Installed into",
-        (false, true) => "Would remove from",
-        (false, false) => "Removed from",
-    };
-    writeln!(
-        out,
-        "{} {verb} {shown} ({}):",
-        output::paint(output::GREEN, "✓"),
-        scope.name()
-    )?;
-    for line in &changes.lines {
-        writeln!(out, "  {line}")?;
-    }
-    if let Some(bak) = backup {
-        writeln!(out, "  The previous file is kept as {}", bak.display())?;
-    }
-    Ok(())
-}
-
-fn status(ctx: &Context) -> anyhow::Result<()> {
-    let project = ctx.project()?;
-    let mut out = output::stdout();
-    let mut any = false;
-    for scope in Scope::ALL {
-        let Ok(path) = settings_path(&project.root, scope) else {
-            continue;
+            install::uninstall(&path, agent, args.dry_run)?
         };
         let shown = path
             .strip_prefix(&project.root)
             .unwrap_or(&path)
             .display()
             .to_string();
-        match install::installed(&path) {
-            Ok(list) if list.is_empty() => {
-                writeln!(out, "{:<8} {shown}: not installed", scope.name())?
+        if changes.lines.is_empty() {
+            let state = if add {
+                "already installed in"
+            } else {
+                "not installed in"
+            };
+            writeln!(out, "gza's hooks are {state} {shown}; nothing changed")?;
+        } else {
+            let verb = match (add, args.dry_run) {
+                (true, true) => "Would install into",
+                (true, false) => "Installed into",
+                (false, true) => "Would remove from",
+                (false, false) => "Removed from",
+            };
+            writeln!(
+                out,
+                "{} {verb} {shown} ({}, {}):",
+                output::paint(output::GREEN, "✓"),
+                agent.title(),
+                scope.name()
+            )?;
+            for line in &changes.lines {
+                writeln!(out, "  {line}")?;
             }
-            Ok(list) => {
-                any = true;
-                let events: Vec<&str> = list.iter().map(|i| i.event).collect();
-                writeln!(out, "{:<8} {shown}: {}", scope.name(), events.join(", "))?;
-                for i in list.iter().filter(|i| !i.resolves) {
-                    writeln!(
-                        out,
-                        "         {} {}: `{}` does not run (moved or deleted?); run `gza hook install` again",
-                        output::paint(output::YELLOW, "warning:"),
-                        i.event,
-                        i.command
-                    )?;
+            if let Some(bak) = backup {
+                writeln!(out, "  The previous file is kept as {}", bak.display())?;
+            }
+        }
+        if add {
+            for line in notes(agent, scope, &gza) {
+                writeln!(out, "  {line}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What the person must know for the hooks to run: where `gza` comes from, and each agent's
+/// own review of new hooks.
+fn notes(agent: Agent, scope: Scope, gza: &Path) -> Vec<String> {
+    let mut notes = Vec::new();
+    if scope.shared() {
+        match install::runs(&gza.to_string_lossy()) {
+            Some(found) => notes.push(format!(
+                "The hooks run `gza` from each person's PATH (here: {}).",
+                found.display()
+            )),
+            None => notes.push(format!(
+                "{} `gza` is not on your PATH, so these hooks do nothing here until it is (or install with --user).",
+                output::paint(output::YELLOW, "warning:")
+            )),
+        }
+    }
+    match agent {
+        Agent::Claude => {}
+        Agent::Codex => notes.push(
+            "Codex runs a project's hooks only in a trusted project, and each new or changed hook only after you review and trust it with /hooks in codex (`codex exec --dangerously-bypass-hook-trust` skips that review for automation)."
+                .into(),
+        ),
+        Agent::Gemini => notes.push(
+            "Gemini CLI runs a project's hooks only in a trusted folder, and warns before running new or changed ones."
+                .into(),
+        ),
+    }
+    notes
+}
+
+fn status(ctx: &Context) -> anyhow::Result<()> {
+    let project = ctx.project()?;
+    let mut out = output::stdout();
+    let mut any = false;
+    for agent in Agent::ALL {
+        writeln!(out, "{}:", agent.title())?;
+        for &scope in agent.scopes() {
+            let Ok(path) = settings_path(&project.root, agent, scope) else {
+                continue;
+            };
+            let shown = path
+                .strip_prefix(&project.root)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            match install::installed(&path, agent) {
+                Ok(list) if list.is_empty() => {
+                    writeln!(out, "{:<8} {shown}: not installed", scope.name())?
                 }
+                Ok(list) => {
+                    any = true;
+                    let events: Vec<&str> = list.iter().map(|i| i.event).collect();
+                    writeln!(out, "{:<8} {shown}: {}", scope.name(), events.join(", "))?;
+                    if let Some(first) = list.first() {
+                        let program = first.command.split(" hook ").next().unwrap_or_default();
+                        let teammate = if program.contains('/') {
+                            format!("a teammate runs {program}, this machine's path")
+                        } else {
+                            format!("a teammate runs `{program}` from their PATH")
+                        };
+                        let here = match &first.runs {
+                            Some(p) => format!("here: {}", p.display()),
+                            None => "not found here".to_string(),
+                        };
+                        writeln!(out, "         {teammate} ({here})")?;
+                    }
+                    if let Some(i) = list.iter().find(|i| i.runs.is_none()) {
+                        writeln!(
+                            out,
+                            "         {} `{}` does not run here (moved or deleted, or not on PATH?); run `gza hook install` again",
+                            output::paint(output::YELLOW, "warning:"),
+                            i.command
+                        )?;
+                    }
+                }
+                Err(e) => writeln!(out, "{:<8} {e}", scope.name())?,
             }
-            Err(e) => writeln!(out, "{:<8} {e}", scope.name())?,
         }
     }
     if !any {
         writeln!(
             out,
-            "Install with `gza hook install` (--local or --user for other scopes)."
+            "Install with `gza hook install --agent claude|codex|gemini|all` (--local or --user for other scopes)."
         )?;
     }
     Ok(())

@@ -20,6 +20,14 @@ fn hooked_project() -> TestProject {
     p
 }
 
+/// PATH with the gza under test first: project settings name `gza`, found on each person's PATH.
+pub(crate) fn path_with_gza() -> std::ffi::OsString {
+    let dir = Path::new(env!("CARGO_BIN_EXE_gza")).parent().unwrap();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)))
+        .unwrap()
+}
+
 /// Run `claude -p PROMPT` in the project against `server`; returns the stream's stdout.
 fn run_claude(p: &TestProject, claude: &Path, server: &FakeAnthropic, prompt: &str) -> String {
     let mut cmd = Command::new(claude);
@@ -35,7 +43,7 @@ fn run_claude(p: &TestProject, claude: &Path, server: &FakeAnthropic, prompt: &s
     .args(["--tools", "Read,Write,Edit,Bash"])
     .current_dir(p.root())
     .env_clear()
-    .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+    .env("PATH", path_with_gza())
     .env("HOME", p.home())
     .env("CLAUDE_CODE_MAX_RETRIES", "0")
     .env("GZA_MODEL_DIR", crate::support::model::model_dir())

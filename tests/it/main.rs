@@ -1,6 +1,7 @@
 //! Integration tests: one binary, each test a hermetic project driven through the real `gza`.
 
 mod agent_exit;
+mod agent_hooks;
 mod agents_e2e;
 mod boundaries;
 mod branches;

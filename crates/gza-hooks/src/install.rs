@@ -11,8 +11,11 @@ use serde_json::{Map, Value, json};
 
 use gza_core::error::{Error, Result};
 
+/// One event gza handles in an agent's settings: the event, its matcher, and the handler.
+pub type Event = (&'static str, Option<&'static str>, &'static str);
+
 /// The Claude Code events gza handles, with the matcher and handler name for each.
-pub const EVENTS: [(&str, Option<&str>, &str); 5] = [
+pub const EVENTS: [Event; 5] = [
     (
         "SessionStart",
         Some("startup|resume|clear|compact"),
@@ -24,8 +27,114 @@ pub const EVENTS: [(&str, Option<&str>, &str); 5] = [
     ("SessionEnd", None, "session-end"),
 ];
 
-/// Seconds Claude Code waits for a handler.
+/// The Codex events gza handles (Codex 0.169 speaks Claude Code's hook wire: the same input
+/// fields and `hookSpecificOutput.additionalContext`). No matcher means every occurrence.
+/// SessionEnd is left out: Codex's rollout is not the transcript the extraction reads.
+pub const CODEX_EVENTS: [Event; 4] = [
+    ("SessionStart", None, "session-start"),
+    ("UserPromptSubmit", None, "user-prompt-submit"),
+    ("PreToolUse", None, "pre-tool-use"),
+    ("Stop", None, "stop"),
+];
+
+/// The Gemini CLI events gza handles. BeforeTool is left out: Gemini CLI 0.61 takes no
+/// `additionalContext` from it (only from AfterTool, after the call), so process knowledge
+/// cannot arrive before a tool call there. SessionEnd is left out: Gemini does not wait for it
+/// and gives it no final message.
+pub const GEMINI_EVENTS: [Event; 3] = [
+    ("SessionStart", None, "session-start"),
+    ("BeforeAgent", None, "user-prompt-submit"),
+    ("AfterAgent", None, "stop"),
+];
+
+/// Seconds an agent waits for a handler.
 const TIMEOUT_SECONDS: u64 = 10;
+
+/// The agent CLIs gza installs hooks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+
+    /// The name `--agent` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+
+    /// The name people know it by.
+    pub fn title(self) -> &'static str {
+        match self {
+            Agent::Claude => "Claude Code",
+            Agent::Codex => "Codex",
+            Agent::Gemini => "Gemini CLI",
+        }
+    }
+
+    pub fn events(self) -> &'static [Event] {
+        match self {
+            Agent::Claude => &EVENTS,
+            Agent::Codex => &CODEX_EVENTS,
+            Agent::Gemini => &GEMINI_EVENTS,
+        }
+    }
+
+    /// The scopes the agent has a settings file for.
+    pub fn scopes(self) -> &'static [Scope] {
+        match self {
+            Agent::Claude => &Scope::ALL,
+            Agent::Codex | Agent::Gemini => &[Scope::Project, Scope::User],
+        }
+    }
+
+    /// The settings file of `scope`, when the agent has one (and, for the user's, HOME is known).
+    pub fn path(self, scope: Scope, project_root: &Path, home: Option<&Path>) -> Option<PathBuf> {
+        let file = match (self, scope) {
+            (Agent::Claude, _) => return scope.path(project_root, home),
+            (Agent::Codex, Scope::Project) => project_root.join(".codex/hooks.json"),
+            (Agent::Codex, Scope::User) => home?.join(".codex/hooks.json"),
+            (Agent::Gemini, Scope::Project) => project_root.join(".gemini/settings.json"),
+            (Agent::Gemini, Scope::User) => home?.join(".gemini/settings.json"),
+            (_, Scope::Local) => return None,
+        };
+        Some(file)
+    }
+
+    /// A handler entry for this agent's settings file.
+    fn entry(self, command: &str, handler: &str) -> Value {
+        match self {
+            // Gemini CLI's timeout is in milliseconds, and a name identifies the hook in
+            // `/hooks panel`.
+            Agent::Gemini => json!({
+                "name": format!("gza-{handler}"),
+                "type": "command",
+                "command": command,
+                "timeout": TIMEOUT_SECONDS * 1000,
+            }),
+            Agent::Claude | Agent::Codex => {
+                json!({"type": "command", "command": command, "timeout": TIMEOUT_SECONDS})
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for Agent {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Agent, String> {
+        Agent::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| format!("unknown agent {s:?}; use claude, codex, gemini or all"))
+    }
+}
 
 /// Which settings file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +164,12 @@ impl Scope {
             Scope::Local => "local",
             Scope::User => "user",
         }
+    }
+
+    /// Whether the file is shared with a team (committed): its commands name `gza`, found on
+    /// each person's PATH, never one person's binary.
+    pub fn shared(self) -> bool {
+        self == Scope::Project
     }
 }
 
@@ -114,7 +229,7 @@ fn read_settings(path: &Path) -> Result<Map<String, Value>> {
 }
 
 /// Merge gza's hooks into `settings`; returns what changed.
-fn merge(settings: &mut Map<String, Value>, gza: &Path) -> Result<Vec<String>> {
+fn merge(settings: &mut Map<String, Value>, agent: Agent, gza: &Path) -> Result<Vec<String>> {
     let hooks = settings
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -124,7 +239,7 @@ fn merge(settings: &mut Map<String, Value>, gza: &Path) -> Result<Vec<String>> {
         ));
     };
     let mut changes = Vec::new();
-    for (event, matcher, handler) in EVENTS {
+    for &(event, matcher, handler) in agent.events() {
         let command = command_for(gza, handler);
         let groups = hooks.entry(event).or_insert_with(|| json!([]));
         let Value::Array(groups) = groups else {
@@ -155,10 +270,7 @@ fn merge(settings: &mut Map<String, Value>, gza: &Path) -> Result<Vec<String>> {
             if let Some(m) = matcher {
                 group.insert("matcher".into(), json!(m));
             }
-            group.insert(
-                "hooks".into(),
-                json!([{"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}]),
-            );
+            group.insert("hooks".into(), json!([agent.entry(&command, handler)]));
             groups.push(Value::Object(group));
             changes.push(format!("+ {event}: {command}"));
         }
@@ -167,12 +279,12 @@ fn merge(settings: &mut Map<String, Value>, gza: &Path) -> Result<Vec<String>> {
 }
 
 /// Remove gza's hooks from `settings`; groups left empty by that go too.
-fn unmerge(settings: &mut Map<String, Value>) -> Vec<String> {
+fn unmerge(settings: &mut Map<String, Value>, agent: Agent) -> Vec<String> {
     let mut changes = Vec::new();
     let Some(Value::Object(hooks)) = settings.get_mut("hooks") else {
         return changes;
     };
-    for (event, _, handler) in EVENTS {
+    for &(event, _, handler) in agent.events() {
         let Some(Value::Array(groups)) = hooks.get_mut(event) else {
             continue;
         };
@@ -230,9 +342,14 @@ fn write_settings(path: &Path, settings: &Map<String, Value>) -> Result<Option<P
 }
 
 /// Install gza's hooks into the settings file at `path`. With `dry_run` nothing is written.
-pub fn install(path: &Path, gza: &Path, dry_run: bool) -> Result<(Changes, Option<PathBuf>)> {
+pub fn install(
+    path: &Path,
+    agent: Agent,
+    gza: &Path,
+    dry_run: bool,
+) -> Result<(Changes, Option<PathBuf>)> {
     let mut settings = read_settings(path)?;
-    let lines = merge(&mut settings, gza)?;
+    let lines = merge(&mut settings, agent, gza)?;
     let backup = if lines.is_empty() || dry_run {
         None
     } else {
@@ -242,12 +359,12 @@ pub fn install(path: &Path, gza: &Path, dry_run: bool) -> Result<(Changes, Optio
 }
 
 /// Remove gza's hooks from the settings file at `path`.
-pub fn uninstall(path: &Path, dry_run: bool) -> Result<(Changes, Option<PathBuf>)> {
+pub fn uninstall(path: &Path, agent: Agent, dry_run: bool) -> Result<(Changes, Option<PathBuf>)> {
     if !path.exists() {
         return Ok((Changes::default(), None));
     }
     let mut settings = read_settings(path)?;
-    let lines = unmerge(&mut settings);
+    let lines = unmerge(&mut settings, agent);
     let backup = if lines.is_empty() || dry_run {
         None
     } else {
@@ -261,17 +378,19 @@ pub fn uninstall(path: &Path, dry_run: bool) -> Result<(Changes, Option<PathBuf>
 pub struct Installed {
     pub event: &'static str,
     pub command: String,
-    pub resolves: bool,
+    /// The program the command runs here (a bare `gza` found on PATH), or None when it does
+    /// not run.
+    pub runs: Option<PathBuf>,
 }
 
 /// gza's handlers installed in the settings file at `path`.
-pub fn installed(path: &Path) -> Result<Vec<Installed>> {
+pub fn installed(path: &Path, agent: Agent) -> Result<Vec<Installed>> {
     let settings = read_settings(path)?;
     let mut out = Vec::new();
     let Some(Value::Object(hooks)) = settings.get("hooks") else {
         return Ok(out);
     };
-    for (event, _, handler) in EVENTS {
+    for &(event, _, handler) in agent.events() {
         let Some(Value::Array(groups)) = hooks.get(event) else {
             continue;
         };
@@ -292,7 +411,7 @@ pub fn installed(path: &Path) -> Result<Vec<Installed>> {
                 out.push(Installed {
                     event,
                     command: command.to_string(),
-                    resolves: resolves(program),
+                    runs: runs(program),
                 });
             }
         }
@@ -300,18 +419,19 @@ pub fn installed(path: &Path) -> Result<Vec<Installed>> {
     Ok(out)
 }
 
-/// Whether a program name or path can be run: an executable file, or found on PATH.
-fn resolves(program: &str) -> bool {
+/// The file a program name or path runs: an executable file, or the first found on PATH.
+pub fn runs(program: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let executable = |p: &Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
     if program.contains('/') {
-        return executable(Path::new(program));
+        return executable(Path::new(program)).then(|| PathBuf::from(program));
     }
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| executable(&dir.join(program)))
-    })
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
 }
 
 #[cfg(test)]
@@ -325,9 +445,9 @@ mod tests {
         )
         .unwrap();
         let gza = Path::new("/usr/local/bin/gza");
-        assert_eq!(merge(&mut s, gza).unwrap().len(), 5);
+        assert_eq!(merge(&mut s, Agent::Claude, gza).unwrap().len(), 5);
         let once = s.clone();
-        assert!(merge(&mut s, gza).unwrap().is_empty());
+        assert!(merge(&mut s, Agent::Claude, gza).unwrap().is_empty());
         assert_eq!(s, once);
         assert_eq!(s["model"], "opus");
         assert_eq!(
@@ -335,12 +455,31 @@ mod tests {
             "my-lint"
         );
         // A moved binary updates the path in place.
-        let moved = merge(&mut s, Path::new("/opt/gza/bin/gza")).unwrap();
+        let moved = merge(&mut s, Agent::Claude, Path::new("/opt/gza/bin/gza")).unwrap();
         assert_eq!(moved.len(), 5);
         assert!(moved[0].starts_with("~ SessionStart"));
-        assert_eq!(unmerge(&mut s).len(), 5);
+        assert_eq!(unmerge(&mut s, Agent::Claude).len(), 5);
         assert_eq!(s["hooks"]["PreToolUse"].as_array().unwrap().len(), 1);
         assert!(s["hooks"].get("Stop").is_none());
+    }
+
+    #[test]
+    fn gemini_entries_are_named_and_time_out_in_milliseconds() {
+        let mut s = Map::new();
+        merge(&mut s, Agent::Gemini, Path::new("gza")).unwrap();
+        let h = &s["hooks"]["BeforeAgent"][0]["hooks"][0];
+        assert_eq!(h["command"], "gza hook user-prompt-submit");
+        assert_eq!(h["name"], "gza-user-prompt-submit");
+        assert_eq!(h["timeout"], 10_000);
+        assert_eq!(
+            s["hooks"]["AfterAgent"][0]["hooks"][0]["command"],
+            "gza hook stop"
+        );
+        // Another agent's events are not touched by this one's uninstall.
+        merge(&mut s, Agent::Codex, Path::new("gza")).unwrap();
+        assert_eq!(unmerge(&mut s, Agent::Gemini).len(), 3);
+        assert!(s["hooks"].get("UserPromptSubmit").is_some());
+        assert!(s["hooks"].get("BeforeAgent").is_none());
     }
 
     #[test]

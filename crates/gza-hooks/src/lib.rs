@@ -1,7 +1,11 @@
-//! Claude Code hook handlers: learnings in every session, and sessions that teach.
+//! Hook handlers for Claude Code, Codex and Gemini CLI: learnings in every session, and
+//! sessions that teach.
 //!
-//! Each handler reads Claude Code's hook JSON on stdin and, when it has something to say,
-//! prints `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`. A handler
+//! Each handler reads the agent's hook JSON on stdin and, when it has something to say,
+//! prints `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`, the answer
+//! all three read (with the event name the input gave: Gemini CLI's prompt event is
+//! BeforeAgent, its end of turn AfterAgent, Claude Code's and Codex's UserPromptSubmit and
+//! Stop). A handler
 //! never breaks a session: on any error, bad input, missing or locked database or unknown wire
 //! format it exits 0 with no output and logs why to `.gza/logs/hooks.log`. It never exits 2,
 //! which would make Claude Code block the tool.
@@ -171,9 +175,12 @@ fn handle(name: &str, bytes: &[u8]) -> (Option<Project>, Result<Option<String>, 
     let started = std::time::Instant::now();
     let result = match (name, input.event) {
         ("session-start", "SessionStart" | "") => session_start(&project, &input),
-        ("user-prompt-submit", "UserPromptSubmit" | "") => user_prompt_submit(&project, &input),
+        ("user-prompt-submit", "UserPromptSubmit" | "BeforeAgent" | "") => {
+            user_prompt_submit(&project, &input)
+        }
         ("pre-tool-use", "PreToolUse" | "") => pre_tool_use(&project, &input),
-        ("stop", "Stop" | "SubagentStop" | "") | ("session-end", "SessionEnd" | "") => {
+        ("stop", "Stop" | "SubagentStop" | "AfterAgent" | "")
+        | ("session-end", "SessionEnd" | "") => {
             session_learned(&project, &input, name == "session-end")
         }
         (_, event) => Err(format!("nothing to do for event {event:?}; ignored")),
@@ -200,8 +207,14 @@ fn task_id() -> Option<gza_core::task::TaskId> {
     std::env::var("GZA_TASK_ID").ok()?.trim().parse().ok()
 }
 
-/// The JSON Claude Code reads: `additionalContext` for `event`.
-fn context_output(event: &str, context: &str) -> String {
+/// The JSON the agents read: `additionalContext` for `event`, under the event name the input
+/// gave (Codex checks it; Gemini CLI names its prompt event BeforeAgent).
+fn context_output(input: &Input, event: &str, context: &str) -> String {
+    let event = if input.event.is_empty() {
+        event
+    } else {
+        input.event
+    };
     let out = json!({
         "hookSpecificOutput": {
             "hookEventName": event,
@@ -336,7 +349,11 @@ fn session_start(project: &Project, input: &Input) -> Result<Option<String>, Str
     } else {
         "gza project learnings: the CRITICAL ones."
     };
-    Ok(Some(context_output("SessionStart", &fenced(intro, &body))))
+    Ok(Some(context_output(
+        input,
+        "SessionStart",
+        &fenced(intro, &body),
+    )))
 }
 
 fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>, String> {
@@ -381,6 +398,7 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
     let ids: Vec<i64> = found.iter().map(|l| l.id).collect();
     record(project, &store, input, "UserPromptSubmit", &ids)?;
     Ok(Some(context_output(
+        input,
         "UserPromptSubmit",
         &fenced(
             "gza project learnings relevant to this prompt.",
@@ -473,6 +491,7 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
     let ids: Vec<i64> = picked.iter().map(|(l, _)| l.id).collect();
     record(project, &store, input, "PreToolUse", &ids)?;
     Ok(Some(context_output(
+        input,
         "PreToolUse",
         &fenced(
             &format!("gza process knowledge for this {tool} call."),
@@ -527,7 +546,12 @@ fn session_learned(project: &Project, input: &Input, end: bool) -> Result<Option
         return Err("no session_id in the input".into());
     };
     let transcript = input.str("transcript_path").map(PathBuf::from);
-    let text = session_text(input.str("last_assistant_message"), transcript.as_deref());
+    // Claude Code and Codex give the turn's last message as `last_assistant_message`, Gemini
+    // CLI's AfterAgent as `prompt_response`.
+    let last = input
+        .str("last_assistant_message")
+        .or_else(|| input.str("prompt_response"));
+    let text = session_text(last, transcript.as_deref());
     let mut problems = Vec::new();
     if text.contains("[PROCESS_KNOWLEDGE]") {
         let parsed = knowledge::parse(&text, &project.config.learnings.sections);
