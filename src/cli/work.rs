@@ -56,6 +56,20 @@ pub struct CleanArgs {
     all: bool,
 }
 
+/// How much `gza work` lowers its CPU priority (and so its agents', git's and the
+/// regeneration's, which inherit it): it is batch work, and a person's interactive agent
+/// sessions, whose hooks have budgets of milliseconds, should not wait behind it for a core.
+pub const WORK_NICENESS: i32 = 10;
+
+/// Lower this process's priority by [`WORK_NICENESS`] (capped at the lowest); a failure leaves it.
+fn lower_priority() {
+    // SAFETY: nice(2) on this process only; it cannot fail in a way that matters (a result of -1
+    // with errno set leaves the priority as it was).
+    unsafe {
+        libc::nice(WORK_NICENESS);
+    }
+}
+
 pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     // runner::work opens the database (and sweeps orphans) itself.
     let project = ctx.project()?;
@@ -69,6 +83,7 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
         return start_background(&project, &args);
     }
     process::install_stop_handler();
+    lower_priority();
     super::logging::log_work_to(&project.logs_dir().join("work.log"));
     let count = if args.all {
         None

@@ -556,3 +556,24 @@ fn log_drops_terminal_escapes_an_agent_printed_unless_raw() {
     );
     assert!(p.ok(&["log", "1", "--raw"]).contains("\u{1b}[31m"));
 }
+
+/// `gza work` is batch work: it and everything it starts (the agent, git, the regeneration) run
+/// ten steps nicer than the shell that started it, so a person's interactive sessions and their
+/// hooks are not kept waiting for a core.
+#[test]
+fn work_runs_its_agents_at_a_lower_priority() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho \"niceness $(nice)\"\n", "");
+    p.add(&["how nice", "--type", "explore"]);
+    p.ok(&["work"]);
+    let output = p.json(&["show", "1", "--json"])["output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ours: i32 = std::process::Command::new("nice")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().parse().unwrap())
+        .unwrap();
+    let want = (ours + 10).min(19);
+    assert!(output.contains(&format!("niceness {want}")), "{output}");
+}
