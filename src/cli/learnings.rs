@@ -51,9 +51,10 @@ enum LearningsCommand {
     Review(review::ReviewArgs),
     /// Accept drafts or quarantined learnings: they become active and may be injected.
     Promote(promote::PromoteArgs),
-    /// Search the project tree for evidence: 3+ files make a learning validated (tier 2).
+    /// Search the project tree for evidence: a learning the code shows in 3+ files is validated
+    /// (tier 2; unchecked ones are tier 1).
     Validate(validate::ValidateArgs),
-    /// Write validated learnings to expertise.yaml (seed 002's schema).
+    /// Write validated learnings to expertise.yaml (patterns, evidence files, an evolution log).
     Export(export::ExportArgs),
     /// Read an expertise.yaml back; learnings already known are skipped.
     Import(import::ImportArgs),

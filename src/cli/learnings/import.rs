@@ -14,7 +14,7 @@ use crate::learning::label;
 
 #[derive(Debug, Args)]
 pub(super) struct ImportArgs {
-    /// An expertise.yaml in seed 002's schema.
+    /// An expertise.yaml (as `export` writes it: version, patterns, evolution_log).
     path: PathBuf,
 }
 
