@@ -72,6 +72,7 @@ fn manual_review_lands_task_learnings_as_drafts_until_promoted() {
 
     // Without a terminal, review says what to do instead.
     let err = p.user_error(&["learnings", "review"]);
+    assert!(err.contains("1 learning is waiting for review"), "{err}");
     assert!(err.contains("review --json"), "{err}");
 
     // An unknown id changes nothing, whatever comes before it.
@@ -84,6 +85,11 @@ fn manual_review_lands_task_learnings_as_drafts_until_promoted() {
     assert_eq!(
         p.json(&["learnings", "review", "--json"]),
         serde_json::json!([])
+    );
+    // Nothing to review needs no terminal.
+    assert_eq!(
+        p.ok(&["learnings", "review"]).trim(),
+        "Nothing to review: no drafts or quarantined learnings"
     );
     insta::assert_snapshot!(p.ok(&["learnings", "promote", "L1"]), @"  L1 was already active");
 

@@ -74,17 +74,22 @@ pub(super) fn review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     }
     // The questions are asked on standard error, so standard output keeps only what was done.
     let term = dialoguer::console::Term::stderr();
-    if !std::io::stdin().is_terminal() || !term.is_term() {
-        return Err(usage(
-            "review asks one question per draft and needs a terminal; `gza learnings review --json` lists them, `gza learnings promote ID…` accepts them",
-        ));
-    }
+    // Nothing to ask needs no terminal: a script may run review to see whether anything waits.
     if queue.is_empty() {
         writeln!(
             output::stdout(),
             "Nothing to review: no drafts or quarantined learnings"
         )?;
         return Ok(());
+    }
+    if !std::io::stdin().is_terminal() || !term.is_term() {
+        return Err(usage(format!(
+            "{} waiting for review, and review asks one question each on a terminal; `gza learnings review --json` lists them, `gza learnings promote ID…` accepts them",
+            match queue.len() {
+                1 => "1 learning is".to_string(),
+                n => format!("{n} learnings are"),
+            }
+        )));
     }
     // Ctrl-C ends the question it interrupts instead of the process: the answers given so far
     // are then written to learnings.md before gza exits with 130.
