@@ -577,3 +577,35 @@ fn work_runs_its_agents_at_a_lower_priority() {
     let want = (ours + 10).min(19);
     assert!(output.contains(&format!("niceness {want}")), "{output}");
 }
+
+/// One task whose agent cannot start does not block the queue: it is left pending, named, with
+/// the fix, and the rest run.
+#[test]
+fn a_task_whose_agent_is_missing_is_skipped_and_the_rest_run() {
+    let p = TestProject::new();
+    let agent = p.agent_script("cat > /dev/null\necho ok\n");
+    p.config(&format!(
+        "provider: command\nproviders:\n  codex:\n    path: /nonexistent/codex\n  command:\n    command: [sh, {agent}]\n"
+    ));
+    p.add(&["needs codex", "--provider", "codex"]);
+    p.add(&["first of the rest"]);
+    p.add(&["second of the rest"]);
+    let run = p.run(&["work", "--all"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(p.task_field::<String>(1, "status"), "pending");
+    assert_eq!(p.task_field::<Option<String>>(1, "started_at"), None);
+    assert_eq!(p.task_field::<String>(2, "status"), "completed");
+    assert_eq!(p.task_field::<String>(3, "status"), "completed");
+    assert!(
+        run.stderr.contains(
+            "task 1 was skipped and left pending: agent binary `/nonexistent/codex` not found"
+        ) && run
+            .stderr
+            .contains("`gza edit 1 --provider …`, then `gza work 1`"),
+        "{run}"
+    );
+    // The fix it names works.
+    p.ok(&["edit", "1", "--provider", "command"]);
+    p.ok(&["work", "1"]);
+    assert_eq!(p.task_field::<String>(1, "status"), "completed");
+}

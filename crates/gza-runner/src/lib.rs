@@ -106,16 +106,18 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
             };
             let _ = cleanup::clean(project, &store, scope);
         }
-        // Refuse before claiming anything when the next task's agent cannot start. (Later
-        // tasks are checked after their claim, and put back if their agent is missing.)
-        if let Some(next) = store
-            .pickup_queue(
-                false,
-                options.ids.is_empty().then_some(1),
-                options.group.as_deref(),
-            )?
-            .into_iter()
-            .find(|e| options.ids.is_empty() || options.ids.contains(&e.task.id))
+        // Tasks asked for by id: refuse before claiming anything when the first one's agent
+        // cannot start. (From the queue, a task whose agent cannot start is skipped and the
+        // rest run; see `worker_loop`.)
+        if !options.ids.is_empty()
+            && let Some(next) = store
+                .pickup_queue(
+                    false,
+                    options.ids.is_empty().then_some(1),
+                    options.group.as_deref(),
+                )?
+                .into_iter()
+                .find(|e| options.ids.is_empty() || options.ids.contains(&e.task.id))
         {
             check_agent(project, &store.get_task(next.task.id)?)?;
         }
@@ -131,6 +133,7 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
     }
     let remaining = AtomicUsize::new(options.count.unwrap_or(usize::MAX));
     let regenerations = std::sync::Mutex::new(Vec::new());
+    let skipped = std::sync::Mutex::new(Vec::new());
     let finished_working = std::sync::atomic::AtomicBool::new(false);
     let results = std::thread::scope(|scope| {
         scope.spawn(|| heartbeat(project, worker, &finished_working));
@@ -138,7 +141,15 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
             .map(|_| {
                 scope.spawn(|| {
                     let _entered = span.enter();
-                    worker_loop(project, options, worker, &remaining, &regenerations, ui)
+                    worker_loop(
+                        project,
+                        options,
+                        worker,
+                        &remaining,
+                        &regenerations,
+                        &skipped,
+                        ui,
+                    )
                 })
             })
             .collect();
@@ -183,6 +194,24 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
         }
     }
     finished.sort_by_key(|f| f.id);
+    // Tasks whose agent could not start were left pending: one line each, or, when nothing
+    // else ran, the error.
+    let skipped: Vec<String> = skipped
+        .into_inner()
+        .expect("skipped list lock")
+        .into_iter()
+        .map(|(id, why)| {
+            format!(
+                "task {id} was skipped and left pending: {why}; or give it another agent with `gza edit {id} --provider …`, then `gza work {id}`"
+            )
+        })
+        .collect();
+    if finished.is_empty() && first_error.is_none() && !skipped.is_empty() {
+        return Err(Error::Usage(skipped.join("; ")));
+    }
+    for line in &skipped {
+        ui.warn(line);
+    }
     match first_error {
         Some(e) if finished.is_empty() => Err(e),
         Some(e) => {
@@ -216,6 +245,7 @@ fn worker_loop(
     worker: WorkerId,
     remaining: &AtomicUsize,
     regenerations: &std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>,
+    skipped: &std::sync::Mutex<Vec<(TaskId, String)>>,
     ui: &dyn Observer,
 ) -> Result<Vec<Finished>> {
     let store = Store::open(&project.db_path())?;
@@ -234,9 +264,16 @@ fn worker_loop(
         let max = project.config.max_concurrent;
         let mut said_waiting = false;
         let task = loop {
+            let skip: Vec<TaskId> = skipped
+                .lock()
+                .expect("skipped list lock")
+                .iter()
+                .map(|(id, _)| *id)
+                .collect();
             match store.claim_next_task(
                 worker,
                 &options.ids,
+                &skip,
                 options.group.as_deref(),
                 Some(max),
             )? {
@@ -264,9 +301,18 @@ fn worker_loop(
             break;
         };
         if let Err(e) = check_agent(project, &task) {
-            // The agent cannot start: the task goes back to the queue untouched.
+            // The agent cannot start: the task goes back to the queue untouched. Asked for by
+            // id, that ends the run; from the queue, the task is skipped and the rest run.
             store.release_task(task.id, worker)?;
-            return Err(e);
+            if !options.ids.is_empty() {
+                return Err(e);
+            }
+            skipped
+                .lock()
+                .expect("skipped list lock")
+                .push((task.id, e.to_string()));
+            remaining.fetch_add(1, Ordering::SeqCst);
+            continue;
         }
         done.push(run::run_task(
             project,

@@ -88,15 +88,24 @@ impl Store {
         &self,
         worker: WorkerId,
         only: &[TaskId],
+        skip: &[TaskId],
         group: Option<&str>,
         max_running: Option<u32>,
     ) -> Result<Claim> {
+        let list = |ids: &[TaskId]| -> String {
+            ids.iter()
+                .map(TaskId::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
         let mut filter = if only.is_empty() {
             String::new()
         } else {
-            let ids: Vec<String> = only.iter().map(TaskId::to_string).collect();
-            format!(" AND t.id IN ({})", ids.join(","))
+            format!(" AND t.id IN ({})", list(only))
         };
+        if !skip.is_empty() {
+            filter.push_str(&format!(" AND t.id NOT IN ({})", list(skip)));
+        }
         if group.is_some() {
             filter.push_str(" AND t.group_name = ?4");
         } else {
