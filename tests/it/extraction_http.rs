@@ -128,7 +128,17 @@ fn an_endpoint_failing_500_529_or_hanging_never_touches_tasks_and_is_retried_lat
         let server = FakeAnthropic::start_with_default(Vec::new(), reply).without_side_messages();
         let p = project_with_done_task("anthropic", &server.url(), extra);
         let run = p.run(&["learnings", "update"]);
-        assert_eq!(run.code, 0, "{run}");
+        // Every call failed: the update says so and exits 1 (the file is rebuilt from the
+        // agents' own lists meanwhile).
+        assert_eq!(run.code, 1, "{run}");
+        assert!(run.stdout.contains("every extraction call failed"), "{run}");
+        assert!(
+            run.stderr
+                .lines()
+                .last()
+                .is_some_and(|l| l.starts_with("Error: every extraction call failed (1 of 1")),
+            "{run}"
+        );
         assert!(run.stderr.contains("task 1: extraction failed"), "{run}");
         assert_eq!(p.task_field::<String>(1, "status"), "completed");
         let extracted: i64 = p

@@ -198,7 +198,7 @@ fn a_failing_endpoint_is_left_alone_until_its_back_off_ends_or_a_person_asks() {
 
     // A person's `gza learnings update` tries now; failing again doubles the wait.
     let run = p.run(&["learnings", "update"]);
-    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(run.code, 1, "every call failed: {run}");
     assert_eq!(server.message_requests().len(), 3);
     assert!(run.stderr.contains("every extraction call failed"), "{run}");
     assert_eq!(backoff_json(&p)["failures"], 2);

@@ -101,15 +101,27 @@ pub(super) fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
     }
     crate::learn::validate_and_log(&project, &store);
     let r = &report.record;
+    // Every call failed (not logged in, a dead endpoint): the file was still rebuilt, from the
+    // agents' own lists, but the update did not do what was asked of it.
+    let all_failed = !report.calls.is_empty() && report.failures.len() >= report.calls.len();
     writeln!(
         out,
-        "{} Updated {}",
-        output::paint(output::GREEN, "✓"),
+        "{} Updated {}{}",
+        if all_failed {
+            output::paint(output::YELLOW, "!")
+        } else {
+            output::paint(output::GREEN, "✓")
+        },
         project
             .learnings_path()
             .strip_prefix(&project.root)
             .unwrap_or(&project.learnings_path())
-            .display()
+            .display(),
+        if all_failed {
+            " from the agents' own lists only: every extraction call failed"
+        } else {
+            ""
+        }
     )?;
     writeln!(out, "  Tasks used:   {}", r.window_tasks)?;
     writeln!(
@@ -166,6 +178,18 @@ pub(super) fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
             "{} {note}",
             output::paint(output::YELLOW, "warning:")
         )?;
+    }
+    if all_failed {
+        let first = report
+            .failures
+            .first()
+            .map(|(_, e)| e.to_string())
+            .unwrap_or_default();
+        return Err(usage(format!(
+            "every extraction call failed ({} of {}; the first: {first}); check learnings.extraction_provider and its login, key or endpoint (`gza learnings stats` shows which), then run `gza learnings update` again",
+            report.failures.len(),
+            report.calls.len()
+        )));
     }
     Ok(())
 }
