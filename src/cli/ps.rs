@@ -22,7 +22,7 @@ pub struct KillArgs {
 }
 
 pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
-    let (_, store) = ctx.open_for_reading()?;
+    let (project, store) = ctx.open_for_reading()?;
     let tasks = store.in_progress_tasks()?;
     let mut out = output::stdout();
     if args.json {
@@ -44,7 +44,7 @@ pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
         table.row(vec![
             t.id.to_string(),
             t.task_type.to_string(),
-            t.provider.clone().unwrap_or_else(|| "-".into()),
+            crate::runner::provider_of(&project, t).as_str().to_string(),
             t.state
                 .worker()
                 .map(|w| w.pid.to_string())

@@ -78,13 +78,22 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
         Vec::new()
     };
     let given = store.task_injections(task.id)?;
-    print_task(&mut out, &task, args.full, &given, &reviews)?;
+    let provider = crate::runner::provider_of(&project, &task);
+    print_task(
+        &mut out,
+        &task,
+        provider.as_str(),
+        args.full,
+        &given,
+        &reviews,
+    )?;
     Ok(())
 }
 
 fn print_task(
     out: &mut impl Write,
     t: &Task,
+    provider: &str,
     full: bool,
     given: &[Injection],
     reviews: &[Task],
@@ -112,7 +121,11 @@ fn print_task(
     field(
         out,
         "Provider",
-        Some(t.provider.clone().unwrap_or("- (gza.yaml)".into())),
+        // The provider it runs (or ran) with: its own, or the settings' default then.
+        Some(match &t.provider {
+            Some(own) => own.clone(),
+            None => format!("{provider} (the default in the settings)"),
+        }),
     )?;
     field(
         out,
