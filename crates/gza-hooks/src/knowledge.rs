@@ -15,27 +15,88 @@ pub const MAX_BLOCK_BYTES: usize = 16 * 1024;
 const MAX_BLOCKS: usize = 10;
 const MAX_CHECKLIST: usize = 20;
 
+/// A block's keys. The documented ones (README, "[PROCESS_KNOWLEDGE] blocks") are `type`,
+/// `priority`, `label`, `description`, `section`, `trigger_conditions` (`tool_names`,
+/// `file_patterns`, `action_keywords`, `context_keywords`) and `checklist`; the words agents
+/// reach for instead (`title`, `tools:`, `files:` at the top, `triggers`, `steps`, …) are read
+/// as those, and any other key is named in the hook log as ignored, never silently dropped.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Block {
-    #[serde(rename = "type")]
+    #[serde(rename = "type", alias = "kind", alias = "category")]
     kind: Option<String>,
+    #[serde(alias = "severity", alias = "importance")]
     priority: Option<String>,
+    #[serde(alias = "title", alias = "name", alias = "rule", alias = "summary")]
     label: Option<String>,
+    #[serde(alias = "details", alias = "desc", alias = "why", alias = "insight")]
     description: Option<String>,
     section: Option<String>,
+    #[serde(
+        alias = "triggers",
+        alias = "trigger",
+        alias = "when",
+        alias = "conditions"
+    )]
     trigger_conditions: Conditions,
+    #[serde(alias = "steps", alias = "checks", alias = "items")]
     checklist: Checklist,
+    /// Trigger conditions written at the top of the block rather than nested.
+    #[serde(flatten)]
+    top: Conditions,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Conditions {
-    tool_names: Vec<String>,
-    file_patterns: Vec<String>,
-    action_keywords: Vec<String>,
-    context_keywords: Vec<String>,
+    #[serde(alias = "tools", alias = "tool", alias = "tool_name")]
+    tool_names: List,
+    #[serde(
+        alias = "files",
+        alias = "file",
+        alias = "paths",
+        alias = "globs",
+        alias = "file_globs",
+        alias = "file_pattern"
+    )]
+    file_patterns: List,
+    #[serde(alias = "actions", alias = "commands", alias = "action")]
+    action_keywords: List,
+    #[serde(
+        alias = "keywords",
+        alias = "contexts",
+        alias = "context",
+        alias = "topics"
+    )]
+    context_keywords: List,
+    /// Keys gza does not read, named in the hook log.
+    #[serde(flatten)]
+    other: std::collections::BTreeMap<String, serde_norway::Value>,
 }
+
+/// A list, or one value written without the list (`tools: Bash`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(from = "OneOrMany")]
+struct List(Vec<String>);
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl From<OneOrMany> for List {
+    fn from(v: OneOrMany) -> List {
+        match v {
+            OneOrMany::One(s) => List(vec![s]),
+            OneOrMany::Many(v) => List(v),
+        }
+    }
+}
+
+/// The keys a block may carry, for the note that names what was ignored.
+const KEYS: &str = "type, priority, label, description, section, trigger_conditions (tool_names, file_patterns, action_keywords, context_keywords), checklist";
 
 /// Seed 003 nests the items (`checklist: {items: […]}`); a plain list is accepted too.
 #[derive(Debug, Default, Deserialize)]
@@ -54,6 +115,8 @@ enum Checklist {
 pub struct Parsed {
     pub learnings: Vec<NewLearning>,
     pub skipped: Vec<String>,
+    /// Keys of blocks taken in that gza does not read, one line each.
+    pub ignored: Vec<String>,
 }
 
 /// Every well-formed block in `text`, as draft learnings; malformed ones are reported, never fatal.
@@ -79,7 +142,14 @@ pub fn parse(text: &str, sections: &[String]) -> Parsed {
             continue;
         }
         match block_learning(body, sections) {
-            Ok(l) => {
+            Ok((l, ignored)) => {
+                if !ignored.is_empty() {
+                    parsed.ignored.push(format!(
+                        "block \"{}\": ignored key(s) {} (a block reads {KEYS})",
+                        l.text,
+                        ignored.join(", ")
+                    ));
+                }
                 if !parsed.learnings.iter().any(|x| x.text == l.text) {
                     parsed.learnings.push(l);
                 }
@@ -90,7 +160,7 @@ pub fn parse(text: &str, sections: &[String]) -> Parsed {
     parsed
 }
 
-fn block_learning(body: &str, sections: &[String]) -> Result<NewLearning, String> {
+fn block_learning(body: &str, sections: &[String]) -> Result<(NewLearning, Vec<String>), String> {
     // Agents often indent the block inside a message; YAML needs it flush left.
     let indent = body
         .lines()
@@ -131,13 +201,22 @@ fn block_learning(body: &str, sections: &[String]) -> Result<NewLearning, String
         Checklist::Items { items } | Checklist::List(items) => clean_list(items),
         Checklist::None => Vec::new(),
     };
-    let c = block.trigger_conditions;
+    let (c, top) = (block.trigger_conditions, block.top);
+    let both = |a: List, b: List| -> Vec<String> { a.0.into_iter().chain(b.0).collect() };
     let triggers = Triggers {
-        tools: clean_list(c.tool_names),
-        files: clean_list(c.file_patterns),
-        actions: clean_list(c.action_keywords),
-        contexts: clean_list(c.context_keywords),
+        tools: clean_list(both(c.tool_names, top.tool_names)),
+        files: clean_list(both(c.file_patterns, top.file_patterns)),
+        actions: clean_list(both(c.action_keywords, top.action_keywords)),
+        contexts: clean_list(both(c.context_keywords, top.context_keywords)),
     };
+    let ignored: Vec<String> = top
+        .other
+        .keys()
+        .chain(c.other.keys())
+        .map(|k| one_clean_line(k))
+        .filter(|k| !k.is_empty())
+        .take(10)
+        .collect();
     let kind = block
         .kind
         .map(|k| one_clean_line(&k).to_lowercase())
@@ -154,7 +233,7 @@ fn block_learning(body: &str, sections: &[String]) -> Result<NewLearning, String
     l.checklist = checklist;
     l.priority = priority;
     l.status = Status::Draft;
-    Ok(l)
+    Ok((l, ignored))
 }
 
 #[cfg(test)]
@@ -183,6 +262,38 @@ mod tests {
         assert_eq!(l.triggers.files, vec!["**/plugin.json"]);
         assert_eq!(l.checklist, vec!["plugin.json", "marketplace.json"]);
         assert_eq!(l.insight.as_deref(), Some("Bump every manifest together"));
+    }
+
+    #[test]
+    fn the_words_agents_use_are_read_and_other_keys_named() {
+        let text = "[PROCESS_KNOWLEDGE]\n\
+                    title: Regenerate the plugin schema after editing a manifest\n\
+                    severity: high\n\
+                    tools: Write\n\
+                    files: [\"**/plugin.json\"]\n\
+                    triggers:\n  commands: [schema]\n  topics: [plugins]\n  owner: me\n\
+                    steps:\n  - Run make schema\n\
+                    mood: cheerful\n\
+                    [/PROCESS_KNOWLEDGE]";
+        let p = parse(text, &sections());
+        assert!(p.skipped.is_empty(), "{:?}", p.skipped);
+        let l = &p.learnings[0];
+        assert_eq!(
+            l.text,
+            "Regenerate the plugin schema after editing a manifest"
+        );
+        assert_eq!(l.priority, Priority::High);
+        assert_eq!(l.triggers.tools, vec!["Write"]);
+        assert_eq!(l.triggers.files, vec!["**/plugin.json"]);
+        assert_eq!(l.triggers.actions, vec!["schema"]);
+        assert_eq!(l.triggers.contexts, vec!["plugins"]);
+        assert_eq!(l.checklist, vec!["Run make schema"]);
+        assert_eq!(p.ignored.len(), 1, "{:?}", p.ignored);
+        assert!(
+            p.ignored[0].contains("ignored key(s) mood, owner"),
+            "{:?}",
+            p.ignored
+        );
     }
 
     #[test]

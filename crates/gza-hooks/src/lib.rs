@@ -556,6 +556,7 @@ fn session_learned(project: &Project, input: &Input, end: bool) -> Result<Option
     if text.contains("[PROCESS_KNOWLEDGE]") {
         let parsed = knowledge::parse(&text, &project.config.learnings.sections);
         problems.extend(parsed.skipped);
+        problems.extend(parsed.ignored);
         if !parsed.learnings.is_empty() {
             store_session_drafts(project, session, &parsed.learnings)?;
         }
