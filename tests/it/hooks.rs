@@ -624,3 +624,45 @@ fn gza_hooks_off_turns_injection_off() {
     p.set_env("GZA_HOOKS", "off");
     assert_eq!(run(&p), "");
 }
+
+/// A block written in the words agents reach for is read as the documented one, and a key gza
+/// does not read is named in the hook log rather than dropped in silence.
+#[test]
+fn a_block_in_an_agents_own_words_is_read_and_other_keys_are_named() {
+    let p = TestProject::new();
+    let block = "Done.\n[PROCESS_KNOWLEDGE]\ntitle: Regenerate the schema after editing a plugin manifest\n\
+        severity: HIGH\ntools: Write\nfiles: [\"**/plugin.json\"]\nsteps:\n  - Run make schema\nmood: cheerful\n\
+        [/PROCESS_KNOWLEDGE]";
+    let mut child = p
+        .command(&["hook", "stop"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            json!({"hook_event_name": "Stop", "session_id": "s9", "cwd": p.root(),
+                   "last_assistant_message": block})
+            .to_string()
+            .as_bytes(),
+        )
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let drafts = p.json(&["learnings", "show", "--all", "--json"]);
+    let l = &drafts[0];
+    assert_eq!(
+        l["text"], "Regenerate the schema after editing a plugin manifest",
+        "{drafts}"
+    );
+    assert_eq!(l["priority"], "HIGH", "{l}");
+    assert_eq!(l["triggers"]["tools"], json!(["Write"]), "{l}");
+    assert_eq!(l["triggers"]["files"], json!(["**/plugin.json"]), "{l}");
+    assert_eq!(l["checklist"], json!(["Run make schema"]), "{l}");
+    let log = std::fs::read_to_string(p.path(".gza/logs/hooks.log")).unwrap();
+    assert!(log.contains("ignored key(s) mood"), "{log}");
+}
