@@ -609,3 +609,38 @@ fn a_task_whose_agent_is_missing_is_skipped_and_the_rest_run() {
     p.ok(&["work", "1"]);
     assert_eq!(p.task_field::<String>(1, "status"), "completed");
 }
+
+/// What is true of the project for the whole run (no repository, a dirty main worktree) is said
+/// once per `gza work`, not once per task.
+#[test]
+fn project_warnings_are_said_once_per_run() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho ok\n", "");
+    for n in 1..=3 {
+        p.add(&[&format!("task {n}")]);
+    }
+    let run = p.run(&["work", "--all"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(
+        run.stderr.matches("is not a git repository").count(),
+        1,
+        "{run}"
+    );
+
+    let q = TestProject::in_git_repo();
+    q.command_agent("cat > /dev/null\necho ok\n", "");
+    q.git(&["add", "--all"]);
+    q.git(&["commit", "--quiet", "-m", "configure"]);
+    std::fs::write(q.path("README.md"), "edited, not committed\n").unwrap();
+    q.git(&["add", "README.md"]);
+    for n in 1..=3 {
+        q.add(&[&format!("task {n}")]);
+    }
+    let run = q.run(&["work", "--all"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(
+        run.stderr.matches("uncommitted changes").count(),
+        1,
+        "{run}"
+    );
+}

@@ -80,6 +80,16 @@ impl Workspace {
     }
 }
 
+/// Warnings about the project itself, said once per `gza work` rather than once per task.
+static SAID_NO_REPOSITORY: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+static SAID_DIRTY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// True the first time it is asked about `said` in this process.
+fn once(said: &std::sync::atomic::AtomicBool) -> bool {
+    !said.swap(true, std::sync::atomic::Ordering::Relaxed)
+}
+
 fn prepare_workspace(
     project: &Project,
     store: &Store,
@@ -93,11 +103,13 @@ fn prepare_workspace(
         return Ok(Workspace::in_place(project));
     }
     let Some((head, head_branch)) = worktree::head(&project.root) else {
-        ui.warn(&format!(
-            "task {}: {} is not a git repository with a commit; running in place, without a branch",
-            task.id,
-            project.root.display()
-        ));
+        if once(&SAID_NO_REPOSITORY) {
+            ui.warn(&format!(
+                "task {}: {} is not a git repository with a commit; tasks run in place, without a branch",
+                task.id,
+                project.root.display()
+            ));
+        }
         return Ok(Workspace::in_place(project));
     };
     // A resumed session must continue in the directory it started in.
@@ -131,9 +143,9 @@ fn prepare_workspace(
         }
         _ => (head, head_branch),
     };
-    if worktree::is_dirty(&project.root) {
+    if worktree::is_dirty(&project.root) && once(&SAID_DIRTY) {
         ui.warn(&format!(
-            "task {}: the main worktree has uncommitted changes; the task starts from the last commit without them",
+            "task {}: the main worktree has uncommitted changes; tasks start from the last commit without them",
             task.id
         ));
     }
