@@ -139,6 +139,25 @@ pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
 }
 
 /// The learning an id names, or a one-line error saying what to do.
+/// The project and its store for reading learnings, with a person's saved edits to
+/// learnings.md taken in first (when the database can be written), so that `show` and `search`
+/// answer from what the file says now, not from the records before the edit. A failure to
+/// take them in is said in one line; the stored learnings are read as they are.
+pub(super) fn open_with_edits(ctx: &Context) -> anyhow::Result<(Project, Store)> {
+    let project = ctx.project()?;
+    if project.learnings_path().is_file()
+        && let Ok(store) = Store::open(&project.db_path())
+        && let Err(e) = regenerate::sync_edits(&project, &store)
+    {
+        writeln!(
+            output::stderr(),
+            "{} your edits to learnings.md were not taken in ({e}); showing the stored learnings",
+            output::paint(output::YELLOW, "warning:")
+        )?;
+    }
+    Ok(ctx.open_for_reading()?)
+}
+
 pub(super) fn learning_by_id(store: &Store, id: &str) -> anyhow::Result<Learning> {
     let Some(n) = parse_label(id) else {
         return Err(usage(format!(

@@ -655,3 +655,35 @@ fn stats_count_by_section_priority_origin_and_injection() {
     LLM calls, all time: 0 (0 in / 0 out tokens)
     ");
 }
+
+/// A person's saved edit to learnings.md is what `show` and `search` answer from at once, not
+/// after the next `learnings update`.
+#[test]
+fn a_hand_edit_to_learnings_md_is_read_by_show_and_search_at_once() {
+    let p = TestProject::new();
+    p.ok(&[
+        "learnings",
+        "add",
+        "Use pytest fixtures from conftest.py for database setup",
+    ]);
+    let file = p.path(".gza/learnings.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("Use pytest fixtures"), "{text}");
+    std::fs::write(
+        &file,
+        text.replace("Use pytest fixtures", "Use factory_boy factories"),
+    )
+    .unwrap();
+    let shown = p.json(&["learnings", "show", "L1", "--json"]);
+    assert_eq!(
+        shown["text"],
+        "Use factory_boy factories from conftest.py for database setup"
+    );
+    let hits = p.json(&["learnings", "search", "--json", "factory_boy"]);
+    assert_eq!(hits[0]["id"], "L1", "{hits}");
+    let listed = p.ok(&["learnings", "show"]);
+    assert!(
+        listed.contains("factory_boy") && !listed.contains("pytest fixtures"),
+        "{listed}"
+    );
+}

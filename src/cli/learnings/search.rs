@@ -26,7 +26,7 @@ pub(super) struct SearchArgs {
 }
 
 pub(super) fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
-    let (project, store) = ctx.open_for_reading()?;
+    let (project, store) = super::open_with_edits(ctx)?;
     if args.k == 0 {
         return Err(usage("-k must be at least 1"));
     }

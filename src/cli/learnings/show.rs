@@ -29,7 +29,7 @@ pub(super) struct ShowArgs {
 }
 
 pub(super) fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
-    let (project, store) = ctx.open_for_reading()?;
+    let (project, store) = super::open_with_edits(ctx)?;
     if args.file {
         return show_file(&project, args.pager);
     }
