@@ -221,10 +221,24 @@ impl OnDisk {
 /// file so that what it is given maps to records. Skipped when a regeneration holds the lock (it
 /// takes them in itself).
 pub fn sync_edits(project: &Project, store: &Store) -> Result<()> {
-    let Some(_lock) = RegenLock::try_acquire(project)? else {
-        return Ok(());
+    let edited = {
+        let Some(_lock) = RegenLock::try_acquire(project)? else {
+            return Ok(());
+        };
+        !read_edits(project, store)?.0.is_empty()
     };
-    take_in_edits(project, store).map(|_| ())
+    // A rewrite takes the edits in and writes the file back at once (a line added by hand gets
+    // its id, the marker names the new version), so the next reader finds no edit to take in
+    // again: taking in is idempotent, however many commands read the file before the next
+    // regeneration. (Taking edits in without recording a new version took them in again.)
+    if edited {
+        let options = Options::rewrite(project.config.learnings.window_size);
+        match regenerate(project, store, None, None, options) {
+            Ok(_) | Err(Error::Busy(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// What a regeneration starts from, as read from the file and the database.
