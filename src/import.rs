@@ -51,9 +51,17 @@ struct FileEntry {
     #[serde(default, deserialize_with = "present")]
     spec: Option<Option<String>>,
     #[serde(default)]
-    depends_on: Option<i64>,
+    depends_on: Option<DependsOn>,
     #[serde(default)]
     review: bool,
+}
+
+/// `depends_on: 2`, or Python gza's list form `depends_on: [2]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum DependsOn {
+    One(i64),
+    Many(Vec<i64>),
 }
 
 /// A key that is present (`Some`, its value possibly null) rather than absent (`None`).
@@ -256,7 +264,24 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
             Some(None) => None,
             None => default_spec.clone(),
         };
+        // A gza task waits for one other: a list of one is that one; a longer list is refused
+        // with what to do, an empty one is none.
         let depends_on = match raw.depends_on {
+            None => None,
+            Some(DependsOn::One(d)) => Some(d),
+            Some(DependsOn::Many(list)) => match list.as_slice() {
+                [] => None,
+                [d] => Some(*d),
+                _ => {
+                    plan.problems.push(format!(
+                        "task {position}: depends_on lists {} tasks, and a gza task waits for one; keep the one it needs last (the others can depend on each other in a chain)",
+                        list.len()
+                    ));
+                    continue;
+                }
+            },
+        };
+        let depends_on = match depends_on {
             None => None,
             Some(d) if d < 1 || d as usize > count => {
                 plan.problems.push(format!(
@@ -507,6 +532,25 @@ mod tests {
             fnv1a(&["a"]),
             0x089b_c907_b544_c769,
             "FNV-1a of \"a\" then 0xff"
+        );
+    }
+
+    #[test]
+    fn depends_on_in_pythons_list_form() {
+        let plan = plan_text(
+            "tasks:\n  - prompt: a\n  - prompt: b\n    depends_on: [1]\n  - prompt: c\n    depends_on: []\n",
+        );
+        assert!(plan.problems.is_empty(), "{:?}", plan.problems);
+        assert_eq!(plan.entries[1].depends_on, Some(1));
+        assert_eq!(plan.entries[2].depends_on, None);
+        let plan = plan_text(
+            "tasks:\n  - prompt: a\n  - prompt: b\n  - prompt: c\n  - prompt: d\n    depends_on: [1, 2]\n",
+        );
+        assert_eq!(
+            plan.problems,
+            [
+                "task 4: depends_on lists 2 tasks, and a gza task waits for one; keep the one it needs last (the others can depend on each other in a chain)"
+            ]
         );
     }
 

@@ -223,3 +223,26 @@ fn ten_thousand_tasks_import_once_and_quickly() {
     let count = ids(&p, "SELECT COUNT(*) FROM tasks");
     assert_eq!(count, vec![Some(10_000)]);
 }
+
+/// Python gza writes `depends_on` as a list: a list of one is that task.
+#[test]
+fn depends_on_as_a_list_of_one_is_read() {
+    let p = TestProject::new();
+    std::fs::write(
+        p.path("tasks.yaml"),
+        "tasks:\n  - prompt: first\n  - prompt: second\n    depends_on: [1]\n",
+    )
+    .unwrap();
+    p.ok(&["import", "tasks.yaml"]);
+    assert_eq!(p.json(&["show", "2", "--json"])["depends_on"], 1);
+    std::fs::write(
+        p.path("more.yaml"),
+        "tasks:\n  - prompt: a\n  - prompt: b\n  - prompt: c\n    depends_on: [1, 2]\n",
+    )
+    .unwrap();
+    let err = p.user_error(&["import", "more.yaml"]);
+    assert!(
+        err.contains("depends_on lists 2 tasks, and a gza task waits for one"),
+        "{err}"
+    );
+}
