@@ -179,7 +179,7 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
         // The file's text goes to the model: a task file may name only files in the project.
         if let Err(outside) = crate::confine::inside(&project.root, Path::new(spec)) {
             let whose = match position {
-                Some(p) => format!("task {p}: spec file"),
+                Some(p) => format!("entry {p}: spec file"),
                 None => "the default spec file".into(),
             };
             plan.problems.push(format!(
@@ -198,7 +198,7 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
             );
         }
         plan.problems.push(match position {
-            Some(p) => format!("task {p}: spec file {spec} does not exist"),
+            Some(p) => format!("entry {p}: spec file {spec} does not exist"),
             None => format!("the default spec file {spec} does not exist"),
         });
         None
@@ -216,18 +216,18 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
             Some(p) if !p.is_empty() => p.to_string(),
             _ => {
                 plan.problems
-                    .push(format!("task {position}: `prompt` is missing or empty"));
+                    .push(format!("entry {position}: `prompt` is missing or empty"));
                 continue;
             }
         };
         if prompt.contains('\0') {
             plan.problems
-                .push(format!("task {position}: the prompt contains a NUL byte"));
+                .push(format!("entry {position}: the prompt contains a NUL byte"));
             continue;
         }
         if prompt.len() > MAX_PROMPT_BYTES {
             plan.problems.push(format!(
-                "task {position}: the prompt is {} bytes; the limit is {MAX_PROMPT_BYTES}",
+                "entry {position}: the prompt is {} bytes; the limit is {MAX_PROMPT_BYTES}",
                 prompt.len()
             ));
             continue;
@@ -247,7 +247,7 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
                 Some(t) => t,
                 None => {
                     plan.problems.push(format!(
-                        "task {position}: unknown type `{name}`; expected implement, explore, plan or review"
+                        "entry {position}: unknown type `{name}`; expected implement, explore, plan or review"
                     ));
                     continue;
                 }
@@ -274,7 +274,7 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
                 [d] => Some(*d),
                 _ => {
                     plan.problems.push(format!(
-                        "task {position}: depends_on lists {} tasks, and a gza task waits for one; keep the one it needs last (the others can depend on each other in a chain)",
+                        "entry {position}: depends_on lists {} entries, and a gza task waits for one; keep the one it needs last (the others can depend on each other in a chain)",
                         list.len()
                     ));
                     continue;
@@ -285,13 +285,13 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
             None => None,
             Some(d) if d < 1 || d as usize > count => {
                 plan.problems.push(format!(
-                    "task {position}: depends_on {d} is not a task of this file (1 to {count})"
+                    "entry {position}: depends_on {d} is not an entry of this file (1 to {count})"
                 ));
                 continue;
             }
             Some(d) if d as usize == position => {
                 plan.problems
-                    .push(format!("task {position}: it depends on itself"));
+                    .push(format!("entry {position}: it depends on itself"));
                 continue;
             }
             Some(d) => Some(d as usize),
@@ -336,7 +336,7 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
                         .collect();
                     names.push(p.to_string());
                     plan.problems.push(format!(
-                        "tasks {} depend on each other in a cycle; break it by removing one depends_on",
+                        "entries {} depend on each other in a cycle; break it by removing one depends_on",
                         names.join(" → ")
                     ));
                     break;
@@ -383,7 +383,7 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
                 plan.skipped.push(Skipped {
                     position: p,
                     prompt,
-                    reason: format!("it depends on task {dep} of the file, which is skipped"),
+                    reason: format!("it depends on entry {dep} of the file, which is skipped"),
                 });
             }
         }
@@ -549,7 +549,7 @@ mod tests {
         assert_eq!(
             plan.problems,
             [
-                "task 4: depends_on lists 2 tasks, and a gza task waits for one; keep the one it needs last (the others can depend on each other in a chain)"
+                "entry 4: depends_on lists 2 entries, and a gza task waits for one; keep the one it needs last (the others can depend on each other in a chain)"
             ]
         );
     }
@@ -562,9 +562,9 @@ mod tests {
         assert_eq!(
             plan.problems,
             vec![
-                "task 4: depends_on 9 is not a task of this file (1 to 5)",
-                "task 5: it depends on itself",
-                "tasks 1 → 3 → 2 → 1 depend on each other in a cycle; break it by removing one depends_on",
+                "entry 4: depends_on 9 is not an entry of this file (1 to 5)",
+                "entry 5: it depends on itself",
+                "entries 1 → 3 → 2 → 1 depend on each other in a cycle; break it by removing one depends_on",
             ]
         );
     }

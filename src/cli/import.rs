@@ -40,7 +40,7 @@ pub fn cmd_import(ctx: &Context, args: ImportArgs) -> anyhow::Result<()> {
         for e in plan.entries.iter().take(LINES_SHOWN) {
             let dep = e
                 .depends_on
-                .map(|d| format!(", after task {d}"))
+                .map(|d| format!(", after entry {d}"))
                 .unwrap_or_default();
             let group = e
                 .group
@@ -50,7 +50,7 @@ pub fn cmd_import(ctx: &Context, args: ImportArgs) -> anyhow::Result<()> {
             let review = if e.review { ", then a review" } else { "" };
             writeln!(
                 out,
-                "  task {}: {} \"{}\"{group}{dep}{review}",
+                "  entry {}: {} \"{}\"{group}{dep}{review}",
                 e.position,
                 e.task_type,
                 preview(&crate::redact::redact(&e.prompt))
@@ -118,7 +118,7 @@ fn print_skipped(out: &mut impl Write, skipped: &[Skipped]) -> std::io::Result<(
     for s in skipped.iter().take(LINES_SHOWN) {
         writeln!(
             out,
-            "  task {} \"{}\": {}",
+            "  entry {} \"{}\": {}",
             s.position,
             preview(&crate::redact::redact(&s.prompt)),
             s.reason

@@ -350,7 +350,7 @@ fn a_spec_outside_the_project_never_reaches_a_prompt() {
         .unwrap();
         let err = p.user_error(&["import", "tasks.yaml"]);
         assert!(
-            err.contains("task 1: spec file") && err.contains("leads outside the project"),
+            err.contains("entry 1: spec file") && err.contains("leads outside the project"),
             "{err}"
         );
     }

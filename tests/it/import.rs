@@ -242,7 +242,7 @@ fn depends_on_as_a_list_of_one_is_read() {
     .unwrap();
     let err = p.user_error(&["import", "more.yaml"]);
     assert!(
-        err.contains("depends_on lists 2 tasks, and a gza task waits for one"),
+        err.contains("depends_on lists 2 entries, and a gza task waits for one"),
         "{err}"
     );
 }
