@@ -77,7 +77,10 @@ impl Store {
             }
             _ => {}
         }
-        Store::create(path)
+        // Without SQLITE_OPEN_CREATE: a database deleted between the check above and this
+        // open (by a person, while a background job starts) is reported missing, never made
+        // again empty behind the person's back.
+        Store::connect(path, false)
     }
 
     /// Open (creating if needed) the database at `path` and bring its schema up to date.
@@ -85,11 +88,26 @@ impl Store {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
+        Store::connect(path, true)
+    }
+
+    fn connect(path: &Path, create: bool) -> Result<Store> {
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
+        if create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| {
+            if !create && !path.exists() {
+                Error::MissingDatabase {
+                    path: path.to_path_buf(),
+                    empty: false,
+                }
+            } else {
+                classify(path, e)
+            }
+        })?;
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
