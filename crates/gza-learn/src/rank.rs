@@ -390,8 +390,8 @@ impl Ranker {
         if stale {
             self.start_job();
         }
-        let lexical = bm25_scores(&docs, text);
         let query_terms = distinct_terms(text);
+        let lexical = bm25_scores(&docs, &query_terms);
         let identifiers = identifiers(text);
         let mut hits: Vec<(Hit, bool)> = rows
             .iter()
@@ -842,12 +842,11 @@ impl Terms<'_> {
     }
 }
 
-/// Okapi BM25 of each learning for `query`, from each learning's hashed terms
+/// Okapi BM25 of each learning for the query's distinct terms `q` ([`distinct_terms`]), from each learning's hashed terms
 /// ([`doc_terms`]), with the query terms it matched. Only the query's terms are counted.
-fn bm25_scores(docs: &[Terms], query: &str) -> Vec<(f64, Vec<String>)> {
+fn bm25_scores(docs: &[Terms], q: &[String]) -> Vec<(f64, Vec<String>)> {
     const K1: f64 = 1.2;
     const B: f64 = 0.75;
-    let q = distinct_terms(query);
     // The query's term hashes, sorted, with their place in the query: a binary search per term.
     let mut index: Vec<(u64, usize)> = q
         .iter()
@@ -950,7 +949,7 @@ mod tests {
             row(3, "Run the linter before pushing"),
         ];
         let docs: Vec<Terms> = rows.iter().map(|r| Terms::Owned(doc_terms(r))).collect();
-        let s = bm25_scores(&docs, "update the sqlx offline cache");
+        let s = bm25_scores(&docs, &distinct_terms("update the sqlx offline cache"));
         assert!(s[1].0 > s[0].0 && s[1].0 > s[2].0);
         assert_eq!(s[1].1, vec!["sqlx"]);
         assert_eq!(s[0].0, 0.0);
