@@ -24,6 +24,8 @@ mod review;
 mod show;
 mod stats;
 mod trust;
+mod verify;
+mod watch;
 mod work;
 mod work_ui;
 
@@ -108,6 +110,16 @@ pub enum Command {
     Rebase(branch::RebaseArgs),
     /// Push a completed task's branch and open a pull request for it with `gh`.
     Pr(branch::PrArgs),
+    /// Run the project's check command (`verify:` in gza.yaml) on a task's branch and record the
+    /// result; `gza merge` refuses a branch whose verify failed or ran on an older commit.
+    Verify(verify::VerifyArgs),
+    /// Run the queue until nothing can progress: review each finished code task, improve it
+    /// while reviews request changes, and merge approved work once it passes the verify gate.
+    ///
+    /// One line per event and a summary at the end. Ctrl-C stops the running agent (its task is
+    /// continued by the next `gza watch`). Exit 0 when everything in scope landed, 1 when
+    /// something needs you (listed), 130 when stopped.
+    Watch(watch::WatchArgs),
     /// Queue the tasks of a task file in Python gza's import format (YAML).
     ///
     /// The file has an optional default `group:` and `spec:`, and `tasks:`, a list of entries
@@ -218,7 +230,8 @@ pub fn main() -> ExitCode {
         return crate::hooks::run_handler(&name);
     }
     let cli = Cli::parse_from(args);
-    let work = matches!(&cli.command, Command::Work(w) if !w.background());
+    let work = matches!(&cli.command, Command::Work(w) if !w.background())
+        || matches!(&cli.command, Command::Watch(_));
     logging::init(cli.verbose, work);
     let dir = cli.project.clone().unwrap_or_else(|| PathBuf::from("."));
     let ctx = Context { dir };
@@ -231,6 +244,8 @@ pub fn main() -> ExitCode {
 fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Work(args) => return work::cmd_work(ctx, args),
+        Command::Watch(args) => return watch::cmd_watch(ctx, args),
+        Command::Verify(args) => return verify::cmd_verify(ctx, args),
         Command::Doctor(args) => return doctor::cmd_doctor(ctx, args),
         Command::Model(args) => return model::cmd_model(ctx, args),
         Command::Trust(args) => trust::cmd_trust(ctx, args),

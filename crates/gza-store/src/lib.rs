@@ -10,6 +10,7 @@ mod lifecycle;
 mod review_loop;
 mod runs;
 mod tasks;
+mod verify;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -34,6 +35,7 @@ pub use tasks::{
     Figure, HistoryFilter, LinkedTask, NewTask, PendingCounts, QueueEntry, Stats, StatusCounts,
     TaskEdit, TaskSummary, Tokens,
 };
+pub use verify::NewVerification;
 
 mod embedded {
     refinery::embed_migrations!("../../migrations");
