@@ -23,14 +23,16 @@ pub struct VerifyArgs {
 pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let (project, store) = ctx.open()?;
     let task = store.get_task(args.id)?;
-    // The command must be set before anything is shown as starting.
-    let command = verify::command(&project)?;
+    // Refused before anything is shown as starting.
+    let (branch, command) = verify::target(&project, &store, &task)?;
     process::install_stop_handler();
     writeln!(
         output::stderr(),
-        "{} verifying task {}'s branch: {}",
+        "{} verifying {} at {} (task {}): {}",
         output::paint(output::CYAN, "▶"),
-        task.id,
+        branch.name,
+        branch.tip.get(..10).unwrap_or(&branch.tip),
+        branch.owner.id,
         crate::redact::redact(&command)
     )?;
     match verify::verify(&project, &store, &task)? {

@@ -38,4 +38,6 @@ mod tables;
 mod task_json;
 mod tasks;
 mod trust;
+mod verify;
+mod watch;
 mod work;

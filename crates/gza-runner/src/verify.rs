@@ -85,9 +85,9 @@ fn subject(store: &Store, task: &Task) -> Result<Task> {
     Ok(task.clone())
 }
 
-/// Run the verify command on the branch of `task` (a code task, or a review of one) at its tip,
-/// and record the result against the task that made the branch.
-pub fn verify(project: &Project, store: &Store, task: &Task) -> Result<Verified> {
+/// What a verify of `task` (a code task, or a review of one) would check: its branch, checked
+/// to exist with no task running on it, and the command; a one-line error otherwise.
+pub fn target(project: &Project, store: &Store, task: &Task) -> Result<(TaskBranch, String)> {
     let command = command(project)?;
     let subject = subject(store, task)?;
     let branch = crate::branch::task_branch(project, store, &subject)?;
@@ -100,6 +100,13 @@ pub fn verify(project: &Project, store: &Store, task: &Task) -> Result<Verified>
             )));
         }
     }
+    Ok((branch, command))
+}
+
+/// Run the verify command on the branch of `task` (a code task, or a review of one) at its tip,
+/// and record the result against the task that made the branch.
+pub fn verify(project: &Project, store: &Store, task: &Task) -> Result<Verified> {
+    let (branch, command) = target(project, store, task)?;
     let (dir, temporary) = checkout(project, &branch)?;
     let result = run_in(project, &branch, &dir, &command);
     if temporary {

@@ -556,8 +556,11 @@ impl Run<'_> {
                 )
             } else {
                 format!(
-                    "review task {} still requests changes after {max} improve rounds (watch.max_rounds); read it (`gza show {}`), then `gza improve {}` or fix it by hand",
-                    review.id, review.id, review.id
+                    "review task {} still requests changes after {max} improve {} (watch.max_rounds); read it (`gza show {}`), then `gza improve {}` or fix it by hand",
+                    review.id,
+                    if max == 1 { "round" } else { "rounds" },
+                    review.id,
+                    review.id
                 )
             };
             self.park(owner.id, why);
