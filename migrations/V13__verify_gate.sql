@@ -18,9 +18,10 @@ CREATE TABLE verifications (
 -- A branch's latest run.
 CREATE INDEX verifications_task ON verifications (task_id, id);
 
--- `gza watch` looks at the open branches on every pass: completed implement tasks not yet
--- merged. Indexed so that a pass costs what is open, not the whole history.
+-- `gza watch` looks at the open branches on every pass: completed implement tasks with a branch,
+-- not yet merged. Indexed so that a pass costs what is open, not the whole history.
 CREATE INDEX tasks_open_branches ON tasks (id)
-    WHERE task_type = 'implement' AND status = 'completed' AND merged_at IS NULL;
+    WHERE task_type = 'implement' AND status = 'completed' AND merged_at IS NULL
+      AND branch IS NOT NULL;
 -- Failed tasks, which watch retries or stops.
-CREATE INDEX tasks_failed ON tasks (id) WHERE status = 'failed';
+CREATE INDEX tasks_failed ON tasks (failure_reason, id) WHERE status = 'failed';

@@ -110,13 +110,19 @@ pub enum Command {
     Rebase(branch::RebaseArgs),
     /// Push a completed task's branch and open a pull request for it with `gh`.
     Pr(branch::PrArgs),
-    /// Run the project's check command (`verify:` in gza.yaml) on a task's branch and record the
-    /// result; `gza merge` refuses a branch whose verify failed or ran on an older commit.
-    Verify(verify::VerifyArgs),
-    /// Run the queue until nothing can progress: review each finished code task, improve it
-    /// while reviews request changes, and merge approved work once it passes the verify gate.
+    /// Run the project's check command on a task's branch and record whether it passed.
     ///
-    /// One line per event and a summary at the end. Ctrl-C stops the running agent (its task is
+    /// The command is `verify:` in gza.yaml, run with `sh -c` in a checkout of the branch's tip,
+    /// in the sandbox the task's agent gets. The result is kept for that commit: `gza show`,
+    /// `gza history` and the review's prompt show it, and `gza merge` refuses a branch whose
+    /// verify failed or ran on an older commit (--force merges anyway). Exit 1 when it fails.
+    Verify(verify::VerifyArgs),
+    /// Review, improve and merge finished work until nothing can progress.
+    ///
+    /// Runs the queue; for each finished code task runs the verify command and queues a review,
+    /// then improve tasks while the verdict is CHANGES_REQUESTED (watch.max_rounds), and merges
+    /// approved work into its base branch once the verify passed on the commit that lands (or
+    /// opens a pull request: watch.land). One line per event and a summary at the end. Ctrl-C stops the running agent (its task is
     /// continued by the next `gza watch`). Exit 0 when everything in scope landed, 1 when
     /// something needs you (listed), 130 when stopped.
     Watch(watch::WatchArgs),

@@ -148,6 +148,13 @@ fn event_line(event: &Event) -> String {
                 merged.branch, merged.into
             )
         }
+        Event::FoundMerged {
+            owner,
+            branch,
+            into,
+        } => format!(
+            "{ok} {branch} (task {owner}) is already in {into}: merged outside gza; recorded"
+        ),
         Event::PullRequest { owner, url } => {
             format!("{ok} opened a pull request for task {owner}: {url}")
         }

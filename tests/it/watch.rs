@@ -433,3 +433,73 @@ esac
     assert_eq!(count, 4);
     assert_eq!(p.task_field::<Option<String>>(1, "merged_at"), None);
 }
+
+#[test]
+fn a_branch_merged_outside_gza_is_recorded_and_left_alone() {
+    let p = project_with(APPROVING_AGENT, "");
+    p.add(&["Add a hello file"]);
+    p.ok(&["work"]);
+    let branch: String = p.task_field(1, "branch");
+    p.git(&["merge", "--quiet", "--no-edit", &branch]);
+    let run = p.run(&["watch"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.stdout.contains(&format!(
+            "✓ {branch} (task 1) is already in main: merged outside gza; recorded"
+        )),
+        "{run}"
+    );
+    assert_eq!(p.task_field::<String>(1, "merged_into"), "main");
+    let tasks: i64 = p
+        .db()
+        .query_row("SELECT COUNT(*) FROM tasks", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(tasks, 1, "no review was queued");
+}
+
+#[test]
+fn gza_work_says_what_to_do_next() {
+    let p = project_with(LOOP_AGENT, "");
+    p.add(&["Add a hello file"]);
+    let work = p.ok(&["work"]);
+    assert!(
+        work.ends_with(
+            "next for task 1: `gza review 1` queues a review of gza/1-add-a-hello-file; `gza merge 1` merges it into main\n"
+        ),
+        "{work}"
+    );
+    p.ok(&["review", "1"]);
+    let review = p.ok(&["work"]);
+    assert!(
+        review.ends_with("next for task 2: `gza improve 2` queues a fix for its findings\n"),
+        "{review}"
+    );
+    p.ok(&["improve", "2"]);
+    let improve = p.ok(&["work"]);
+    assert!(
+        improve
+            .contains("next for task 3: `gza review 3` queues a review of gza/1-add-a-hello-file"),
+        "{improve}"
+    );
+    p.ok(&["review", "3"]);
+    let approved = p.ok(&["work"]);
+    assert!(
+        approved.ends_with("next for task 4: `gza merge 3` merges the approved branch\n"),
+        "{approved}"
+    );
+    // A failure: where to look, and how to run it again.
+    p.command_agent("exit 4\n", "");
+    p.add(&["Fail"]);
+    let failed = p.run(&["work"]);
+    assert_eq!(failed.code, 1, "{failed}");
+    assert!(
+        failed.stdout.ends_with(
+            "next for task 5: `gza log 5` shows what happened; `gza retry 5` runs it again\n"
+        ),
+        "{failed}"
+    );
+    // --quiet prints the summary only.
+    p.add(&["Fail again"]);
+    let quiet = p.run(&["work", "--quiet"]);
+    assert!(!quiet.stdout.contains("next for"), "{quiet}");
+}

@@ -122,6 +122,12 @@ pub enum Event<'a> {
         owner: TaskId,
         merged: &'a Merged,
     },
+    /// A branch found already in its base (merged outside gza), recorded as merged.
+    FoundMerged {
+        owner: TaskId,
+        branch: &'a str,
+        into: &'a str,
+    },
     PullRequest {
         owner: TaskId,
         url: &'a str,
@@ -201,6 +207,8 @@ struct Run<'a> {
     /// Providers whose agent cannot start: failures in a row, and the last error.
     start_failures: HashMap<ProviderKind, (u32, String)>,
     actions: HashMap<TaskId, u32>,
+    /// Branches whose merge outside gza was looked for in this run.
+    checked_merged: std::collections::HashSet<TaskId>,
 }
 
 /// Run the loop until nothing in scope can progress or a stop is requested.
@@ -220,6 +228,7 @@ pub fn watch(project: &Project, options: &WatchOptions, ui: &dyn WatchObserver) 
         backoff: HashMap::new(),
         start_failures: HashMap::new(),
         actions: HashMap::new(),
+        checked_merged: std::collections::HashSet::new(),
     };
     let mut work_errors = 0;
     loop {
@@ -335,16 +344,76 @@ impl Run<'_> {
             }
             acted |= self.follow_up_failure(&task)?;
         }
-        for owner in self.store.open_branches(self.group())? {
+        let open = self.store.open_branches(self.group())?;
+        if open.is_empty() {
+            return Ok(acted);
+        }
+        // Every branch's tip in one git process.
+        let tips = branch_tips(&self.project.root);
+        for owner in open {
             if process::stop_requested() {
                 break;
             }
             if self.parked.contains_key(&owner.id) {
                 continue;
             }
+            let Some(tip) = owner.branch.as_ref().and_then(|b| tips.get(b)) else {
+                // Deleted (by hand, or after a merge elsewhere): nothing of it left to carry.
+                continue;
+            };
+            if owner.base_commit() == Some(tip.as_str()) {
+                // It committed nothing: said when it happened in this run, else left alone.
+                if self.summary.finished.iter().any(|f| f.id == owner.id) {
+                    let branch = owner.branch.clone().unwrap_or_default();
+                    self.park(
+                        owner.id,
+                        format!(
+                            "task {} committed nothing on {branch}; there is nothing to review or merge",
+                            owner.id
+                        ),
+                    );
+                }
+                continue;
+            }
+            if self.merged_elsewhere(&owner, tip, &tips)? {
+                continue;
+            }
             acted |= self.advance_branch(&owner)?;
         }
         Ok(acted)
+    }
+
+    /// Whether the branch of `owner` is already in its base (merged outside gza: a pull request
+    /// merged on the forge, a `git merge` by hand); then the merge is recorded, and watch leaves
+    /// it. Asked once per branch and run.
+    fn merged_elsewhere(
+        &mut self,
+        owner: &Task,
+        tip: &str,
+        tips: &HashMap<String, String>,
+    ) -> Result<bool> {
+        if !self.checked_merged.insert(owner.id) {
+            return Ok(false);
+        }
+        let Some((base, base_tip)) = owner
+            .base_branch()
+            .and_then(|b| tips.get(b).map(|t| (b, t)))
+        else {
+            return Ok(false);
+        };
+        let merged = gza_core::git::succeeds(
+            &self.project.root,
+            &["merge-base", "--is-ancestor", tip, base_tip],
+        );
+        if merged {
+            self.store.record_merge(owner.id, base)?;
+            self.ui.event(&Event::FoundMerged {
+                owner: owner.id,
+                branch: owner.branch.as_deref().unwrap_or_default(),
+                into: base,
+            });
+        }
+        Ok(merged)
     }
 
     /// Whether the branch a failed code task or review worked on was merged meanwhile (then
@@ -403,23 +472,6 @@ impl Run<'_> {
                 return Ok(false);
             }
         };
-        match review::change_range(self.project, owner) {
-            Ok(range) if range.base == range.tip => {
-                self.park(
-                    id,
-                    format!(
-                        "task {id} committed nothing on {}; there is nothing to review or merge",
-                        branch.name
-                    ),
-                );
-                return Ok(false);
-            }
-            Ok(_) => {}
-            Err(e) => {
-                self.park(id, e.to_string());
-                return Ok(false);
-            }
-        }
         // The latest review, when it reviewed the branch as it is now.
         let current = match reviews.last() {
             Some(r) => review::reviewed_task(&self.store, r)?
@@ -892,6 +944,23 @@ impl Run<'_> {
         });
         Ok(true)
     }
+}
+
+/// The tip of every local branch, by name.
+fn branch_tips(root: &std::path::Path) -> HashMap<String, String> {
+    gza_core::git::run(
+        root,
+        &[
+            "for-each-ref",
+            "--format=%(refname:short) %(objectname)",
+            "refs/heads/",
+        ],
+    )
+    .unwrap_or_default()
+    .lines()
+    .filter_map(|l| l.split_once(' '))
+    .map(|(name, commit)| (name.to_string(), commit.to_string()))
+    .collect()
 }
 
 /// The owner of the branch `task` works on, for parking (the task itself when it has none).

@@ -128,7 +128,7 @@ impl Store {
             .prepare(&format!(
                 "SELECT {TASK_COLUMNS} FROM tasks \
                  WHERE task_type = 'implement' AND status = 'completed' AND merged_at IS NULL \
-                   AND pr_url IS NULL AND branch IS NOT NULL \
+                   AND branch IS NOT NULL AND pr_url IS NULL \
                    AND (?1 IS NULL OR group_name = ?1) \
                  ORDER BY id"
             ))
