@@ -186,6 +186,9 @@ pub struct Summary {
     pub left: PendingCounts,
 }
 
+/// A paused provider and when its pause ends.
+type Pause = (ProviderKind, Instant);
+
 /// One provider's pause.
 #[derive(Debug)]
 struct Backoff {
@@ -767,10 +770,10 @@ impl Run<'_> {
     /// The ready tasks of the scope to run now (at most `parallel`, pickup order, none of a
     /// paused or broken provider), and, when a paused provider holds some back, the earliest
     /// time one is free again.
-    fn choose(&mut self) -> Result<(Vec<TaskId>, Option<(ProviderKind, Instant)>)> {
+    fn choose(&mut self) -> Result<(Vec<TaskId>, Option<Pause>)> {
         let now = Instant::now();
         let mut chosen = Vec::new();
-        let mut wait: Option<(ProviderKind, Instant)> = None;
+        let mut wait: Option<Pause> = None;
         let queue = self
             .store
             .pickup_queue(false, Some(PICKUP_WINDOW), self.group())?;
