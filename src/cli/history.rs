@@ -109,19 +109,7 @@ fn verify_states(
     if runs.is_empty() {
         return Ok(HashMap::new());
     }
-    let tips: HashMap<String, String> = crate::git::run(
-        &project.root,
-        &[
-            "for-each-ref",
-            "--format=%(refname:short) %(objectname)",
-            "refs/heads/",
-        ],
-    )
-    .unwrap_or_default()
-    .lines()
-    .filter_map(|l| l.split_once(' '))
-    .map(|(name, commit)| (name.to_string(), commit.to_string()))
-    .collect();
+    let tips = crate::worktree::branch_tips(&project.root);
     let mut states = HashMap::new();
     for (owner, run) in runs {
         let task = store.get_task(owner)?;

@@ -352,7 +352,7 @@ impl Run<'_> {
             return Ok(acted);
         }
         // Every branch's tip in one git process.
-        let tips = branch_tips(&self.project.root);
+        let tips = worktree::branch_tips(&self.project.root);
         for owner in open {
             if process::stop_requested() {
                 break;
@@ -947,23 +947,6 @@ impl Run<'_> {
         });
         Ok(true)
     }
-}
-
-/// The tip of every local branch, by name.
-fn branch_tips(root: &std::path::Path) -> HashMap<String, String> {
-    gza_core::git::run(
-        root,
-        &[
-            "for-each-ref",
-            "--format=%(refname:short) %(objectname)",
-            "refs/heads/",
-        ],
-    )
-    .unwrap_or_default()
-    .lines()
-    .filter_map(|l| l.split_once(' '))
-    .map(|(name, commit)| (name.to_string(), commit.to_string()))
-    .collect()
 }
 
 /// The owner of the branch `task` works on, for parking (the task itself when it has none).
