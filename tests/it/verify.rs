@@ -268,3 +268,20 @@ fn a_sandboxed_verify_sees_the_worktree_and_no_more() {
     let run = p.run(&["verify", "1"]);
     assert_eq!(run.code, 1, "{run}");
 }
+
+#[test]
+fn clean_removes_the_verify_outputs_with_the_task_log() {
+    let p = project("verify: \"echo checked\"\n");
+    p.add(&["Add a hello file"]);
+    p.ok(&["work"]);
+    p.ok(&["verify", "1"]);
+    let log: String = p
+        .db()
+        .query_row("SELECT log_file FROM verifications", [], |r| r.get(0))
+        .unwrap();
+    assert!(std::path::Path::new(&log).exists());
+    p.ok(&["clean", "--all"]);
+    assert!(!std::path::Path::new(&log).exists(), "{log}");
+    // The end of the output stays in the database.
+    assert!(p.ok(&["show", "1"]).contains("Verify:         passed at"));
+}

@@ -503,3 +503,47 @@ fn gza_work_says_what_to_do_next() {
     let quiet = p.run(&["work", "--quiet"]);
     assert!(!quiet.stdout.contains("next for"), "{quiet}");
 }
+
+#[test]
+fn land_pr_opens_a_pull_request_instead_of_merging() {
+    let mut p = project_with(APPROVING_AGENT, "watch:\n  land: pr\n");
+    let remote = p.scratch().join("origin.git");
+    p.git(&["init", "--quiet", "--bare", remote.to_str().unwrap()]);
+    p.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
+    // A scripted `gh`, first on PATH.
+    let bin = p.scratch().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let gh = bin.join("gh");
+    std::fs::write(
+        &gh,
+        "#!/bin/sh\ncase \"$1 $2\" in\n  \"auth status\") exit 0 ;;\n  \"pr create\") cat > /dev/null; echo https://github.com/acme/proj/pull/9 ;;\n  *) exit 1 ;;\nesac\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&gh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    p.set_env("PATH", &path);
+    p.add(&["Add a hello file"]);
+    let run = p.run(&["watch"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.stdout
+            .contains("✓ opened a pull request for task 1: https://github.com/acme/proj/pull/9"),
+        "{run}"
+    );
+    assert!(
+        run.stdout
+            .contains("0 branches merged, 1 pull request opened"),
+        "{run}"
+    );
+    assert_eq!(
+        p.task_field::<String>(1, "pr_url"),
+        "https://github.com/acme/proj/pull/9"
+    );
+    assert_eq!(p.task_field::<Option<String>>(1, "merged_at"), None);
+    let branch: String = p.task_field(1, "branch");
+    assert!(p.git_ok(&["--git-dir", remote.to_str().unwrap(), "rev-parse", &branch]));
+    assert!(!p.git_ok(&["show", "main:hello.txt"]));
+    // The next watch leaves the branch to its pull request.
+    let again = p.run(&["watch"]);
+    assert!(again.stdout.contains("watching 0 open branches"), "{again}");
+}

@@ -219,7 +219,10 @@ fn run_in(
     let logs = project.logs_dir();
     std::fs::create_dir_all(&logs).map_err(|e| Error::io(&logs, "create directory", e))?;
     let short = branch.tip.get(..10).unwrap_or(&branch.tip);
-    let log_path = logs.join(format!("{}.verify-{short}.log", owner.id));
+    let log_path = logs.join(format!(
+        "{}{short}.log",
+        crate::cleanup::verify_log_prefix(owner.id)
+    ));
     let log = std::fs::File::create(&log_path).map_err(|e| Error::io(&log_path, "create", e))?;
     let (reader, writer) = std::io::pipe().map_err(|e| Error::io(&logs, "open a pipe for", e))?;
     let run_tag = format!("{}-verify-{}", process::own_pid(), owner.id);
