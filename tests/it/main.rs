@@ -23,6 +23,7 @@ mod learning_records;
 mod learnings;
 mod lifecycle;
 mod limits;
+mod mcp;
 mod model_files;
 mod model_install;
 mod quarantine;

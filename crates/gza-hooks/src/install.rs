@@ -206,7 +206,7 @@ pub struct Changes {
 
 /// Read a settings file: `{}` when missing; an error naming the file when it is not a JSON
 /// object (comments included: Claude Code's files are plain JSON).
-fn read_settings(path: &Path) -> Result<Map<String, Value>> {
+pub fn read_settings(path: &Path) -> Result<Map<String, Value>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
@@ -317,7 +317,15 @@ fn unmerge(settings: &mut Map<String, Value>, agent: Agent) -> Vec<String> {
 }
 
 /// Write `settings` to `path` (through a symlink to its target), keeping a backup of the old file.
-fn write_settings(path: &Path, settings: &Map<String, Value>) -> Result<Option<PathBuf>> {
+pub fn write_settings(path: &Path, settings: &Map<String, Value>) -> Result<Option<PathBuf>> {
+    let mut text = serde_json::to_string_pretty(settings).expect("JSON values serialise");
+    text.push('\n');
+    write_with_backup(path, &text)
+}
+
+/// Write `text` to `path` (through a symlink to its target) atomically, keeping a backup of the
+/// old file as `<file>.gza-backup`; a read-only file is refused, not replaced.
+pub fn write_with_backup(path: &Path, text: &str) -> Result<Option<PathBuf>> {
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     if let Some(dir) = target.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
@@ -335,8 +343,6 @@ fn write_settings(path: &Path, settings: &Map<String, Value>) -> Result<Option<P
         std::fs::copy(&target, &bak).map_err(|e| Error::io(&bak, "back up settings to", e))?;
         backup = Some(bak);
     }
-    let mut text = serde_json::to_string_pretty(settings).expect("JSON values serialise");
-    text.push('\n');
     gza_core::fsutil::write_atomically(&target, text.as_bytes())?;
     Ok(backup)
 }
