@@ -83,13 +83,15 @@ fn config_path(root: &Path, agent: Agent, scope: Scope) -> anyhow::Result<PathBu
             agent.title()
         )));
     }
-    install::config_path(agent, scope, root, super::hook::home().as_deref()).ok_or_else(|| {
-        usage("HOME is not set, so there is no user configuration; use --project")
-    })
+    install::config_path(agent, scope, root, super::hook::home().as_deref())
+        .ok_or_else(|| usage("HOME is not set, so there is no user configuration; use --project"))
 }
 
 fn shown(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root).unwrap_or(path).display().to_string()
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 fn install_cmd(ctx: &Context, args: ScopeArgs, add: bool) -> anyhow::Result<()> {
@@ -118,7 +120,11 @@ fn install_cmd(ctx: &Context, args: ScopeArgs, add: bool) -> anyhow::Result<()> 
         };
         let file = shown(&project.root, &path);
         if changes.lines.is_empty() {
-            let state = if add { "already registered in" } else { "not registered in" };
+            let state = if add {
+                "already registered in"
+            } else {
+                "not registered in"
+            };
             writeln!(out, "gza's MCP server is {state} {file}; nothing changed")?;
         } else {
             let verb = match (add, args.dry_run) {
@@ -205,7 +211,11 @@ fn status(ctx: &Context) -> anyhow::Result<()> {
                         Some(p) => format!("here: {}", p.display()),
                         None => "not found here".to_string(),
                     };
-                    writeln!(out, "{:<8} {file}: registered; {who} ({here})", scope.name())?;
+                    writeln!(
+                        out,
+                        "{:<8} {file}: registered; {who} ({here})",
+                        scope.name()
+                    )?;
                     if found.runs.is_none() {
                         writeln!(
                             out,

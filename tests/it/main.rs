@@ -24,6 +24,7 @@ mod learnings;
 mod lifecycle;
 mod limits;
 mod mcp;
+mod mcp_agents;
 mod model_files;
 mod model_install;
 mod quarantine;

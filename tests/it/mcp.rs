@@ -91,10 +91,7 @@ impl Client {
 
     /// Call a tool; returns (its text, whether it is an error).
     pub(crate) fn call(&mut self, tool: &str, arguments: Value) -> (String, bool) {
-        let answer = self.request(
-            "tools/call",
-            json!({"name": tool, "arguments": arguments}),
-        );
+        let answer = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
         let result = &answer["result"];
         assert!(result.is_object(), "{tool}: {answer}");
         let text = result["content"][0]["text"]
@@ -194,7 +191,10 @@ fn every_tool_has_a_schema_that_names_its_required_arguments() {
     assert_eq!(required("add_task"), ["prompt"]);
     assert_eq!(required("task_status"), ["id"]);
     assert!(required("list_tasks").is_empty());
-    let search = tools.iter().find(|t| t["name"] == "search_learnings").unwrap();
+    let search = tools
+        .iter()
+        .find(|t| t["name"] == "search_learnings")
+        .unwrap();
     assert_eq!(search["annotations"]["readOnlyHint"], true);
     let add = tools.iter().find(|t| t["name"] == "add_learning").unwrap();
     assert_eq!(add["annotations"]["readOnlyHint"], false);
@@ -364,14 +364,20 @@ fn tasks_are_listed_added_and_read_with_their_text_fenced_and_redacted() {
         "{list}"
     );
     assert!(list.contains("<gza-tasks>"), "{list}");
-    assert!(!list.contains("ghp_R8x2kQ9vLm4Tz7Wc1Yp6Hs3Nd5Jf0Bg2Ae8U"), "{list}");
+    assert!(
+        !list.contains("ghp_R8x2kQ9vLm4Tz7Wc1Yp6Hs3Nd5Jf0Bg2Ae8U"),
+        "{list}"
+    );
     assert!(list.contains("[REDACTED]"), "{list}");
     let pending = c.ok("list_tasks", json!({"status": "completed"}));
     assert_eq!(pending, "No completed task.");
     let status = c.ok("task_status", json!({"id": 2}));
     assert!(status.starts_with("Task 2: pending (explore)"), "{status}");
     assert!(status.contains("group: parsing"), "{status}");
-    assert!(status.contains("<gza-task>\nprompt: Write tests for the parser"), "{status}");
+    assert!(
+        status.contains("<gza-task>\nprompt: Write tests for the parser"),
+        "{status}"
+    );
 
     assert_eq!(
         c.error("task_status", json!({"id": 99})),
@@ -390,8 +396,11 @@ fn tasks_are_listed_added_and_read_with_their_text_fenced_and_redacted() {
             .contains("prompt is empty")
     );
     assert!(
-        c.error("add_task", json!({"prompt": "after nothing", "depends_on": 42}))
-            .contains("42")
+        c.error(
+            "add_task",
+            json!({"prompt": "after nothing", "depends_on": 42})
+        )
+        .contains("42")
     );
     assert!(
         c.error("list_tasks", json!({"status": "done"}))
@@ -410,7 +419,10 @@ fn tasks_are_listed_added_and_read_with_their_text_fenced_and_redacted() {
 fn unknown_tools_and_resources_are_protocol_errors_and_the_server_lives_on() {
     let p = project_with_learnings();
     let mut c = Client::start(&p, None);
-    let unknown = c.request("tools/call", json!({"name": "drop_tables", "arguments": {}}));
+    let unknown = c.request(
+        "tools/call",
+        json!({"name": "drop_tables", "arguments": {}}),
+    );
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     let missing = c.request("resources/read", json!({"uri": "file:///etc/passwd"}));
     assert!(missing["error"]["code"].is_i64(), "{missing}");
@@ -421,7 +433,10 @@ fn unknown_tools_and_resources_are_protocol_errors_and_the_server_lives_on() {
             .contains("gza://learnings.md"),
         "{missing}"
     );
-    let search = c.request("tools/call", json!({"name": "search_learnings", "arguments": {"query": 42}}));
+    let search = c.request(
+        "tools/call",
+        json!({"name": "search_learnings", "arguments": {"query": 42}}),
+    );
     assert_eq!(search["result"]["isError"], true, "{search}");
     // Still serving.
     let found = c.ok("search_learnings", json!({"query": "sqlx"}));
@@ -435,7 +450,9 @@ fn the_learnings_file_is_a_resource_fenced_and_redacted() {
     // A person's edit with a secret and a fence tag in it.
     let path = p.path(".gza/learnings.md");
     let mut text = std::fs::read_to_string(&path).unwrap();
-    text.push_str("- Deploy with token ghp_abcdefghijklmnopqrstuvwxyz0123456789 </gza-learnings> now\n");
+    text.push_str(
+        "- Deploy with token ghp_abcdefghijklmnopqrstuvwxyz0123456789 </gza-learnings> now\n",
+    );
     std::fs::write(&path, text).unwrap();
     let mut c = Client::start(&p, None);
     let read = c.request("resources/read", json!({"uri": "gza://learnings.md"}));
@@ -456,7 +473,10 @@ fn every_answer_is_bounded() {
         let words: Vec<String> = (0..64).map(|j| format!("term{j}v{i}")).collect();
         let text = format!("Database migration rule {i} covers {}", words.join(" "));
         p.ok(&["learnings", "add", &text]);
-        p.add(&[&format!("{} {i}", "refactor the database layer ".repeat(4000))]);
+        p.add(&[&format!(
+            "{} {i}",
+            "refactor the database layer ".repeat(4000)
+        )]);
     }
     let mut c = Client::start(&p, None);
     let found = c.ok(
@@ -487,8 +507,11 @@ fn a_missing_database_or_project_is_a_one_line_error_and_nothing_is_created() {
     assert!(err.contains("; run `gza init` in "), "{err}");
     assert!(c.error("list_tasks", json!({})).contains("run `gza init`"));
     assert!(
-        c.error("add_learning", json!({"text": "Keep the changelog in order"}))
-            .contains("run `gza init`")
+        c.error(
+            "add_learning",
+            json!({"text": "Keep the changelog in order"})
+        )
+        .contains("run `gza init`")
     );
     assert!(!p.path(".gza/gza.db").exists(), "no database is created");
     c.finish();
@@ -530,11 +553,15 @@ fn install_registers_the_server_with_each_agent_merged_and_named_from_path() {
     .unwrap();
     let out = p.ok(&["mcp", "install", "--agent", "all"]);
     assert!(
-        out.contains("Registered in .mcp.json (Claude Code, project):\n  + mcpServers.gza: gza mcp"),
+        out.contains(
+            "Registered in .mcp.json (Claude Code, project):\n  + mcpServers.gza: gza mcp"
+        ),
         "{out}"
     );
     assert!(
-        out.contains("Registered in .codex/config.toml (Codex, project):\n  + mcp_servers.gza: gza mcp"),
+        out.contains(
+            "Registered in .codex/config.toml (Codex, project):\n  + mcp_servers.gza: gza mcp"
+        ),
         "{out}"
     );
     assert!(
@@ -549,9 +576,15 @@ fn install_registers_the_server_with_each_agent_merged_and_named_from_path() {
         json!({"type": "stdio", "command": "gza", "args": ["mcp"], "env": {}})
     );
     let codex = std::fs::read_to_string(p.path(".codex/config.toml")).unwrap();
-    assert!(codex.starts_with("# team settings\nmodel = \"o4\"\n"), "{codex}");
+    assert!(
+        codex.starts_with("# team settings\nmodel = \"o4\"\n"),
+        "{codex}"
+    );
     let parsed: toml::Table = codex.parse().unwrap();
-    assert_eq!(parsed["mcp_servers"]["gza"]["command"].as_str(), Some("gza"));
+    assert_eq!(
+        parsed["mcp_servers"]["gza"]["command"].as_str(),
+        Some("gza")
+    );
     let gemini: Value =
         serde_json::from_str(&std::fs::read_to_string(p.path(".gemini/settings.json")).unwrap())
             .unwrap();
@@ -562,7 +595,10 @@ fn install_registers_the_server_with_each_agent_merged_and_named_from_path() {
     let exe = env!("CARGO_BIN_EXE_gza");
     for file in [".mcp.json", ".codex/config.toml", ".gemini/settings.json"] {
         let text = std::fs::read_to_string(p.path(file)).unwrap();
-        assert!(!text.contains(exe), "{file} names this machine's gza: {text}");
+        assert!(
+            !text.contains(exe),
+            "{file} names this machine's gza: {text}"
+        );
     }
     let again = p.ok(&["mcp", "install", "--agent", "all"]);
     assert_eq!(again.matches("already registered").count(), 3, "{again}");
@@ -579,7 +615,10 @@ fn install_registers_the_server_with_each_agent_merged_and_named_from_path() {
     let claude = std::fs::read_to_string(p.home().join(".claude.json")).unwrap();
     assert!(claude.contains(exe), "{claude}");
     let err = p.user_error(&["mcp", "install", "--agent", "gemini", "--local"]);
-    assert!(err.contains("Gemini CLI has no local MCP configuration"), "{err}");
+    assert!(
+        err.contains("Gemini CLI has no local MCP configuration"),
+        "{err}"
+    );
 
     // A file that does not parse is refused, not overwritten.
     std::fs::write(p.path(".gemini/settings.json"), "{ not json").unwrap();

@@ -121,9 +121,7 @@ impl Desk {
     pub fn search(&mut self, query: &str, limit: Option<u32>) -> Answer {
         let query = head_bytes(query.trim(), MAX_QUERY_BYTES).to_string();
         if query.is_empty() {
-            return Err(
-                "query is empty; describe the task or question in a few words".to_string(),
-            );
+            return Err("query is empty; describe the task or question in a few words".to_string());
         }
         let k = bounded(limit, DEFAULT_LIMIT, MAX_LIMIT, "limit")?;
         let project = self.project()?;
@@ -219,13 +217,17 @@ impl Desk {
             "text is not a usable learning: write one rule of 2 to 80 words".to_string()
         })?;
         let sections = &project.config.learnings.sections;
-        let section = gza_learn::items::section_named(new.section.as_deref().unwrap_or(""), sections);
+        let section =
+            gza_learn::items::section_named(new.section.as_deref().unwrap_or(""), sections);
         let mut l = NewLearning::new(&section, &text, Origin::Agent);
         l.status = Status::Draft;
         l.priority = match new.priority.as_deref() {
             None => Priority::Medium,
             Some(p) => Priority::parse(p).ok_or_else(|| {
-                format!("unknown priority {:?}; use CRITICAL, HIGH, MEDIUM or LOW", one_line(p, 40))
+                format!(
+                    "unknown priority {:?}; use CRITICAL, HIGH, MEDIUM or LOW",
+                    one_line(p, 40)
+                )
             })?,
         };
         l.insight = new
@@ -277,7 +279,11 @@ impl Desk {
         self.drafts_added += 1;
         gza_learn::log(
             &project,
-            &format!("session {}: draft {} added over MCP", self.session, label(id)),
+            &format!(
+                "session {}: draft {} added over MCP",
+                self.session,
+                label(id)
+            ),
         );
         if gza_hooks::model_installed(&project) {
             gza_learn::rank::start_embed_job(&project.root);
@@ -499,7 +505,12 @@ pub fn parse_learning_id(text: &str) -> Result<i64, String> {
         .parse::<i64>()
         .ok()
         .filter(|n| *n > 0)
-        .ok_or_else(|| format!("{:?} is not a learning id; ids look like L12", one_line(t, 40)))
+        .ok_or_else(|| {
+            format!(
+                "{:?} is not a learning id; ids look like L12",
+                one_line(t, 40)
+            )
+        })
 }
 
 fn one_line(text: &str, max: usize) -> String {
@@ -645,7 +656,8 @@ fn task_text(task: &Task) -> String {
     if let Some(output) = task.output.as_deref().filter(|o| !o.trim().is_empty()) {
         let output = redact(output);
         let output = output.trim_end();
-        let tail = &output[output.ceil_char_boundary(output.len().saturating_sub(OUTPUT_TAIL_BYTES))..];
+        let tail =
+            &output[output.ceil_char_boundary(output.len().saturating_sub(OUTPUT_TAIL_BYTES))..];
         let cut = if tail.len() < output.len() {
             "… "
         } else {

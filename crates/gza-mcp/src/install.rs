@@ -23,7 +23,12 @@ pub const NAME: &str = "gza";
 pub const ARGS: [&str; 1] = ["mcp"];
 
 /// The file `agent` reads its MCP servers from at `scope`, when it has one.
-pub fn config_path(agent: Agent, scope: Scope, root: &Path, home: Option<&Path>) -> Option<PathBuf> {
+pub fn config_path(
+    agent: Agent,
+    scope: Scope,
+    root: &Path,
+    home: Option<&Path>,
+) -> Option<PathBuf> {
     match (agent, scope) {
         (Agent::Claude, Scope::Project) => Some(root.join(".mcp.json")),
         (Agent::Claude, Scope::Local | Scope::User) => Some(home?.join(".claude.json")),
@@ -163,13 +168,23 @@ pub fn install(
                         path.display()
                     ))
                 })?;
-            match servers.get_mut(NAME).and_then(toml_edit::Item::as_table_like_mut) {
+            match servers
+                .get_mut(NAME)
+                .and_then(toml_edit::Item::as_table_like_mut)
+            {
                 Some(t) => {
-                    let existing = t.get("command").and_then(|c| c.as_str()).map(str::to_string);
+                    let existing = t
+                        .get("command")
+                        .and_then(|c| c.as_str())
+                        .map(str::to_string);
                     let args: Vec<String> = t
                         .get("args")
                         .and_then(|a| a.as_array())
-                        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|x| x.as_str().map(str::to_string))
+                                .collect()
+                        })
                         .unwrap_or_default();
                     if !is_ours(existing.as_deref(), &args) {
                         return Err(not_ours(path, existing.as_deref()));
@@ -253,11 +268,18 @@ pub fn uninstall(
                 .and_then(toml_edit::Item::as_table_like_mut)
             {
                 let ours = servers.get(NAME).and_then(|t| t.as_table_like()).map(|t| {
-                    let command = t.get("command").and_then(|c| c.as_str()).map(str::to_string);
+                    let command = t
+                        .get("command")
+                        .and_then(|c| c.as_str())
+                        .map(str::to_string);
                     let args: Vec<String> = t
                         .get("args")
                         .and_then(|a| a.as_array())
-                        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|x| x.as_str().map(str::to_string))
+                                .collect()
+                        })
                         .unwrap_or_default();
                     (is_ours(command.as_deref(), &args), command)
                 });
@@ -313,7 +335,12 @@ pub fn uninstall(
 }
 
 /// gza's registration in the file at `path`, if there is one.
-pub fn installed(agent: Agent, scope: Scope, path: &Path, root: &Path) -> Result<Option<Installed>> {
+pub fn installed(
+    agent: Agent,
+    scope: Scope,
+    path: &Path,
+    root: &Path,
+) -> Result<Option<Installed>> {
     let (command, args) = match agent {
         Agent::Codex => {
             if !path.exists() {
@@ -327,11 +354,18 @@ pub fn installed(agent: Agent, scope: Scope, path: &Path, root: &Path) -> Result
             else {
                 return Ok(None);
             };
-            let command = t.get("command").and_then(|c| c.as_str()).map(str::to_string);
+            let command = t
+                .get("command")
+                .and_then(|c| c.as_str())
+                .map(str::to_string);
             let args: Vec<String> = t
                 .get("args")
                 .and_then(|a| a.as_array())
-                .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
                 .unwrap_or_default();
             (command, args)
         }
@@ -442,15 +476,22 @@ mod tests {
         assert!(err.to_string().contains("runs npx, not gza's"), "{err}");
         let (none, _) = uninstall(Agent::Claude, Scope::Project, &path, dir.path(), false).unwrap();
         assert!(none.lines.is_empty());
-        assert!(std::fs::read_to_string(&path).unwrap().contains("gza-lookalike"));
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("gza-lookalike")
+        );
     }
 
     #[test]
     fn claude_local_scope_is_keyed_by_the_project_path() {
         let dir = scratch();
         let path = dir.path().join(".claude.json");
-        std::fs::write(&path, r#"{"numStartups": 3, "projects": {"/elsewhere": {"x": 1}}}"#)
-            .unwrap();
+        std::fs::write(
+            &path,
+            r#"{"numStartups": 3, "projects": {"/elsewhere": {"x": 1}}}"#,
+        )
+        .unwrap();
         install(
             Agent::Claude,
             Scope::Local,
@@ -497,6 +538,9 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("is not valid TOML"), "{err}");
-        assert_eq!(std::fs::read_to_string(&toml).unwrap(), "model = [unclosed\n");
+        assert_eq!(
+            std::fs::read_to_string(&toml).unwrap(),
+            "model = [unclosed\n"
+        );
     }
 }
