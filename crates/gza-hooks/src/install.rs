@@ -29,22 +29,26 @@ pub const EVENTS: [Event; 5] = [
 
 /// The Codex events gza handles (Codex 0.169 speaks Claude Code's hook wire: the same input
 /// fields and `hookSpecificOutput.additionalContext`). No matcher means every occurrence.
-/// SessionEnd is left out: Codex's rollout is not the transcript the extraction reads.
-pub const CODEX_EVENTS: [Event; 4] = [
+/// SessionEnd (sent by `codex exec` too, with the rollout as `transcript_path`) starts the
+/// session's extraction, as Claude Code's does.
+pub const CODEX_EVENTS: [Event; 5] = [
     ("SessionStart", None, "session-start"),
     ("UserPromptSubmit", None, "user-prompt-submit"),
     ("PreToolUse", None, "pre-tool-use"),
     ("Stop", None, "stop"),
+    ("SessionEnd", None, "session-end"),
 ];
 
 /// The Gemini CLI events gza handles. BeforeTool is left out: Gemini CLI 0.61 takes no
 /// `additionalContext` from it (only from AfterTool, after the call), so process knowledge
-/// cannot arrive before a tool call there. SessionEnd is left out: Gemini does not wait for it
-/// and gives it no final message.
-pub const GEMINI_EVENTS: [Event; 3] = [
+/// cannot arrive before a tool call there. SessionEnd gives no final message (AfterAgent has
+/// it) and Gemini does not wait for it; it gives the chat's `transcript_path`, so it starts the
+/// session's extraction, which runs detached.
+pub const GEMINI_EVENTS: [Event; 4] = [
     ("SessionStart", None, "session-start"),
     ("BeforeAgent", None, "user-prompt-submit"),
     ("AfterAgent", None, "stop"),
+    ("SessionEnd", None, "session-end"),
 ];
 
 /// Seconds an agent waits for a handler.
@@ -483,7 +487,7 @@ mod tests {
         );
         // Another agent's events are not touched by this one's uninstall.
         merge(&mut s, Agent::Codex, Path::new("gza")).unwrap();
-        assert_eq!(unmerge(&mut s, Agent::Gemini).len(), 3);
+        assert_eq!(unmerge(&mut s, Agent::Gemini).len(), 4);
         assert!(s["hooks"].get("UserPromptSubmit").is_some());
         assert!(s["hooks"].get("BeforeAgent").is_none());
     }
