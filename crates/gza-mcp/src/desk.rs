@@ -652,8 +652,14 @@ fn task_text(task: &Task) -> String {
     if let Some(url) = &task.pr_url {
         let _ = writeln!(out, "pull request: {url}");
     }
-    let mut data = format!("prompt: {}\n", one_line(&redact(&task.prompt), 600));
+    // Only a prompt's start and an output's end are shown, so only they are redacted (a prompt
+    // can be megabytes); the margin keeps a secret across the cut whole.
+    let prompt = head_bytes(&task.prompt, 8 * 1024);
+    let mut data = format!("prompt: {}\n", one_line(&redact(prompt), 600));
     if let Some(output) = task.output.as_deref().filter(|o| !o.trim().is_empty()) {
+        let output = output.trim_end();
+        let output = &output
+            [output.ceil_char_boundary(output.len().saturating_sub(8 * OUTPUT_TAIL_BYTES))..];
         let output = redact(output);
         let output = output.trim_end();
         let tail =
