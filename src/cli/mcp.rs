@@ -69,7 +69,15 @@ impl ScopeArgs {
 
 pub fn cmd_mcp(ctx: &Context, args: McpArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        None => Ok(crate::mcp::serve(ctx.dir())),
+        None => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                writeln!(
+                    output::stderr(),
+                    "gza mcp speaks MCP on standard input and output, for an agent CLI to start; `gza mcp install` registers it. Waiting for a client (Ctrl-D ends)."
+                )?;
+            }
+            Ok(crate::mcp::serve(ctx.dir()))
+        }
         Some(McpCommand::Install(a)) => install_cmd(ctx, a, true).map(|_| ExitCode::SUCCESS),
         Some(McpCommand::Uninstall(a)) => install_cmd(ctx, a, false).map(|_| ExitCode::SUCCESS),
         Some(McpCommand::Status) => status(ctx).map(|_| ExitCode::SUCCESS),
