@@ -126,8 +126,7 @@ pub enum Command {
     Learnings(learnings::LearningsArgs),
     /// Put learnings into every Claude Code session: install gza's hooks, and their handlers.
     Hook(hook::HookArgs),
-    /// Serve learnings and tasks to agents over MCP on stdin/stdout (agent CLIs start it);
-    /// `gza mcp install` registers it with Claude Code, Codex and Gemini CLI.
+    /// Serve learnings and tasks to agents over MCP (stdio); `gza mcp install` registers it.
     Mcp(mcp::McpArgs),
     /// Say which agent sandboxes (none, bwrap, docker) work on this machine, and what an agent
     /// of this project sees inside one.
