@@ -371,7 +371,10 @@ fn tasks_are_listed_added_and_read_with_their_text_fenced_and_redacted() {
     assert!(list.contains("[REDACTED]"), "{list}");
     let first = c.ok("task_status", json!({"id": 1}));
     assert!(first.contains("Fix the login bug; the token is"), "{first}");
-    assert!(!first.contains("ghp_R8x2kQ9vLm4Tz7Wc1Yp6Hs3Nd5Jf0Bg2Ae8U"), "{first}");
+    assert!(
+        !first.contains("ghp_R8x2kQ9vLm4Tz7Wc1Yp6Hs3Nd5Jf0Bg2Ae8U"),
+        "{first}"
+    );
     let pending = c.ok("list_tasks", json!({"status": "completed"}));
     assert_eq!(pending, "No completed task.");
     let status = c.ok("task_status", json!({"id": 2}));
