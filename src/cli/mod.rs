@@ -123,9 +123,9 @@ pub enum Command {
     /// Runs the queue; for each finished code task runs the verify command and queues a review,
     /// then improve tasks while the verdict is CHANGES_REQUESTED (watch.max_rounds), and merges
     /// approved work into its base branch once the verify passed on the commit that lands (or
-    /// opens a pull request: watch.land). One line per event and a summary at the end. Ctrl-C stops the running agent (its task is
-    /// continued by the next `gza watch`). Exit 0 when everything in scope landed, 1 when
-    /// something needs you (listed), 130 when stopped.
+    /// opens a pull request: watch.land). One line per event and a summary at the end. Ctrl-C
+    /// stops the running agent (its task is continued by the next `gza watch`). Exit 0 when
+    /// everything in scope landed, 1 when something needs you (listed), 130 when stopped.
     Watch(watch::WatchArgs),
     /// Queue the tasks of a task file in Python gza's import format (YAML).
     ///
