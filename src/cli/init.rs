@@ -35,6 +35,31 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     let root = std::path::absolute(root).map_err(|e| Error::io(root, "resolve", e))?;
     let config_path = root.join(CONFIG_FILE);
     let db_path = root.join(STATE_DIR).join("gza.db");
+    // A project whose records are in a shared database (team mode): its schema there is what
+    // `gza init` makes, once for the team; every later clone finds it.
+    if config_path.exists()
+        && !args.force
+        && let Ok(project) = crate::project::Project::discover(&root)
+        && let database @ crate::database::Database::Postgres { .. } = project.database()?
+    {
+        let (made, store) = match Store::open_database(&database) {
+            Ok(store) => (false, store),
+            Err(Error::MissingProject { .. }) => (true, Store::create_database(&database)?),
+            Err(e) => return Err(e.into()),
+        };
+        drop(store);
+        std::fs::create_dir_all(root.join(STATE_DIR))
+            .map_err(|e| Error::io(root.join(STATE_DIR), "create directory", e))?;
+        ensure_gitignore(&root.join(".gitignore"))?;
+        writeln!(
+            output::stdout(),
+            "{} {} {}; {CONFIG_FILE} was kept",
+            output::paint(output::GREEN, "✓"),
+            if made { "Created" } else { "Using" },
+            database.describe(),
+        )?;
+        return Ok(());
+    }
     let db_missing = std::fs::metadata(&db_path).map_or(true, |m| m.len() == 0);
     if config_path.exists() && !args.force && db_missing {
         // An initialised project whose database is gone (or a fresh clone): make only that.
@@ -79,7 +104,12 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     let _ = crate::trust::record(&root, &Default::default());
 
     let state = root.join(STATE_DIR);
-    let store = Store::create(&state.join("gza.db"))?;
+    // The database the new settings (with the environment: GZA_DATABASE_URL) name.
+    let database = match crate::project::Project::discover(&root) {
+        Ok(project) => project.database()?,
+        Err(_) => crate::database::Database::Sqlite(state.join("gza.db")),
+    };
+    let store = Store::create_database(&database)?;
     drop(store);
     let added = ensure_gitignore(&root.join(".gitignore"))?;
 
@@ -94,7 +124,12 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
         out,
         "  {CONFIG_FILE}     configuration (every key documented)"
     )?;
-    writeln!(out, "  {STATE_DIR}/gza.db  task database")?;
+    match &database {
+        crate::database::Database::Sqlite(_) => {
+            writeln!(out, "  {STATE_DIR}/gza.db  task database")?
+        }
+        shared => writeln!(out, "  task database {}", shared.describe())?,
+    }
     if added > 0 {
         writeln!(
             out,

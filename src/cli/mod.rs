@@ -181,7 +181,7 @@ impl Context {
     /// The project and its open database.
     pub fn open(&self) -> Result<(Project, Store), Error> {
         let project = self.project()?;
-        let store = Store::open(&project.db_path())?;
+        let store = Store::open_project(&project)?;
         for reaped in crate::runner::reap_orphans(&project, &store) {
             if let Some(note) = reaped.note() {
                 let _ = writeln!(output::stderr(), "{note}");
@@ -198,12 +198,12 @@ impl Context {
         // What hooks spooled while the database was busy is taken in first, when the database
         // can be written (a read-only one is read as it is).
         if crate::learn::spool::pending(&project)
-            && let Ok(store) = Store::open(&project.db_path())
+            && let Ok(store) = Store::open_project(&project)
         {
             crate::learn::take_in_spooled(&project, &store);
         }
         // Reading never reaps or signals: a worker this process cannot see may still run.
-        let store = Store::open_for_reading(&project.db_path())?;
+        let store = Store::open_project_for_reading(&project)?;
         Ok((project, store))
     }
 }

@@ -162,8 +162,14 @@ const PWD_LINE: &str = "pwd=/srv/app";
 /// Every text value in every table of the database.
 fn database_text(p: &TestProject) -> String {
     let db = p.db();
+    let list = if db.is_postgres() {
+        "SELECT CAST(table_name AS TEXT) FROM information_schema.tables \
+         WHERE table_schema = current_schema()"
+    } else {
+        "SELECT name FROM sqlite_master WHERE type = 'table'"
+    };
     let tables: Vec<String> = db
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .prepare(list)
         .unwrap()
         .query_map([], |r| r.get(0))
         .unwrap()
@@ -171,16 +177,24 @@ fn database_text(p: &TestProject) -> String {
         .collect();
     let mut all = String::new();
     for table in tables {
-        let mut stmt = db.prepare(&format!("SELECT * FROM \"{table}\"")).unwrap();
-        let columns = stmt.column_count();
-        let mut rows = stmt.query([]).unwrap();
-        while let Some(row) = rows.next().unwrap() {
-            for i in 0..columns {
-                if let Ok(Some(text)) = row.get::<_, Option<String>>(i) {
-                    all.push_str(&text);
-                    all.push('\n');
+        let rows: Vec<Vec<String>> = db
+            .prepare(&format!("SELECT * FROM \"{table}\""))
+            .unwrap()
+            .query_map([], |r| {
+                let mut texts = Vec::new();
+                for i in 0..r.column_count() {
+                    if let gza::store::db::Val::Text(t) = r.value(i)? {
+                        texts.push(t.to_string());
+                    }
                 }
-            }
+                Ok(texts)
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for text in rows.into_iter().flatten() {
+            all.push_str(&text);
+            all.push('\n');
         }
     }
     all

@@ -130,21 +130,25 @@ fn failure_reasons_read_the_same_known_or_not() {
 /// The stored row of task `id`, column by column (`group_name` under the name JSON gives it).
 fn stored_row(p: &TestProject, id: i64) -> serde_json::Map<String, serde_json::Value> {
     let db = p.db();
-    let mut stmt = db.prepare("SELECT * FROM tasks WHERE id = ?1").unwrap();
-    let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
-    stmt.query_row([id], |r| {
+    db.query_row("SELECT * FROM tasks WHERE id = ?1", [id], |r| {
         let mut row = serde_json::Map::new();
-        for (i, name) in names.iter().enumerate() {
-            use rusqlite::types::ValueRef;
-            let value = match r.get_ref(i)? {
-                ValueRef::Null => serde_json::Value::Null,
-                ValueRef::Integer(n) => n.into(),
-                ValueRef::Real(x) => x.into(),
-                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
-                ValueRef::Blob(_) => "<blob>".into(),
+        for i in 0..r.column_count() {
+            use gza::store::db::Val;
+            let value = match r.value(i)? {
+                Val::Null => serde_json::Value::Null,
+                Val::Int(n) => n.into(),
+                Val::Bool(b) => i64::from(b).into(),
+                Val::Real(x) => x.into(),
+                Val::Text(t) => t.to_string().into(),
+                Val::Blob(_) => "<blob>".into(),
             };
-            let name = if name == "group_name" { "group" } else { name };
-            row.insert(name.to_string(), value);
+            let name = r.column_name(i);
+            let name = if name == "group_name" {
+                "group".to_string()
+            } else {
+                name
+            };
+            row.insert(name, value);
         }
         Ok(row)
     })

@@ -2,8 +2,6 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{OptionalExtension, params};
-
 use super::Store;
 use super::tasks::NewTask;
 use gza_core::error::{Error, Result};
@@ -71,14 +69,13 @@ impl Store {
                 }
             }
         }
+        let insert = format!(
+            "INSERT INTO tasks (id, prompt, task_type, group_name, spec, model, provider, \
+             skip_learnings, urgent, created_at, import_key) \
+             VALUES ({}, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id",
+            crate::tasks::next_task_id(self.backend())
+        );
         self.immediate(|tx| {
-            let mut existing = tx.prepare("SELECT id FROM tasks WHERE import_key = ?1")?;
-            let mut insert = tx.prepare(&format!(
-                "INSERT INTO tasks (id, prompt, task_type, group_name, spec, model, provider, \
-                 skip_learnings, urgent, created_at, import_key) \
-                 VALUES ({}, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                crate::tasks::NEXT_TASK_ID
-            ))?;
             let now = now_timestamp();
             let mut outcomes: Vec<BatchOutcome> = Vec::with_capacity(batch.len());
             let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -90,30 +87,33 @@ impl Store {
                     continue;
                 }
                 seen.insert(&task.key, outcomes.len());
-                let stored: Option<TaskId> =
-                    existing.query_row([&task.key], |r| r.get(0)).optional()?;
+                let stored: Option<TaskId> = tx.query_opt(
+                    "SELECT id FROM tasks WHERE import_key = ?1",
+                    params![task.key],
+                    |r| r.get(0),
+                )?;
                 if let Some(id) = stored {
                     outcomes.push(BatchOutcome::AlreadyThere(id));
                     continue;
                 }
                 let t = &task.task;
-                insert.execute(params![
-                    t.prompt,
-                    t.task_type.unwrap_or(TaskType::Implement).as_str(),
-                    t.group,
-                    t.spec,
-                    t.model,
-                    t.provider,
-                    t.skip_learnings,
-                    t.urgent,
-                    now,
-                    task.key,
-                ])?;
-                outcomes.push(BatchOutcome::Inserted(TaskId(tx.last_insert_rowid())));
+                let id: TaskId = tx.one(
+                    &insert,
+                    params![
+                        t.prompt,
+                        t.task_type.unwrap_or(TaskType::Implement).as_str(),
+                        t.group,
+                        t.spec,
+                        t.model,
+                        t.provider,
+                        t.skip_learnings,
+                        t.urgent,
+                        now,
+                        task.key,
+                    ],
+                )?;
+                outcomes.push(BatchOutcome::Inserted(id));
             }
-            let mut link =
-                tx.prepare("UPDATE tasks SET based_on = ?2, depends_on = ?3 WHERE id = ?1")?;
-            let mut rename = tx.prepare("UPDATE tasks SET prompt = ?2 WHERE id = ?1")?;
             for (task, outcome) in batch.iter().zip(&outcomes) {
                 let BatchOutcome::Inserted(id) = *outcome else {
                     continue;
@@ -125,11 +125,17 @@ impl Store {
                 };
                 let (based_on, depends_on) = (resolve(task.based_on), resolve(task.depends_on));
                 if based_on.is_some() || depends_on.is_some() {
-                    link.execute(params![id, based_on, depends_on])?;
+                    tx.execute(
+                        "UPDATE tasks SET based_on = ?2, depends_on = ?3 WHERE id = ?1",
+                        params![id, based_on, depends_on],
+                    )?;
                 }
                 if let Some(named) = resolve(task.prompt_names) {
                     let prompt = task.task.prompt.replace("{id}", &named.to_string());
-                    rename.execute(params![id, prompt])?;
+                    tx.execute(
+                        "UPDATE tasks SET prompt = ?2 WHERE id = ?1",
+                        params![id, prompt],
+                    )?;
                 }
             }
             Ok(outcomes)

@@ -10,6 +10,22 @@ pub struct TestProject {
     root: PathBuf,
     home: PathBuf,
     env: Vec<(String, String)>,
+    /// Its database in the test cluster, when the suite runs on PostgreSQL.
+    pg_database: Option<String>,
+}
+
+/// Whether this run of the suite keeps projects in PostgreSQL (`GZA_TEST_BACKEND=postgres`,
+/// set by scripts/test for its second pass) rather than SQLite.
+pub fn on_postgres() -> bool {
+    std::env::var("GZA_TEST_BACKEND").as_deref() == Ok("postgres")
+}
+
+impl Drop for TestProject {
+    fn drop(&mut self) {
+        if let Some(name) = &self.pg_database {
+            super::postgres::cluster().drop_database(name);
+        }
+    }
 }
 
 /// What one run of gza did.
@@ -31,11 +47,48 @@ impl TestProject {
         let home = tmp.path().join("home");
         std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(&home).unwrap();
-        TestProject {
+        let mut p = TestProject {
             root: root.canonicalize().unwrap(),
             home,
             _tmp: tmp,
             env: Vec::new(),
+            pg_database: None,
+        };
+        if on_postgres() {
+            let cluster = super::postgres::cluster();
+            let name = cluster.new_database();
+            p.set_env("GZA_DATABASE_URL", &cluster.url(&name));
+            p.pg_database = Some(name);
+        }
+        p
+    }
+
+    /// A fresh directory whose project keeps its records in SQLite whatever the suite's
+    /// backend: for tests of the SQLite file itself (its journal, corruption, locks).
+    pub fn empty_sqlite() -> TestProject {
+        let mut p = TestProject::empty();
+        p.env.retain(|(k, _)| k != "GZA_DATABASE_URL");
+        if let Some(name) = p.pg_database.take() {
+            super::postgres::cluster().drop_database(&name);
+        }
+        p
+    }
+
+    /// A project after `gza init`, on SQLite whatever the suite's backend.
+    pub fn new_sqlite() -> TestProject {
+        let p = TestProject::empty_sqlite();
+        p.ok(&["init"]);
+        p
+    }
+
+    /// The database the project's records are in.
+    pub fn database(&self) -> gza::database::Database {
+        match self.env.iter().find(|(k, _)| k == "GZA_DATABASE_URL") {
+            Some((_, url)) => gza::database::Database::Postgres {
+                spec: gza::database::DatabaseSpec::parse(url, None).unwrap(),
+                project: gza::database::default_project_name(&self.root),
+            },
+            None => gza::database::Database::Sqlite(self.path(".gza/gza.db")),
         }
     }
 
@@ -150,8 +203,22 @@ impl TestProject {
         self.set_env("GZA_MODEL_DIR", &dir.to_string_lossy());
     }
 
-    /// Open the project's database directly, as a test oracle.
-    pub fn db(&self) -> rusqlite::Connection {
+    /// Open the project's database directly, as a test oracle: the same SQL on either
+    /// backend (`?1` parameters, as in gza's own queries).
+    pub fn db(&self) -> TestDb {
+        TestDb {
+            store: gza::store::Store::open_database(&self.database())
+                .unwrap_or_else(|e| panic!("open the project's database: {e}")),
+        }
+    }
+
+    /// The project's SQLite file itself, for tests about it (a project made with
+    /// [`TestProject::new_sqlite`]).
+    pub fn sqlite(&self) -> rusqlite::Connection {
+        assert!(
+            self.pg_database.is_none(),
+            "this test reads the SQLite file: make its project with TestProject::new_sqlite()"
+        );
         rusqlite::Connection::open(self.path(".gza/gza.db")).unwrap()
     }
 
@@ -302,7 +369,7 @@ impl TestProject {
     }
 
     /// One column of a task row.
-    pub fn task_field<T: rusqlite::types::FromSql>(&self, id: i64, column: &str) -> T {
+    pub fn task_field<T: gza::store::db::FromVal>(&self, id: i64, column: &str) -> T {
         self.db()
             .query_row(
                 &format!("SELECT {column} FROM tasks WHERE id = ?1"),
@@ -333,4 +400,148 @@ pub fn process_alive(pid: i64) -> bool {
             state != 'Z'
         })
         .unwrap_or(false)
+}
+
+/// A project's database as a test oracle: a few of rusqlite's calls (so a test reads the same
+/// whichever backend it runs on), through gza's own query layer. Parameters are rusqlite's
+/// (`rusqlite::params![…]`, `[a, b]`); rows are read with `r.get(i)`.
+pub struct TestDb {
+    store: gza::store::Store,
+}
+
+/// A value bound to an oracle query, taken from a rusqlite parameter.
+pub enum Owned {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+impl gza::store::db::ToParam for Owned {
+    fn param(&self) -> gza::store::db::Param<'_> {
+        use gza::store::db::Param;
+        match self {
+            Owned::Null => Param::Null,
+            Owned::Int(i) => Param::Int(*i),
+            Owned::Real(f) => Param::Real(*f),
+            Owned::Text(t) => Param::Text(t),
+            Owned::Blob(b) => Param::Blob(b),
+        }
+    }
+}
+
+fn owned(p: &dyn rusqlite::ToSql) -> Owned {
+    use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+    let value = match p.to_sql().expect("a parameter") {
+        ToSqlOutput::Borrowed(v) => v.into(),
+        ToSqlOutput::Owned(v) => v,
+        other => panic!("an oracle parameter of an unexpected kind: {other:?}"),
+    };
+    let _: Option<ValueRef> = None;
+    match value {
+        Value::Null => Owned::Null,
+        Value::Integer(i) => Owned::Int(i),
+        Value::Real(f) => Owned::Real(f),
+        Value::Text(t) => Owned::Text(t),
+        Value::Blob(b) => Owned::Blob(b),
+    }
+}
+
+/// Parameters of an oracle query, as rusqlite takes them.
+pub trait TestParams {
+    fn owned(&self) -> Vec<Owned>;
+}
+
+impl TestParams for &[&dyn rusqlite::ToSql] {
+    fn owned(&self) -> Vec<Owned> {
+        self.iter().map(|p| owned(*p)).collect()
+    }
+}
+
+impl TestParams for [&(dyn rusqlite::ToSql + Send + Sync); 0] {
+    fn owned(&self) -> Vec<Owned> {
+        Vec::new()
+    }
+}
+
+macro_rules! array_params {
+    ($($n:literal),*) => {$(
+        impl<T: rusqlite::ToSql> TestParams for [T; $n] {
+            fn owned(&self) -> Vec<Owned> {
+                self.iter().map(|p| owned(p)).collect()
+            }
+        }
+        impl<T: rusqlite::ToSql> TestParams for &[T; $n] {
+            fn owned(&self) -> Vec<Owned> {
+                self.iter().map(|p| owned(p)).collect()
+            }
+        }
+    )*};
+}
+array_params!(1, 2, 3, 4, 5, 6);
+
+fn refs(values: &[Owned]) -> Vec<&dyn gza::store::db::ToParam> {
+    values
+        .iter()
+        .map(|v| v as &dyn gza::store::db::ToParam)
+        .collect()
+}
+
+pub type DbResult<T> = gza::store::db::DbResult<T>;
+pub use gza::store::db::Row;
+
+impl TestDb {
+    pub fn execute(&self, sql: &str, params: impl TestParams) -> DbResult<usize> {
+        let values = params.owned();
+        self.store.db().execute(sql, &refs(&values))
+    }
+
+    pub fn query_row<T>(
+        &self,
+        sql: &str,
+        params: impl TestParams,
+        f: impl FnOnce(&Row) -> DbResult<T>,
+    ) -> DbResult<T> {
+        let values = params.owned();
+        self.store.db().query_row(sql, &refs(&values), f)
+    }
+
+    pub fn execute_batch(&self, sql: &str) -> DbResult<()> {
+        self.store.db().batch(sql)
+    }
+
+    pub fn prepare(&self, sql: &str) -> DbResult<TestStatement<'_>> {
+        Ok(TestStatement {
+            db: self,
+            sql: sql.to_string(),
+        })
+    }
+
+    /// Which backend the project is on.
+    pub fn is_postgres(&self) -> bool {
+        self.store.backend() == gza::store::Backend::Postgres
+    }
+}
+
+/// A statement of an oracle query, run as rusqlite's are.
+pub struct TestStatement<'a> {
+    db: &'a TestDb,
+    sql: String,
+}
+
+impl TestStatement<'_> {
+    pub fn query_map<T>(
+        &mut self,
+        params: impl TestParams,
+        f: impl FnMut(&Row) -> DbResult<T>,
+    ) -> DbResult<std::vec::IntoIter<DbResult<T>>> {
+        let values = params.owned();
+        let rows = self.db.store.db().query_map(&self.sql, &refs(&values), f)?;
+        Ok(rows.into_iter().map(Ok).collect::<Vec<_>>().into_iter())
+    }
+
+    pub fn execute(&mut self, params: impl TestParams) -> DbResult<usize> {
+        self.db.execute(&self.sql, params)
+    }
 }
