@@ -42,14 +42,12 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
         && let Ok(project) = crate::project::Project::discover(&root)
         && let database @ crate::database::Database::Postgres { .. } = project.database()?
     {
-        let (made, store) = match Store::open_database(&database) {
+        let (made, store) = match Store::open_project(&project) {
             Ok(store) => (false, store),
-            Err(Error::MissingProject { .. }) => (true, Store::create_database(&database)?),
+            Err(Error::MissingProject { .. }) => (true, Store::create_project(&project)?),
             Err(e) => return Err(e.into()),
         };
         drop(store);
-        std::fs::create_dir_all(root.join(STATE_DIR))
-            .map_err(|e| Error::io(root.join(STATE_DIR), "create directory", e))?;
         ensure_gitignore(&root.join(".gitignore"))?;
         writeln!(
             output::stdout(),
@@ -104,12 +102,12 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     let _ = crate::trust::record(&root, &Default::default());
 
     let state = root.join(STATE_DIR);
+    // gza's state lives here whichever database keeps the records.
+    std::fs::create_dir_all(&state).map_err(|e| Error::io(&state, "create directory", e))?;
     // The database the new settings (with the environment: GZA_DATABASE_URL) name.
-    let database = match crate::project::Project::discover(&root) {
-        Ok(project) => project.database()?,
-        Err(_) => crate::database::Database::Sqlite(state.join("gza.db")),
-    };
-    let store = Store::create_database(&database)?;
+    let project = crate::project::Project::discover(&root)?;
+    let database = project.database()?;
+    let store = Store::create_project(&project)?;
     drop(store);
     let added = ensure_gitignore(&root.join(".gitignore"))?;
 

@@ -6,6 +6,7 @@
 mod add;
 mod branch;
 mod config;
+mod db;
 mod demo;
 mod doctor;
 mod history;
@@ -139,6 +140,9 @@ pub enum Command {
     /// effect only once trusted. The trust is recorded in ~/.gza/trusted.json for this project's
     /// path and these values: a change to one of them (a pull, an edit) needs `gza trust` again.
     Trust(trust::TrustArgs),
+    /// Where the project's tasks and learnings are kept (SQLite, or a PostgreSQL database a
+    /// team shares) and whether gza can reach them.
+    Db(db::DbArgs),
     /// Watch gza run six tasks offline with a scripted agent, in a temporary project.
     Demo(demo::DemoArgs),
     /// The demo's scripted agent (reads a prompt on stdin).
@@ -258,6 +262,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Config(args) => config::cmd_config(ctx, args),
         Command::Learnings(args) => learnings::cmd_learnings(ctx, args),
         Command::Hook(args) => hook::cmd_hook(ctx, args),
+        Command::Db(args) => db::cmd_db(ctx, args),
         Command::Demo(args) => demo::cmd_demo(ctx, args),
         Command::DemoAgent(args) => demo::cmd_demo_agent(args),
     }?;

@@ -107,9 +107,26 @@ impl Project {
         })?;
         let project = match &self.config.project {
             Some(name) => name.trim().to_string(),
-            None => default_project_name(&self.root),
+            None => self
+                .recorded_project_name()
+                .unwrap_or_else(|| default_project_name(&self.root)),
         };
         Ok(Database::Postgres { spec, project })
+    }
+
+    /// The file where a clone keeps the name its project had when the clone first used a
+    /// shared database, so adding or changing `origin` later does not move it to another
+    /// project (the `project` setting still overrides it).
+    pub fn project_name_file(&self) -> PathBuf {
+        self.state_dir().join("project")
+    }
+
+    /// The name kept in [`Project::project_name_file`], if any.
+    pub fn recorded_project_name(&self) -> Option<String> {
+        let bytes = crate::fsutil::read_regular_file(&self.project_name_file(), 4096).ok()?;
+        let name = String::from_utf8(bytes).ok()?;
+        let name = name.trim();
+        (!name.is_empty()).then(|| name.to_string())
     }
 
     /// Raw agent streams, one file per task, and learning-machinery logs.

@@ -114,6 +114,19 @@ fn read_layer(path: &Path, required: bool) -> Result<Option<Layer>> {
             message: e.to_string(),
         })?
     };
+    // A password for the database is never read from a settings file (they are committed, or
+    // read by others), trusted or not: the environment, ~/.pgpass and service files are where
+    // it goes.
+    if let Some(Value::String(db)) = value.get("database")
+        && !crate::config::is_sqlite(db)
+        && let Err(message) = crate::database::DatabaseSpec::parse(db, Some(path))
+    {
+        return Err(Error::Config {
+            path: path.to_path_buf(),
+            location: key_lines(&text).get("database").map(|l| (*l, 1)),
+            message: format!("database: {message}"),
+        });
+    }
     Ok(Some(Layer {
         path: path.to_path_buf(),
         text,
@@ -369,19 +382,6 @@ pub fn load(root: &Path) -> Result<Effective> {
     }
 
     let project_file = root.join(PROJECT_FILE);
-    // A password for the database is never read from a settings file (they are committed, or
-    // read by others); the environment, ~/.pgpass and service files are where it goes.
-    if let Some(Value::String(db)) = merged.get("database")
-        && !crate::config::is_sqlite(db)
-        && let Some(Source::File { path, line }) = sources.get("database")
-        && let Err(message) = crate::database::DatabaseSpec::parse(db, Some(path))
-    {
-        return Err(Error::Config {
-            path: path.clone(),
-            location: line.map(|l| (l, 1)),
-            message,
-        });
-    }
     let config: Config = serde_norway::from_value(merged.clone()).map_err(|e| Error::Config {
         path: project_file.clone(),
         location: None,

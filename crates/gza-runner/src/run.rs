@@ -984,6 +984,12 @@ fn record(
     if let Some(err) = &report.hook_error {
         complete::log_hook_error(project, task.id, err);
     }
+    if report.fenced {
+        ui.warn(&format!(
+            "task {}: other workers reaped it while this worker could not renew its lease; its result was not recorded (the agent's output is in .gza/logs/)",
+            task.id
+        ));
+    }
     let stored = store.get_task(task.id)?;
     tracing::info!(status = %stored.status(), "recorded");
     let finished = Finished {

@@ -96,6 +96,25 @@ pub struct Store {
     target: Target,
 }
 
+/// `.gza/` holds this clone's logs, locks, worktrees and learnings.md whichever database keeps
+/// the records: a clone whose records are in a shared database (where the SQLite file would
+/// have made it) gets it when it first opens them.
+/// The name the project has there is kept in `.gza/project` the first time (unless the
+/// `project` setting names it), so a remote added later does not move it.
+fn ensure_state_dir(project: &Project, database: &Database) -> Result<()> {
+    if let Database::Postgres { project: name, .. } = database {
+        let dir = project.state_dir();
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create directory", e))?;
+        if project.config.project.is_none() && project.recorded_project_name().is_none() {
+            let _ = gza_core::fsutil::write_atomically(
+                &project.project_name_file(),
+                format!("{name}\n").as_bytes(),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Device and inode of the file at `path`, if there is one.
 fn file_identity(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
@@ -106,12 +125,18 @@ impl Store {
     /// Open the project's database (SQLite or its schema in a shared PostgreSQL) and bring its
     /// schema up to date; never creates one: only [`Store::create_project`] (`gza init`) does.
     pub fn open_project(project: &Project) -> Result<Store> {
-        Store::open_database(&project.database()?)
+        let database = project.database()?;
+        let store = Store::open_database(&database)?;
+        ensure_state_dir(project, &database)?;
+        Ok(store)
     }
 
     /// Open (creating if needed) the project's database.
     pub fn create_project(project: &Project) -> Result<Store> {
-        Store::create_database(&project.database()?)
+        let database = project.database()?;
+        let store = Store::create_database(&database)?;
+        ensure_state_dir(project, &database)?;
+        Ok(store)
     }
 
     /// Open the project's database for a hook: `None` when there is none; locks are waited on
@@ -133,7 +158,12 @@ impl Store {
     pub fn open_project_for_reading(project: &Project) -> Result<Store> {
         match project.database()? {
             Database::Sqlite(path) => Store::open_for_reading(&path),
-            Database::Postgres { spec, project } => Store::connect_pg(&spec, &project, false, None),
+            database @ Database::Postgres { .. } => {
+                let store = Store::open_database(&database)?;
+                // Reading still needs the clone's state folder (learnings.md, logs).
+                let _ = ensure_state_dir(project, &database);
+                Ok(store)
+            }
         }
     }
 

@@ -440,6 +440,12 @@ pub(crate) fn connect_error(r: &Resolved, e: &postgres::Error) -> Error {
         cause = s.to_string();
         source = s.source();
     }
+    if cause.contains("password missing") {
+        return Error::Unreachable(format!(
+            "PostgreSQL at {at} refused user {}: it asks for a password and none was given; give it in ~/.pgpass, a service file (service=…) or PGPASSWORD",
+            r.user
+        ));
+    }
     Error::Unreachable(format!(
         "cannot reach PostgreSQL at {at}: {cause}; check that it runs and the database setting (or GZA_DATABASE_URL) names it"
     ))

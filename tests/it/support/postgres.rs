@@ -19,10 +19,6 @@ use std::sync::{Mutex, OnceLock};
 /// The running cluster.
 pub struct Cluster {
     pub port: u16,
-    /// Where its data, log and socket are.
-    pub dir: PathBuf,
-    bin: PathBuf,
-    as_nobody: bool,
     _watchdog: Mutex<Child>,
 }
 
@@ -197,9 +193,6 @@ fn start() -> Cluster {
             .expect("the watchdog starts");
         let cluster = Cluster {
             port,
-            dir,
-            bin,
-            as_nobody,
             _watchdog: Mutex::new(watchdog),
         };
         cluster
@@ -235,6 +228,15 @@ impl Cluster {
         name
     }
 
+    /// A new, empty database owned by `role` (it may create the project's schema there).
+    pub fn new_database_owned_by(&self, role: &str) -> String {
+        let name = self.new_database();
+        self.admin()
+            .batch_execute(&format!("ALTER DATABASE {name} OWNER TO {role}"))
+            .expect("give the test database to its role");
+        name
+    }
+
     /// The URL of database `name`, as the superuser (no password: trust on loopback).
     pub fn url(&self, name: &str) -> String {
         format!("postgres://gza@127.0.0.1:{}/{name}", self.port)
@@ -245,23 +247,5 @@ impl Cluster {
         let _ = self
             .admin()
             .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
-    }
-
-    /// Stop the server (as a crash would: no shutdown checkpoint) and start it again on the
-    /// same port, for tests of what a restart in the middle of a run does.
-    pub fn restart(&self) {
-        let data = self.dir.join("data");
-        run(
-            self.as_nobody,
-            &self.bin.join("pg_ctl"),
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-m",
-                "immediate",
-                "-w",
-                "restart",
-            ],
-        );
     }
 }

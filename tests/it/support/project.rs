@@ -74,6 +74,29 @@ impl TestProject {
         p
     }
 
+    /// A fresh directory whose project keeps its records in a new database of the test
+    /// PostgreSQL cluster, whatever the suite's backend (dropped with the project).
+    pub fn empty_postgres() -> TestProject {
+        let mut p = TestProject::empty_sqlite();
+        let cluster = super::postgres::cluster();
+        let name = cluster.new_database();
+        p.set_env("GZA_DATABASE_URL", &cluster.url(&name));
+        p.pg_database = Some(name);
+        p
+    }
+
+    /// A fresh directory (another clone, another repository) whose project keeps its records in
+    /// the same database as `other`'s.
+    pub fn empty_sharing(other: &TestProject) -> TestProject {
+        let mut p = TestProject::empty_sqlite();
+        for (k, v) in &other.env {
+            if k == "GZA_DATABASE_URL" {
+                p.set_env(k, v);
+            }
+        }
+        p
+    }
+
     /// A project after `gza init`, on SQLite whatever the suite's backend.
     pub fn new_sqlite() -> TestProject {
         let p = TestProject::empty_sqlite();
@@ -86,7 +109,9 @@ impl TestProject {
         match self.env.iter().find(|(k, _)| k == "GZA_DATABASE_URL") {
             Some((_, url)) => gza::database::Database::Postgres {
                 spec: gza::database::DatabaseSpec::parse(url, None).unwrap(),
-                project: gza::database::default_project_name(&self.root),
+                project: std::fs::read_to_string(self.path(".gza/project"))
+                    .map(|n| n.trim().to_string())
+                    .unwrap_or_else(|_| gza::database::default_project_name(&self.root)),
             },
             None => gza::database::Database::Sqlite(self.path(".gza/gza.db")),
         }
