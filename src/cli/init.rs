@@ -42,7 +42,15 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
         && let Ok(project) = crate::project::Project::discover(&root)
         && let database @ crate::database::Database::Postgres { .. } = project.database()?
     {
+        let joined = root.join(STATE_DIR).is_dir();
         let (made, store) = match Store::open_project(&project) {
+            // This clone has it already: as with SQLite, say how to start over.
+            Ok(_) if joined => {
+                return Err(usage(format!(
+                    "{} already exists; pass --force to overwrite it (tasks are kept)",
+                    config_path.display()
+                )));
+            }
             Ok(store) => (false, store),
             Err(Error::MissingProject { .. }) => (true, Store::create_project(&project)?),
             Err(e) => return Err(e.into()),

@@ -44,9 +44,22 @@ fn fixed_project() -> TestProject {
         p.add(&[&format!("Failing task {n}")]);
     }
     let db = p.db();
+    let ids: Vec<i64> = db
+        .prepare("SELECT id FROM tasks ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for id in ids {
+        db.execute(
+            "UPDATE tasks SET created_at = ?1 WHERE id = ?2",
+            rusqlite::params![format!("2026-01-{:02}T09:{:02}:00Z", 1 + id % 28, id), id],
+        )
+        .unwrap();
+    }
     db.execute_batch(
-        "UPDATE tasks SET created_at = printf('2026-01-%02dT09:%02d:00Z', 1 + id % 28, id);
-         INSERT INTO learnings_versions (id, created_at, content) VALUES (1, '2026-01-01T08:00:00Z', '');
+        "INSERT INTO learnings_versions (id, created_at, content) VALUES (1, '2026-01-01T08:00:00Z', '');
          UPDATE tasks SET group_name = 'cli', spec = 'docs/spec.md', model = 'opus', provider = 'claude',
            urgent = 1 WHERE id = 1;
          UPDATE tasks SET task_type = 'improve', based_on = 4, depends_on = 5, skip_learnings = 1,
@@ -266,7 +279,12 @@ fn a_time_gza_cannot_read_is_a_one_line_error_naming_its_row() {
             err.contains(r#"task 2's created_at is "last tuesday", not a time"#),
             "{err}"
         );
-        assert!(err.contains("gza.db"), "{err}");
+        let place = if p.database_env().is_empty() {
+            "gza.db"
+        } else {
+            "postgres://"
+        };
+        assert!(err.contains(place), "{err}");
     }
     // The other task is unaffected.
     assert!(p.ok(&["show", "1"]).contains("fine"));

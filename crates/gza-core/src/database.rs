@@ -222,7 +222,10 @@ pub enum Database {
     /// The SQLite file (`.gza/gza.db`).
     Sqlite(PathBuf),
     /// A shared PostgreSQL database, and the project's name in it.
-    Postgres { spec: DatabaseSpec, project: String },
+    Postgres {
+        spec: Box<DatabaseSpec>,
+        project: String,
+    },
 }
 
 impl Database {

@@ -151,9 +151,10 @@ pub enum Error {
     #[error("cannot migrate the database: {0}")]
     Migration(String),
 
-    /// A PostgreSQL error that is no one's input: a bug or the server's own fault (exit 255).
+    /// A database error that is no one's input (PostgreSQL's, or the query layer's on either
+    /// backend): a bug or the server's own fault (exit 255).
     #[error("database error: {0}")]
-    Postgres(String),
+    Store(String),
 
     /// The shared database cannot be reached, or refused this connection: the message says
     /// what to check. Nothing was read or changed.
@@ -220,7 +221,7 @@ impl Error {
             | Error::HttpSetup(_)
             | Error::Sqlite(_)
             | Error::Migration(_)
-            | Error::Postgres(_) => false,
+            | Error::Store(_) => false,
         }
     }
 }

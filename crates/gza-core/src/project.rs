@@ -111,7 +111,10 @@ impl Project {
                 .recorded_project_name()
                 .unwrap_or_else(|| default_project_name(&self.root)),
         };
-        Ok(Database::Postgres { spec, project })
+        Ok(Database::Postgres {
+            spec: Box::new(spec),
+            project,
+        })
     }
 
     /// The file where a clone keeps the name its project had when the clone first used a

@@ -80,16 +80,19 @@ pub fn this_worker() -> WorkerId {
 /// This worker's current lease, shared by its threads: the heartbeat renews it and, when it
 /// expired (the database could not be reached in time), takes a new one; a claim names it.
 struct LeaseCell {
+    /// This process as a task owner.
+    base: WorkerId,
     id: AtomicI64,
     /// A claim found the lease expired: the heartbeat takes a new one at once.
     lost: AtomicBool,
 }
 
 impl LeaseCell {
-    fn worker(&self, worker: WorkerId) -> WorkerId {
+    /// This process under its current lease.
+    fn worker(&self) -> WorkerId {
         WorkerId {
             lease: Some(self.id.load(Ordering::SeqCst)),
-            ..worker
+            ..self.base
         }
     }
 }
@@ -111,6 +114,7 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
     let span = tracing::info_span!("work", pid = worker.pid);
     let _entered = span.enter();
     let lease = LeaseCell {
+        base: worker,
         id: AtomicI64::new(0),
         lost: AtomicBool::new(false),
     };
@@ -176,7 +180,6 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
                     worker_loop(
                         project,
                         options,
-                        worker,
                         &lease,
                         &remaining,
                         &regenerations,
@@ -310,7 +313,6 @@ fn heartbeat(
 fn worker_loop(
     project: &Project,
     options: &WorkOptions,
-    worker: WorkerId,
     lease: &LeaseCell,
     remaining: &AtomicUsize,
     regenerations: &std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>,
@@ -339,7 +341,7 @@ fn worker_loop(
                 .iter()
                 .map(|(id, _)| *id)
                 .collect();
-            let worker = lease.worker(worker);
+            let worker = lease.worker();
             match store.claim_next_task(
                 worker,
                 &options.ids,

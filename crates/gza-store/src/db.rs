@@ -555,7 +555,7 @@ const STATEMENT_CACHE: usize = 256;
 
 enum Inner {
     Sqlite(rusqlite::Connection),
-    Postgres(RefCell<Pg>),
+    Postgres(Box<RefCell<Pg>>),
 }
 
 /// An open database connection.
@@ -575,11 +575,11 @@ impl Db {
 
     pub(crate) fn postgres(client: postgres::Client, write_lock: i64) -> Db {
         Db {
-            inner: Inner::Postgres(RefCell::new(Pg {
+            inner: Inner::Postgres(Box::new(RefCell::new(Pg {
                 client,
                 statements: HashMap::new(),
                 write_lock,
-            })),
+            }))),
             in_tx: std::cell::Cell::new(false),
         }
     }
@@ -766,6 +766,13 @@ impl Db {
             db: self,
             done: false,
         })
+    }
+
+    /// On PostgreSQL, the statement that takes the project's write lock inside a transaction
+    /// (what [`Db::transaction`] runs after `BEGIN`), for tools and tests that hold the lock
+    /// as a writer would; `None` on SQLite, where `BEGIN IMMEDIATE` is the lock.
+    pub fn write_lock_sql(&self) -> Option<String> {
+        self.with_pg(|pg| format!("SELECT pg_advisory_xact_lock({})", pg.write_lock))
     }
 
     /// How long a statement waits for a lock another connection holds (SQLite's busy timeout,

@@ -670,11 +670,15 @@ fn classify(path: &Path, e: DbError) -> Error {
     match e {
         DbError::Sqlite(e) => classify_sqlite(path, e),
         DbError::Postgres(e) => classify_pg(path, e),
+        DbError::Bad(what) if path.starts_with("postgres:") => Error::Usage(format!(
+            "{what} in {}; gza cannot read that row: correct the value there (psql)",
+            path.display()
+        )),
         DbError::Bad(what) => Error::BadRow {
             path: path.to_path_buf(),
             what,
         },
-        other => Error::Postgres(other.to_string()),
+        other => Error::Store(other.to_string()),
     }
 }
 
@@ -714,7 +718,7 @@ fn classify_pg(path: &Path, e: postgres::Error) -> Error {
             db.message()
         ))
     } else {
-        Error::Postgres(format!("{}: {}", db.code().code(), db.message()))
+        Error::Store(format!("{}: {}", db.code().code(), db.message()))
     }
 }
 

@@ -728,7 +728,7 @@ fn every_query_answers_alike_on_sqlite_and_postgres() {
     let cluster = postgres::cluster();
     let name = cluster.new_database();
     let pg = Store::create_database(&Database::Postgres {
-        spec: DatabaseSpec::parse(&cluster.url(&name), None).unwrap(),
+        spec: Box::new(DatabaseSpec::parse(&cluster.url(&name), None).unwrap()),
         project: "github.com/acme/app".into(),
     })
     .unwrap();
@@ -752,7 +752,7 @@ fn two_projects_in_one_database_never_see_each_others_rows() {
     let name = cluster.new_database();
     let open = |project: &str| {
         Store::create_database(&Database::Postgres {
-            spec: DatabaseSpec::parse(&cluster.url(&name), None).unwrap(),
+            spec: Box::new(DatabaseSpec::parse(&cluster.url(&name), None).unwrap()),
             project: project.into(),
         })
         .unwrap()
@@ -781,7 +781,7 @@ fn two_projects_in_one_database_never_see_each_others_rows() {
     assert_eq!(app.learnings(true).unwrap().len(), 1);
     // A project not created yet is reported, not made by opening it.
     let err = Store::open_database(&Database::Postgres {
-        spec: DatabaseSpec::parse(&cluster.url(&name), None).unwrap(),
+        spec: Box::new(DatabaseSpec::parse(&cluster.url(&name), None).unwrap()),
         project: "github.com/acme/third".into(),
     })
     .err()

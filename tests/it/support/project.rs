@@ -104,17 +104,110 @@ impl TestProject {
         p
     }
 
+    /// The variables that name the project's database (none on SQLite), for programs a test
+    /// starts itself: an agent CLI run as a person would, whose hooks start gza.
+    pub fn database_env(&self) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .filter(|(k, _)| k == "GZA_DATABASE_URL")
+            .cloned()
+            .collect()
+    }
+
     /// The database the project's records are in.
     pub fn database(&self) -> gza::database::Database {
+        self.database_at(&self.root)
+    }
+
+    /// The database of the project at `root` (this one, or one nested in it).
+    fn database_at(&self, root: &Path) -> gza::database::Database {
         match self.env.iter().find(|(k, _)| k == "GZA_DATABASE_URL") {
             Some((_, url)) => gza::database::Database::Postgres {
-                spec: gza::database::DatabaseSpec::parse(url, None).unwrap(),
-                project: std::fs::read_to_string(self.path(".gza/project"))
+                spec: Box::new(gza::database::DatabaseSpec::parse(url, None).unwrap()),
+                project: std::fs::read_to_string(root.join(".gza/project"))
                     .map(|n| n.trim().to_string())
-                    .unwrap_or_else(|_| gza::database::default_project_name(&self.root)),
+                    .unwrap_or_else(|_| gza::database::default_project_name(root)),
             },
-            None => gza::database::Database::Sqlite(self.path(".gza/gza.db")),
+            None => gza::database::Database::Sqlite(root.join(".gza/gza.db")),
         }
+    }
+
+    /// The oracle of the project nested at `rel` in this one.
+    pub fn db_at(&self, rel: &str) -> TestDb {
+        TestDb {
+            store: gza::store::Store::open_database(&self.database_at(&self.path(rel)))
+                .unwrap_or_else(|e| panic!("open the nested project's database: {e}")),
+        }
+    }
+
+    /// Remove the project's database as a person might: the SQLite file, or the project's
+    /// schema in PostgreSQL (and its name in the registry).
+    pub fn remove_database(&self) {
+        if self.database_env().is_empty() {
+            std::fs::remove_file(self.path(".gza/gza.db")).unwrap();
+            return;
+        }
+        let db = self.db();
+        let schema = db.store.status().unwrap().schema.unwrap();
+        db.execute_batch(&format!(
+            "DROP SCHEMA {schema} CASCADE; DELETE FROM gza.projects WHERE schema_name = '{schema}'"
+        ))
+        .unwrap();
+    }
+
+    /// Whether the project's database exists (the SQLite file, or its schema).
+    pub fn database_exists(&self) -> bool {
+        if self.database_env().is_empty() {
+            self.path(".gza/gza.db").exists()
+        } else {
+            gza::store::Store::open_database(&self.database()).is_ok()
+        }
+    }
+
+    /// Every text value in every table of the project's database (whichever backend), for
+    /// "nothing of this is stored" checks.
+    pub fn database_text(&self) -> String {
+        let db = self.db();
+        let list = if db.is_postgres() {
+            "SELECT CAST(table_name AS TEXT) FROM information_schema.tables \
+             WHERE table_schema = current_schema()"
+        } else {
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+        };
+        let tables: Vec<String> = db
+            .prepare(list)
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let mut all = String::new();
+        for table in tables {
+            let rows: Vec<Vec<String>> = db
+                .prepare(&format!("SELECT * FROM \"{table}\""))
+                .unwrap()
+                .query_map([], |r| {
+                    let mut texts = Vec::new();
+                    for i in 0..r.column_count() {
+                        match r.value(i)? {
+                            gza::store::db::Val::Text(t) => texts.push(t.to_string()),
+                            gza::store::db::Val::Blob(b) => {
+                                texts.push(String::from_utf8_lossy(b).into_owned())
+                            }
+                            _ => {}
+                        }
+                    }
+                    Ok(texts)
+                })
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            for text in rows.into_iter().flatten() {
+                all.push_str(&text);
+                all.push('\n');
+            }
+        }
+        all
     }
 
     /// A project after `gza init`.
@@ -235,16 +328,6 @@ impl TestProject {
             store: gza::store::Store::open_database(&self.database())
                 .unwrap_or_else(|e| panic!("open the project's database: {e}")),
         }
-    }
-
-    /// The project's SQLite file itself, for tests about it (a project made with
-    /// [`TestProject::new_sqlite`]).
-    pub fn sqlite(&self) -> rusqlite::Connection {
-        assert!(
-            self.pg_database.is_none(),
-            "this test reads the SQLite file: make its project with TestProject::new_sqlite()"
-        );
-        rusqlite::Connection::open(self.path(".gza/gza.db")).unwrap()
     }
 
     /// Everything stored about every task, for "nothing changed" checks.
@@ -532,8 +615,15 @@ impl TestDb {
         self.store.db().query_row(sql, &refs(&values), f)
     }
 
+    /// Statements without parameters. `BEGIN IMMEDIATE` (a writer holding the lock) is, on
+    /// PostgreSQL, `BEGIN` and the project's write lock, as gza's own writers take it.
     pub fn execute_batch(&self, sql: &str) -> DbResult<()> {
-        self.store.db().batch(sql)
+        match self.store.db().write_lock_sql() {
+            Some(lock) if sql.trim() == "BEGIN IMMEDIATE" => {
+                self.store.db().batch(&format!("BEGIN; {lock}"))
+            }
+            _ => self.store.db().batch(sql),
+        }
     }
 
     pub fn prepare(&self, sql: &str) -> DbResult<TestStatement<'_>> {
