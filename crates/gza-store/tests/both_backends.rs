@@ -412,7 +412,11 @@ fn scenario(store: &Store) -> String {
         .unwrap();
     say!(
         "session injected",
-        store.injected_in_session("sess-9").unwrap()
+        store
+            .injected_in_session("sess-9")
+            .unwrap()
+            .into_iter()
+            .collect::<std::collections::BTreeSet<_>>()
     );
     say!(
         "task injections",
@@ -501,7 +505,14 @@ fn scenario(store: &Store) -> String {
             .map(|s| (s.task, s.session.clone(), s.kind.clone()))
             .collect::<Vec<_>>()
     );
-    say!("latest sources", store.latest_sources().unwrap());
+    say!(
+        "latest sources",
+        store
+            .latest_sources()
+            .unwrap()
+            .into_iter()
+            .collect::<std::collections::BTreeMap<_, _>>()
+    );
     say!(
         "events",
         store
