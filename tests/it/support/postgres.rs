@@ -111,9 +111,15 @@ fn free_port() -> u16 {
 fn start() -> Cluster {
     let bin = bindir();
     let as_nobody = is_root();
+    // nobody must reach the directory: under /tmp, whatever TMPDIR says, when run as root.
+    let base = if as_nobody {
+        PathBuf::from("/tmp")
+    } else {
+        std::env::temp_dir()
+    };
     let dir = tempfile::Builder::new()
         .prefix("gza-pg")
-        .tempdir()
+        .tempdir_in(base)
         .expect("a temporary directory")
         .keep();
     if as_nobody {
