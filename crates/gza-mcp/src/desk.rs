@@ -694,6 +694,15 @@ fn finish(text: String) -> String {
     cut
 }
 
+/// Where the project's records are, as a person may see it: the SQLite file, or the shared
+/// database and the project's name in it (never a password).
+fn where_records_are(project: &Project) -> String {
+    project
+        .database()
+        .map(|d| d.describe())
+        .unwrap_or_else(|_| project.db_path().display().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -727,13 +736,4 @@ mod tests {
         assert!(cut.len() <= MAX_ANSWER_BYTES);
         assert!(cut.ends_with("(answer cut at 16 KiB)"));
     }
-}
-
-/// Where the project's records are, as a person may see it: the SQLite file, or the shared
-/// database and the project's name in it (never a password).
-fn where_records_are(project: &Project) -> String {
-    project
-        .database()
-        .map(|d| d.describe())
-        .unwrap_or_else(|_| project.db_path().display().to_string())
 }
