@@ -39,6 +39,7 @@ mod support;
 mod tables;
 mod task_json;
 mod tasks;
+mod team;
 mod trust;
 mod verify;
 mod watch;

@@ -3,10 +3,9 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{OptionalExtension, Row, params};
-
 use super::Store;
 use super::tasks::{TASK_COLUMNS, task_from_row, time_column};
+use crate::db::{DbError, DbResult, Row};
 use gza_core::error::Result;
 use gza_core::task::{FailureReason, Task, TaskId, now_timestamp};
 use gza_core::verify::{Verification, VerifyOutcome};
@@ -28,15 +27,14 @@ pub struct NewVerification<'a> {
     pub log_file: Option<&'a str>,
 }
 
-fn verification_from_row(row: &Row) -> rusqlite::Result<Verification> {
+fn verification_from_row(row: &Row) -> DbResult<Verification> {
     let status: String = row.get(4)?;
     let exit_code: Option<i32> = row.get(5)?;
     let outcome = VerifyOutcome::from_stored(&status, exit_code).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            4,
-            rusqlite::types::Type::Text,
-            format!("a verify run's status is {status:?}, not passed, failed or timed_out").into(),
-        )
+        DbError::Bad(format!(
+            "verify run {}: its status is {status:?}, not passed, failed or timed_out",
+            row.get::<i64>(0).unwrap_or_default()
+        ))
     })?;
     Ok(Verification {
         id: row.get(0)?,
@@ -54,12 +52,13 @@ fn verification_from_row(row: &Row) -> rusqlite::Result<Verification> {
 impl Store {
     /// Record a verify run; returns it as stored.
     pub fn record_verification(&self, new: &NewVerification) -> Result<Verification> {
-        let id: i64 = self
-            .conn
+        self.db
             .query_row(
-                "INSERT INTO verifications (task_id, commit_sha, command, status, exit_code, \
-                 output_tail, duration_seconds, log_file, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+                &format!(
+                    "INSERT INTO verifications (task_id, commit_sha, command, status, exit_code, \
+                     output_tail, duration_seconds, log_file, created_at) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING {VERIFICATION_COLUMNS}"
+                ),
                 params![
                     new.task_id,
                     new.commit,
@@ -71,13 +70,6 @@ impl Store {
                     new.log_file,
                     now_timestamp(),
                 ],
-                |r| r.get(0),
-            )
-            .map_err(|e| self.err(e))?;
-        self.conn
-            .query_row(
-                &format!("SELECT {VERIFICATION_COLUMNS} FROM verifications WHERE id = ?1"),
-                [id],
                 verification_from_row,
             )
             .map_err(|e| self.err(e))
@@ -85,35 +77,23 @@ impl Store {
 
     /// The latest verify run of the branch made by task `owner`.
     pub fn latest_verification(&self, owner: TaskId) -> Result<Option<Verification>> {
-        self.conn
-            .query_row(
+        self.db
+            .query_opt(
                 &format!(
                     "SELECT {VERIFICATION_COLUMNS} FROM verifications WHERE task_id = ?1 \
                      ORDER BY id DESC LIMIT 1"
                 ),
-                [owner],
+                params![owner],
                 verification_from_row,
             )
-            .optional()
             .map_err(|e| self.err(e))
     }
 
     /// The latest verify run of each of the branches made by `owners` that has one.
     pub fn latest_verifications(&self, owners: &[TaskId]) -> Result<HashMap<TaskId, Verification>> {
         let mut found = HashMap::new();
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {VERIFICATION_COLUMNS} FROM verifications WHERE task_id = ?1 \
-                 ORDER BY id DESC LIMIT 1"
-            ))
-            .map_err(|e| self.err(e))?;
         for &owner in owners {
-            if let Some(v) = stmt
-                .query_row([owner], verification_from_row)
-                .optional()
-                .map_err(|e| self.err(e))?
-            {
+            if let Some(v) = self.latest_verification(owner)? {
                 found.insert(owner, v);
             }
         }
@@ -123,20 +103,18 @@ impl Store {
     /// The branches `gza watch` looks after: completed implement tasks not merged, without a
     /// pull request, oldest first (of one group, when given).
     pub fn open_branches(&self, group: Option<&str>) -> Result<Vec<Task>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT {TASK_COLUMNS} FROM tasks \
-                 WHERE task_type = 'implement' AND status = 'completed' AND merged_at IS NULL \
-                   AND branch IS NOT NULL AND pr_url IS NULL \
-                   AND (?1 IS NULL OR group_name = ?1) \
-                 ORDER BY id"
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([group], task_from_row)
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+        self.db
+            .query_map(
+                &format!(
+                    "SELECT {TASK_COLUMNS} FROM tasks \
+                     WHERE task_type = 'implement' AND status = 'completed' AND merged_at IS NULL \
+                       AND branch IS NOT NULL AND pr_url IS NULL \
+                       AND (CAST(?1 AS TEXT) IS NULL OR group_name = ?1) \
+                     ORDER BY id"
+                ),
+                params![group],
+                task_from_row,
+            )
             .map_err(|e| self.err(e))
     }
 
@@ -148,37 +126,31 @@ impl Store {
         reason: &FailureReason,
     ) -> Result<Vec<Task>> {
         let columns = TASK_COLUMNS.replace(", ", ", t.");
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT t.{columns} FROM tasks t \
-                 WHERE t.status = 'failed' AND t.failure_reason = ?2 \
-                   AND (?1 IS NULL OR t.group_name = ?1) \
-                   AND NOT EXISTS (SELECT 1 FROM tasks f \
-                                   WHERE f.based_on = t.id AND f.task_type = t.task_type) \
-                 ORDER BY t.id"
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![group, reason], task_from_row)
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+        self.db
+            .query_map(
+                &format!(
+                    "SELECT t.{columns} FROM tasks t \
+                     WHERE t.status = 'failed' AND t.failure_reason = ?2 \
+                       AND (CAST(?1 AS TEXT) IS NULL OR t.group_name = ?1) \
+                       AND NOT EXISTS (SELECT 1 FROM tasks f \
+                                       WHERE f.based_on = t.id AND f.task_type = t.task_type) \
+                     ORDER BY t.id"
+                ),
+                params![group, reason],
+                task_from_row,
+            )
             .map_err(|e| self.err(e))
     }
 
     /// Tasks of the same type based on `id` (its retries and resumptions), oldest first.
     pub fn follow_ups(&self, id: TaskId) -> Result<Vec<TaskId>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT f.id FROM tasks f JOIN tasks t ON t.id = f.based_on \
                  WHERE f.based_on = ?1 AND f.task_type = t.task_type ORDER BY f.id",
+                params![id],
+                |r| r.get(0),
             )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([id], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 }
