@@ -216,7 +216,7 @@ struct Run<'a> {
 
 /// Run the loop until nothing in scope can progress or a stop is requested.
 pub fn watch(project: &Project, options: &WatchOptions, ui: &dyn WatchObserver) -> Result<Summary> {
-    let store = Store::open(&project.db_path())?;
+    let store = Store::open_project(project)?;
     let group = options.scope.group.as_deref();
     let branches = store.open_branches(group)?.len();
     let ready = store.pending_counts_capped(group, 10_000)?.ready;
