@@ -26,6 +26,8 @@ mod review;
 mod show;
 mod stats;
 mod trust;
+mod verify;
+mod watch;
 mod work;
 mod work_ui;
 
@@ -110,6 +112,22 @@ pub enum Command {
     Rebase(branch::RebaseArgs),
     /// Push a completed task's branch and open a pull request for it with `gh`.
     Pr(branch::PrArgs),
+    /// Run the project's check command on a task's branch and record whether it passed.
+    ///
+    /// The command is `verify:` in gza.yaml, run with `sh -c` in a checkout of the branch's tip,
+    /// in the sandbox the task's agent gets. The result is kept for that commit: `gza show`,
+    /// `gza history` and the review's prompt show it, and `gza merge` refuses a branch whose
+    /// verify failed or ran on an older commit (--force merges anyway). Exit 1 when it fails.
+    Verify(verify::VerifyArgs),
+    /// Review, improve and merge finished work until nothing can progress.
+    ///
+    /// Runs the queue; for each finished code task runs the verify command and queues a review,
+    /// then improve tasks while the verdict is CHANGES_REQUESTED (watch.max_rounds), and merges
+    /// approved work into its base branch once the verify passed on the commit that lands (or
+    /// opens a pull request: watch.land). One line per event and a summary at the end. Ctrl-C
+    /// stops the running agent (its task is continued by the next `gza watch`). Exit 0 when
+    /// everything in scope landed, 1 when something needs you (listed), 130 when stopped.
+    Watch(watch::WatchArgs),
     /// Queue the tasks of a task file in Python gza's import format (YAML).
     ///
     /// The file has an optional default `group:` and `spec:`, and `tasks:`, a list of entries
@@ -225,7 +243,8 @@ pub fn main() -> ExitCode {
         return crate::hooks::run_handler(&name);
     }
     let cli = Cli::parse_from(args);
-    let work = matches!(&cli.command, Command::Work(w) if !w.background());
+    let work = matches!(&cli.command, Command::Work(w) if !w.background())
+        || matches!(&cli.command, Command::Watch(_));
     logging::init(cli.verbose, work);
     let dir = cli.project.clone().unwrap_or_else(|| PathBuf::from("."));
     let ctx = Context { dir };
@@ -238,6 +257,8 @@ pub fn main() -> ExitCode {
 fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Work(args) => return work::cmd_work(ctx, args),
+        Command::Watch(args) => return watch::cmd_watch(ctx, args),
+        Command::Verify(args) => return verify::cmd_verify(ctx, args),
         Command::Doctor(args) => return doctor::cmd_doctor(ctx, args),
         Command::Model(args) => return model::cmd_model(ctx, args),
         Command::Mcp(args) => return mcp::cmd_mcp(ctx, args),

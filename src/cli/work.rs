@@ -62,7 +62,7 @@ pub struct CleanArgs {
 pub const WORK_NICENESS: i32 = 10;
 
 /// Lower this process's priority by [`WORK_NICENESS`] (capped at the lowest); a failure leaves it.
-fn lower_priority() {
+pub(crate) fn lower_priority() {
     // SAFETY: nice(2) on this process only; it cannot fail in a way that matters (a result of -1
     // with errno set leaves the priority as it was).
     unsafe {
@@ -129,11 +129,96 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     if process::stop_requested() {
         return Ok(ExitCode::from(130));
     }
+    if !args.quiet
+        && let Ok((_, store)) = ctx.open_for_reading()
+    {
+        for line in next_steps(&project, &store, &finished) {
+            writeln!(out, "{line}")?;
+        }
+    }
     Ok(if failed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Tasks given "next step" hints after a run; the rest are counted.
+const MAX_HINTED: usize = 10;
+
+/// What to do next with each task a run finished, as Python gza prints it: review or merge a
+/// code task's branch, improve or merge after a review, look at and retry a failure.
+fn next_steps(
+    project: &crate::project::Project,
+    store: &crate::store::Store,
+    finished: &[runner::Finished],
+) -> Vec<String> {
+    use crate::task::{ReviewVerdict, TaskType};
+    let mut lines = Vec::new();
+    for f in finished.iter().take(MAX_HINTED) {
+        let Ok(task) = store.get_task(f.id) else {
+            continue;
+        };
+        let id = task.id;
+        let hint = match (task.status(), task.task_type) {
+            (TaskStatus::Failed, _) => {
+                let resumable = task.session_id.is_some()
+                    && runner::providers::supports_resume(runner::provider_of(project, &task));
+                if resumable {
+                    format!(
+                        "`gza log {id}` shows what happened; `gza resume {id}` continues its session, `gza retry {id}` starts again"
+                    )
+                } else {
+                    format!("`gza log {id}` shows what happened; `gza retry {id}` runs it again")
+                }
+            }
+            (TaskStatus::Completed, TaskType::Implement | TaskType::Improve) => {
+                let Some(branch) = task.branch.clone() else {
+                    continue;
+                };
+                let owner = crate::review::branch_owner(store, &task).map_or(id, |o| o.id);
+                let reviewed = store
+                    .reviews_of_branch(owner)
+                    .ok()
+                    .and_then(|r| r.last().and_then(|r| r.based_on))
+                    == Some(id);
+                let into = task.base_branch().unwrap_or("your branch").to_string();
+                if reviewed {
+                    format!("`gza merge {id}` merges {branch} into {into}")
+                } else {
+                    format!(
+                        "`gza review {id}` queues a review of {branch}; `gza merge {id}` merges it into {into}"
+                    )
+                }
+            }
+            (TaskStatus::Completed, TaskType::Review) => match task.review_verdict() {
+                Some(ReviewVerdict::ChangesRequested) => {
+                    format!("`gza improve {id}` queues a fix for its findings")
+                }
+                Some(_) => match crate::review::reviewed_task(store, &task) {
+                    Ok(Some(reviewed)) => {
+                        format!("`gza merge {}` merges the approved branch", reviewed.id)
+                    }
+                    _ => continue,
+                },
+                None => format!("read it with `gza show {id}` (no verdict was found)"),
+            },
+            (TaskStatus::Completed, TaskType::Explore | TaskType::Plan) => {
+                format!(
+                    "`gza show {id}` shows its report; `gza add --based-on {id} \"…\"` builds on it"
+                )
+            }
+            _ => continue,
+        };
+        lines.push(format!("next for task {id}: {hint}"));
+    }
+    if finished.len() > MAX_HINTED {
+        lines.push(format!(
+            "(and {} more tasks: `gza history` lists them)",
+            finished.len() - MAX_HINTED
+        ));
+    }
+    lines
 }
 
 /// "1 worktree", "2 worktrees".

@@ -41,4 +41,6 @@ mod task_json;
 mod tasks;
 mod team;
 mod trust;
+mod verify;
+mod watch;
 mod work;

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 pub const EXAMPLE_YAML: &str = include_str!("../../../gza.example.yaml");
 
 /// Which agent CLI runs a task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     #[default]
@@ -116,6 +116,14 @@ pub struct Config {
     pub database: Option<String>,
     /// The project's name in a shared database; unset: the normalised URL of `origin`.
     pub project: Option<String>,
+    /// The project's check command (run with `sh -c` in a task's worktree, in the sandbox its
+    /// agent gets): `gza verify`, and the gate before `gza merge` and `gza watch` land a
+    /// branch. `None`: the project has none.
+    pub verify: Option<String>,
+    /// Wall-clock limit for one verify run, in minutes (fractions allowed); 0 means no limit.
+    pub verify_timeout_minutes: f64,
+    /// `gza watch`: the autonomous loop.
+    pub watch: WatchConfig,
 }
 
 impl Default for Config {
@@ -137,6 +145,64 @@ impl Default for Config {
             providers: ProvidersConfig::default(),
             database: None,
             project: None,
+            verify: None,
+            verify_timeout_minutes: 30.0,
+            watch: WatchConfig::default(),
+        }
+    }
+}
+
+/// How `gza watch` lands approved, verified work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LandMode {
+    /// `gza merge`: a merge commit into the branch the task started from.
+    #[default]
+    Merge,
+    /// `gza merge --squash`: one commit with the branch's changes.
+    Squash,
+    /// `gza pr`: push the branch and open a pull request (needs `gh`).
+    Pr,
+}
+
+impl LandMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LandMode::Merge => "merge",
+            LandMode::Squash => "squash",
+            LandMode::Pr => "pr",
+        }
+    }
+}
+
+/// The `watch:` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WatchConfig {
+    /// Improve tasks one branch gets while its reviews request changes; then it waits for a
+    /// person.
+    pub max_rounds: u32,
+    /// How approved work lands once verified.
+    pub land: LandMode,
+    /// Delete a merged branch and the worktrees gza made for it.
+    pub delete_branch: bool,
+    /// Runs one task gets (its first included) before watch stops retrying it.
+    pub max_attempts: u32,
+    /// The first pause after a provider's agent failed, in seconds; each failure in a row
+    /// doubles it, up to `backoff_max_seconds`.
+    pub backoff_seconds: f64,
+    pub backoff_max_seconds: f64,
+}
+
+impl Default for WatchConfig {
+    fn default() -> Self {
+        WatchConfig {
+            max_rounds: 3,
+            land: LandMode::Merge,
+            delete_branch: true,
+            max_attempts: 3,
+            backoff_seconds: 30.0,
+            backoff_max_seconds: 600.0,
         }
     }
 }
@@ -506,6 +572,25 @@ impl Config {
             return Err(bad(format!(
                 "max_concurrent must be between 1 and {MAX_CONCURRENT_LIMIT}"
             )));
+        }
+        if !(0.0..=MAX_TIMEOUT_MINUTES).contains(&self.verify_timeout_minutes) {
+            return Err(bad(format!(
+                "verify_timeout_minutes must be 0 (no limit) or a number of minutes up to {MAX_TIMEOUT_MINUTES} (a year)"
+            )));
+        }
+        if self.verify.as_deref().is_some_and(|v| v.contains('\0')) {
+            return Err(bad("verify: the command cannot hold a NUL character".into()));
+        }
+        let w = &self.watch;
+        if w.max_attempts == 0 {
+            return Err(bad("watch.max_attempts must be at least 1".into()));
+        }
+        if !(0.0..=86_400.0).contains(&w.backoff_seconds)
+            || !(0.0..=86_400.0).contains(&w.backoff_max_seconds)
+        {
+            return Err(bad(
+                "watch.backoff_seconds and watch.backoff_max_seconds must be between 0 and 86400 (a day)".into(),
+            ));
         }
         if self.cleanup_days > 36_500 {
             return Err(bad(

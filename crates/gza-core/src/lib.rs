@@ -23,6 +23,7 @@ pub mod task;
 pub mod text;
 pub mod time;
 pub mod trust;
+pub mod verify;
 pub mod wire;
 pub mod worktree;
 

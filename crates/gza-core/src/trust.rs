@@ -17,9 +17,10 @@ use serde_norway::Value;
 use crate::error::{Error, Result};
 
 /// The settings that run a program on the host (an agent CLI's path or arguments, the command
-/// agent), let more of the host's environment into a sandbox, or say where the extraction
-/// client sends requests with the person's key and which variable it reads that key from.
-pub const COMMAND_KEYS: [&str; 10] = [
+/// agent, the verify command), let more of the host's environment into a sandbox, or say where
+/// the extraction client sends requests with the person's key and which variable it reads that
+/// key from.
+pub const COMMAND_KEYS: [&str; 11] = [
     "providers.claude.path",
     "providers.claude.args",
     "providers.codex.path",
@@ -30,6 +31,8 @@ pub const COMMAND_KEYS: [&str; 10] = [
     "sandbox_env",
     "learnings.base_url",
     "learnings.api_key_env",
+    // The project's check command (`gza verify`, the gate before a merge), run with `sh -c`.
+    "verify",
 ];
 
 /// Settings that say where the project's tasks and learnings go and which project's a clone

@@ -9,6 +9,8 @@ pub mod providers;
 pub mod review;
 mod run;
 pub mod sandbox;
+pub mod verify;
+pub mod watch;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -411,7 +413,7 @@ fn worker_loop(
 
 /// Check that the agent `task` runs with can be started; the error names it and its config key.
 /// In a container the binary is the image's, checked when the task starts.
-fn check_agent(project: &Project, task: &Task) -> Result<()> {
+pub fn check_agent(project: &Project, task: &Task) -> Result<()> {
     let kind = provider_of(project, task);
     if project.config.sandbox_for(kind) == gza_core::config::SandboxKind::Docker {
         return Ok(());

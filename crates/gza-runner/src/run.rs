@@ -16,7 +16,8 @@ use gza_core::process;
 use gza_core::project::Project;
 use gza_core::prompt;
 use gza_core::task::{
-    Base, FailureReason, ProcessId, Task, TaskId, TaskResult, TaskState, TaskType, Usage,
+    Base, FailureReason, ProcessId, Task, TaskId, TaskResult, TaskState, TaskStatus, TaskType,
+    Usage,
 };
 use gza_store::{Outcome, Store, WorkerId};
 
@@ -118,7 +119,12 @@ fn prepare_workspace(
         if let (Some(dir), Some(branch)) = (&parent.worktree, &parent.branch) {
             let dir = PathBuf::from(dir);
             if dir.is_dir() {
-                let base_commit = worktree::worktree_head(&dir)?;
+                // The change is the branch since the work started, the interrupted run's
+                // commits included: they are reviewed and merged with it.
+                let base_commit = match parent.base_commit() {
+                    Some(commit) => commit.to_string(),
+                    None => worktree::worktree_head(&dir)?,
+                };
                 let wt = worktree::Worktree {
                     path: dir,
                     branch: branch.clone(),
@@ -137,11 +143,28 @@ fn prepare_workspace(
         }
     }
     let based_on = task.based_on.map(|id| store.get_task(id)).transpose()?;
+    // A retry of a code task that failed (`gza retry`, `gza watch`) starts from what that run
+    // committed, and its change is measured from where that run started: it is the same piece
+    // of work, reviewed and merged into the same branch. Any other task based on a branch
+    // builds on it (a stacked branch, merged into it).
+    let retried_base = based_on
+        .as_ref()
+        .filter(|t| {
+            t.task_type == task.task_type
+                && matches!(t.status(), TaskStatus::Failed | TaskStatus::Dropped)
+        })
+        .and_then(|t| t.base.clone());
     let (base, base_branch) = match based_on.and_then(|t| t.branch) {
         Some(branch) if worktree::branch_exists(&project.root, &branch) => {
             (branch.clone(), Some(branch))
         }
         _ => (head, head_branch),
+    };
+    let (base_branch, base_commit) = match retried_base {
+        Some(b) if worktree::resolve(&project.root, &b.commit).is_some() => {
+            (b.branch, Some(b.commit))
+        }
+        _ => (base_branch, None),
     };
     if worktree::is_dirty(&project.root) && once(&SAID_DIRTY) {
         ui.warn(&format!(
@@ -149,13 +172,16 @@ fn prepare_workspace(
             task.id
         ));
     }
-    let wt = worktree::create(
+    let mut wt = worktree::create(
         &project.root,
         &project.worktrees_dir(),
         task.id,
         &task.prompt,
         &base,
     )?;
+    if let Some(commit) = base_commit {
+        wt.base_commit = commit;
+    }
     Ok(Workspace::on(wt, base_branch))
 }
 

@@ -15,6 +15,7 @@ mod pg;
 mod review_loop;
 mod runs;
 mod tasks;
+mod verify;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -42,6 +43,7 @@ pub use tasks::{
     Figure, HistoryFilter, LinkedTask, NewTask, PendingCounts, QueueEntry, Stats, StatusCounts,
     TaskEdit, TaskSummary, Tokens,
 };
+pub use verify::NewVerification;
 
 mod embedded {
     refinery::embed_migrations!("../../migrations");

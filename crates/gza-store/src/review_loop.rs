@@ -26,15 +26,18 @@ impl Store {
     }
 
     /// The reviews of the branch made by task `owner` (of it, or of an improve task that
-    /// continued it), oldest first.
+    /// continued it, and the retries of those reviews), oldest first.
     pub fn reviews_of_branch(&self, owner: TaskId) -> Result<Vec<Task>> {
         let columns = TASK_COLUMNS.replace(", ", ", r.");
         self.db
             .query_map(
                 &format!(
-                    "{BRANCH_FAMILY} SELECT r.{columns} FROM family f \
-                 JOIN tasks r ON r.based_on = f.id \
-                 WHERE r.task_type = 'review' ORDER BY r.id"
+                    "{BRANCH_FAMILY}, reviews(id) AS ( \
+                       SELECT r.id FROM family f JOIN tasks r ON r.based_on = f.id \
+                       WHERE r.task_type = 'review' \
+                       UNION SELECT r.id FROM reviews p JOIN tasks r ON r.based_on = p.id \
+                       WHERE r.task_type = 'review' \
+                     ) SELECT r.{columns} FROM reviews v JOIN tasks r ON r.id = v.id ORDER BY r.id"
                 ),
                 params![owner],
                 task_from_row,

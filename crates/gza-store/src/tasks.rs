@@ -162,7 +162,7 @@ pub struct QueueEntry {
 
 /// How many pending tasks are ready to run and how many wait on a dependency, each counted up
 /// to a cap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PendingCounts {
     pub ready: i64,
     pub blocked: i64,

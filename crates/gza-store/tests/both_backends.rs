@@ -350,6 +350,76 @@ fn scenario(store: &Store) -> String {
         "unfinished improve",
         store.unfinished_improve_for(review).unwrap() == Some(improve)
     );
+    // The verify gate and gza watch.
+    let failed_run = store
+        .record_verification(&NewVerification {
+            task_id: claimed.id,
+            commit: "abc123",
+            command: "cargo test",
+            outcome: gza_core::verify::VerifyOutcome::Failed {
+                exit_code: Some(101),
+            },
+            output_tail: "test result: FAILED",
+            duration_seconds: 1.5,
+            log_file: Some(".gza/logs/1.verify-abc123.log"),
+        })
+        .unwrap();
+    say!("verify recorded", failed_run);
+    store
+        .record_verification(&NewVerification {
+            task_id: claimed.id,
+            commit: "abc124",
+            command: "cargo test",
+            outcome: gza_core::verify::VerifyOutcome::Passed,
+            output_tail: "ok",
+            duration_seconds: 2.0,
+            log_file: None,
+        })
+        .unwrap();
+    say!(
+        "latest verify",
+        store.latest_verification(claimed.id).unwrap()
+    );
+    say!("no verify", store.latest_verification(review).unwrap());
+    say!(
+        "latest verifies",
+        store
+            .latest_verifications(&[claimed.id, review])
+            .unwrap()
+            .into_iter()
+            .map(|(id, v)| (id, v.commit))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    );
+    say!(
+        "open branches",
+        store
+            .open_branches(None)
+            .unwrap()
+            .iter()
+            .map(|t| t.id)
+            .collect::<Vec<_>>()
+    );
+    say!(
+        "open branches of g1",
+        store.open_branches(Some("g1")).unwrap().len()
+    );
+    say!(
+        "killed, not followed up",
+        store
+            .failed_without_follow_up(None, &FailureReason::Killed)
+            .unwrap()
+            .iter()
+            .map(|t| t.id)
+            .collect::<Vec<_>>()
+    );
+    say!(
+        "killed in g1",
+        store
+            .failed_without_follow_up(Some("g1"), &FailureReason::Killed)
+            .unwrap()
+            .len()
+    );
+    say!("follow-ups", store.follow_ups(fourth.id).unwrap());
     store.record_merge(claimed.id, "main").unwrap();
     store.rebased_onto(claimed.id, "def456").unwrap();
     store
