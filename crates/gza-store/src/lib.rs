@@ -3,6 +3,7 @@
 //! Nothing in here knows about the command line.
 
 mod extraction_backoff;
+mod hooks;
 mod imports;
 mod learnings;
 mod leases;
@@ -19,6 +20,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use gza_core::error::{Error, Result};
 
 pub use extraction_backoff::ExtractionBackoff;
+pub use hooks::{HookLearning, HookSnapshot};
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
     FileEdits, Injection, InjectionCount, LearningEdit, LearningEvent, LearningsMetadata,
