@@ -90,6 +90,13 @@ pub fn lower(level: WorkPriority) -> Lowered {
     done
 }
 
+/// Make the calling thread `SCHED_IDLE` (and the threads and processes it starts afterwards):
+/// for work started inside a person's session that must never keep it waiting (the background
+/// embedding job a hook starts). Returns whether it took.
+pub fn idle_policy() -> bool {
+    set_policy(libc::SCHED_IDLE)
+}
+
 /// Set the calling thread's scheduling policy (priority 0, as both policies require).
 fn set_policy(policy: libc::c_int) -> bool {
     let param = libc::sched_param { sched_priority: 0 };
