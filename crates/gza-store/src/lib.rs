@@ -41,6 +41,14 @@ mod embedded {
     refinery::embed_migrations!("../../migrations");
 }
 
+/// The newest migration this gza knows (from build.rs, which reads the same folder refinery
+/// embeds; `the_latest_migration_is_refinerys` checks they agree).
+fn latest_migration() -> i64 {
+    env!("GZA_LATEST_MIGRATION")
+        .parse()
+        .expect("build.rs gives a number")
+}
+
 /// How long a statement waits for another process's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -220,12 +228,7 @@ impl Store {
 
     /// The schema version stored in the database and the newest this gza knows.
     fn schema_versions(&self) -> Result<(i64, i64)> {
-        let known = embedded::migrations::runner()
-            .get_migrations()
-            .iter()
-            .map(|m| i64::from(m.version()))
-            .max()
-            .unwrap_or(0);
+        let known = latest_migration();
         let found = self
             .conn
             .query_row(
@@ -390,4 +393,18 @@ fn classify_code(path: &Path, code: ErrorCode) -> Option<Error> {
         }
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod latest_migration_tests {
+    #[test]
+    fn the_latest_migration_is_refinerys() {
+        let refinery = super::embedded::migrations::runner()
+            .get_migrations()
+            .iter()
+            .map(|m| i64::from(m.version()))
+            .max()
+            .unwrap_or(0);
+        assert_eq!(super::latest_migration(), refinery);
+    }
 }
