@@ -305,7 +305,7 @@ fn session_start(project: &Project, input: &Input) -> Result<Option<String>, Str
     let Some(store) = open_store(project)? else {
         return Ok(None);
     };
-    let snap = snapshot::current(project, &store)?;
+    let snap = snapshot::current(project, &store)?.snapshot(project, &store)?;
     let critical: Vec<&HookLearning> = snap
         .critical
         .iter()
@@ -424,19 +424,17 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
     };
     // The learnings with triggers as of the database's hook counter: one row and a file, not a
     // query of every learning with triggers, on every call.
-    let snap = snapshot::current(project, &store)?;
+    let current = snapshot::current(project, &store)?;
+    // A tool no trigger names ends here, with the file's header read and nothing else.
+    if !current.names_tool(tool, project.config.learnings.inject_drafts) {
+        return Ok(None);
+    }
+    let snap = current.snapshot(project, &store)?;
     let learnings: Vec<&HookLearning> = snap
         .triggered
         .iter()
         .filter(|l| in_use(project, l))
         .collect();
-    // A tool no trigger names ends here, before anything else is read.
-    if !triggers::tools_named(&learnings)
-        .iter()
-        .any(|t| t == "*" || t.eq_ignore_ascii_case(tool))
-    {
-        return Ok(None);
-    }
     let learnings = not_yet_given(&store, input, learnings)?;
     let tool_input = input.raw.get("tool_input").cloned().unwrap_or(Value::Null);
     let call = triggers::ToolCall {
