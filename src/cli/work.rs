@@ -239,15 +239,10 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     }
     let level = project.config.work_priority;
     // Before any thread starts, so every thread and process of the run inherits it.
-    let lowered = gza_core::priority::lower(level);
+    gza_core::priority::lower(level);
     process::install_stop_handler();
     super::logging::log_work_to(&project.logs_dir().join("work.log"));
-    tracing::info!(
-        ?level,
-        autogroup_nice = lowered.autogroup,
-        policy = lowered.policy,
-        "work priority"
-    );
+
     let count = if args.all {
         None
     } else {

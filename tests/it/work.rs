@@ -284,7 +284,9 @@ fn agent_pid_of(p: &TestProject, pids: &std::path::Path) -> i64 {
 
 #[test]
 fn ctrl_c_stops_the_agent_and_records_killed() {
-    let p = TestProject::new();
+    // The default priority: Ctrl-C reaches the process the terminal started, which relays it.
+    let mut p = TestProject::new();
+    p.keep_default_work_priority();
     let pids = queue_a_long_running_task(&p);
     let worker = p.spawn(&["work"]);
     let agent = agent_pid_of(&p, &pids);
@@ -303,7 +305,8 @@ fn ctrl_c_stops_the_agent_and_records_killed() {
 
 #[test]
 fn a_second_ctrl_c_exits_at_once_without_waiting_for_the_agent() {
-    let p = TestProject::new();
+    let mut p = TestProject::new();
+    p.keep_default_work_priority();
     let pids = p.scratch().join("pids");
     // An agent that ignores SIGTERM: the first Ctrl-C waits out its grace before SIGKILL.
     p.command_agent(
@@ -562,7 +565,8 @@ fn log_drops_terminal_escapes_an_agent_printed_unless_raw() {
 /// hooks are not kept waiting for a core.
 #[test]
 fn work_runs_its_agents_at_a_lower_priority() {
-    let p = TestProject::new();
+    let mut p = TestProject::new();
+    p.keep_default_work_priority();
     p.command_agent("cat > /dev/null\necho \"niceness $(nice)\"\n", "");
     p.add(&["how nice", "--type", "explore"]);
     p.ok(&["work"]);
@@ -580,7 +584,8 @@ fn work_runs_its_agents_at_a_lower_priority() {
 
 /// The scheduling an agent of `gza work` runs under, as its own `/proc` says: its session id,
 /// its policy (0 other, 3 batch, 5 idle) and its autogroup's nice value.
-fn agent_scheduling(p: &TestProject, extra: &str) -> (i64, i64, Option<i64>) {
+fn agent_scheduling(p: &mut TestProject, extra: &str) -> (i64, i64, Option<i64>) {
+    p.keep_default_work_priority();
     let script = "cat > /dev/null\n\
                   echo \"sched $(awk '{print $6, $41}' /proc/$$/stat) $(awk '{print $3}' /proc/$$/autogroup 2>/dev/null)\"\n";
     p.command_agent(script, extra);
@@ -613,8 +618,8 @@ fn autogroups_enabled() -> bool {
 #[test]
 fn work_runs_its_agents_in_a_background_session() {
     let ours = unsafe { libc::getsid(0) } as i64;
-    let p = TestProject::new();
-    let (sid, policy, nice) = agent_scheduling(&p, "");
+    let mut p = TestProject::new();
+    let (sid, policy, nice) = agent_scheduling(&mut p, "");
     if autogroups_enabled() {
         assert_ne!(
             sid, ours,
@@ -625,16 +630,16 @@ fn work_runs_its_agents_in_a_background_session() {
     } else {
         assert_eq!(policy, 3, "SCHED_BATCH");
     }
-    let p = TestProject::new();
-    let (sid, policy, nice) = agent_scheduling(&p, "work_priority: idle\n");
+    let mut p = TestProject::new();
+    let (sid, policy, nice) = agent_scheduling(&mut p, "work_priority: idle\n");
     if autogroups_enabled() {
         assert_ne!(sid, ours);
         assert_eq!((policy, nice), (5, Some(19)));
     } else {
         assert_eq!(policy, 5);
     }
-    let p = TestProject::new();
-    let (sid, policy, _) = agent_scheduling(&p, "work_priority: normal\n");
+    let mut p = TestProject::new();
+    let (sid, policy, _) = agent_scheduling(&mut p, "work_priority: normal\n");
     assert_eq!(policy, 0, "normal leaves the policy alone");
     assert_eq!(sid, ours, "normal starts no session");
 }
@@ -644,7 +649,8 @@ fn work_runs_its_agents_in_a_background_session() {
 /// gza work always did.
 #[test]
 fn the_parent_left_in_the_terminal_relays_and_takes_the_worker_with_it() {
-    let p = TestProject::new();
+    let mut p = TestProject::new();
+    p.keep_default_work_priority();
     let pids = queue_a_long_running_task(&p);
     let parent = p.spawn(&["work"]);
     let agent = agent_pid_of(&p, &pids);

@@ -44,6 +44,10 @@ const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 /// the next command (see `learn::spool`): reading never waits (WAL), and a write waits at most
 /// this, so a big import or a regeneration holding the lock never stalls a session.
 const BUSY: Duration = Duration::from_millis(20);
+/// PreToolUse's wait, within a budget of 10 ms for the whole hook. `gza work` runs SCHED_IDLE
+/// and can be preempted, by this very hook, while it holds the write lock: the injection record
+/// is spooled rather than waited for.
+const BUSY_BEFORE_A_TOOL: Duration = Duration::from_millis(3);
 
 /// Whether `args` (the whole command line) runs a handler rather than a management command:
 /// `gza [-C DIR] hook NAME …` with NAME not `install`, `uninstall`, `status` or a flag. Such a
@@ -198,7 +202,11 @@ fn handle(name: &str, bytes: &[u8]) -> (Option<Project>, Result<Option<String>, 
 }
 
 fn open_store(project: &Project) -> Result<Option<Store>, String> {
-    Store::open_existing(&project.db_path(), BUSY).map_err(|e| e.to_string())
+    open_store_waiting(project, BUSY)
+}
+
+fn open_store_waiting(project: &Project, busy: Duration) -> Result<Option<Store>, String> {
+    Store::open_existing(&project.db_path(), busy).map_err(|e| e.to_string())
 }
 
 /// The task a hook runs under, when `gza work` started the session.
@@ -419,7 +427,7 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
     let Some(tool) = input.str("tool_name") else {
         return Err("PreToolUse input without tool_name".into());
     };
-    let Some(store) = open_store(project)? else {
+    let Some(store) = open_store_waiting(project, BUSY_BEFORE_A_TOOL)? else {
         return Ok(None);
     };
     // The learnings with triggers as of the database's hook counter: one row and a file, not a
