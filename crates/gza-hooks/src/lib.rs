@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use gza_core::learning::{Priority, Status, label};
+use gza_core::learning::{Learning, Priority, Status, label};
 use gza_core::project::{Project, STATE_DIR};
 use gza_learn::rank::{self, Ranker};
 use gza_learn::session::TRANSCRIPT_TAIL_BYTES;
@@ -206,7 +206,7 @@ fn open_store(project: &Project) -> Result<Option<Store>, String> {
 }
 
 fn open_store_waiting(project: &Project, busy: Duration) -> Result<Option<Store>, String> {
-    Store::open_existing(&project.db_path(), busy).map_err(|e| e.to_string())
+    Store::open_existing_project(project, busy).map_err(|e| e.to_string())
 }
 
 /// The task a hook runs under, when `gza work` started the session.
@@ -233,7 +233,7 @@ fn context_output(input: &Input, event: &str, context: &str) -> String {
 
 /// Learnings fenced (gza_core::fence: any tag that could close the fence is neutralised, in any
 /// case or look-alike), after the framing every prompt shares.
-fn fenced(intro: &str, body: &str) -> String {
+pub fn fenced(intro: &str, body: &str) -> String {
     format!(
         "{intro} {}\n{}",
         gza_core::fence::FRAMING,
@@ -242,7 +242,12 @@ fn fenced(intro: &str, body: &str) -> String {
 }
 
 /// One learning as a line (and its checklist as checkboxes).
-fn render(l: &HookLearning) -> String {
+pub fn render(l: &Learning) -> String {
+    render_hook(&HookLearning::from(l))
+}
+
+/// One learning of the hooks' snapshot as a line (and its checklist as checkboxes).
+fn render_hook(l: &HookLearning) -> String {
     let mut line = format!("- {} ", label(l.id));
     if l.priority != Priority::Medium {
         let _ = write!(line, "[{}] ", l.priority);
@@ -330,7 +335,7 @@ fn session_start(project: &Project, input: &Input) -> Result<Option<String>, Str
     }
     let mut body = String::new();
     for l in &general {
-        body.push_str(&render(l));
+        body.push_str(&render_hook(l));
         body.push('\n');
     }
     for l in &triggered {
@@ -410,7 +415,7 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
     if found.is_empty() {
         return Ok(None);
     }
-    let body: Vec<String> = found.iter().map(|l| render(l)).collect();
+    let body: Vec<String> = found.iter().map(|l| render_hook(l)).collect();
     let ids: Vec<i64> = found.iter().map(|l| l.id).collect();
     record(project, &store, input, "UserPromptSubmit", &ids)?;
     Ok(Some(context_output(
@@ -461,7 +466,7 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
         } else {
             ""
         };
-        let _ = writeln!(body, "{head}{}", render(l));
+        let _ = writeln!(body, "{head}{}", render_hook(l));
     }
     let ids: Vec<i64> = picked.iter().map(|(l, _)| l.id).collect();
     record(project, &store, input, "PreToolUse", &ids)?;
@@ -572,7 +577,7 @@ fn store_session_drafts(
             })
             .map_err(|e| format!("the database is busy and the spool failed: {e}"))
     };
-    let store = match Store::open_existing(&project.db_path(), BUSY) {
+    let store = match Store::open_existing_project(project, BUSY) {
         Ok(Some(store)) => store,
         Ok(None) => return Ok(()),
         Err(gza_core::Error::Locked(_)) => return spool(),
@@ -602,7 +607,7 @@ fn store_session_drafts(
 }
 
 /// Whether an embedding model folder is there to embed with (a cheap check: no loading).
-fn model_installed(project: &Project) -> bool {
+pub fn model_installed(project: &Project) -> bool {
     let configured = project
         .config
         .learnings

@@ -1,5 +1,5 @@
 //! The learnings PreToolUse and SessionStart give, kept in `.gza/hook-snapshot-v1.json` and
-//! trusted while the database's hook counter (migration V23) stands at the version it was read
+//! trusted while the database's hook counter (migration V27; PostgreSQL V3) stands at the version it was read
 //! at. The file also names the database's random nonce, so a file this database did not write
 //! (a repository can commit files under `.gza/`) is never taken for its snapshot.
 //!

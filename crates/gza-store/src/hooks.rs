@@ -1,20 +1,20 @@
 //! What the hooks read of the learnings before every tool call and at every session's start,
-//! and the counter (V23's `hook_state`) that moves whenever any of it may have changed.
+//! and the counter (V27's `hook_state`) that moves whenever any of it may have changed.
 //!
 //! The hooks keep what [`Store::hook_snapshot`] returns in a file and read the counter
 //! ([`Store::hook_version`]) to know whether the file still holds: one indexed row instead of
 //! every learning with triggers, every CRITICAL one and a count of the drafts on every call.
 
-use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 
 use gza_core::error::Result;
 use gza_core::learning::{Origin, Priority, Status, Triggers};
 
 use crate::Store;
+use crate::db::{DbResult, Row};
 
 /// A learning as the hooks give it: what its triggers are scored by and its line is rendered
-/// from. Every column read here is watched by V23's update trigger.
+/// from. Every column read here is watched by V27's update trigger.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HookLearning {
     pub id: i64,
@@ -73,7 +73,7 @@ const COLUMNS: &str = "l.id, l.text, l.insight, l.kind, l.triggers, l.checklist,
 /// Learnings in use, as the snapshot selects them.
 const IN_USE: &str = "l.status IN ('active', 'draft') AND l.quarantine_reason IS NULL";
 
-fn from_row(r: &rusqlite::Row) -> rusqlite::Result<HookLearning> {
+fn from_row(r: &Row) -> DbResult<HookLearning> {
     let list = |text: String| -> Vec<String> {
         if text == "[]" {
             Vec::new()
@@ -86,74 +86,71 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<HookLearning> {
         text: r.get(1)?,
         insight: r.get(2)?,
         kind: r.get(3)?,
-        triggers: serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default(),
+        triggers: serde_json::from_str(&r.get::<String>(4)?).unwrap_or_default(),
         checklist: list(r.get(5)?),
         confidence: r.get(6)?,
-        priority: Priority::parse(&r.get::<_, String>(7)?).unwrap_or_default(),
-        status: Status::parse(&r.get::<_, String>(8)?).unwrap_or(Status::Active),
-        origin: Origin::parse(&r.get::<_, String>(9)?).unwrap_or(Origin::User),
+        priority: Priority::parse(&r.get::<String>(7)?).unwrap_or_default(),
+        status: Status::parse(&r.get::<String>(8)?).unwrap_or(Status::Active),
+        origin: Origin::parse(&r.get::<String>(9)?).unwrap_or(Origin::User),
     })
 }
 
 impl Store {
-    /// The counter V23's triggers move on every change to what [`Store::hook_snapshot`] reads,
+    /// The counter V27's triggers move on every change to what [`Store::hook_snapshot`] reads,
     /// and the database's nonce: a snapshot is current when both are its own.
     pub fn hook_version(&self) -> Result<(i64, String)> {
-        self.conn
-            .prepare_cached("SELECT version, nonce FROM hook_state WHERE id = 1")
-            .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+        self.db
+            .query_opt(
+                "SELECT version, nonce FROM hook_state WHERE id = 1",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .map(|v| v.unwrap_or_default())
             .map_err(|e| self.err(e))
     }
 
     /// Everything the PreToolUse and SessionStart hooks read of the learnings, with the
-    /// counter's value, in one read transaction (so the version names exactly this content).
+    /// counter's value. The counter is read first and the learnings after it, outside any
+    /// transaction (a hook takes no lock and holds no snapshot open): a change made between
+    /// the reads is then in the content but not in the version, so the next hook finds the
+    /// counter moved and reads again. The version never names more than the content holds.
     /// Indexed throughout: the learnings with triggers (`learnings_triggered`), the CRITICAL
     /// ones (`learnings_critical`) and the drafts (`learnings_status`); nothing reads every row.
     pub fn hook_snapshot(&self) -> Result<HookSnapshot> {
-        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        let read = || -> rusqlite::Result<HookSnapshot> {
-            let (version, nonce): (i64, String) = tx
-                .query_row(
-                    "SELECT version, nonce FROM hook_state WHERE id = 1",
-                    [],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()?
-                .unwrap_or_default();
-            let mut triggered_stmt = tx.prepare(&format!(
-                "SELECT {COLUMNS} FROM learnings l INDEXED BY learnings_triggered \
-                 WHERE l.triggers NOT IN ('{{}}', '') AND {IN_USE} ORDER BY l.id"
-            ))?;
-            let triggered: Vec<HookLearning> = triggered_stmt
-                .query_map([], from_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()?
-                .into_iter()
-                .filter(|l| !l.triggers.is_empty())
-                .collect();
-            let mut critical_stmt = tx.prepare(&format!(
-                "SELECT {COLUMNS} FROM learnings l INDEXED BY learnings_critical \
-                 WHERE l.priority = 'CRITICAL' AND {IN_USE} ORDER BY l.id"
-            ))?;
-            let critical = critical_stmt
-                .query_map([], from_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            let drafts: i64 = tx.query_row(
-                "SELECT COUNT(*) FROM learnings WHERE status = 'draft'",
-                [],
-                |r| r.get(0),
-            )?;
-            Ok(HookSnapshot {
-                version,
-                nonce,
-                triggered,
-                critical,
-                drafts,
-            })
-        };
-        let snapshot = read().map_err(|e| self.err(e))?;
-        tx.finish().map_err(|e| self.err(e))?;
-        Ok(snapshot)
+        let (version, nonce) = self.hook_version()?;
+        let triggered: Vec<HookLearning> = self
+            .db
+            .query_map(
+                &format!(
+                    "SELECT {COLUMNS} FROM learnings l INDEXED BY learnings_triggered \
+                     WHERE l.triggers NOT IN ('{{}}', '') AND {IN_USE} ORDER BY l.id"
+                ),
+                params![],
+                from_row,
+            )
+            .map_err(|e| self.err(e))?
+            .into_iter()
+            .filter(|l| !l.triggers.is_empty())
+            .collect();
+        let critical = self
+            .db
+            .query_map(
+                &format!(
+                    "SELECT {COLUMNS} FROM learnings l INDEXED BY learnings_critical \
+                     WHERE l.priority = 'CRITICAL' AND {IN_USE} ORDER BY l.id"
+                ),
+                params![],
+                from_row,
+            )
+            .map_err(|e| self.err(e))?;
+        let drafts = self.draft_count()?;
+        Ok(HookSnapshot {
+            version,
+            nonce,
+            triggered,
+            critical,
+            drafts,
+        })
     }
 }
 
@@ -194,7 +191,7 @@ mod tests {
     /// Every column of `learnings` that the snapshot's queries name must move the counter when
     /// it changes (and nothing else may: validation rewrites its columns on every
     /// regeneration). A column added to the snapshot, or to what "in use" means, fails here
-    /// until V23's trigger (in a new migration) watches it too.
+    /// until V27's trigger (in a new migration) watches it too.
     #[test]
     fn hook_snapshot_columns_move_the_version() {
         let (_dir, store) = store();
@@ -207,12 +204,12 @@ mod tests {
             .unwrap();
         let sql = format!("{COLUMNS} {IN_USE} l.priority l.triggers");
         let columns: Vec<String> = store
-            .conn
-            .prepare("SELECT name FROM pragma_table_info('learnings')")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
+            .db
+            .query_map(
+                "SELECT name FROM pragma_table_info('learnings')",
+                params![],
+                |r| r.get(0),
+            )
             .unwrap();
         let mut checked = 0;
         for column in &columns {
@@ -233,10 +230,10 @@ mod tests {
                 continue;
             }
             let changed = store
-                .conn
+                .db
                 .execute(
                     &format!("UPDATE learnings SET {column} = {value} WHERE id = ?1"),
-                    [id],
+                    params![id],
                 )
                 .is_ok();
             if !changed {
@@ -252,10 +249,10 @@ mod tests {
             checked += usize::from(read);
             // The same value again moves nothing.
             store
-                .conn
+                .db
                 .execute(
                     &format!("UPDATE learnings SET {column} = {value} WHERE id = ?1"),
-                    [id],
+                    params![id],
                 )
                 .unwrap();
             assert_eq!(store.hook_version().unwrap().0, after, "{column} unchanged");
@@ -282,10 +279,10 @@ mod tests {
         let v1 = store.hook_version().unwrap().0;
         assert!(v1 > v0);
         store
-            .conn
+            .db
             .execute(
                 r#"UPDATE learnings SET triggers = '{"tools": ["Write"], "files": ["**/plugin.json"]}' WHERE id = ?1"#,
-                [ids[1]],
+                params![ids[1]],
             )
             .unwrap();
         let snap = store.hook_snapshot().unwrap();
@@ -313,17 +310,17 @@ mod tests {
         );
         // Quarantined: out of the snapshot.
         store
-            .conn
+            .db
             .execute(
                 "UPDATE learnings SET quarantine_reason = 'held' WHERE id = ?1",
-                [ids[0]],
+                params![ids[0]],
             )
             .unwrap();
         let held = store.hook_snapshot().unwrap();
         assert!(held.critical.is_empty() && held.version > snap.version);
         store
-            .conn
-            .execute("DELETE FROM learnings WHERE id = ?1", [ids[1]])
+            .db
+            .execute("DELETE FROM learnings WHERE id = ?1", params![ids[1]])
             .unwrap();
         assert!(store.hook_version().unwrap().0 > held.version);
     }
