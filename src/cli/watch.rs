@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::work::{Teacher, lower_priority};
+use super::work::Teacher;
 use super::work_ui::Ui;
 use super::{Context, output, usage};
 use crate::process;
@@ -200,8 +200,9 @@ pub fn cmd_watch(ctx: &Context, args: WatchArgs) -> anyhow::Result<ExitCode> {
         let (_, store) = ctx.open_for_reading()?;
         super::require_group(&store, group)?;
     }
+    // Batch work, as gza work's: before any thread starts, so every thread and process inherits it.
+    gza_core::priority::lower(project.config.work_priority);
     process::install_stop_handler();
-    lower_priority();
     super::logging::log_work_to(&project.logs_dir().join("work.log"));
     let options = WatchOptions {
         scope: Scope {

@@ -13,6 +13,7 @@ use crate::learn;
 use crate::process;
 use crate::runner::{self, WorkOptions, cleanup};
 use crate::task::{TaskId, TaskStatus};
+use gza_core::config::WorkPriority;
 
 #[derive(Debug, Args)]
 pub struct WorkArgs {
@@ -56,21 +57,175 @@ pub struct CleanArgs {
     all: bool,
 }
 
-/// How much `gza work` lowers its CPU priority (and so its agents', git's and the
-/// regeneration's, which inherit it): it is batch work, and a person's interactive agent
-/// sessions, whose hooks have budgets of milliseconds, should not wait behind it for a core.
-pub const WORK_NICENESS: i32 = 10;
-
-/// Lower this process's priority by [`WORK_NICENESS`] (capped at the lowest); a failure leaves it.
-pub(crate) fn lower_priority() {
-    // SAFETY: nice(2) on this process only; it cannot fail in a way that matters (a result of -1
-    // with errno set leaves the priority as it was).
+/// Run the rest of this `gza work` in a session of its own, when `work_priority` asks for one
+/// and this process does not lead its session already (a person's terminal: the shell leads
+/// it). The process the person started stays as a thin parent: it relays the signals a
+/// terminal sends (Ctrl-C twice, Ctrl-Z and `fg`, a closed terminal, a resize) to the worker
+/// and exits as the worker did; if it is killed outright, so is the worker
+/// (`PR_SET_PDEATHSIG`), as `kill -9` of `gza work` always did. Returns the exit code when
+/// this process was that parent, `None` when the work is to run here (also when the worker
+/// could not be started, so lowering never costs a run). Why a session: see
+/// `gza_core::priority`.
+fn in_own_session(level: WorkPriority) -> Option<ExitCode> {
+    use gza_core::priority;
+    if priority::autogroup_nice(level).is_none()
+        || priority::leads_session()
+        || !priority::autogroups_enabled()
+    {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    relay::install();
+    let parent = std::process::id() as libc::pid_t;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(std::env::args_os().skip(1));
+    // SAFETY: setsid, prctl, getppid and kill are async-signal-safe; nothing allocates.
     unsafe {
-        libc::nice(WORK_NICENESS);
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // The parent died before the line above: nobody waits for this worker.
+            if libc::getppid() != parent {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot start gza work in a session of its own; running here");
+            relay::uninstall();
+            return None;
+        }
+    };
+    relay::follow(child.id() as libc::pid_t);
+    let status = loop {
+        match child.wait() {
+            Ok(status) => break status,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return Some(ExitCode::from(255)),
+        }
+    };
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return Some(ExitCode::from(code.clamp(0, 255) as u8));
+    }
+    if let Some(signal) = status.signal() {
+        // Die as the worker died, so the shell sees the same.
+        relay::uninstall();
+        // SAFETY: resetting a signal to its default action and raising it on this process.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        }
+        return Some(ExitCode::from((128 + signal).clamp(0, 255) as u8));
+    }
+    Some(ExitCode::from(255))
+}
+
+/// The thin parent's signal relay: what the terminal sends the process the person started
+/// goes to the worker in its own session.
+mod relay {
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    /// The worker's PID once started (0 before).
+    static WORKER: AtomicI32 = AtomicI32::new(0);
+    /// A signal that came before the worker was started.
+    static EARLY: AtomicI32 = AtomicI32::new(0);
+
+    const RELAYED: [libc::c_int; 7] = [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGWINCH,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+    ];
+
+    extern "C" fn relay(signal: libc::c_int) {
+        let worker = WORKER.load(Ordering::SeqCst);
+        // SAFETY: kill and raise are async-signal-safe.
+        unsafe {
+            if worker <= 0 {
+                EARLY.store(signal, Ordering::SeqCst);
+                return;
+            }
+            match signal {
+                // Ctrl-Z: the worker stops (SIGSTOP: a session leader ignores SIGTSTP), then
+                // this process, as the shell expects.
+                libc::SIGTSTP => {
+                    libc::kill(worker, libc::SIGSTOP);
+                    libc::raise(libc::SIGSTOP);
+                }
+                _ => {
+                    libc::kill(worker, signal);
+                }
+            }
+        }
+    }
+
+    extern "C" fn resume(_: libc::c_int) {
+        let worker = WORKER.load(Ordering::SeqCst);
+        if worker > 0 {
+            // SAFETY: kill is async-signal-safe.
+            unsafe {
+                libc::kill(worker, libc::SIGCONT);
+            }
+        }
+    }
+
+    fn handle(signal: libc::c_int, handler: extern "C" fn(libc::c_int)) {
+        // SAFETY: installing a handler that only calls async-signal-safe functions.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = handler as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+
+    /// Catch what the terminal sends, before the worker exists.
+    pub fn install() {
+        for signal in RELAYED.into_iter().chain([libc::SIGTSTP]) {
+            handle(signal, relay);
+        }
+        handle(libc::SIGCONT, resume);
+    }
+
+    /// Put the signals back to their defaults (the worker could not be started).
+    pub fn uninstall() {
+        for signal in RELAYED.into_iter().chain([libc::SIGTSTP, libc::SIGCONT]) {
+            // SAFETY: restoring the default action.
+            unsafe {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+        }
+    }
+
+    /// From now on signals go to `worker`; one that came while it started goes now.
+    pub fn follow(worker: libc::pid_t) {
+        WORKER.store(worker, Ordering::SeqCst);
+        let early = EARLY.swap(0, Ordering::SeqCst);
+        if early > 0 {
+            relay(early);
+        }
     }
 }
 
 pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
+    // The worker, in a session of its own, does everything (the settings' notes included):
+    // this process only reads the level.
+    if !args.background
+        && let Ok(project) = crate::project::Project::discover(ctx.dir())
+        && let Some(code) = in_own_session(project.config.work_priority)
+    {
+        return Ok(code);
+    }
     // runner::work opens the database (and sweeps orphans) itself.
     let project = ctx.project()?;
     let limit = crate::config::MAX_CONCURRENT_LIMIT as usize;
@@ -82,9 +237,12 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     if args.background {
         return start_background(&project, &args);
     }
+    let level = project.config.work_priority;
+    // Before any thread starts, so every thread and process of the run inherits it.
+    gza_core::priority::lower(level);
     process::install_stop_handler();
-    lower_priority();
     super::logging::log_work_to(&project.logs_dir().join("work.log"));
+
     let count = if args.all {
         None
     } else {

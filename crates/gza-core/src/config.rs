@@ -92,6 +92,8 @@ pub struct Config {
     pub max_turns: u32,
     /// Agents running at once across every `gza work` process of the project.
     pub max_concurrent: u32,
+    /// How `gza work` and what it starts share the CPU with the person's own sessions.
+    pub work_priority: WorkPriority,
     /// `gza clean` (and `gza work` at start) removes worktrees and logs of tasks finished longer
     /// ago than this many days; 0 keeps them until `gza clean --all`.
     pub cleanup_days: u32,
@@ -135,6 +137,7 @@ impl Default for Config {
             timeout_minutes: 30.0,
             max_turns: 50,
             max_concurrent: 5,
+            work_priority: WorkPriority::Background,
             cleanup_days: 30,
             redact_raw_logs: true,
             sandbox: SandboxKind::None,
@@ -205,6 +208,20 @@ impl Default for WatchConfig {
             backoff_max_seconds: 600.0,
         }
     }
+}
+
+/// How `gza work` and everything it starts share the CPU with the person's interactive
+/// sessions (`gza_core::priority` says how each is done).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkPriority {
+    /// Batch work: a session of its own, its autogroup at nice 10, `SCHED_IDLE`.
+    #[default]
+    Background,
+    /// Only what nobody else wants: autogroup nice 19, `SCHED_IDLE`.
+    Idle,
+    /// As any other command: nothing lowered.
+    Normal,
 }
 
 /// Which client extracts learnings from finished tasks.

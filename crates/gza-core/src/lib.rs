@@ -13,6 +13,7 @@ pub mod fsutil;
 pub mod git;
 pub mod learning;
 pub mod learnings_md;
+pub mod priority;
 pub mod process;
 pub mod project;
 pub mod prompt;

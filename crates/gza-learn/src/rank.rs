@@ -553,6 +553,9 @@ pub fn run_embed_job(project: &Project) -> Result<usize> {
     unsafe {
         libc::setpriority(libc::PRIO_PROCESS, 0, 19);
     }
+    // Started by a hook, it shares the person's session (and its scheduling group): the
+    // session's own processes, its next hooks first, preempt it at once.
+    gza_core::priority::idle_policy();
     let mut done = 0;
     loop {
         let started = std::time::SystemTime::now();

@@ -530,41 +530,6 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// CRITICAL learnings in use (active, plus drafts when `drafts` is set), oldest first.
-    pub fn critical_learnings(&self, drafts: bool) -> Result<Vec<Learning>> {
-        let sql = format!(
-            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) AND {NOT_QUARANTINED} \
-             AND l.priority = 'CRITICAL' ORDER BY l.id"
-        );
-        self.db
-            .query_map(
-                &sql,
-                params![if drafts { "draft" } else { "active" }],
-                learning_from_row,
-            )
-            .map_err(|e| self.err(e))
-    }
-
-    /// Learnings in use that carry trigger conditions.
-    pub fn triggered_learnings(&self, drafts: bool) -> Result<Vec<Learning>> {
-        let sql = format!(
-            "SELECT {LEARNING_COLUMNS} FROM learnings l INDEXED BY learnings_triggered \
-             WHERE l.triggers NOT IN ('{{}}', '') AND l.status IN ('active', ?1) AND {NOT_QUARANTINED} ORDER BY l.id"
-        );
-        let list: Vec<Learning> = self
-            .db
-            .query_map(
-                &sql,
-                params![if drafts { "draft" } else { "active" }],
-                learning_from_row,
-            )
-            .map_err(|e| self.err(e))?;
-        Ok(list
-            .into_iter()
-            .filter(|l| !l.triggers.is_empty())
-            .collect())
-    }
-
     /// How many drafts await review.
     pub fn draft_count(&self) -> Result<i64> {
         self.db

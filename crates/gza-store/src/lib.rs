@@ -7,6 +7,7 @@
 #[macro_use]
 pub mod db;
 mod extraction_backoff;
+mod hooks;
 mod imports;
 mod learnings;
 mod leases;
@@ -28,6 +29,7 @@ use gza_core::project::Project;
 
 pub use db::{Backend, Db, DbError, Tx};
 pub use extraction_backoff::ExtractionBackoff;
+pub use hooks::{HookLearning, HookSnapshot};
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
     FileEdits, Injection, InjectionCount, LearningEdit, LearningEvent, LearningsMetadata,
@@ -52,6 +54,17 @@ mod embedded {
 /// PostgreSQL's migrations: the SQLite schema in PostgreSQL's words, one schema per project.
 mod embedded_pg {
     refinery::embed_migrations!("../../migrations-postgres");
+}
+
+/// The newest migration this gza knows for a backend (from build.rs, which reads the same
+/// folders refinery embeds; `the_latest_migration_is_refinerys` checks they agree).
+fn latest_migration(backend: Backend) -> i64 {
+    match backend {
+        Backend::Sqlite => env!("GZA_LATEST_MIGRATION"),
+        Backend::Postgres => env!("GZA_LATEST_PG_MIGRATION"),
+    }
+    .parse()
+    .expect("build.rs gives a number")
 }
 
 /// How long a statement waits for another process's write lock before giving up.
@@ -410,15 +423,7 @@ impl Store {
 
     /// The newest schema version this gza knows for this store's backend.
     fn known_version(&self) -> i64 {
-        let migrations = match self.backend() {
-            Backend::Sqlite => embedded::migrations::runner().get_migrations().to_vec(),
-            Backend::Postgres => embedded_pg::migrations::runner().get_migrations().to_vec(),
-        };
-        migrations
-            .iter()
-            .map(|m| i64::from(m.version()))
-            .max()
-            .unwrap_or(0)
+        latest_migration(self.backend())
     }
 
     /// The schema version stored in the database and the newest this gza knows.
@@ -742,4 +747,33 @@ fn classify_code(path: &Path, code: ErrorCode) -> Option<Error> {
         }
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod latest_migration_tests {
+    use super::Backend;
+
+    fn highest(migrations: &[refinery::Migration]) -> i64 {
+        migrations
+            .iter()
+            .map(|m| i64::from(m.version()))
+            .max()
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn the_latest_migration_is_refinerys() {
+        let sqlite = highest(
+            &super::embedded::migrations::runner()
+                .get_migrations()
+                .to_vec(),
+        );
+        assert_eq!(super::latest_migration(Backend::Sqlite), sqlite);
+        let pg = highest(
+            &super::embedded_pg::migrations::runner()
+                .get_migrations()
+                .to_vec(),
+        );
+        assert_eq!(super::latest_migration(Backend::Postgres), pg);
+    }
 }

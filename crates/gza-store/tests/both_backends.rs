@@ -455,23 +455,34 @@ fn scenario(store: &Store) -> String {
             .map(|l| l.id)
             .collect::<Vec<_>>()
     );
+    // The hooks' snapshot and its counter (V27's triggers; PostgreSQL's V3 mirrors them).
+    let hooks = store.hook_snapshot().unwrap();
     say!(
-        "critical",
-        store
-            .critical_learnings(false)
-            .unwrap()
-            .iter()
-            .map(|l| l.id)
-            .collect::<Vec<_>>()
+        "hook snapshot",
+        (
+            hooks.critical.iter().map(|l| l.id).collect::<Vec<_>>(),
+            hooks.triggered.iter().map(|l| l.id).collect::<Vec<_>>(),
+            hooks.drafts,
+            hooks.nonce.len(),
+        )
     );
+    let (version, nonce) = store.hook_version().unwrap();
     say!(
-        "triggered",
-        store
-            .triggered_learnings(false)
-            .unwrap()
-            .iter()
-            .map(|l| l.id)
-            .collect::<Vec<_>>()
+        "hook version stands",
+        (version == hooks.version, nonce == hooks.nonce)
+    );
+    store
+        .edit_learning(
+            l2,
+            &LearningEdit {
+                priority: Some(Priority::High),
+                ..LearningEdit::default()
+            },
+        )
+        .unwrap();
+    say!(
+        "an edit moves the hook version",
+        store.hook_version().unwrap().0 > version
     );
     say!("drafts", store.draft_count().unwrap());
     store
@@ -872,5 +883,92 @@ fn two_projects_in_one_database_never_see_each_others_rows() {
             .contains("\"github.com/acme/third\" is not in"),
         "{err}"
     );
+    cluster.drop_database(&name);
+}
+
+/// For every column of `learnings`: whether changing it moves the hooks' counter, and whether
+/// writing the same value again leaves it (plus an insert and a delete), as a transcript.
+fn hook_counter_transcript(store: &Store) -> String {
+    let db = store.db();
+    let id = store
+        .add_learning(&NewLearning::new(
+            "General",
+            "Run make check before pushing",
+            Origin::User,
+        ))
+        .unwrap();
+    let list = match db.backend() {
+        Backend::Sqlite => "SELECT name FROM pragma_table_info('learnings')",
+        Backend::Postgres => {
+            "SELECT CAST(column_name AS TEXT) FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = 'learnings'"
+        }
+    };
+    let mut columns: Vec<String> = db.query_map(list, params![], |r| r.get(0)).unwrap();
+    columns.sort();
+    let mut t = String::new();
+    let version = || store.hook_version().unwrap().0;
+    for column in columns.iter().filter(|c| *c != "id") {
+        let value = match column.as_str() {
+            "confidence" => "0.55",
+            "priority" => "'HIGH'",
+            "status" => "'draft'",
+            "origin" => "'agent'",
+            "tier" => "2",
+            "tier_level" => "'high'",
+            "triggers" => r#"'{"tools": ["Bash"]}'"#,
+            "checklist" | "keywords" | "applies_when" => r#"'["x"]'"#,
+            _ => "'changed'",
+        };
+        let sql = format!("UPDATE learnings SET {column} = {value} WHERE id = ?1");
+        let before = version();
+        let written = db.execute(&sql, params![id]).is_ok();
+        let moved = version() > before;
+        let after = version();
+        if written {
+            db.execute(&sql, params![id]).unwrap();
+        }
+        let again = version() > after;
+        writeln!(
+            t,
+            "{column}: written {written}, moved {moved}, again {again}"
+        )
+        .unwrap();
+    }
+    let before = version();
+    let other = store
+        .add_learning(&NewLearning::new(
+            "General",
+            "Prefer small commits",
+            Origin::User,
+        ))
+        .unwrap();
+    writeln!(t, "insert moves: {}", version() > before).unwrap();
+    let before = version();
+    db.execute("DELETE FROM learnings WHERE id = ?1", params![other])
+        .unwrap();
+    writeln!(t, "delete moves: {}", version() > before).unwrap();
+    t
+}
+
+/// PostgreSQL's V3 mirrors SQLite's V27: the same columns move the hooks' counter (the unit test
+/// `hooks::tests::hook_snapshot_columns_move_the_version` pins SQLite's to what the snapshot reads).
+#[test]
+fn the_hooks_counter_moves_alike_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = Store::create_database(&Database::Sqlite(dir.path().join("gza.db"))).unwrap();
+    let on_sqlite = hook_counter_transcript(&sqlite);
+    assert!(on_sqlite.contains("text: written true, moved true, again false"));
+    assert!(on_sqlite.contains("validated_at: written true, moved false"));
+
+    let cluster = postgres::cluster();
+    let name = cluster.new_database();
+    let pg = Store::create_database(&Database::Postgres {
+        spec: Box::new(DatabaseSpec::parse(&cluster.url(&name), None).unwrap()),
+        project: "github.com/acme/app".into(),
+    })
+    .unwrap();
+    let on_postgres = hook_counter_transcript(&pg);
+    assert_eq!(on_sqlite, on_postgres);
     cluster.drop_database(&name);
 }

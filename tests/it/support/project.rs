@@ -10,6 +10,8 @@ pub struct TestProject {
     root: PathBuf,
     home: PathBuf,
     env: Vec<(String, String)>,
+    /// Whether runs get `GZA_WORK_PRIORITY=normal` (see [`TestProject::command`]).
+    normal_work: bool,
     /// Its database in the test cluster, when the suite runs on PostgreSQL.
     pg_database: Option<String>,
 }
@@ -52,6 +54,7 @@ impl TestProject {
             home,
             _tmp: tmp,
             env: Vec::new(),
+            normal_work: true,
             pg_database: None,
         };
         if on_postgres() {
@@ -245,7 +248,18 @@ impl TestProject {
         self.env.push((key.into(), value.into()));
     }
 
+    /// Leave `work_priority` to gza's default (`background`: gza work in a session of its own,
+    /// lowered) instead of the suite's `normal`.
+    pub fn keep_default_work_priority(&mut self) {
+        self.normal_work = false;
+    }
+
     /// A command for the gza binary with a cleared, fixed environment, run in the project.
+    ///
+    /// `gza work` runs with `work_priority: normal` unless the test asks for the default: the
+    /// suite's other threads (Claude Code and Codex CLIs, builds) are exactly the kind of work a
+    /// `background` gza work yields to, and its agents' start-up would then race the tests'
+    /// timeouts. The tests in `work.rs` that are about the priority keep the default.
     pub fn command(&self, args: &[&str]) -> std::process::Command {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gza"));
         cmd.args(args)
@@ -259,6 +273,9 @@ impl TestProject {
             .env("LANG", "C.UTF-8")
             .stdin(std::process::Stdio::null());
         self.hermetic(&mut cmd);
+        if self.normal_work {
+            cmd.env("GZA_WORK_PRIORITY", "normal");
+        }
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
