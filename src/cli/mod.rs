@@ -181,14 +181,10 @@ impl Context {
     /// The project and its open database.
     pub fn open(&self) -> Result<(Project, Store), Error> {
         let project = self.project()?;
-        let store = Store::open(&project.db_path())?;
-        for reaped in crate::runner::reap_orphans(&project, &store) {
-            if let Some(note) = reaped.note() {
-                let _ = writeln!(output::stderr(), "{note}");
-            }
-        }
-        // What hooks could not write while the database was busy.
-        crate::learn::take_in_spooled(&project, &store);
+        // Orphans reaped (each said) and what hooks spooled taken in.
+        let store = crate::actions::open_store(&project, |note| {
+            let _ = writeln!(output::stderr(), "{note}");
+        })?;
         Ok((project, store))
     }
 
