@@ -2,6 +2,7 @@
 //!
 //! Nothing in here knows about the command line.
 
+mod dashboard;
 mod extraction_backoff;
 mod imports;
 mod learnings;
@@ -18,6 +19,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use gza_core::error::{Error, Result};
 
+pub use dashboard::{DayTally, PendingTask, TaskFilter, WeekTally};
 pub use extraction_backoff::ExtractionBackoff;
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
