@@ -10,6 +10,7 @@
 pub mod actions;
 pub mod cli;
 pub mod import;
+pub mod serve;
 
 pub use gza_core::{Error, Result};
 pub use gza_core::{

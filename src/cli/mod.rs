@@ -13,7 +13,7 @@ mod hook;
 mod import;
 mod init;
 mod learnings;
-mod log;
+pub(crate) mod log;
 mod logging;
 mod manage;
 mod model;
@@ -141,6 +141,9 @@ pub enum Command {
     Trust(trust::TrustArgs),
     /// Watch gza run six tasks offline with a scripted agent, in a temporary project.
     Demo(demo::DemoArgs),
+    /// Serve the dashboard: the board, tasks and their live logs, learnings, drafts and stats,
+    /// in a browser (127.0.0.1:4920 unless --bind says otherwise; prints its URL first).
+    Serve(crate::serve::ServeArgs),
     /// The demo's scripted agent (reads a prompt on stdin).
     #[command(hide = true, name = "demo-agent")]
     DemoAgent(demo::DemoAgentArgs),
@@ -255,6 +258,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Learnings(args) => learnings::cmd_learnings(ctx, args),
         Command::Hook(args) => hook::cmd_hook(ctx, args),
         Command::Demo(args) => demo::cmd_demo(ctx, args),
+        Command::Serve(args) => crate::serve::cmd_serve(ctx, args),
         Command::DemoAgent(args) => demo::cmd_demo_agent(args),
     }?;
     Ok(ExitCode::SUCCESS)
