@@ -362,8 +362,16 @@ pub async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) ->
     } else {
         request
     };
+    let started = std::time::Instant::now();
     let mut response = next.run(request).await;
     protect(response.headers_mut());
+    // How long the page took to make, for the benchmarks and a browser's developer tools.
+    let took = started.elapsed().as_secs_f64() * 1000.0;
+    if let Ok(value) = HeaderValue::from_str(&format!("app;dur={took:.2}")) {
+        response
+            .headers_mut()
+            .insert(header::HeaderName::from_static("server-timing"), value);
+    }
     response
 }
 

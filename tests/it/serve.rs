@@ -842,6 +842,55 @@ fn learnings_are_listed_filtered_searched_edited_archived_and_restored() {
 }
 
 #[test]
+fn search_ranks_by_meaning_and_explains_each_score() {
+    let mut p = TestProject::new();
+    p.use_model();
+    p.ok(&[
+        "learnings",
+        "add",
+        "Run database schema migrations before starting the web server",
+    ]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "Prefer small commits that each build and pass the tests",
+    ]);
+    let s = Server::start(&p, &[]);
+    let html = s.page("/learnings?q=upgrading+the+tables+of+the+DB");
+    let matches = &html[html.find("<h2>Matches</h2>").unwrap()..];
+    let first = matches
+        .find("<tr data-id=")
+        .map(|at| &matches[at..at + 20])
+        .unwrap_or("");
+    assert!(
+        first.contains("L1"),
+        "the migration learning ranks first: {matches}"
+    );
+    assert!(html.contains("meaning 0."), "{html}");
+    assert!(!html.contains("ranking by words only"), "{html}");
+    // The same hits as the command, in the same order.
+    let cli = p.json(&[
+        "learnings",
+        "search",
+        "upgrading the tables of the DB",
+        "--json",
+        "-k",
+        "10",
+    ]);
+    let ids: Vec<&str> = cli
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    let mut at = 0;
+    for id in ids {
+        let found = matches[at..].find(&format!("data-id=\"{id}\"")).expect(id);
+        at += found;
+    }
+}
+
+#[test]
 fn drafts_show_why_they_are_held_and_are_promoted_edited_or_archived_inline() {
     let p = TestProject::new();
     // A person's text that reads like an instruction is held as a quarantined draft.
@@ -1044,6 +1093,32 @@ fn hostile_text_is_shown_as_text_everywhere() {
     // The pull request address that is not a web address is text, not a link.
     let second = s.page(&format!("/tasks/{}", ids[1]));
     assert!(second.contains("javascript:window.__xss=9"));
+}
+
+#[test]
+fn nothing_in_the_dashboard_writes_markup_unescaped() {
+    // maud escapes every interpolation; its one way around that is `PreEscaped` (and the
+    // `Render` trait's raw output). Neither is used anywhere in the server's code.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/serve");
+    let mut files = vec![dir];
+    let mut checked = 0;
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code: String = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            for raw in ["PreEscaped", "fn render_to", "impl Render"] {
+                assert!(!code.contains(raw), "{} uses {raw}", path.display());
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "{checked}");
 }
 
 fn shell_quote(s: &str) -> String {

@@ -345,7 +345,8 @@ fn a_hostile_learning_is_shown_as_text_and_never_runs() {
 
 #[test]
 fn screenshots_of_the_board_a_task_and_the_learnings() {
-    let p = TestProject::new();
+    let mut p = TestProject::new();
+    p.use_model();
     let gate = p.scratch().join("gate");
     p.command_agent(
         &format!(

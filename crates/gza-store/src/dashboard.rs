@@ -77,7 +77,13 @@ impl Store {
         } else {
             " AND ?4 IS NULL"
         });
-        sql.push_str(" AND (?5 IS NULL OR t.id < ?5) ORDER BY t.id DESC LIMIT ?6");
+        // Two statements rather than `(?5 IS NULL OR t.id < ?5)`, which no index can seek on.
+        sql.push_str(if before.is_some() {
+            " AND t.id < ?5"
+        } else {
+            " AND ?5 IS NULL"
+        });
+        sql.push_str(" ORDER BY t.id DESC LIMIT ?6");
         let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(

@@ -1,7 +1,7 @@
 //! The dashboard's routes and their HTML. Every page is rendered on the server with maud, which
-//! escapes every interpolated value; `PreEscaped` appears only for the embedded SVG charts'
-//! numbers-only markup built in `charts.rs` (see there). Text that came from an agent, a model, a
-//! repository or a person is also redacted (the one redactor) before it is shown.
+//! escapes every interpolated value; nothing under `src/serve/` writes markup unescaped (a test
+//! keeps it so). Text that came from an agent, a model, a repository or a person is also
+//! redacted (the one redactor) before it is shown.
 
 mod board;
 mod events;

@@ -90,7 +90,7 @@ pub async fn task_page(
                     }
                 }
             }
-            section.log {
+            section.tasklog {
                 h2 { "Log" }
                 @match &log {
                     Some(_) => {
