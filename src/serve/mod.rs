@@ -58,6 +58,9 @@ pub(crate) struct App {
     pub security: security::Security,
     pub db: db::Db,
     pub hub: hub::Hub,
+    /// Set when the server stops: open event streams end, so the graceful shutdown need not
+    /// wait for pages that would keep listening for ever.
+    pub closing: tokio::sync::watch::Sender<bool>,
 }
 
 pub fn cmd_serve(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
@@ -144,11 +147,16 @@ pub fn cmd_serve(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
             read_only: args.read_only,
             security,
             db,
+            closing: tokio::sync::watch::Sender::new(false),
         });
         let poller = tokio::spawn(hub::run_poller(app.clone()));
         let router = pages::router(app.clone());
+        let closing = app.clone();
         let served = axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown_signal())
+            .with_graceful_shutdown(async move {
+                shutdown_signal().await;
+                closing.closing.send_replace(true);
+            })
             .await;
         poller.abort();
         served

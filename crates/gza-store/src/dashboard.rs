@@ -3,7 +3,7 @@
 //! Each reads only what it shows (the V21 indexes), so a page costs the same at 100 tasks and at
 //! 100,000.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
 use super::Store;
 use super::tasks::{
@@ -110,8 +110,15 @@ impl Store {
         filter: TaskFilter,
         limit: u32,
     ) -> Result<Vec<PendingTask>> {
+        // The blocked are read from the index of pending tasks with a dependency (their number,
+        // not the queue's, bounds the cost); the ready along the pickup order.
+        let index = if blocked {
+            " INDEXED BY tasks_pending_deps"
+        } else {
+            ""
+        };
         let mut sql = format!(
-            "SELECT {SUMMARY_COLUMNS}, d.status FROM tasks t \
+            "SELECT {SUMMARY_COLUMNS}, d.status FROM tasks t{index} \
              LEFT JOIN tasks d ON d.id = t.depends_on WHERE t.status = 'pending'"
         );
         sql.push_str(if blocked {
@@ -195,13 +202,26 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// The id of the newest task, if any (the board says when tasks were added).
-    pub fn newest_task_id(&self) -> Result<Option<TaskId>> {
-        self.conn
-            .query_row("SELECT MAX(id) FROM tasks", [], |r| r.get(0))
-            .optional()
-            .map(Option::flatten)
-            .map_err(|e| self.err(e))
+    /// The groups in use, by name, at most `limit`: one index seek per group (a skip scan
+    /// written out), so the cost is the number of groups, not of grouped tasks.
+    pub fn groups_in_use(&self, limit: u32) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "WITH RECURSIVE g(name) AS ( \
+                   SELECT MIN(group_name) FROM tasks WHERE group_name IS NOT NULL \
+                   UNION ALL \
+                   SELECT (SELECT MIN(group_name) FROM tasks WHERE group_name > g.name) \
+                   FROM g WHERE g.name IS NOT NULL) \
+                 SELECT name FROM g WHERE name IS NOT NULL LIMIT ?1",
+            )
+            .map_err(|e| self.err(e))?;
+        let names = stmt
+            .query_map([limit], |r| r.get(0))
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        Ok(names)
     }
 
     /// Tasks finished since `since` (`YYYY-MM-DD`), per day and outcome, with their cost and how
@@ -273,5 +293,81 @@ impl Store {
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NewTask;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::create(&dir.path().join("gza.db")).unwrap();
+        (dir, store)
+    }
+
+    fn add(store: &Store, group: Option<&str>, depends_on: Option<TaskId>) -> TaskId {
+        store
+            .insert_task(&NewTask {
+                prompt: "p".into(),
+                group: group.map(str::to_string),
+                depends_on,
+                ..Default::default()
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn groups_are_listed_once_each_in_order() {
+        let (_dir, store) = store();
+        for g in ["b", "a", "b", "c", "a"] {
+            add(&store, Some(g), None);
+        }
+        add(&store, None, None);
+        assert_eq!(store.groups_in_use(10).unwrap(), ["a", "b", "c"]);
+        assert_eq!(store.groups_in_use(2).unwrap(), ["a", "b"]);
+    }
+
+    #[test]
+    fn pages_are_newest_first_before_an_id_and_pending_splits_ready_from_blocked() {
+        let (_dir, store) = store();
+        let ids: Vec<TaskId> = (0..5).map(|_| add(&store, Some("g"), None)).collect();
+        let blocked = add(&store, None, Some(ids[0]));
+        let all = TaskFilter::default();
+        let page = store
+            .tasks_with_status(TaskStatus::Pending, all, Some(ids[4]), 2)
+            .unwrap();
+        assert_eq!(
+            page.iter().map(|t| t.id).collect::<Vec<_>>(),
+            [ids[3], ids[2]]
+        );
+        let ready = store.pending_tasks(false, all, 10).unwrap();
+        assert_eq!(ready.len(), 5);
+        let waiting = store.pending_tasks(true, all, 10).unwrap();
+        assert_eq!(waiting.len(), 1);
+        assert_eq!(waiting[0].task.id, blocked);
+        assert_eq!(waiting[0].blocked_by.as_ref().unwrap().id, ids[0]);
+        let group = TaskFilter {
+            group: Some("g"),
+            task_type: None,
+        };
+        assert_eq!(store.pending_tasks(true, group, 10).unwrap().len(), 0);
+        assert_eq!(
+            store
+                .count_with_status_capped(TaskStatus::Pending, all, 3)
+                .unwrap(),
+            3
+        );
+    }
+
+    #[test]
+    fn the_marker_moves_when_another_connection_writes() {
+        let (dir, store) = store();
+        let before = store.change_marker().unwrap();
+        assert_eq!(store.change_marker().unwrap(), before, "nothing changed");
+        let other = Store::open(&dir.path().join("gza.db")).unwrap();
+        add(&other, None, None);
+        assert_ne!(store.change_marker().unwrap(), before);
     }
 }

@@ -75,7 +75,7 @@ pub async fn board_page(
 ) -> Result<Markup, Failure> {
     let key = board_key(&q.group, &q.task_type)?;
     read(&app, move |app, store| {
-        let groups = store.group_names(200)?;
+        let groups = store.groups_in_use(200)?;
         let columns = board_columns(app, store, &key)?;
         let stream = format!("/events/board{}", key.query());
         let body = html! {

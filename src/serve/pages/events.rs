@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use futures_util::stream::{self, Stream};
+use futures_util::stream::{self, Stream, StreamExt};
 use tokio::sync::watch;
 
 use super::Failure;
@@ -42,7 +42,15 @@ pub async fn board_events(
         let payload = rx.borrow_and_update().clone();
         Some((Ok(Event::default().event("board").data(&*payload)), rx))
     });
-    Ok(Sse::new(events).keep_alive(keep_alive()))
+    Ok(Sse::new(events.take_until(closing(&app))).keep_alive(keep_alive()))
+}
+
+/// Resolves when the server stops.
+fn closing(app: &App) -> impl std::future::Future<Output = ()> + use<> {
+    let mut rx = app.closing.subscribe();
+    async move {
+        let _ = rx.wait_for(|closing| *closing).await;
+    }
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -169,5 +177,5 @@ pub async fn task_events(
             s.pending = out;
         }
     });
-    Ok(Sse::new(events).keep_alive(keep_alive()))
+    Ok(Sse::new(events.take_until(closing(&app))).keep_alive(keep_alive()))
 }
