@@ -141,8 +141,10 @@ pub enum Command {
     Trust(trust::TrustArgs),
     /// Watch gza run six tasks offline with a scripted agent, in a temporary project.
     Demo(demo::DemoArgs),
-    /// Serve the dashboard: the board, tasks and their live logs, learnings, drafts and stats,
-    /// in a browser (127.0.0.1:4920 unless --bind says otherwise; prints its URL first).
+    /// Serve the dashboard in a browser: the board, tasks and their live logs, learnings, stats.
+    ///
+    /// Listens on 127.0.0.1:4920 unless --bind says otherwise (port 0 picks a free one) and
+    /// prints the URL it serves on its first line; it opens nothing by itself.
     Serve(crate::serve::ServeArgs),
     /// The demo's scripted agent (reads a prompt on stdin).
     #[command(hide = true, name = "demo-agent")]

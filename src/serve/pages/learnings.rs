@@ -394,7 +394,7 @@ pub async fn drafts_page(
                 @else { (queue.len()) " awaiting a person: promote what is right, edit what is almost, archive the rest." }
             }
             @for l in &queue {
-                article.draft id=(format!("draft-{}", l.label())) data-id=(l.label()) {
+                article.draftcard id=(format!("draft-{}", l.label())) data-id=(l.label()) {
                     div.head {
                         a href=(format!("/learnings/{}", l.label())) { (l.label()) }
                         span { (shown(&l.section)) }

@@ -18,8 +18,10 @@ use crate::serve::App;
 use crate::store::Store;
 use crate::task::{Task, TaskId, TaskStatus};
 
-/// The most of a log the page shows at first: its end, from a line boundary.
-pub const LOG_TAIL_BYTES: u64 = 512 * 1024;
+/// The most of a log the page shows at first: its end, from a line boundary, and at most
+/// [`LOG_TAIL_LINES`] rendered lines of it (`gza log` has the rest).
+pub const LOG_TAIL_BYTES: u64 = 256 * 1024;
+pub const LOG_TAIL_LINES: usize = 1000;
 /// The most a live stream reads at once.
 pub const LOG_CHUNK_BYTES: u64 = 256 * 1024;
 
@@ -94,6 +96,9 @@ pub async fn task_page(
                 h2 { "Log" }
                 @match &log {
                     Some(_) => {
+                        @if offset > LOG_TAIL_BYTES || log_lines.len() == LOG_TAIL_LINES {
+                            p.note { "The log's last lines; `gza log " (task.id) "` shows all of it." }
+                        }
                         div #log.log data-offset=(offset) data-task=(task.id.0) {
                             @for line in &log_lines { div.line { (line) } }
                         }
@@ -337,7 +342,10 @@ pub fn read_log_tail(path: &Path, kind: ProviderKind, max: u64) -> (Vec<String>,
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let start = len.saturating_sub(max);
-    let (lines, end, _) = read_lines(&mut file, kind, start, len, start > 0);
+    let (mut lines, end, _) = read_lines(&mut file, kind, start, len, start > 0);
+    if lines.len() > LOG_TAIL_LINES {
+        lines.drain(..lines.len() - LOG_TAIL_LINES);
+    }
     (lines, end)
 }
 
