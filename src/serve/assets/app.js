@@ -28,12 +28,14 @@ if (board && board.dataset.stream) {
   });
 }
 
-// A task: its facts when they change, its log as it grows.
+// A task: its facts when they change, its log as it grows. The stream starts at the log's
+// offset the page holds, so after a lost connection it is opened again from where the page got
+// to (EventSource's own reconnection would repeat the lines since the page was loaded).
 const facts = document.getElementById("facts");
 const log = document.getElementById("log");
-if (facts && facts.dataset.stream) {
+function followTask() {
   const offset = log ? log.dataset.offset || "0" : "0";
-  listen(facts.dataset.stream + "?offset=" + encodeURIComponent(offset), {
+  const source = listen(facts.dataset.stream + "?offset=" + encodeURIComponent(offset), {
     task: (data) => {
       facts.innerHTML = data.html;
       const status = document.querySelector('[data-live="status"]');
@@ -57,4 +59,9 @@ if (facts && facts.dataset.stream) {
       if (follow) log.scrollTop = log.scrollHeight;
     },
   });
+  source.onerror = () => {
+    source.close();
+    setTimeout(followTask, 2000);
+  };
 }
+if (facts && facts.dataset.stream) followTask();
