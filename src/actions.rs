@@ -29,7 +29,7 @@ const MAX_GROUP_CHARS: usize = 100;
 /// are reaped (each with a note) and what hooks spooled while the database was busy is taken
 /// in, as every writing command does.
 pub fn open_store(project: &Project, mut note: impl FnMut(&str)) -> Result<Store, Error> {
-    let store = Store::open(&project.db_path())?;
+    let store = Store::open_project(project)?;
     for reaped in crate::runner::reap_orphans(project, &store) {
         if let Some(text) = reaped.note() {
             note(&text);

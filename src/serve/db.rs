@@ -32,9 +32,9 @@ impl Db {
 
     fn connect(&self, project: &Project) -> Result<Store, Error> {
         if self.read_only {
-            Store::open_for_reading(&project.db_path())
+            Store::open_project_for_reading(project)
         } else {
-            Store::open(&project.db_path())
+            Store::open_project(project)
         }
     }
 

@@ -216,7 +216,7 @@ fn poll_once(
 ) -> (Option<Store>, Option<i64>) {
     let store = match store {
         Some(store) => store,
-        None => match crate::store::Store::open_for_reading(&app.project.db_path()) {
+        None => match crate::store::Store::open_project_for_reading(&app.project) {
             Ok(store) => store,
             Err(e) => {
                 tracing::warn!("the dashboard's poller cannot open the database: {e}");

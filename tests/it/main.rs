@@ -41,5 +41,6 @@ mod support;
 mod tables;
 mod task_json;
 mod tasks;
+mod team;
 mod trust;
 mod work;

@@ -349,7 +349,7 @@ fn an_address_beyond_loopback_needs_the_token_and_refuses_to_start_without_it() 
     assert_eq!(r.status(), 401);
     assert_eq!(
         p.db()
-            .query_row("SELECT COUNT(*) FROM tasks", [], |r| r.get::<_, i64>(0))
+            .query_row("SELECT COUNT(*) FROM tasks", [], |r| r.get::<i64>(0))
             .unwrap(),
         0
     );
@@ -1080,13 +1080,21 @@ fn hostile_text_is_shown_as_text_everywhere() {
     ] {
         db.execute(
             &format!("UPDATE tasks SET {column} = ?1 WHERE id = ?2"),
-            rusqlite::params![value, ids[1]],
+            [&value as &dyn rusqlite::ToSql, &ids[1]],
         )
         .unwrap();
     }
+    // The evidence as the store keeps it (JSON text), written the same on either backend.
+    let evidence = serde_json::json!({
+        "terms": [XSS[7]],
+        "count": 1,
+        "files": [spec],
+        "at": "2026-01-01T00:00:00Z",
+    })
+    .to_string();
     db.execute(
-        "UPDATE learnings SET evidence = json_object('terms', json_array(?1), 'count', 1, 'files', json_array(?2), 'at', '2026-01-01T00:00:00Z'), tier = 1 WHERE id = 1",
-        rusqlite::params![XSS[7], spec],
+        "UPDATE learnings SET evidence = ?1, tier = 1 WHERE id = 1",
+        [evidence],
     )
     .unwrap();
     drop(db);

@@ -1,11 +1,10 @@
 //! The queries behind the dashboard (`gza serve`): a page of one column of the board, bounded
 //! counts, the figures of the stats page, and a cheap marker that says whether anything changed.
-//! Each reads only what it shows (the V21 indexes), so a page costs the same at 100 tasks and at
+//! Each reads only what it shows (the V36 indexes; PostgreSQL V7), so a page costs the same at 100 tasks and at
 //! 100,000.
 
-use rusqlite::params;
-
 use super::Store;
+use super::db::{Backend, DbResult, Row};
 use super::tasks::{
     AFTER_SUMMARY, LinkedTask, SUMMARY_COLUMNS, SUMMARY_PROMPT_CHARS, TaskSummary, summary_from_row,
 };
@@ -48,14 +47,22 @@ pub struct WeekTally {
 }
 
 impl Store {
-    /// A value that changes whenever another connection (another gza process, or another
-    /// connection of this one) has committed a change to the database since this connection last
-    /// read it. One cheap call, no table read: the dashboard's poller asks it every tick and
-    /// queries only when it moved.
+    /// A value that changes whenever a change has been committed to the database since this
+    /// connection last asked. One cheap call, no table read: the dashboard's poller asks it every
+    /// tick and queries only when it moved.
+    ///
+    /// SQLite: `PRAGMA data_version`, which moves for every other connection's commit (this
+    /// connection's own writes do not move it; the poller's connection only reads). PostgreSQL:
+    /// a hash of the server's current snapshot (`pg_current_snapshot()`: the next transaction id
+    /// and those still in progress), which moves whenever a writing transaction starts or ends
+    /// anywhere in the cluster. It can move without a change to this project (another project's
+    /// or database's write); it never stays put across one, which is what the poller needs.
     pub fn change_marker(&self) -> Result<i64> {
-        self.conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
-            .map_err(|e| self.err(e))
+        let sql = match self.db.backend() {
+            Backend::Sqlite => "PRAGMA data_version",
+            Backend::Postgres => "SELECT hashtextextended(CAST(pg_current_snapshot() AS TEXT), 0)",
+        };
+        self.db.one(sql, params![]).map_err(|e| self.err(e))
     }
 
     /// Newest first, at most `limit` tasks with `status` (and the filter), older than `before`.
@@ -70,23 +77,23 @@ impl Store {
         sql.push_str(if filter.group.is_some() {
             " AND t.group_name = ?3"
         } else {
-            " AND ?3 IS NULL"
+            " AND CAST(?3 AS TEXT) IS NULL"
         });
         sql.push_str(if filter.task_type.is_some() {
             " AND t.task_type = ?4"
         } else {
-            " AND ?4 IS NULL"
+            " AND CAST(?4 AS TEXT) IS NULL"
         });
         // Two statements rather than `(?5 IS NULL OR t.id < ?5)`, which no index can seek on.
         sql.push_str(if before.is_some() {
             " AND t.id < ?5"
         } else {
-            " AND ?5 IS NULL"
+            " AND CAST(?5 AS BIGINT) IS NULL"
         });
         sql.push_str(" ORDER BY t.id DESC LIMIT ?6");
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
+        self.db
             .query_map(
+                &sql,
                 params![
                     SUMMARY_PROMPT_CHARS,
                     status.as_str(),
@@ -97,8 +104,6 @@ impl Store {
                 ],
                 summary_from_row,
             )
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
@@ -111,7 +116,8 @@ impl Store {
         limit: u32,
     ) -> Result<Vec<PendingTask>> {
         // The blocked are read from the index of pending tasks with a dependency (their number,
-        // not the queue's, bounds the cost); the ready along the pickup order.
+        // not the queue's, bounds the cost); the ready along the pickup order. (PostgreSQL
+        // plans without the hint, which the query layer drops.)
         let index = if blocked {
             " INDEXED BY tasks_pending_deps"
         } else {
@@ -129,40 +135,25 @@ impl Store {
         sql.push_str(if filter.group.is_some() {
             " AND t.group_name = ?2"
         } else {
-            " AND ?2 IS NULL"
+            " AND CAST(?2 AS TEXT) IS NULL"
         });
         sql.push_str(if filter.task_type.is_some() {
             " AND t.task_type = ?3"
         } else {
-            " AND ?3 IS NULL"
+            " AND CAST(?3 AS TEXT) IS NULL"
         });
         sql.push_str(" ORDER BY t.urgent DESC, t.id LIMIT ?4");
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
+        self.db
             .query_map(
+                &sql,
                 params![
                     SUMMARY_PROMPT_CHARS,
                     filter.group,
                     filter.task_type.map(|t| t.as_str()),
                     limit
                 ],
-                |row| {
-                    let task = summary_from_row(row)?;
-                    let dep_status: Option<String> = row.get(AFTER_SUMMARY)?;
-                    let blocked_by = match (task.depends_on, dep_status.as_deref()) {
-                        (Some(_), Some("completed")) | (None, _) => None,
-                        (Some(dep), status) => Some(LinkedTask {
-                            id: dep,
-                            status: status
-                                .and_then(TaskStatus::parse)
-                                .unwrap_or(TaskStatus::Dropped),
-                        }),
-                    };
-                    Ok(PendingTask { task, blocked_by })
-                },
+                pending_from_row,
             )
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
@@ -178,81 +169,71 @@ impl Store {
         sql.push_str(if filter.group.is_some() {
             " AND t.group_name = ?2"
         } else {
-            " AND ?2 IS NULL"
+            " AND CAST(?2 AS TEXT) IS NULL"
         });
         sql.push_str(if filter.task_type.is_some() {
             " AND t.task_type = ?3"
         } else {
-            " AND ?3 IS NULL"
+            " AND CAST(?3 AS TEXT) IS NULL"
         });
-        sql.push_str(" LIMIT ?4)");
-        self.conn
-            .prepare_cached(&sql)
-            .and_then(|mut stmt| {
-                stmt.query_row(
-                    params![
-                        status.as_str(),
-                        filter.group,
-                        filter.task_type.map(|t| t.as_str()),
-                        cap
-                    ],
-                    |r| r.get(0),
-                )
-            })
+        sql.push_str(" LIMIT ?4) AS capped");
+        self.db
+            .one(
+                &sql,
+                params![
+                    status.as_str(),
+                    filter.group,
+                    filter.task_type.map(|t| t.as_str()),
+                    cap
+                ],
+            )
             .map_err(|e| self.err(e))
     }
 
     /// The groups in use, by name, at most `limit`: one index seek per group (a skip scan
     /// written out), so the cost is the number of groups, not of grouped tasks.
     pub fn groups_in_use(&self, limit: u32) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
+        self.db
+            .query_map(
                 "WITH RECURSIVE g(name) AS ( \
                    SELECT MIN(group_name) FROM tasks WHERE group_name IS NOT NULL \
                    UNION ALL \
                    SELECT (SELECT MIN(group_name) FROM tasks WHERE group_name > g.name) \
                    FROM g WHERE g.name IS NOT NULL) \
                  SELECT name FROM g WHERE name IS NOT NULL LIMIT ?1",
+                params![limit],
+                |r| r.get(0),
             )
-            .map_err(|e| self.err(e))?;
-        let names = stmt
-            .query_map([limit], |r| r.get(0))
-            .map_err(|e| self.err(e))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))?;
-        Ok(names)
+            .map_err(|e| self.err(e))
     }
 
     /// Tasks finished since `since` (`YYYY-MM-DD`), per day and outcome, with their cost and how
     /// many were given learnings. Reads only the window's rows (index on `completed_at`).
     pub fn finished_by_day(&self, since: &str) -> Result<Vec<DayTally>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
+        let rows = self
+            .db
+            .query_map(
                 "SELECT substr(t.completed_at, 1, 10), t.status, COUNT(*), \
-                 COALESCE(SUM(t.cost_usd), 0), \
-                 SUM(EXISTS (SELECT 1 FROM learning_injections i WHERE i.task_id = t.id)) \
+                 CAST(COALESCE(SUM(t.cost_usd), 0) AS DOUBLE PRECISION), \
+                 COUNT(CASE WHEN EXISTS \
+                   (SELECT 1 FROM learning_injections i WHERE i.task_id = t.id) THEN 1 END) \
                  FROM tasks t INDEXED BY tasks_finished_at \
                  WHERE t.completed_at >= ?1 AND t.completed_at IS NOT NULL \
                  GROUP BY 1, 2 ORDER BY 1, 2",
+                params![since],
+                |r| {
+                    Ok((
+                        r.get::<String>(0)?,
+                        r.get::<String>(1)?,
+                        r.get::<i64>(2)?,
+                        r.get::<f64>(3)?,
+                        r.get::<i64>(4)?,
+                    ))
+                },
             )
             .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([since], |r| {
-                let status: String = r.get(1)?;
-                Ok((
-                    r.get::<_, String>(0)?,
-                    status,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                ))
-            })
-            .map_err(|e| self.err(e))?;
         let mut out = Vec::new();
-        for row in rows {
-            let (day, status, tasks, cost_usd, given_learnings) = row.map_err(|e| self.err(e))?;
+        for (day, status, tasks, cost_usd, given_learnings) in rows {
             // A status a newer gza wrote is left out of the figures rather than miscounted.
             if let Some(status) = TaskStatus::parse(&status) {
                 out.push(DayTally {
@@ -269,31 +250,56 @@ impl Store {
 
     /// Learnings added and archived per week since `since` (`YYYY-MM-DD`), oldest week first.
     pub fn learnings_by_week(&self, since: &str) -> Result<Vec<WeekTally>> {
-        let week = |column: &str| format!("date(substr({column}, 1, 10), 'weekday 0', '-6 days')");
+        let backend = self.db.backend();
         let sql = format!(
-            "SELECT week, SUM(added), SUM(archived) FROM ( \
+            "SELECT week, CAST(SUM(added) AS BIGINT), CAST(SUM(archived) AS BIGINT) FROM ( \
                SELECT {} AS week, 1 AS added, 0 AS archived FROM learnings \
                  WHERE created_at >= ?1 \
                UNION ALL \
                SELECT {} AS week, 0, 1 FROM learning_events \
                  WHERE event = 'archived' AND at >= ?1 \
-             ) GROUP BY week ORDER BY week",
-            week("created_at"),
-            week("at")
+             ) AS changes GROUP BY week ORDER BY week",
+            week_of(backend, "created_at"),
+            week_of(backend, "at")
         );
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([since], |r| {
+        self.db
+            .query_map(&sql, params![since], |r| {
                 Ok(WeekTally {
-                    week: r.get::<_, Option<String>>(0)?.unwrap_or_default(),
+                    week: r.get::<Option<String>>(0)?.unwrap_or_default(),
                     added: r.get(1)?,
                     archived: r.get(2)?,
                 })
             })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
+}
+
+/// The Monday (`YYYY-MM-DD`) of the week of a time column in gza's format, in the backend's
+/// words: SQLite moves to the week's Sunday and back six days; PostgreSQL truncates to the ISO
+/// week, which starts on Monday.
+fn week_of(backend: Backend, column: &str) -> String {
+    match backend {
+        Backend::Sqlite => format!("date(substr({column}, 1, 10), 'weekday 0', '-6 days')"),
+        Backend::Postgres => format!(
+            "to_char(date_trunc('week', CAST(substr({column}, 1, 10) AS DATE)), 'YYYY-MM-DD')"
+        ),
+    }
+}
+
+/// A pending task and, when it is blocked, the task it waits for.
+fn pending_from_row(row: &Row) -> DbResult<PendingTask> {
+    let task = summary_from_row(row)?;
+    let dep_status: Option<String> = row.get(AFTER_SUMMARY)?;
+    let blocked_by = match (task.depends_on, dep_status.as_deref()) {
+        (Some(_), Some("completed")) | (None, _) => None,
+        (Some(dep), status) => Some(LinkedTask {
+            id: dep,
+            status: status
+                .and_then(TaskStatus::parse)
+                .unwrap_or(TaskStatus::Dropped),
+        }),
+    };
+    Ok(PendingTask { task, blocked_by })
 }
 
 #[cfg(test)]
