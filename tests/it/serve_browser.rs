@@ -128,8 +128,14 @@ async fn screenshot(b: &Client, name: &str) {
     std::fs::write(dir.join(name), png).unwrap();
 }
 
+/// The task's status as stored. Read on a thread of its own: these tests drive the browser from
+/// inside a tokio runtime, and the PostgreSQL client starts a runtime of its own to connect.
 fn status_of(p: &TestProject, id: i64) -> String {
-    p.task_field::<String>(id, "status")
+    std::thread::scope(|s| {
+        s.spawn(|| p.task_field::<String>(id, "status"))
+            .join()
+            .unwrap()
+    })
 }
 
 #[test]
