@@ -14,7 +14,7 @@ mod hook;
 mod import;
 mod init;
 mod learnings;
-mod log;
+pub(crate) mod log;
 mod logging;
 mod manage;
 mod mcp;
@@ -166,6 +166,11 @@ pub enum Command {
     Db(db::DbArgs),
     /// Watch gza run six tasks offline with a scripted agent, in a temporary project.
     Demo(demo::DemoArgs),
+    /// Serve the dashboard in a browser: the board, tasks and their live logs, learnings, stats.
+    ///
+    /// Listens on 127.0.0.1:4920 unless --bind says otherwise (port 0 picks a free one) and
+    /// prints the URL it serves on its first line; it opens nothing by itself.
+    Serve(crate::serve::ServeArgs),
     /// The demo's scripted agent (reads a prompt on stdin).
     #[command(hide = true, name = "demo-agent")]
     DemoAgent(demo::DemoAgentArgs),
@@ -206,14 +211,10 @@ impl Context {
     /// The project and its open database.
     pub fn open(&self) -> Result<(Project, Store), Error> {
         let project = self.project()?;
-        let store = Store::open_project(&project)?;
-        for reaped in crate::runner::reap_orphans(&project, &store) {
-            if let Some(note) = reaped.note() {
-                let _ = writeln!(output::stderr(), "{note}");
-            }
-        }
-        // What hooks could not write while the database was busy.
-        crate::learn::take_in_spooled(&project, &store);
+        // Orphans reaped (each said) and what hooks spooled taken in.
+        let store = crate::actions::open_store(&project, |note| {
+            let _ = writeln!(output::stderr(), "{note}");
+        })?;
         Ok((project, store))
     }
 
@@ -289,6 +290,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Hook(args) => hook::cmd_hook(ctx, args),
         Command::Db(args) => db::cmd_db(ctx, args),
         Command::Demo(args) => demo::cmd_demo(ctx, args),
+        Command::Serve(args) => crate::serve::cmd_serve(ctx, args),
         Command::DemoAgent(args) => demo::cmd_demo_agent(args),
     }?;
     Ok(ExitCode::SUCCESS)

@@ -35,6 +35,8 @@ mod sandbox;
 mod scale;
 mod screens;
 mod secrets;
+mod serve;
+mod serve_browser;
 mod support;
 mod tables;
 mod task_json;

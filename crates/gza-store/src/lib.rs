@@ -6,6 +6,7 @@
 
 #[macro_use]
 pub mod db;
+mod dashboard;
 mod extraction_backoff;
 mod hooks;
 mod imports;
@@ -27,6 +28,7 @@ use gza_core::database::Database;
 use gza_core::error::{Error, Result};
 use gza_core::project::Project;
 
+pub use dashboard::{DayTally, PendingTask, TaskFilter, WeekTally};
 pub use db::{Backend, Db, DbError, Tx};
 pub use extraction_backoff::ExtractionBackoff;
 pub use hooks::{HookLearning, HookSnapshot};

@@ -19,7 +19,7 @@ pub(super) const TASK_COLUMNS: &str = "id, prompt, task_type, status, based_on, 
      merged_at, merged_into, pr_url";
 
 /// Characters of a prompt kept in list views; full prompts can be megabytes.
-const SUMMARY_PROMPT_CHARS: i64 = 200;
+pub(crate) const SUMMARY_PROMPT_CHARS: i64 = 200;
 
 /// A task to insert.
 #[derive(Debug, Clone, Default)]
@@ -396,15 +396,15 @@ pub(super) fn task_from_row(row: &Row) -> DbResult<Task> {
     })
 }
 
-const SUMMARY_COLUMNS: &str = "t.id, substr(t.prompt, 1, ?1), t.task_type, t.status, t.urgent, \
+pub(crate) const SUMMARY_COLUMNS: &str = "t.id, substr(t.prompt, 1, ?1), t.task_type, t.status, t.urgent, \
      t.depends_on, t.group_name, t.created_at, t.completed_at, t.failure_reason, t.cost_usd, \
      t.duration_seconds, t.review_verdict, t.started_at, t.running_pid, t.running_pid_start, \
      t.agent_pid, t.agent_start";
 
 /// Columns after [`SUMMARY_COLUMNS`] start here.
-const AFTER_SUMMARY: usize = 18;
+pub(crate) const AFTER_SUMMARY: usize = 18;
 
-fn summary_from_row(row: &Row) -> DbResult<TaskSummary> {
+pub(crate) fn summary_from_row(row: &Row) -> DbResult<TaskSummary> {
     let state = state_from_row(
         row,
         &StateAt {

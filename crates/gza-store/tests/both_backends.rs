@@ -789,6 +789,62 @@ fn scenario(store: &Store) -> String {
         .unwrap();
     say!("backoff set", store.extraction_backoff().unwrap());
 
+    // The dashboard's queries (`gza serve`).
+    let all = TaskFilter::default();
+    let g1 = TaskFilter {
+        group: Some("g1"),
+        task_type: None,
+    };
+    let explore = TaskFilter {
+        group: None,
+        task_type: Some(TaskType::Explore),
+    };
+    for status in [
+        gza_core::task::TaskStatus::Pending,
+        gza_core::task::TaskStatus::Completed,
+        gza_core::task::TaskStatus::Failed,
+    ] {
+        say!(
+            format!("column {status:?}"),
+            store.tasks_with_status(status, all, None, 25).unwrap()
+        );
+        say!(
+            format!("column {status:?} before {b}"),
+            store.tasks_with_status(status, all, Some(b), 2).unwrap()
+        );
+        say!(
+            format!("count {status:?}"),
+            (
+                store.count_with_status_capped(status, all, 10_000).unwrap(),
+                store.count_with_status_capped(status, all, 1).unwrap(),
+                store.count_with_status_capped(status, g1, 10).unwrap(),
+                store.count_with_status_capped(status, explore, 10).unwrap(),
+            )
+        );
+    }
+    say!(
+        "column g1",
+        store
+            .tasks_with_status(gza_core::task::TaskStatus::Pending, g1, None, 25)
+            .unwrap()
+    );
+    for blocked in [false, true] {
+        say!(
+            format!("pending blocked={blocked}"),
+            store.pending_tasks(blocked, all, 25).unwrap()
+        );
+        say!(
+            format!("pending blocked={blocked} explore"),
+            store.pending_tasks(blocked, explore, 25).unwrap()
+        );
+    }
+    say!("groups in use", store.groups_in_use(10).unwrap());
+    say!("groups in use, 1", store.groups_in_use(1).unwrap());
+    say!("by day", store.finished_by_day("2000-01-01").unwrap());
+    say!("by day, none", store.finished_by_day("9999-01-01").unwrap());
+    say!("by week", store.learnings_by_week("2000-01-01").unwrap());
+    say!("marker", store.change_marker().is_ok());
+
     // Forgetting the learnings; the tasks stay.
     store.clear_learnings().unwrap();
     say!(
@@ -970,5 +1026,39 @@ fn the_hooks_counter_moves_alike_on_both_backends() {
     .unwrap();
     let on_postgres = hook_counter_transcript(&pg);
     assert_eq!(on_sqlite, on_postgres);
+    cluster.drop_database(&name);
+}
+
+/// The dashboard's poller asks `change_marker` every tick and reads the database only when it
+/// moved: on either backend it must move when another connection commits a change.
+#[test]
+fn the_change_marker_moves_when_another_connection_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = postgres::cluster();
+    let name = cluster.new_database();
+    let sqlite = Database::Sqlite(dir.path().join("gza.db"));
+    let pg = Database::Postgres {
+        spec: Box::new(DatabaseSpec::parse(&cluster.url(&name), None).unwrap()),
+        project: "github.com/acme/app".into(),
+    };
+    for database in [sqlite, pg] {
+        let poller = Store::create_database(&database).unwrap();
+        let writer = Store::open_database(&database).unwrap();
+        for round in 0..3 {
+            let before = poller.change_marker().unwrap();
+            writer
+                .insert_task(&NewTask {
+                    prompt: format!("round {round}"),
+                    ..NewTask::default()
+                })
+                .unwrap();
+            assert_ne!(
+                poller.change_marker().unwrap(),
+                before,
+                "{:?}: a commit by another connection left the marker where it was",
+                poller.backend()
+            );
+        }
+    }
     cluster.drop_database(&name);
 }
