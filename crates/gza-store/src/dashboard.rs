@@ -1,6 +1,6 @@
 //! The queries behind the dashboard (`gza serve`): a page of one column of the board, bounded
 //! counts, the figures of the stats page, and a cheap marker that says whether anything changed.
-//! Each reads only what it shows (the V36 indexes; PostgreSQL V7), so a page costs the same at 100 tasks and at
+//! Each reads only what it shows (the V28 indexes; PostgreSQL V5), so a page costs the same at 100 tasks and at
 //! 100,000.
 
 use super::Store;

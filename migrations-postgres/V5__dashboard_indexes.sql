@@ -1,4 +1,4 @@
--- SQLite's V36: the dashboard (`gza serve`) lists each status's newest tasks a page at a time, of
+-- SQLite's V28: the dashboard (`gza serve`) lists each status's newest tasks a page at a time, of
 -- one group or one type when asked, and counts the tasks finished per day over a recent window:
 -- with these each reads only the rows it shows, however long the history is.
 CREATE INDEX tasks_status_recent ON tasks (status, id);
