@@ -15,9 +15,9 @@
 //! Dockerfile sets HUSKY=0"). A severe act (remote code, secrets leaving, `rm -rf ~`, an
 //! instruction to ignore instructions) is held unless it is forbidden.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use super::Concern;
@@ -108,7 +108,11 @@ static LEXICON_MATCHER: LazyLock<Lexicon> = LazyLock::new(|| {
             meta.push((*concept, mode, english));
         }
     }
+    // The plain (noncontiguous) NFA: it is built on every hook run that checks a learning, and
+    // builds in a third of a DFA's time (13 M instructions against 40 M for this lexicon, by
+    // callgrind), while a search of a few hundred bytes is no slower that anyone could tell.
     let matcher = AhoCorasickBuilder::new()
+        .kind(Some(AhoCorasickKind::NoncontiguousNFA))
         .match_kind(MatchKind::Standard)
         .build(&patterns)
         .expect("the lexicon builds");
@@ -226,9 +230,44 @@ pub(super) fn ascii_classes(pattern: &str) -> String {
 }
 
 /// Paths, files and variables that hold secrets.
-const SECRET_PATH: &str = r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set|export\s+-p)(?:\s*\|[^`]*)?`|\b(?:env|printenv)\s*\|\s*(?:sort|grep|less|cat|tee)\b|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b|\[redacted[^\]]{0,20}\]|\baws\s+configure\s+export-credentials\b|\baws\s+sts\s+get-session-token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\bgh\s+auth\s+token\b|\baz\s+account\s+get-access-token\b|\bkubectl\s+config\s+view\s+--raw\b|\bsecurity\s+find-(?:generic|internet)-password\b|\bgit\s+credential\s+fill\b|\bsecret-tool\s+lookup\b)"#;
+macro_rules! secret_path {
+    () => {
+        r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set|export\s+-p)(?:\s*\|[^`]*)?`|\b(?:env|printenv)\s*\|\s*(?:sort|grep|less|cat|tee)\b|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b|\[redacted[^\]]{0,20}\]|\baws\s+configure\s+export-credentials\b|\baws\s+sts\s+get-session-token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\bgh\s+auth\s+token\b|\baz\s+account\s+get-access-token\b|\bkubectl\s+config\s+view\s+--raw\b|\bsecurity\s+find-(?:generic|internet)-password\b|\bgit\s+credential\s+fill\b|\bsecret-tool\s+lookup\b)"#
+    };
+}
+const SECRET_PATH: &str = secret_path!();
 
-static SECRET: LazyLock<Regex> = LazyLock::new(|| re(SECRET_PATH));
+static SECRET: Gated = Gated::new(
+    &[
+        "$",
+        "`",
+        "~/.",
+        "/home/",
+        "/root/",
+        "/etc/",
+        ".env",
+        "env",
+        ".netrc",
+        ".npmrc",
+        ".pypirc",
+        ".git-credentials",
+        ".kube/config",
+        "docker/config.json",
+        "credentials.json",
+        "id_",
+        "[redacted",
+        "aws",
+        "gcloud",
+        "gh",
+        "git",
+        "az",
+        "kubectl",
+        "security",
+        "secret-tool",
+        "output",
+    ],
+    SECRET_PATH,
+);
 
 static URL: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -287,353 +326,200 @@ fn concrete_secrets(t: &str) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// A command-shaped act.
+/// What a rule's match needs besides the match itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    Nothing,
+    /// A pipe to a shell from an official installer's host is not held.
+    KnownInstallers,
+    /// A browser's or a container's flag inside CI is in scope; the agent's own flags never.
+    CiScope,
+    /// TLS verification switched off against localhost or a mock server is in scope.
+    Localhost,
+    /// The match carries its own negation ("do not tell the user"): none is looked for.
+    SelfNegated,
+}
+
+const SEVERE: bool = true;
+const MODERATE: bool = false;
+
+/// A command-shaped act: what it is, the pattern that finds it, and the words without which
+/// the pattern cannot match. A pattern is built the first time a text has one of its
+/// triggers, so a check pays only for the rules its text could meet (an ordinary learning
+/// builds almost none); `triggers_are_sound` proves each list from the pattern's own literals.
 struct Rule {
     concern: Concern,
     severe: bool,
     what: &'static str,
-    pattern: Regex,
+    /// Substrings one of which every match contains; empty: the pattern is always run.
+    triggers: &'static [&'static str],
+    pattern: &'static str,
+    /// Only harmful where the text is about failing checks (`#[ignore]`, a coverage threshold).
     needs_failing: bool,
+    after: After,
 }
 
-static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    use Concern::*;
-    let rule = |concern, severe, what, pattern: &str| Rule {
-        concern,
-        severe,
-        what,
-        pattern: re(pattern),
-        needs_failing: false,
+impl Rule {
+    const fn new(
+        concern: Concern,
+        severe: bool,
+        what: &'static str,
+        triggers: &'static [&'static str],
+        pattern: &'static str,
+    ) -> Rule {
+        Rule {
+            concern,
+            severe,
+            what,
+            triggers,
+            pattern,
+            needs_failing: false,
+            after: After::Nothing,
+        }
+    }
+
+    const fn failing(mut self) -> Rule {
+        self.needs_failing = true;
+        self
+    }
+
+    const fn then(mut self, after: After) -> Rule {
+        self.after = after;
+        self
+    }
+}
+
+/// Shells and interpreters a download or decoded bytes are piped into.
+macro_rules! interpreter {
+    () => {
+        r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+\S+=\S+\s+)?(?:\$\{?shell\}?|(?:ba|z|da|k|fi|c|tc)?sh|python[0-9.]*|py|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell|source|bun|deno)\b"
     };
-    let failing = |concern, what, pattern: &str| Rule {
-        concern,
-        severe: false,
-        what,
-        pattern: re(pattern),
-        needs_failing: true,
-    };
-    let interpreter = r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+\S+=\S+\s+)?(?:\$\{?shell\}?|(?:ba|z|da|k|fi|c|tc)?sh|python[0-9.]*|py|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell|source|bun|deno)\b";
-    vec![
-        // Remote code.
-        rule(
-            RemoteCode,
-            true,
-            "pipes a download into a shell",
-            &format!(
-                r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|http|aria2c|lwp-download)\b[^|\n]{{0,240}}\|\s*{interpreter}"
-            ),
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "pipes decoded bytes into a shell",
-            &format!(
-                r"(?:\bbase64\s+(?:-d|--decode|-D)\b|\bxxd\s+-r|\bopenssl\s+(?:enc\s+)?-?base64\s+-d|\bprintf\s+[`'\x22]?\\(?:x|[0-7])|\bgunzip\b|\bzcat\b|\buudecode\b|\brev\b)[^|\n]{{0,120}}\|\s*{interpreter}"
-            ),
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "runs what it downloads",
-            r#"\b(?:eval|exec|source|\.|(?:ba|z)?sh\s+-c|python[0-9.]*\s+-c|perl\s+-e|ruby\s+-e|node\s+-e|php\s+-r)\s*\(?\s*["'`]?\s*(?:\$\(|`|<\()\s*(?:curl|wget|fetch|iwr|irm|http)\b"#,
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "runs what it downloads",
-            r"\b(?:exec|eval)\s*\(\s*(?:\w+\.)*(?:urlopen|urlretrieve|get|fetch|request)\s*\(|\b(?:exec|eval)\s*\([^)]*(?:urlopen|requests\.get|urllib)",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "runs what it decodes",
-            r"\$\(\s*(?:echo|printf)\b[^)]*\|\s*(?:base64\s+(?:-d|--decode)|xxd\s+-r)",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "runs a download through process substitution",
-            r"\b(?:source|\.|(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+<\(\s*(?:curl|wget|fetch|iwr)",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "runs a download in PowerShell",
-            r"downloadstring|downloadfile\s*\(|\biex\s*\(\s*(?:iwr|irm|invoke-webrequest|new-object)|invoke-expression|powershell(?:\.exe)?\s+(?:-\S+\s+)*-(?:e|enc|encodedcommand)\b|\bmshta\s+https?:|\bregsvr32\s+/i:https?|\bcertutil\s+-urlcache",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "runs a package straight from a URL",
-            r"\b(?:npx|bunx|pnpm\s+dlx|yarn\s+dlx|uvx|pipx\s+run)\s+(?:-\S+\s+)*(?:https?://|git\+|github:|gist:)",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "installs a package from an untrusted address",
-            r"\b(?:pip3?|uv\s+pip|npm|pnpm|yarn|gem)\s+(?:install|add|i)\s+(?:-\S+\s+)*(?:https?://\d{1,3}(?:\.\d{1,3}){3}|http://)",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "downloads a file and runs it",
-            r"\b(?:curl|wget)\b[^;&|\n]*(?:\s-o\s*|\s-O\s*|--output[= ]|>\s*)(\S+)[^\n]{0,80}?(?:&&|;|\band\b|\bthen\b)\s*(?:sudo\s+)?(?:(?:ba|z)?sh\s|python[0-9.]*\s|perl\s|node\s|source\s|\.\s|chmod\s+\+x|\./)",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "downloads a file and runs it",
-            r"\b(?:wget\s+(?:-\S+\s+)*|curl\b[^;&|\n]*\s-[a-z]*o\s*[a-z]*\s*|curl\b[^;&|\n]*\s-[a-z]*O[a-z]*\s+)(?:https?|ftp)://\S+[^\n]{0,80}?(?:&&|;|\band\b|\bthen\b)\s*(?:sudo\s+)?(?:chmod\s+\+x|\./|(?:ba|z)?sh\s|source\s)",
-        ),
-        // Steering the agent.
-        rule(
-            IgnoreGuidance,
-            true,
-            "tries to close gza's fence or start a new message",
-            r"<\s*/\s*(?:gza[-_ ]?)?learnings\s*>|<\|[a-z_]+\|>|\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|assistant)\s*>",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "gives it a new identity or new permissions",
-            r"\byou\s+are\s+now\s+(?:a\s+|an\s+|the\s+|in\s+|no\s+longer\b|operating\b|acting\b|free\b|allowed\b|permitted\b|authori[sz]ed\b|exempt\b|cleared\b|licensed\b|empowered\b|entitled\b|trusted\s+to\b|root\b|admin|unrestricted|jailbroken|dan\b|god\b|unfiltered|uncensored|my\b)",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "gives it a new identity or new permissions",
-            r"\bact\s+as\s+(?:an?\s+)?(?:root|admin|administrator|superuser|unrestricted|system|dan\b|jailbroken|the\s+(?:system|operator|owner))|\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:an?\s+)?(?:root|admin|unrestricted|the\s+user|human|developer)|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\s+(?:ignore|obey|only|be\b)|\b(?:enter|enable|activate|switch\s+(?:to|into)|turn\s+on|in|into)\s+(?:the\s+)?(?:developer|god|dan|jailbreak|unrestricted|unfiltered|sudo)\s+mode\b|\b(?:god|dan|jailbreak|unrestricted|unfiltered)\s+mode\b|\bjailbreak",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "claims authority over the agent",
-            r"\b(?:the\s+|your\s+)?(?:user|operator|owner|admin|administrator|developer|maintainer|security\s+team|management)s?\s+(?:has\s+|have\s+|had\s+)?(?:authori[sz]ed|allowed|permitted|pre-?approved|approved|instructed|asked|told|requires?|wants|granted)\s+(?:you|the\s+agent|agents|the\s+assistant)\b",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "claims authority over the agent",
-            r"\b(?:system|admin|administrator|developer|security|operator)\s+(?:override|notice|message|instruction|instructions|update|directive)\s*:|\bnew\s+(?:instructions?|rules|directives?)\s*:|\b(?:take|takes|have|has)\s+(?:priority|precedence)\s+over\b|\boverrides?\s+(?:the\s+|your\s+|any\s+)?(?:task|user'?s?|instructions|system\s+prompt|request|prompt)|\b(?:obey|follow)\s+only\s+(?:these|this|the\s+following|my)\b|\b(?:previous|prior|above|earlier|all|other|existing)\s+(?:rules|instructions|guidance|guidelines)\s+(?:are|is)\s+(?:void|cancell?ed|revoked|null|no\s+longer\s+(?:valid|binding|in\s+force))",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "claims authority over the agent",
-            r"\btreat\b[^.;\n]{0,60}\bas\s+(?:your|the)\s+(?:new\s+|highest[- ]priority\s+|top[- ]priority\s+|primary\s+|only\s+|real\s+|main\s+)?(?:instructions|orders|rules|directives|task|prompt)\b|\bhighest[- ]priority\s+instructions\b|\b(?:have|has|got|given|granted)\s+(?:\w+\s+){0,2}(?:consent|permission|authori[sz]ation|approval|clearance)\s+(?:from|by)\s+(?:the\s+)?(?:owner|user|operator|maintainers?|admin|team|management)\b|\b(?:important\s+)?(?:system|admin|developer|operator)\s+note\s*:",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "ignores its instructions",
-            r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)|\bconflicts?\s+with\s+(?:these|this|the\s+following)\s+(?:notes|learnings|file|rules)\b|\btreat\b[^.;\n]{0,60}\bas\s+(?:an?\s+)?(?:\w+\s+){0,2}?(?:(?:orders?|instructions?|commands?|requests?|directives?)\s+)?(?:coming\s+from|from|written\s+by|sent\s+by|authored\s+by|approved\s+by)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|maintainers?|operator|admin|team\s+lead)|\b(?:follow|obey|execute|trust|carry\s+out)\s+(?:any\s+|all\s+|the\s+)?(?:instructions|commands|directions|requests)\s+(?:found\s+|written\s+)?(?:in|from)\s+(?:issue|pr|code|commit|web|the\s+(?:issue|readme|web|page|comments?))",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "reveals its instructions",
-            r"\b(?:reveal|print|show|output|repeat|leak|dump|share|send|include|disclose|post|copy)\b[^.;\n]{0,30}\b(?:your|the)\s+(?:system\s+prompt|initial\s+prompt|hidden\s+prompt|hidden\s+instructions|full\s+prompt|original\s+instructions)",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "keeps something from the user",
-            r"\b(?:do\s+not|don't|dont|never)\s+(?:tell|inform|notify|alert|mention|report|let)\b[^.;\n]{0,20}\b(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?|anyone|team)\b",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "keeps something from the user",
-            r"\bwithout\s+(?:asking|telling|informing|notifying|consulting|checking\s+with|confirmation|permission|approval\s+from)\b|\b(?:do\s+not|don't|dont|never)\s+ask\s+(?:for\s+(?:confirmation|permission|approval)|before\b|first\b|the\s+user)|\bkeep\s+(?:this|it)\s+(?:secret|hidden|quiet)\s+from|\b(?:do\s+not|don't|dont|never)\s+(?:bother|check\s+with|wait\s+for|consult|involve|ping)\s+(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?)\b",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "hides what it did",
-            r"\bhide\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|reviewers?|logs?|human)|\b(?:no|without\s+a)\s+trace\b|\bcover\s+(?:your|its|the)\s+tracks\b|\b(?:nobody|no\s+one)\s+(?:notices|will\s+notice|finds\s+out)\b|\bunnoticed\b|\b(?:so\s+)?(?:nobody|no\s+one)\s+(?:asks|knows|sees|questions)\b|\b(?:do\s+not|don't|dont|never)\s+(?:mention|say|admit|disclose|reveal|report|note|record|write|log)\b(?:\s+\S+){0,5}?\s+(?:that\s+you|what\s+you|you\s+(?:changed|modified|deleted|touched|edited|ran|pushed|disabled|removed))\b|\bno\s+questions\s+asked\b|\b(?:quietly|silently|secretly|covertly)\s+(?:delete|remove|disable|turn\s+off|push|send|upload|change|edit|wipe|drop|merge|commit)\b|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:shell\s+)?(?:history|audit\s+(?:log|trail)|traces|evidence)\b",
-        ),
-        // Secrets leaving.
-        rule(
-            Exfiltration,
-            true,
-            "sends secrets with a command",
-            &format!(
-                r"\b(?:curl|wget|http)\b[^|\n]*(?:(?:-d|--data(?:-binary|-raw|-urlencode)?|-t|--upload-file|--post-file|--post-data)[=\s]*['\x22]?@?\S*|(?:-f|--form)[=\s]*['\x22]?\w*=@?)\S*{SECRET_PATH}"
-            ),
-        ),
-        rule(
-            Exfiltration,
-            true,
-            "pipes secrets to the network",
-            &format!(
-                r"(?:\b(?:cat|base64|tar|gzip|zip|xxd)\b[^|\n]*{SECRET_PATH}[^|\n]*|\b(?:env|printenv|set|export\s+-p)\s*)\|\s*(?:curl|wget|nc|ncat|netcat|socat|telnet|mail|sendmail|ssh|openssl\s+s_client)\b"
-            ),
-        ),
-        rule(
-            Exfiltration,
-            true,
-            "sends secrets with a command",
-            &format!(
-                r"\b(?:nc|ncat|netcat)\s+\S+\s+\d+\s*<\s*\S*{SECRET_PATH}|\bscp\b[^\n]*{SECRET_PATH}[^\n]*\s\S+:|\b(?:nslookup|dig|host|ping)\s+[^\n]*\$\("
-            ),
-        ),
-        rule(
-            Exfiltration,
-            true,
-            "puts secrets in a URL",
-            r"\b(?:https?|ftp)://[^\s)]*(?:[?&/=]|%24)[^\s)]*(?:\$\{?\w*(?:token|key|secret|pass|pwd|cred|auth)\w*\}?|\$\(\s*(?:cat|env|printenv|git)\b|\{\{[^}]*\}\}|%24%28|%24\w*(?:token|key|secret))",
-        ),
-        rule(
-            Exfiltration,
-            true,
-            "pushes the repository to another remote",
-            r"\bgit\s+push\s+\S+\s+(?:--all|--mirror)\b",
-        ),
-        // Destruction.
-        rule(
-            Destructive,
-            true,
-            "wipes a disk",
-            r"\bmkfs(?:\.\w+)?\b|\bdd\s+if=\S+\s+of=/dev/|>\s*/dev/sd[a-z]|\bshred\b|:\(\)\s*\{|--no-preserve-root",
-        ),
-        rule(
-            Destructive,
-            false,
-            "rewrites shared history",
-            r"\bgit\s+(?:filter-branch|filter-repo)\b|\bgit\s+branch\s+-d\s+(?:main|master)\b",
-        ),
-        // Safeguards off.
-        rule(
-            DisablesSafeguard,
-            false,
-            "switches off TLS verification",
-            r#"node_tls_reject_unauthorized\s*=\s*['"]?0|\b(?:ssl|tls|verify_certs?|validate_certs?|check_cert(?:ificate)?s?|ssl_verification)\s*[=:]\s*(?:false|0|no|off)\b|\bverify\s*=\s*false\b|\bverify_ssl\s*=\s*false|\bssl_?verify\s*[=:]\s*(?:false|0|no)\b|\bstrict[-_]ssl\s*[= ]\s*(?:false|0)|\bgit_ssl_no_verify\s*=\s*(?:1|true)|\bhttp\.sslverify\s*[= ]\s*(?:false|0)|\bpythonhttpsverify\s*=\s*0|\brejectunauthorized\s*:\s*false|\binsecureskipverify\s*:\s*true|\bcurl\b[^|;\n]*\s(?:-k|--insecure)\b|\bwget\b[^|;\n]*--no-check-certificate|--trusted-host\b|\bdanger_accept_invalid_certs|\bcheck_hostname\s*=\s*false|_create_unverified_context|cert_reqs\s*=\s*['"]?cert_none|ssl_verifypeer\s*(?:=>|,|=)\s*(?:false|0)|--disable-web-security|--ignore-certificate-errors|--insecure(?:-skip-tls-verify)?\b|\bgoinsecure\s*="#,
-        ),
-        rule(
-            DisablesSafeguard,
-            false,
-            "switches off host key checking",
-            r"stricthostkeychecking\s*[= ]\s*no\b|userknownhostsfile\s*[= ]\s*/dev/null",
-        ),
-        rule(
-            DisablesSafeguard,
-            false,
-            "skips the git hooks",
-            r"--no-verify\b|\bgit\s+commit\b[^|;&\n]*\s-[a-z]*n[a-z]*\b|\bcommit(?:s|ting)?\s+with\s+-n\b|\s-n\s+(?:flag\s+)?(?:to|with|on)\s+git\s+commit\b|\bhusky\s*=\s*0\b|\bhusky_skip_hooks\s*=\s*(?:1|true)|\bskip\s*=\s*[\w,-]+\s+git\b|\bprefix\w*\s+commits?\s+with\s+skip\s*=|core\.hookspath\s*[= ]\s*(?:/dev/null|''|\x22\x22)|\bpre-commit\s+uninstall\b|\brm\s+(?:-\w+\s+)*\.git/hooks|--no-gpg-sign\b|commit\.gpgsign\s*[= ]\s*false|\blefthook\s*=\s*0\b",
-        ),
-        rule(
-            DisablesSafeguard,
-            false,
-            "switches off a security control",
-            r"\bsetenforce\s+0\b|\bufw\s+disable\b|\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|apparmor|auditd)|\biptables\s+-f\b|\bspctl\s+--master-disable",
-        ),
-        rule(
-            DisablesSafeguard,
-            false,
-            "switches off a security control",
-            r"\b(?:ignore|disregard|suppress)\b[^.;\n]{0,30}\b(?:certificate|cert|ssl|tls|security|vulnerabilit\w*|audit|host\s+key)\w*\s*(?:errors?|warnings?|alerts?|findings?|failures?)",
-        ),
-        rule(
-            DisablesSafeguard,
-            false,
-            "makes failing checks pass",
-            r"--exit-zero\b|\bcontinue-on-error\s*:\s*true|\ballow_failure\s*:\s*true|-dskiptests\b|-dmaven\.test\.skip=true|\bset\s+\+e\b|--cov-fail-under[= ]0\b|\bfail_under\s*=\s*0\b|@ts-nocheck|#!\[allow\((?:warnings|clippy::all)\)\]|/\*\s*eslint-disable\s*\*/",
-        ),
-        failing(
-            DisablesSafeguard,
-            "switches off failing tests",
-            r"#\[ignore(?:\s*=\s*\x22[^\x22]*\x22)?\]|@pytest\.mark\.(?:skip|xfail)\w*|@unittest\.skip|\b(?:it|test|describe|context)\.skip\b|\bxit\s*\(|\bxdescribe\b|@disabled\b|@ignore\b|@skip\b|\bt\.skip\(|\.skip\(\)",
-        ),
-        rule(
-            DisablesSafeguard,
-            false,
-            "weakens the tests",
-            r"\bcomment(?:ing)?\s+out\b[^.;\n]{0,30}\b(?:assert\w*|tests?|checks?|specs?)|\b(?:delete|remove)\b[^.;\n]{0,20}\b(?:failing|flaky|broken|red)\s+(?:tests?|specs?|assertions?)|\bweaken\w*\b[^.;\n]{0,20}\bassert|\bloosen\w*\b[^.;\n]{0,20}\bassert",
-        ),
-        failing(
-            DisablesSafeguard,
-            "weakens the tests",
-            r"\b(?:lower|reduce|drop|decrease|set)\b[^.;\n]{0,20}\bcoverage\s+(?:threshold|target|minimum|gate)|\b(?:change|update|adjust|edit)\b[^.;\n]{0,20}\bexpected\s+(?:values?|output|results?)\b[^.;\n]{0,20}\bto\s+match\b",
-        ),
-        // Review.
-        rule(
-            BypassReview,
-            false,
-            "bypasses review",
-            r"\b(?:push|pushing|pushes|commit|committing|merge|merging|deploy|deploying)\b[^.;\n]{0,30}\b(?:directly|straight)\s+(?:to|into|on|onto)\s+(?:origin/)?(?:main|master|prod|production|trunk|release)\b",
-        ),
-        rule(
-            BypassReview,
-            false,
-            "bypasses review",
-            r"\b(?:merge|merging|land|ship|push|pushing)\b[^.;\n]{0,40}\b(?:without|with\s+no)\s+(?:waiting\s+for\s+|running\s+|passing\s+)?(?:a\s+|any\s+|the\s+)?(?:review|approval|reviews|approvals|reviewer|tests|ci|checks|pr|pull\s+request)\b|\bno\s+(?:code\s+)?(?:review|reviewer|approval)s?\s+(?:is\s+|are\s+)?(?:needed|required|necessary)\b|\breviews?\s+(?:are|is)\s+(?:not\s+(?:needed|required|necessary)|optional)|\breviews?\s+only\s+slow",
-        ),
-        rule(
-            BypassReview,
-            false,
-            "approves its own work",
-            r"\bself[- ]?(?:approve|approval|merge|merging)\b|\b(?:approv\w*|merg\w*|land\w*)\s+(?:your|its|their)\s+own\b|\bauto[- ]?approve|\bgh\s+pr\s+merge\b[^\n]*--admin\b",
-        ),
-        rule(
-            BypassReview,
-            false,
-            "approves its own work",
-            r"\bapprove\s+(?:every|all|each|any)\s+(?:prs?|pull\s+requests?|reviews?|changes?|merge\s+requests?)\b|\b(?:report|mark|list|record|show|describe)\b[^.;\n]{0,30}\bas\s+(?:passing|passed|green|successful|approved)\b",
-        ),
-        rule(
-            BypassReview,
-            false,
-            "skips CI",
-            r"\[(?:ci\s+skip|skip\s+ci|no\s+ci|skip\s+actions)\]|\bskip-checks\s*:\s*true",
-        ),
-        rule(
-            BypassReview,
-            false,
-            "reports a check it did not pass",
-            r"\bpretend\b[^.;\n]{0,40}\b(?:pass|passed|passes|approved|succeeded|green|works)\b|\bmark\b[^.;\n]{0,30}\bas\s+(?:passing|passed|approved|done|green|successful)\s+(?:even|regardless|without|when)|\b(?:report|claim|write)\b[^.;\n]{0,30}\b(?:success|passing|green|approved)\b[^.;\n]{0,20}\b(?:even|regardless|whether)|\bwrite\s+approved\b",
-        ),
-        // Permissions.
-        rule(
-            WidensPermissions,
-            true,
-            "gives passwordless root",
-            r"\bnopasswd\b",
-        ),
-        // The agent's own sandbox and the container's walls.
-        rule(
-            DisablesSafeguard,
-            false,
-            "switches off the agent's sandbox or permission prompts",
-            r#"--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b|--yolo\b|--approval-mode[= ]+['"]?yolo\b|\bbypasspermissions\b|\bdanger-full-access\b|\bapproval[_-]?(?:policy|mode)\s*[=:]?\s*['"]?never\b|--no-sandbox\b|--privileged\b|--pid[= ]host\b|--cap-add[= ]?(?:sys_admin|all)\b|--security-opt[= ]\S*unconfined|(?:^|[\s`'])-v\s+/:/|/var/run/docker\.sock:"#,
-        ),
-        // Packages from addresses nobody vetted.
-        rule(
-            RemoteCode,
-            false,
-            "installs a package from an unvetted address",
-            r"\b(?:pip3?|uv\s+pip|pipx|python[0-9.]*\s+-m\s+pip)\s+install\b[^;&|\n`]*?(?:--(?:extra-)?index-url\b|\s-i\s+https?:|--find-links\b|\s-f\s+https?:|git\+|https?://)|\b(?:npm|pnpm|yarn|bun)\s+(?:install|i|add)\b[^;&|\n`]*?(?:https?://|git\+|--registry\b)|\b(?:npm|pnpm|yarn)\s+config\s+set\s+registry\b|\bcargo\s+install\b[^;&|\n`]*?--git\b|\bgem\s+install\b[^;&|\n`]*?--source\b",
-        ),
-        // The user's own environment, outside the project.
-        rule(
-            ChangesUserEnvironment,
-            false,
-            "changes the user's global git configuration",
-            r"\bgit\s+config\s+--global\s+(?:core\.hookspath|url\.|credential\.|http\.|core\.sshcommand|include\.path|core\.fsmonitor|alias\.)",
-        ),
-        rule(
-            ChangesUserEnvironment,
-            false,
-            "writes to the user's dotfiles",
-            r"(?:>>?|\btee\s+(?:-a\s+)?)\s*(?:~|\$home|\$\{home\})/\.[\w.-]+",
-        ),
-        rule(
-            WidensPermissions,
-            false,
-            "changes who owns or reads the user's files",
-            r"\bchown\s+(?:-\S+\s+)*\S+\s+(?:~|\$home|\$\{home\}|/home/)|\bchmod\s+(?:-\S+\s+)*(?:0?[0-7][1-7][1-7]|[0-7][0-7][2367]|[augo]*\+[rwx]+)\s+(?:~|\$home|\$\{home\})/\.(?:ssh|aws|gnupg|kube|config)",
-        ),
-    ]
-});
+}
+
+use Concern::*;
+
+/// Every command-shaped act, in the order they are looked for.
+#[rustfmt::skip]
+const RULES: &[Rule] = &[
+    // Remote code.
+    Rule::new(RemoteCode, SEVERE, "pipes a download into a shell", &["aria2c", "curl", "fetch", "http", "invoke-restmethod", "invoke-webrequest", "irm", "iwr", "lwp-download", "wget"], concat!(r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|http|aria2c|lwp-download)\b[^|\n]{0,240}\|\s*", interpreter!()))
+        .then(After::KnownInstallers),
+    Rule::new(RemoteCode, SEVERE, "pipes decoded bytes into a shell", &["base64", "gunzip", "openssl", "printf", "rev", "uudecode", "xxd", "zcat"], concat!(r"(?:\bbase64\s+(?:-d|--decode|-D)\b|\bxxd\s+-r|\bopenssl\s+(?:enc\s+)?-?base64\s+-d|\bprintf\s+[`'\x22]?\\(?:x|[0-7])|\bgunzip\b|\bzcat\b|\buudecode\b|\brev\b)[^|\n]{0,120}\|\s*", interpreter!())),
+    Rule::new(RemoteCode, SEVERE, "runs what it downloads", &["curl", "fetch", "http", "irm", "iwr", "wget"], r#"\b(?:eval|exec|source|\.|(?:ba|z)?sh\s+-c|python[0-9.]*\s+-c|perl\s+-e|ruby\s+-e|node\s+-e|php\s+-r)\s*\(?\s*["'`]?\s*(?:\$\(|`|<\()\s*(?:curl|wget|fetch|iwr|irm|http)\b"#),
+    Rule::new(RemoteCode, SEVERE, "runs what it downloads", &["eval", "exec"], r"\b(?:exec|eval)\s*\(\s*(?:\w+\.)*(?:urlopen|urlretrieve|get|fetch|request)\s*\(|\b(?:exec|eval)\s*\([^)]*(?:urlopen|requests\.get|urllib)"),
+    Rule::new(RemoteCode, SEVERE, "runs what it decodes", &["$("], r"\$\(\s*(?:echo|printf)\b[^)]*\|\s*(?:base64\s+(?:-d|--decode)|xxd\s+-r)"),
+    Rule::new(RemoteCode, SEVERE, "runs a download through process substitution", &["curl", "fetch", "iwr", "wget"], r"\b(?:source|\.|(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+<\(\s*(?:curl|wget|fetch|iwr)"),
+    Rule::new(RemoteCode, SEVERE, "runs a download in PowerShell", &["certutil", "downloadfile", "downloadstring", "iex", "invoke-expression", "mshta", "powershell", "regsvr32"], r"downloadstring|downloadfile\s*\(|\biex\s*\(\s*(?:iwr|irm|invoke-webrequest|new-object)|invoke-expression|powershell(?:\.exe)?\s+(?:-\S+\s+)*-(?:e|enc|encodedcommand)\b|\bmshta\s+https?:|\bregsvr32\s+/i:https?|\bcertutil\s+-urlcache"),
+    Rule::new(RemoteCode, SEVERE, "runs a package straight from a URL", &["gist:", "git+", "github:", "http://", "https://"], r"\b(?:npx|bunx|pnpm\s+dlx|yarn\s+dlx|uvx|pipx\s+run)\s+(?:-\S+\s+)*(?:https?://|git\+|github:|gist:)"),
+    Rule::new(RemoteCode, SEVERE, "installs a package from an untrusted address", &["gem", "npm", "pip", "uv", "yarn"], r"\b(?:pip3?|uv\s+pip|npm|pnpm|yarn|gem)\s+(?:install|add|i)\s+(?:-\S+\s+)*(?:https?://\d{1,3}(?:\.\d{1,3}){3}|http://)"),
+    Rule::new(RemoteCode, SEVERE, "downloads a file and runs it", &["curl", "wget"], r"\b(?:curl|wget)\b[^;&|\n]*(?:\s-o\s*|\s-O\s*|--output[= ]|>\s*)(\S+)[^\n]{0,80}?(?:&&|;|\band\b|\bthen\b)\s*(?:sudo\s+)?(?:(?:ba|z)?sh\s|python[0-9.]*\s|perl\s|node\s|source\s|\.\s|chmod\s+\+x|\./)"),
+    Rule::new(RemoteCode, SEVERE, "downloads a file and runs it", &["curl", "wget"], r"\b(?:wget\s+(?:-\S+\s+)*|curl\b[^;&|\n]*\s-[a-z]*o\s*[a-z]*\s*|curl\b[^;&|\n]*\s-[a-z]*O[a-z]*\s+)(?:https?|ftp)://\S+[^\n]{0,80}?(?:&&|;|\band\b|\bthen\b)\s*(?:sudo\s+)?(?:chmod\s+\+x|\./|(?:ba|z)?sh\s|source\s)"),
+    // Steering the agent.
+    Rule::new(IgnoreGuidance, SEVERE, "tries to close gza's fence or start a new message", &["<", "[inst", "[/inst"], r"<\s*/\s*(?:gza[-_ ]?)?learnings\s*>|<\|[a-z_]+\|>|\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|assistant)\s*>"),
+    Rule::new(IgnoreGuidance, SEVERE, "gives it a new identity or new permissions", &["now"], r"\byou\s+are\s+now\s+(?:a\s+|an\s+|the\s+|in\s+|no\s+longer\b|operating\b|acting\b|free\b|allowed\b|permitted\b|authori[sz]ed\b|exempt\b|cleared\b|licensed\b|empowered\b|entitled\b|trusted\s+to\b|root\b|admin|unrestricted|jailbroken|dan\b|god\b|unfiltered|uncensored|my\b)"),
+    Rule::new(IgnoreGuidance, SEVERE, "gives it a new identity or new permissions", &["act", "pretend", "now", "mode", "jailbreak"], r"\bact\s+as\s+(?:an?\s+)?(?:root|admin|administrator|superuser|unrestricted|system|dan\b|jailbroken|the\s+(?:system|operator|owner))|\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:an?\s+)?(?:root|admin|unrestricted|the\s+user|human|developer)|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\s+(?:ignore|obey|only|be\b)|\b(?:enter|enable|activate|switch\s+(?:to|into)|turn\s+on|in|into)\s+(?:the\s+)?(?:developer|god|dan|jailbreak|unrestricted|unfiltered|sudo)\s+mode\b|\b(?:god|dan|jailbreak|unrestricted|unfiltered)\s+mode\b|\bjailbreak"),
+    Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["agent", "assistant", "you"], r"\b(?:the\s+|your\s+)?(?:user|operator|owner|admin|administrator|developer|maintainer|security\s+team|management)s?\s+(?:has\s+|have\s+|had\s+)?(?:authori[sz]ed|allowed|permitted|pre-?approved|approved|instructed|asked|told|requires?|wants|granted)\s+(?:you|the\s+agent|agents|the\s+assistant)\b"),
+    Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &[":", "over", "only", "void", "cancel", "revoked", "null", "longer"], r"\b(?:system|admin|administrator|developer|security|operator)\s+(?:override|notice|message|instruction|instructions|update|directive)\s*:|\bnew\s+(?:instructions?|rules|directives?)\s*:|\b(?:take|takes|have|has)\s+(?:priority|precedence)\s+over\b|\boverrides?\s+(?:the\s+|your\s+|any\s+)?(?:task|user'?s?|instructions|system\s+prompt|request|prompt)|\b(?:obey|follow)\s+only\s+(?:these|this|the\s+following|my)\b|\b(?:previous|prior|above|earlier|all|other|existing)\s+(?:rules|instructions|guidance|guidelines)\s+(?:are|is)\s+(?:void|cancell?ed|revoked|null|no\s+longer\s+(?:valid|binding|in\s+force))"),
+    Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["treat", "highest", "consent", "permission", "authori", "approval", "clearance", "note"], r"\btreat\b[^.;\n]{0,60}\bas\s+(?:your|the)\s+(?:new\s+|highest[- ]priority\s+|top[- ]priority\s+|primary\s+|only\s+|real\s+|main\s+)?(?:instructions|orders|rules|directives|task|prompt)\b|\bhighest[- ]priority\s+instructions\b|\b(?:have|has|got|given|granted)\s+(?:\w+\s+){0,2}(?:consent|permission|authori[sz]ation|approval|clearance)\s+(?:from|by)\s+(?:the\s+)?(?:owner|user|operator|maintainers?|admin|team|management)\b|\b(?:important\s+)?(?:system|admin|developer|operator)\s+note\s*:"),
+    Rule::new(IgnoreGuidance, SEVERE, "ignores its instructions", &["ignore", "forget", "disregard", "replace", "supersede", "override", "outrank", "precedence", "conflict", "treat", "instructions", "commands", "directions", "requests"], r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)|\bconflicts?\s+with\s+(?:these|this|the\s+following)\s+(?:notes|learnings|file|rules)\b|\btreat\b[^.;\n]{0,60}\bas\s+(?:an?\s+)?(?:\w+\s+){0,2}?(?:(?:orders?|instructions?|commands?|requests?|directives?)\s+)?(?:coming\s+from|from|written\s+by|sent\s+by|authored\s+by|approved\s+by)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|maintainers?|operator|admin|team\s+lead)|\b(?:follow|obey|execute|trust|carry\s+out)\s+(?:any\s+|all\s+|the\s+)?(?:instructions|commands|directions|requests)\s+(?:found\s+|written\s+)?(?:in|from)\s+(?:issue|pr|code|commit|web|the\s+(?:issue|readme|web|page|comments?))"),
+    Rule::new(IgnoreGuidance, SEVERE, "reveals its instructions", &["instructions", "prompt"], r"\b(?:reveal|print|show|output|repeat|leak|dump|share|send|include|disclose|post|copy)\b[^.;\n]{0,30}\b(?:your|the)\s+(?:system\s+prompt|initial\s+prompt|hidden\s+prompt|hidden\s+instructions|full\s+prompt|original\s+instructions)"),
+    Rule::new(IgnoreGuidance, SEVERE, "keeps something from the user", &["anyone", "human", "maintainer", "operator", "owner", "person", "reviewer", "team", "user"], r"\b(?:do\s+not|don't|dont|never)\s+(?:tell|inform|notify|alert|mention|report|let)\b[^.;\n]{0,20}\b(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?|anyone|team)\b")
+        .then(After::SelfNegated),
+    Rule::new(IgnoreGuidance, SEVERE, "keeps something from the user", &["without", "ask", "keep", "bother", "check", "wait", "consult", "involve", "ping"], r"\bwithout\s+(?:asking|telling|informing|notifying|consulting|checking\s+with|confirmation|permission|approval\s+from)\b|\b(?:do\s+not|don't|dont|never)\s+ask\s+(?:for\s+(?:confirmation|permission|approval)|before\b|first\b|the\s+user)|\bkeep\s+(?:this|it)\s+(?:secret|hidden|quiet)\s+from|\b(?:do\s+not|don't|dont|never)\s+(?:bother|check\s+with|wait\s+for|consult|involve|ping)\s+(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?)\b")
+        .then(After::SelfNegated),
+    Rule::new(IgnoreGuidance, SEVERE, "hides what it did", &["hide", "trace", "tracks", "notice", "finds", "nobody", "one", "mention", "say", "admit", "disclose", "reveal", "report", "note", "record", "write", "log", "questions", "quietly", "silently", "secretly", "covertly", "history", "audit", "evidence"], r"\bhide\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|reviewers?|logs?|human)|\b(?:no|without\s+a)\s+trace\b|\bcover\s+(?:your|its|the)\s+tracks\b|\b(?:nobody|no\s+one)\s+(?:notices|will\s+notice|finds\s+out)\b|\bunnoticed\b|\b(?:so\s+)?(?:nobody|no\s+one)\s+(?:asks|knows|sees|questions)\b|\b(?:do\s+not|don't|dont|never)\s+(?:mention|say|admit|disclose|reveal|report|note|record|write|log)\b(?:\s+\S+){0,5}?\s+(?:that\s+you|what\s+you|you\s+(?:changed|modified|deleted|touched|edited|ran|pushed|disabled|removed))\b|\bno\s+questions\s+asked\b|\b(?:quietly|silently|secretly|covertly)\s+(?:delete|remove|disable|turn\s+off|push|send|upload|change|edit|wipe|drop|merge|commit)\b|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:shell\s+)?(?:history|audit\s+(?:log|trail)|traces|evidence)\b"),
+    // Secrets leaving.
+    Rule::new(Exfiltration, SEVERE, "sends secrets with a command", &["curl", "http", "wget"], concat!(r"\b(?:curl|wget|http)\b[^|\n]*(?:(?:-d|--data(?:-binary|-raw|-urlencode)?|-t|--upload-file|--post-file|--post-data)[=\s]*['\x22]?@?\S*|(?:-f|--form)[=\s]*['\x22]?\w*=@?)\S*", secret_path!())),
+    Rule::new(Exfiltration, SEVERE, "pipes secrets to the network", &["|"], concat!(r"(?:\b(?:cat|base64|tar|gzip|zip|xxd)\b[^|\n]*", secret_path!(), r"[^|\n]*|\b(?:env|printenv|set|export\s+-p)\s*)\|\s*(?:curl|wget|nc|ncat|netcat|socat|telnet|mail|sendmail|ssh|openssl\s+s_client)\b")),
+    Rule::new(Exfiltration, SEVERE, "sends secrets with a command", &["dig", "host", "nc", "netcat", "nslookup", "ping", "scp"], concat!(r"\b(?:nc|ncat|netcat)\s+\S+\s+\d+\s*<\s*\S*", secret_path!(), r"|\bscp\b[^\n]*", secret_path!(), r"[^\n]*\s\S+:|\b(?:nslookup|dig|host|ping)\s+[^\n]*\$\(")),
+    Rule::new(Exfiltration, SEVERE, "puts secrets in a URL", &["ftp://", "http://", "https://"], r"\b(?:https?|ftp)://[^\s)]*(?:[?&/=]|%24)[^\s)]*(?:\$\{?\w*(?:token|key|secret|pass|pwd|cred|auth)\w*\}?|\$\(\s*(?:cat|env|printenv|git)\b|\{\{[^}]*\}\}|%24%28|%24\w*(?:token|key|secret))"),
+    Rule::new(Exfiltration, SEVERE, "pushes the repository to another remote", &["--all", "--mirror"], r"\bgit\s+push\s+\S+\s+(?:--all|--mirror)\b"),
+    // Destruction.
+    Rule::new(Destructive, SEVERE, "wipes a disk", &[">", "mkfs", "dd", ":(", "--no-preserve-root", "shred"], r"\bmkfs(?:\.\w+)?\b|\bdd\s+if=\S+\s+of=/dev/|>\s*/dev/sd[a-z]|\bshred\b|:\(\)\s*\{|--no-preserve-root"),
+    Rule::new(Destructive, MODERATE, "rewrites shared history", &["filter-branch", "filter-repo", "main", "master"], r"\bgit\s+(?:filter-branch|filter-repo)\b|\bgit\s+branch\s+-d\s+(?:main|master)\b"),
+    // Safeguards off.
+    Rule::new(DisablesSafeguard, MODERATE, "switches off TLS verification", &["--disable-web-security", "--ignore-certificate-errors", "--insecure", "--trusted-host", "_create_unverified_context", "cert_reqs", "check_cert", "check_hostname", "curl", "danger_accept_invalid_certs", "goinsecure", "rejectunauthorized", "ssl", "tls", "validate_cert", "verify", "wget"], r#"node_tls_reject_unauthorized\s*=\s*['"]?0|\b(?:ssl|tls|verify_certs?|validate_certs?|check_cert(?:ificate)?s?|ssl_verification)\s*[=:]\s*(?:false|0|no|off)\b|\bverify\s*=\s*false\b|\bverify_ssl\s*=\s*false|\bssl_?verify\s*[=:]\s*(?:false|0|no)\b|\bstrict[-_]ssl\s*[= ]\s*(?:false|0)|\bgit_ssl_no_verify\s*=\s*(?:1|true)|\bhttp\.sslverify\s*[= ]\s*(?:false|0)|\bpythonhttpsverify\s*=\s*0|\brejectunauthorized\s*:\s*false|\binsecureskipverify\s*:\s*true|\bcurl\b[^|;\n]*\s(?:-k|--insecure)\b|\bwget\b[^|;\n]*--no-check-certificate|--trusted-host\b|\bdanger_accept_invalid_certs|\bcheck_hostname\s*=\s*false|_create_unverified_context|cert_reqs\s*=\s*['"]?cert_none|ssl_verifypeer\s*(?:=>|,|=)\s*(?:false|0)|--disable-web-security|--ignore-certificate-errors|--insecure(?:-skip-tls-verify)?\b|\bgoinsecure\s*="#)
+        .then(After::Localhost),
+    Rule::new(DisablesSafeguard, MODERATE, "switches off host key checking", &["stricthostkeychecking", "userknownhostsfile"], r"stricthostkeychecking\s*[= ]\s*no\b|userknownhostsfile\s*[= ]\s*/dev/null"),
+    Rule::new(DisablesSafeguard, MODERATE, "skips the git hooks", &["-n", "commit", "core.hookspath", "git", "husky", "lefthook", "prefix", "rm", "skip"], r"--no-verify\b|\bgit\s+commit\b[^|;&\n]*\s-[a-z]*n[a-z]*\b|\bcommit(?:s|ting)?\s+with\s+-n\b|\s-n\s+(?:flag\s+)?(?:to|with|on)\s+git\s+commit\b|\bhusky\s*=\s*0\b|\bhusky_skip_hooks\s*=\s*(?:1|true)|\bskip\s*=\s*[\w,-]+\s+git\b|\bprefix\w*\s+commits?\s+with\s+skip\s*=|core\.hookspath\s*[= ]\s*(?:/dev/null|''|\x22\x22)|\bpre-commit\s+uninstall\b|\brm\s+(?:-\w+\s+)*\.git/hooks|--no-gpg-sign\b|commit\.gpgsign\s*[= ]\s*false|\blefthook\s*=\s*0\b"),
+    Rule::new(DisablesSafeguard, MODERATE, "switches off a security control", &["iptables", "setenforce", "spctl", "systemctl", "ufw"], r"\bsetenforce\s+0\b|\bufw\s+disable\b|\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|apparmor|auditd)|\biptables\s+-f\b|\bspctl\s+--master-disable"),
+    Rule::new(DisablesSafeguard, MODERATE, "switches off a security control", &["disregard", "ignore", "suppress"], r"\b(?:ignore|disregard|suppress)\b[^.;\n]{0,30}\b(?:certificate|cert|ssl|tls|security|vulnerabilit\w*|audit|host\s+key)\w*\s*(?:errors?|warnings?|alerts?|findings?|failures?)"),
+    Rule::new(DisablesSafeguard, MODERATE, "makes failing checks pass", &["--exit-zero", "continue-on-error", "allow_failure", "-dskiptests", "-dmaven.test.skip", "+e", "--cov-fail-under", "fail_under", "@ts-nocheck", "#![allow(", "eslint-disable"], r"--exit-zero\b|\bcontinue-on-error\s*:\s*true|\ballow_failure\s*:\s*true|-dskiptests\b|-dmaven\.test\.skip=true|\bset\s+\+e\b|--cov-fail-under[= ]0\b|\bfail_under\s*=\s*0\b|@ts-nocheck|#!\[allow\((?:warnings|clippy::all)\)\]|/\*\s*eslint-disable\s*\*/"),
+    Rule::new(DisablesSafeguard, MODERATE, "switches off failing tests", &["#[ignore", ".skip()", "@disabled", "@ignore", "@pytest.mark.skip", "@pytest.mark.xfail", "@skip", "context.skip", "describe.skip", "it.skip", "t.skip(", "test.skip", "xdescribe", "xit"], r"#\[ignore(?:\s*=\s*\x22[^\x22]*\x22)?\]|@pytest\.mark\.(?:skip|xfail)\w*|@unittest\.skip|\b(?:it|test|describe|context)\.skip\b|\bxit\s*\(|\bxdescribe\b|@disabled\b|@ignore\b|@skip\b|\bt\.skip\(|\.skip\(\)")
+        .failing(),
+    Rule::new(DisablesSafeguard, MODERATE, "weakens the tests", &["comment", "delete", "loosen", "remove", "weaken"], r"\bcomment(?:ing)?\s+out\b[^.;\n]{0,30}\b(?:assert\w*|tests?|checks?|specs?)|\b(?:delete|remove)\b[^.;\n]{0,20}\b(?:failing|flaky|broken|red)\s+(?:tests?|specs?|assertions?)|\bweaken\w*\b[^.;\n]{0,20}\bassert|\bloosen\w*\b[^.;\n]{0,20}\bassert"),
+    Rule::new(DisablesSafeguard, MODERATE, "weakens the tests", &["coverage", "expected"], r"\b(?:lower|reduce|drop|decrease|set)\b[^.;\n]{0,20}\bcoverage\s+(?:threshold|target|minimum|gate)|\b(?:change|update|adjust|edit)\b[^.;\n]{0,20}\bexpected\s+(?:values?|output|results?)\b[^.;\n]{0,20}\bto\s+match\b")
+        .failing(),
+    // Review.
+    Rule::new(BypassReview, MODERATE, "bypasses review", &["directly", "straight"], r"\b(?:push|pushing|pushes|commit|committing|merge|merging|deploy|deploying)\b[^.;\n]{0,30}\b(?:directly|straight)\s+(?:to|into|on|onto)\s+(?:origin/)?(?:main|master|prod|production|trunk|release)\b"),
+    Rule::new(BypassReview, MODERATE, "bypasses review", &["land", "merge", "merging", "no", "push", "review", "ship"], r"\b(?:merge|merging|land|ship|push|pushing)\b[^.;\n]{0,40}\b(?:without|with\s+no)\s+(?:waiting\s+for\s+|running\s+|passing\s+)?(?:a\s+|any\s+|the\s+)?(?:review|approval|reviews|approvals|reviewer|tests|ci|checks|pr|pull\s+request)\b|\bno\s+(?:code\s+)?(?:review|reviewer|approval)s?\s+(?:is\s+|are\s+)?(?:needed|required|necessary)\b|\breviews?\s+(?:are|is)\s+(?:not\s+(?:needed|required|necessary)|optional)|\breviews?\s+only\s+slow"),
+    Rule::new(BypassReview, MODERATE, "approves its own work", &["self", "own", "approve", "--admin"], r"\bself[- ]?(?:approve|approval|merge|merging)\b|\b(?:approv\w*|merg\w*|land\w*)\s+(?:your|its|their)\s+own\b|\bauto[- ]?approve|\bgh\s+pr\s+merge\b[^\n]*--admin\b"),
+    Rule::new(BypassReview, MODERATE, "approves its own work", &["approve", "pass", "green", "successful"], r"\bapprove\s+(?:every|all|each|any)\s+(?:prs?|pull\s+requests?|reviews?|changes?|merge\s+requests?)\b|\b(?:report|mark|list|record|show|describe)\b[^.;\n]{0,30}\bas\s+(?:passing|passed|green|successful|approved)\b"),
+    Rule::new(BypassReview, MODERATE, "skips CI", &["[ci", "[no", "[skip", "skip-checks"], r"\[(?:ci\s+skip|skip\s+ci|no\s+ci|skip\s+actions)\]|\bskip-checks\s*:\s*true"),
+    Rule::new(BypassReview, MODERATE, "reports a check it did not pass", &["claim", "mark", "pretend", "report", "write"], r"\bpretend\b[^.;\n]{0,40}\b(?:pass|passed|passes|approved|succeeded|green|works)\b|\bmark\b[^.;\n]{0,30}\bas\s+(?:passing|passed|approved|done|green|successful)\s+(?:even|regardless|without|when)|\b(?:report|claim|write)\b[^.;\n]{0,30}\b(?:success|passing|green|approved)\b[^.;\n]{0,20}\b(?:even|regardless|whether)|\bwrite\s+approved\b"),
+    // Permissions.
+    Rule::new(WidensPermissions, SEVERE, "gives passwordless root", &["nopasswd"], r"\bnopasswd\b"),
+    // The agent's own sandbox and the container's walls.
+    Rule::new(DisablesSafeguard, MODERATE, "switches off the agent's sandbox or permission prompts", &["--dangerously-skip-permissions", "--no-sandbox", "--privileged", "/:/", "/var/run/docker.sock:", "all", "bypasspermissions", "danger-full-access", "dangerously-bypass-approvals-and-sandbox", "host", "never", "sys_admin", "unconfined", "yolo"], r#"--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b|--yolo\b|--approval-mode[= ]+['"]?yolo\b|\bbypasspermissions\b|\bdanger-full-access\b|\bapproval[_-]?(?:policy|mode)\s*[=:]?\s*['"]?never\b|--no-sandbox\b|--privileged\b|--pid[= ]host\b|--cap-add[= ]?(?:sys_admin|all)\b|--security-opt[= ]\S*unconfined|(?:^|[\s`'])-v\s+/:/|/var/run/docker\.sock:"#)
+        .then(After::CiScope),
+    // Packages from addresses nobody vetted.
+    Rule::new(RemoteCode, MODERATE, "installs a package from an unvetted address", &["--extra-index-url", "--find-links", "--git", "--index-url", "--source", "git+", "http:", "https:", "registry"], r"\b(?:pip3?|uv\s+pip|pipx|python[0-9.]*\s+-m\s+pip)\s+install\b[^;&|\n`]*?(?:--(?:extra-)?index-url\b|\s-i\s+https?:|--find-links\b|\s-f\s+https?:|git\+|https?://)|\b(?:npm|pnpm|yarn|bun)\s+(?:install|i|add)\b[^;&|\n`]*?(?:https?://|git\+|--registry\b)|\b(?:npm|pnpm|yarn)\s+config\s+set\s+registry\b|\bcargo\s+install\b[^;&|\n`]*?--git\b|\bgem\s+install\b[^;&|\n`]*?--source\b"),
+    // The user's own environment, outside the project.
+    Rule::new(ChangesUserEnvironment, MODERATE, "changes the user's global git configuration", &["alias.", "core.fsmonitor", "core.hookspath", "core.sshcommand", "credential.", "http.", "include.path", "url."], r"\bgit\s+config\s+--global\s+(?:core\.hookspath|url\.|credential\.|http\.|core\.sshcommand|include\.path|core\.fsmonitor|alias\.)"),
+    Rule::new(ChangesUserEnvironment, MODERATE, "writes to the user's dotfiles", &[">", "tee"], r"(?:>>?|\btee\s+(?:-a\s+)?)\s*(?:~|\$home|\$\{home\})/\.[\w.-]+"),
+    Rule::new(WidensPermissions, MODERATE, "changes who owns or reads the user's files", &["chmod", "chown"], r"\bchown\s+(?:-\S+\s+)*\S+\s+(?:~|\$home|\$\{home\}|/home/)|\bchmod\s+(?:-\S+\s+)*(?:0?[0-7][1-7][1-7]|[0-7][0-7][2367]|[augo]*\+[rwx]+)\s+(?:~|\$home|\$\{home\})/\.(?:ssh|aws|gnupg|kube|config)"),
+];
+
+/// Each rule's pattern, built the first time a text has one of its triggers.
+/// A pattern built the first time a text has one of its triggers (proved like the rules').
+struct Gated {
+    triggers: &'static [&'static str],
+    pattern: &'static str,
+    cell: OnceLock<Regex>,
+}
+
+impl Gated {
+    const fn new(triggers: &'static [&'static str], pattern: &'static str) -> Gated {
+        Gated {
+            triggers,
+            pattern,
+            cell: OnceLock::new(),
+        }
+    }
+
+    /// The pattern, when `t` could hold a match of it.
+    fn for_text(&self, t: &str) -> Option<&Regex> {
+        triggered(t, self.triggers).then(|| self.cell.get_or_init(|| re(self.pattern)))
+    }
+
+    fn find_iter<'t>(&self, t: &'t str) -> impl Iterator<Item = regex::Match<'t>> {
+        self.for_text(t)
+            .into_iter()
+            .flat_map(move |r| r.find_iter(t))
+    }
+
+    fn captures_iter<'t>(&self, t: &'t str) -> impl Iterator<Item = regex::Captures<'t>> {
+        self.for_text(t)
+            .into_iter()
+            .flat_map(move |r| r.captures_iter(t))
+    }
+}
+
+static COMPILED: [OnceLock<Regex>; RULES.len()] = [const { OnceLock::new() }; RULES.len()];
+
+/// Whether `t` has one of `triggers` (an empty list: always).
+fn triggered(t: &str, triggers: &[&str]) -> bool {
+    triggers.is_empty() || triggers.iter().any(|w| t.contains(w))
+}
+
+/// The rules `t` could meet, each with its pattern.
+fn rules_for(t: &str) -> impl Iterator<Item = (&'static Rule, &'static Regex)> + '_ {
+    RULES
+        .iter()
+        .zip(COMPILED.iter())
+        .filter(move |(rule, _)| triggered(t, rule.triggers))
+        .map(|(rule, cell)| (rule, cell.get_or_init(|| re(rule.pattern))))
+}
 
 static TO_MAIN: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -661,40 +547,43 @@ static CLEANUP_COMMAND: LazyLock<Regex> =
     LazyLock::new(|| re(r"\b(?:rm|mkdir|pkill|kill|grep|diff|docker\s+rm|unlink|umount)\b"));
 
 /// A path-like word: `~/`, `/usr/local/*`, `$HOME/.config`, `.git`.
-static PATH_TOKEN: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?:^|\s|`)((?:~|\$home|\$\{home\}|\.\.?|)/[^\s`]*|~|\.git\b|\$home\b)"));
+static PATH_TOKEN: Gated = Gated::new(
+    &["/", "~", ".git", "$home"],
+    r"(?:^|\s|`)((?:~|\$home|\$\{home\}|\.\.?|)/[^\s`]*|~|\.git\b|\$home\b)",
+);
 
-static RM: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\brm\s+((?:-{1,2}[\w-]+\s+)+)([^;&|`'\x22)\n]*)"));
-static FIND_DELETE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\bfind\s+(\S+)[^;&|\n]*(?:-delete\b|-exec\s+rm\b)"));
-static CHMOD: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"\bchmod\s+((?:-\w+\s+)*)(0?777|0?666|a\+rwx|ugo\+rwx|a\+w|o\+w|o\+rwx|0?7[0-7]7)\b((?:\s+-\w+)*)\s*([~/.$*][^\s`'\x22]*)?",
-    )
-});
-static FORCE_PUSH: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"\bgit\s+push\b([^;&|\n]*?)(?:\s(--force(?:-with-lease)?\b|-f\b)|\s\+[\w/.-]+)|\bforce[- ]?push(?:es|ed|ing)?\b|\bpush(?:ing)?\b[^.;\n]{0,40}\bwith\s+(?:--)?force\b",
-    )
-});
-static GIT_WIPE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\bgit\s+(?:reset\s+--hard\b|clean\s+-[a-z]*f[a-z]*\b)"));
-static SQL_DROP: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"\b(?:drop\s+(?:table|database|schema)\b|truncate\s+(?:table\s+)?\w+|delete\s+from\s+\w+\s*(?:;|$)|dropdb\s+(\S+))",
-    )
-});
-static OR_TRUE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"\|\|\s*(?:true\b|:|echo\b|printf\b|exit\s+0\b|return\s+0\b)|;\s*exit\s+0\b")
-});
+static RM: Gated = Gated::new(&["rm"], r"\brm\s+((?:-{1,2}[\w-]+\s+)+)([^;&|`'\x22)\n]*)");
+static FIND_DELETE: Gated = Gated::new(
+    &["find"],
+    r"\bfind\s+(\S+)[^;&|\n]*(?:-delete\b|-exec\s+rm\b)",
+);
+static CHMOD: Gated = Gated::new(
+    &["chmod"],
+    r"\bchmod\s+((?:-\w+\s+)*)(0?777|0?666|a\+rwx|ugo\+rwx|a\+w|o\+w|o\+rwx|0?7[0-7]7)\b((?:\s+-\w+)*)\s*([~/.$*][^\s`'\x22]*)?",
+);
+static FORCE_PUSH: Gated = Gated::new(
+    &["git", "force", "push"],
+    r"\bgit\s+push\b([^;&|\n]*?)(?:\s(--force(?:-with-lease)?\b|-f\b)|\s\+[\w/.-]+)|\bforce[- ]?push(?:es|ed|ing)?\b|\bpush(?:ing)?\b[^.;\n]{0,40}\bwith\s+(?:--)?force\b",
+);
+static GIT_WIPE: Gated = Gated::new(
+    &["git"],
+    r"\bgit\s+(?:reset\s+--hard\b|clean\s+-[a-z]*f[a-z]*\b)",
+);
+static SQL_DROP: Gated = Gated::new(
+    &["drop", "truncate", "delete"],
+    r"\b(?:drop\s+(?:table|database|schema)\b|truncate\s+(?:table\s+)?\w+|delete\s+from\s+\w+\s*(?:;|$)|dropdb\s+(\S+))",
+);
+static OR_TRUE: Gated = Gated::new(
+    &["||", ";"],
+    r"\|\|\s*(?:true\b|:|echo\b|printf\b|exit\s+0\b|return\s+0\b)|;\s*exit\s+0\b",
+);
 static CHECK_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\b(?:tests?|pytest|jest|vitest|mocha|rspec|phpunit|tox|nox|lint|eslint|flake8|pylint|ruff|mypy|tsc|clippy|check|checks|verify|ci|spec|specs|audit|coverage|suite|build)\b",
     )
 });
-static MARKDOWN_LINK: LazyLock<Regex> =
-    LazyLock::new(|| re(r"!?\[[^\]]*\]\(\s*((?:https?:)?//[^)]*)\)?"));
+static MARKDOWN_LINK: Gated =
+    Gated::new(&["[", "!["], r"!?\[[^\]]*\]\(\s*((?:https?:)?//[^)]*)\)?");
 static MARKDOWN_DATA: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\$\{?\w+|\$\(|\{\{|%24|<[a-z_]+>|<[^<>]{0,40}(?:token|key|secret|pass|env|cred|cookie|session|transcript|conversation|history|prompt|content|data|diff|output|code|chat)[^<>]{0,40}>|\{[a-z_]*(?:token|key|secret|pass|env|cred|cookie|session|transcript|conversation|history|prompt|content|data|diff|output|code)[a-z_]*\}|=[a-z_]*(?:api_?key|token|secret|passw|cred)[a-z_]*(?:&|$)",
@@ -812,8 +701,10 @@ static CONDITION_START: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// `go get` / `go install` of a module, with its host.
-static GO_GET: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\bgo\s+(?:get|install)\s+(?:-\S+\s+)*([a-z0-9-]+(?:\.[a-z0-9-]+)+)/\S+"));
+static GO_GET: Gated = Gated::new(
+    &["go"],
+    r"\bgo\s+(?:get|install)\s+(?:-\S+\s+)*([a-z0-9-]+(?:\.[a-z0-9-]+)+)/\S+",
+);
 /// Hosts Go modules ordinarily come from.
 const KNOWN_GO_HOSTS: &[&str] = &[
     "github.com",
@@ -832,8 +723,10 @@ const KNOWN_GO_HOSTS: &[&str] = &[
 ];
 
 /// A dotfile or folder in the user's home: a shell profile, `~/.gitconfig`, `~/.npmrc`.
-static HOME_DOTFILE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?:~|\$home|\$\{home\}|%userprofile%)/\.[\w.-]+"));
+static HOME_DOTFILE: Gated = Gated::new(
+    &["~", "$home", "${home}", "%userprofile%"],
+    r"(?:~|\$home|\$\{home\}|%userprofile%)/\.[\w.-]+",
+);
 
 /// A pronoun standing for the object just named ("delete them", "cancellalo", "lösch ihn").
 static PRONOUN_AFTER: LazyLock<Regex> = LazyLock::new(|| {
@@ -1303,32 +1196,37 @@ fn command_acts(t: &str) -> Vec<Act> {
         self_negated: false,
         spoken: false,
     };
-    for rule in COMMAND_RULES.iter() {
-        for m in rule.pattern.find_iter(t) {
+    for (rule, pattern) in rules_for(t) {
+        for m in pattern.find_iter(t) {
             let mut act = mk(rule.concern, rule.severe, rule.what, &m);
             act.needs_failing = rule.needs_failing;
-            if rule.what == "pipes a download into a shell" && all_known_installers(m.as_str()) {
-                continue;
-            }
-            if rule.what == "switches off the agent's sandbox or permission prompts"
-                && !m.as_str().contains("danger")
-                && !m.as_str().contains("yolo")
-                && !m.as_str().contains("approv")
-                && !m.as_str().contains("bypass")
-            {
-                // A browser's or a container's flag inside CI ("inside the CI container, where
-                // Chrome runs as root").
-                let clause = clause_of(&clauses(t), m.start());
-                act.safe_scope = CI_SCOPE.is_match(&t[clause.0..clause.1.min(t.len())]);
-            }
-            if rule.what == "switches off TLS verification" {
-                let clause = clause_of(&clauses(t), m.start());
-                act.safe_scope = LOCALHOST.is_match(&t[clause.0..clause.1.min(t.len())]);
-            }
-            if rule.what == "keeps something from the user"
-                && (m.as_str().starts_with("do") || m.as_str().starts_with("never"))
-            {
-                act.self_negated = true;
+            match rule.after {
+                After::Nothing => {}
+                After::KnownInstallers => {
+                    if all_known_installers(m.as_str()) {
+                        continue;
+                    }
+                }
+                After::CiScope => {
+                    let s = m.as_str();
+                    if !["danger", "yolo", "approv", "bypass"]
+                        .iter()
+                        .any(|w| s.contains(w))
+                    {
+                        // A browser's or a container's flag inside CI ("inside the CI
+                        // container, where Chrome runs as root").
+                        let clause = clause_of(&clauses(t), m.start());
+                        act.safe_scope = CI_SCOPE.is_match(&t[clause.0..clause.1.min(t.len())]);
+                    }
+                }
+                After::Localhost => {
+                    let clause = clause_of(&clauses(t), m.start());
+                    act.safe_scope = LOCALHOST.is_match(&t[clause.0..clause.1.min(t.len())]);
+                }
+                After::SelfNegated => {
+                    act.self_negated =
+                        m.as_str().starts_with("do") || m.as_str().starts_with("never");
+                }
             }
             acts.push(act);
         }
@@ -2095,4 +1993,148 @@ pub fn names_secret(text: &str) -> bool {
         || lexicon_hits(text, true)
             .iter()
             .any(|h| h.concept == Concept::Secret)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+
+    /// The literals every match of `pattern` starts with (or ends with, for `Suffix`), as the
+    /// regex crate reads it; `None` when they cannot be listed.
+    fn literals(pattern: &str, kind: ExtractKind) -> Option<Vec<String>> {
+        let hir = regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(&ascii_classes(pattern))
+            .expect("pattern parses");
+        let mut extractor = Extractor::new();
+        extractor
+            .kind(kind)
+            .limit_class(64)
+            .limit_total(2000)
+            .limit_literal_len(40);
+        let seq = extractor.extract(&hir);
+        seq.literals().map(|lits| {
+            let mut out: Vec<String> = lits
+                .iter()
+                .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
+                .collect();
+            out.sort();
+            out.dedup();
+            out
+        })
+    }
+
+    /// Whether every literal of one end of the matches contains one of `triggers`.
+    fn covered(pattern: &str, triggers: &[&str], kind: ExtractKind) -> Result<(), String> {
+        let Some(lits) = literals(pattern, kind) else {
+            return Err("its matches' ends cannot be listed".into());
+        };
+        match lits
+            .iter()
+            .find(|l| !triggers.iter().any(|t| l.contains(t)))
+        {
+            Some(l) => Err(format!("a match may have {l:?} without a trigger")),
+            None => Ok(()),
+        }
+    }
+
+    /// A rule whose pattern is only built when the text has one of its triggers must never miss
+    /// a match for it: every literal a match can start with contains one of the triggers.
+    /// Every gated pattern with its name and triggers: the rules, then the other patterns.
+    fn all_gated() -> Vec<(&'static str, &'static [&'static str], &'static str)> {
+        let others: [(&str, &Gated); 12] = [
+            ("SECRET", &SECRET),
+            ("PATH_TOKEN", &PATH_TOKEN),
+            ("RM", &RM),
+            ("FIND_DELETE", &FIND_DELETE),
+            ("CHMOD", &CHMOD),
+            ("FORCE_PUSH", &FORCE_PUSH),
+            ("GIT_WIPE", &GIT_WIPE),
+            ("SQL_DROP", &SQL_DROP),
+            ("OR_TRUE", &OR_TRUE),
+            ("MARKDOWN_LINK", &MARKDOWN_LINK),
+            ("GO_GET", &GO_GET),
+            ("HOME_DOTFILE", &HOME_DOTFILE),
+        ];
+        RULES
+            .iter()
+            .map(|r| (r.what, r.triggers, r.pattern))
+            .chain(others.iter().map(|(n, g)| (*n, g.triggers, g.pattern)))
+            .collect()
+    }
+
+    /// Whether every match of `hir` contains one of `triggers`: a literal that holds one, a
+    /// sequence with such a part, a choice whose every branch is such, a part repeated at least
+    /// once.
+    fn requires(hir: &regex_syntax::hir::Hir, triggers: &[&str]) -> bool {
+        use regex_syntax::hir::HirKind;
+        match hir.kind() {
+            HirKind::Literal(l) => {
+                let l = String::from_utf8_lossy(&l.0);
+                triggers.iter().any(|t| l.contains(t))
+            }
+            HirKind::Repetition(r) => r.min >= 1 && requires(&r.sub, triggers),
+            HirKind::Capture(c) => requires(&c.sub, triggers),
+            HirKind::Concat(parts) => parts.iter().any(|h| requires(h, triggers)),
+            HirKind::Alternation(branches) => branches.iter().all(|h| requires(h, triggers)),
+            HirKind::Empty | HirKind::Class(_) | HirKind::Look(_) => false,
+        }
+    }
+
+    /// Whether `triggers` are proved for `pattern`: by its structure, or by the literals its
+    /// matches start or end with.
+    fn sound(pattern: &str, triggers: &[&str]) -> Result<(), String> {
+        let hir = regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(&ascii_classes(pattern))
+            .expect("pattern parses");
+        if requires(&hir, triggers) {
+            return Ok(());
+        }
+        let start = covered(pattern, triggers, ExtractKind::Prefix);
+        let end = covered(pattern, triggers, ExtractKind::Suffix);
+        match (start, end) {
+            (Err(a), Err(b)) => Err(format!("at its start {a}; at its end {b}")),
+            _ => Ok(()),
+        }
+    }
+
+    #[test]
+    fn triggers_are_sound() {
+        let mut wrong = Vec::new();
+        for (what, triggers, pattern) in all_gated() {
+            if triggers.is_empty() {
+                continue;
+            }
+            if let Err(e) = sound(pattern, triggers) {
+                wrong.push(format!("{what}: {e}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        // The proof can fail: a word a match need not contain is refused.
+        let pipe = RULES
+            .iter()
+            .find(|r| r.what == "pipes secrets to the network")
+            .expect("the rule");
+        assert!(sound(pipe.pattern, &["curl"]).is_err());
+        assert!(sound(pipe.pattern, &["|"]).is_ok());
+        assert!(sound(r"\b(?:ignore|forget)\s+x|disregard", &["ignore", "forget"]).is_err());
+    }
+
+    #[test]
+    #[ignore = "prints each rule's literal prefixes and suffixes as JSON, to choose its triggers"]
+    fn print_literals() {
+        let all: Vec<serde_json::Value> = all_gated()
+            .into_iter()
+            .map(|(what, _, pattern)| {
+                serde_json::json!({
+                    "what": what,
+                    "prefix": literals(pattern, ExtractKind::Prefix),
+                    "suffix": literals(pattern, ExtractKind::Suffix),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(all));
+    }
 }

@@ -196,6 +196,11 @@ pub fn normalise(text: &str) -> String {
 /// A lexicon entry as the text it is matched against reads: like [`normalise`], but its script
 /// is left alone (a Russian word stays Russian).
 pub fn lexeme(word: &str) -> String {
+    if word.is_ascii() {
+        // Nothing to fold in ASCII (most of the lexicon): the lexicon is built on every hook run
+        // that checks a learning.
+        return word.to_ascii_lowercase();
+    }
     lowered(&visible(word))
 }
 
