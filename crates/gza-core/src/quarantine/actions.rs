@@ -21,7 +21,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use super::Concern;
-use super::lexicon::{Concept, LEXICON};
+use super::lexicon::{Concept, LEXICON, MORE_LANGUAGES};
 use super::normalise;
 
 /// Which parts of the model are on (all of them, except when a layer is measured).
@@ -84,8 +84,8 @@ fn is_cjk(c: char) -> bool {
 static LEXICON_MATCHER: LazyLock<Lexicon> = LazyLock::new(|| {
     let mut patterns = Vec::new();
     let mut meta = Vec::new();
-    for (concept, words) in LEXICON {
-        let mut english = true;
+    let more = MORE_LANGUAGES.iter().map(|(c, words)| (c, words, false));
+    for (concept, words, mut english) in LEXICON.iter().map(|(c, w)| (c, w, true)).chain(more) {
         for word in *words {
             if *word == "|" {
                 english = false;

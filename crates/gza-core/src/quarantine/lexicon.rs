@@ -839,3 +839,143 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
         ],
     ),
 ];
+
+/// The same concepts in Dutch, Polish, Turkish, Korean, Vietnamese, Ukrainian, Indonesian,
+/// Arabic and Hindi: the words an instruction and its negation most need (what is sent, shown,
+/// deleted, switched off, downloaded and run; secrets, reports, tests; "never", "forbidden").
+/// A learning in a language the action model cannot read is judged by its commands alone, so
+/// a negation it cannot see holds harmless advice and an instruction spoken in words passes.
+/// Korean words take their particles at the end (plain entries match at a word's start);
+/// Arabic words take theirs at the front (`~` entries match anywhere). All count as other
+/// languages (layer (b) "other languages").
+#[rustfmt::skip]
+pub const MORE_LANGUAGES: &[(Concept, &[&str])] = &[
+    (Neg, &[
+        // nl
+        "=nooit", "=niet", "=geen", "=nimmer", "vermijd", "=in plaats van",
+        // pl
+        "=nigdy", "=nie", "unikaj", "=zamiast", "=żadnych", "=żadnego",
+        // tr
+        "=asla", "=hiçbir zaman", "=hiç", "=yerine", "kaçın",
+        // ko
+        "절대", "하지 마", "하지마", "마세요", "말고", "대신", "않도록",
+        // vi
+        "=không", "=đừng", "=không bao giờ", "=tránh", "=thay vì",
+        // uk
+        "=ніколи", "=замість", "уникай", "=жодних",
+        // id
+        "=jangan", "=tidak", "=hindari", "=bukan", "=daripada", "=tidak pernah",
+        // ar
+        "=لا", "=أبدا", "=أبداً", "=لن", "~بدلا من", "~بدلاً من", "~تجنب",
+        // hi
+        "=नहीं", "=मत", "=कभी नहीं", "=बजाय", "=न",
+    ]),
+    (Prohibited, &[
+        "=is verboden", "=verboden", "=niet toegestaan", "=jest zabronione", "=zabronione",
+        "=zakazane", "=niedozwolone", "=yasak", "=yasaktır", "=yasaklanmıştır", "금지", "허용되지",
+        "안 됩니다", "=bị cấm", "=không được phép", "=заборонено", "=не дозволено",
+        "=dilarang", "=tidak diizinkan", "~ممنوع", "~محظور", "~غير مسموح", "=वर्जित", "=मना है",
+        "=प्रतिबंधित",
+    ]),
+    (Send, &[
+        "=stuur", "=verstuur", "=versturen", "uploaden", "=deel", "=delen", "=publiceer",
+        "=wyślij", "=wysyłaj", "=prześlij", "=udostępnij", "=opublikuj", "=wrzuć",
+        "gönder", "=yükle", "paylaş", "보내", "전송", "업로드", "올려", "올리", "공유",
+        "=gửi lên", "=gửi đến", "=tải lên", "=chia sẻ", "=надішли", "=надсилай", "=відправ",
+        "=відправляй", "=поділись", "=опублікуй", "=kirim", "=kirimkan", "=unggah", "=bagikan",
+        "~أرسل", "~ارسل", "~ارفع", "~شارك", "=भेज", "=भेजें", "=अपलोड", "=साझा",
+    ]),
+    (Disclose, &[
+        "=voeg", "toevoegen", "=plak", "=zet", "=neem", "=toon", "=dodaj", "=wklej", "=dołącz",
+        "=wypisz", "=umieść", "=ekle", "=yapıştır", "=yaz", "=koy", "포함", "추가", "붙여", "넣어",
+        "출력", "첨부", "=dán", "=in ra", "=đưa", "=додай", "=встав", "=виведи",
+        "=включи", "=tambahkan", "=tempelkan", "=sertakan", "=cetak", "~أضف", "~اضف", "~الصق",
+        "~ضع", "=जोड़", "=जोड़ें", "=डाल", "=डालें", "=चिपकाएं", "=लिखें",
+    ]),
+    (Secret, &[
+        "wachtwoord", "geheim", "=sleutel", "sleutels", "omgevingsvariabel", "inloggegevens",
+        "hasł", "=klucz", "klucze", "sekret", "=tokeny", "zmienne środowiskowe", "dane logowania",
+        "poświadcz", "şifre", "parola", "=anahtar", "ortam değişken", "kimlik bilgi", "비밀번호",
+        "암호", "토큰", "비밀 키", "자격 증명", "환경 변수", "=mật khẩu", "=khóa", "=bí mật",
+        "=biến môi trường", "=паролі", "=ключі", "=токени", "=змінні оточення", "облікові дані",
+        "=секрети", "=kata sandi", "=kunci", "=rahasia", "variabel lingkungan", "kredensial",
+        "~كلمة المرور", "~كلمات المرور", "~مفتاح", "~المفاتيح", "~متغيرات البيئة",
+        "~بيانات الاعتماد", "=पासवर्ड", "=टोकन", "=कुंजी", "=क्रेडेंशियल",
+    ]),
+    (Report, &[
+        "beschrijving", "=rapport", "samenvatting", "=opis", "=opisie", "=raport", "podsumowani",
+        "açıklama", "=rapor", "=özet", "보고서", "요약", "설명", "=báo cáo", "=mô tả", "=tóm tắt",
+        "=звіт", "=опис", "=підсумок", "=laporan", "=deskripsi", "=ringkasan", "~التقرير",
+        "~تقرير", "~الوصف", "~ملخص", "=रिपोर्ट", "=विवरण", "=सारांश",
+    ]),
+    (Delete, &[
+        "verwijder", "=wis", "wissen", "usuń", "=usuwaj", "skasuj", "wyczyść", "=sil", "silin",
+        "삭제", "지우", "지워", "=xóa", "=xoá", "=видали", "видаляй", "=зітри", "=очисти",
+        "=hapus", "~احذف", "~حذف", "~امسح", "=हटा", "=हटाएं", "=मिटा", "=डिलीट",
+    ]),
+    (Home, &[
+        "=thuismap", "=thuisdirectory", "katalog domowy", "katalogu domowego", "ev dizini",
+        "홈 디렉터리", "홈 디렉토리", "=thư mục home", "=thư mục người dùng", "=direktori home",
+        "~المجلد الرئيسي", "~مجلد المنزل", "=होम डायरेक्टरी",
+    ]),
+    (Disable, &[
+        "schakel", "uitschakel", "=sla over", "overslaan", "omzeil", "deactiveer", "wyłącz",
+        "=pomiń", "=omiń", "dezaktywuj", "devre dışı", "=atla", "=kapat", "=yoksay", "비활성화",
+        "끄", "꺼", "건너뛰", "생략", "우회", "=tắt", "=vô hiệu hóa", "=bỏ qua", "=вимкни",
+        "вимика", "=пропусти", "=пропускай", "=обійди", "=nonaktifkan", "=matikan", "=lewati",
+        "=abaikan", "~عطل", "~تعطيل", "~تجاوز", "~تخط", "=बंद", "=अक्षम", "=स्किप",
+    ]),
+    (Safeguard, &[
+        "certificaat", "certificaten", "verificatie", "certyfikat", "weryfikacj", "sertifika",
+        "doğrulama", "인증서", "검증", "=chứng chỉ", "=xác minh", "сертифікат", "=перевірку",
+        "=перевірка", "=sertifikat", "=verifikasi", "~شهادات", "~الشهادة", "~التحقق",
+        "=सर्टिफिकेट", "=प्रमाणपत्र", "=सत्यापन",
+    ]),
+    (TestSafeguard, &[
+        "=testy", "testów", "=testler", "testleri", "테스트", "=kiểm thử", "=bài kiểm tra",
+        "=тести", "=тест", "=pengujian", "~الاختبار", "~اختبار", "=टेस्ट", "=परीक्षण",
+    ]),
+    (Download, &[
+        "=download", "downloaden", "=haal", "ophalen", "pobierz", "=ściągnij", "=indir", "다운로드",
+        "내려받", "=tải về", "=tải xuống", "=завантаж", "=скачай", "=unduh", "~نزل", "~حمل",
+        "~تنزيل", "=डाउनलोड",
+    ]),
+    (Execute, &[
+        "=voer", "uitvoer", "=draai", "uruchom", "wykonaj", "=odpal", "çalıştır", "실행",
+        "=chạy", "=thực thi", "=запусти", "=виконай", "=jalankan", "=eksekusi", "~شغل", "~نفذ",
+        "~تشغيل", "=चलाएं", "=चला", "=रन",
+    ]),
+    (Ignore, &[
+        "=negeer", "negeren", "=zignoruj", "ignoruj", "=yoksay", "görmezden", "무시", "=bỏ qua",
+        "=phớt lờ", "=ігноруй", "ігнорува", "=abaikan", "~تجاهل", "=अनदेखा", "=नज़रअंदाज़",
+    ]),
+    (Instructions, &[
+        "instructies", "=regels", "aanwijzingen", "instrukcj", "=polecenia", "=zasady", "talimat",
+        "=kurallar", "yönerge", "지시", "지침", "규칙", "=hướng dẫn", "=chỉ dẫn", "=quy tắc",
+        "інструкці", "вказівк", "=правила", "=instruksi", "=aturan", "=perintah", "~التعليمات",
+        "~تعليمات", "~القواعد", "=निर्देश", "=नियम",
+    ]),
+    (Prior, &[
+        "=eerdere", "=vorige", "=alle", "wcześniejsz", "poprzedni", "=wszystkie", "=önceki",
+        "=tüm", "=bütün", "이전", "모든", "기존", "=trước đó", "=tất cả", "=попередні", "=усі",
+        "=sebelumnya", "=semua", "~السابقة", "=पिछले", "=सभी",
+    ]),
+    (Tell, &[
+        "=vertel", "=meld", "=zeg", "=powiedz", "=mów", "informuj", "=söyle", "=bildir", "말하",
+        "알리", "알려", "=nói", "=báo", "=скажи", "=повідом", "=beri tahu", "=katakan", "~أخبر",
+        "~اخبر", "=बताएं", "=बता",
+    ]),
+    (User, &[
+        "=de gebruiker", "użytkownik", "kullanıcı", "사용자", "=người dùng", "=користувач",
+        "=користувачу", "=pengguna", "~المستخدم", "=उपयोगकर्ता",
+    ]),
+    (Failing, &[
+        "=faalt", "=mislukt", "=falen", "=nie przechodzą", "=nie przechodzi", "başarısız",
+        "=geçmiyor", "실패", "=thất bại", "=lỗi", "=падає", "=не проходить", "=gagal", "~فشل",
+        "=फेल", "=विफल",
+    ]),
+    (Always, &[
+        "=altijd", "=zawsze", "=her zaman", "=daima", "항상", "매번", "=luôn", "=завжди",
+        "=selalu", "=setiap", "~دائما", "=हमेशा",
+    ]),
+];
