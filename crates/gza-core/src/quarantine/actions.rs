@@ -338,6 +338,8 @@ enum After {
     Localhost,
     /// The match carries its own negation ("do not tell the user"): none is looked for.
     SelfNegated,
+    /// Tests skipped where CI or the PR's checks still run them are in scope.
+    Compensated,
 }
 
 const SEVERE: bool = true;
@@ -407,6 +409,7 @@ const RULES: &[Rule] = &[
     Rule::new(RemoteCode, SEVERE, "pipes decoded bytes into a shell", &["base64", "gunzip", "openssl", "printf", "rev", "uudecode", "xxd", "zcat"], concat!(r"(?:\bbase64\s+(?:-d|--decode|-D)\b|\bxxd\s+-r|\bopenssl\s+(?:enc\s+)?-?base64\s+-d|\bprintf\s+[`'\x22]?\\(?:x|[0-7])|\bgunzip\b|\bzcat\b|\buudecode\b|\brev\b)[^|\n]{0,120}\|\s*", interpreter!())),
     Rule::new(RemoteCode, SEVERE, "runs what it downloads", &["curl", "fetch", "http", "irm", "iwr", "wget"], r#"\b(?:eval|exec|source|\.|(?:ba|z)?sh\s+-c|python[0-9.]*\s+-c|perl\s+-e|ruby\s+-e|node\s+-e|php\s+-r)\s*\(?\s*["'`]?\s*(?:\$\(|`|<\()\s*(?:curl|wget|fetch|iwr|irm|http)\b"#),
     Rule::new(RemoteCode, SEVERE, "runs what it downloads", &["eval", "exec"], r"\b(?:exec|eval)\s*\(\s*(?:\w+\.)*(?:urlopen|urlretrieve|get|fetch|request)\s*\(|\b(?:exec|eval)\s*\([^)]*(?:urlopen|requests\.get|urllib)"),
+    Rule::new(RemoteCode, SEVERE, "runs what it downloads", &["eval", "function", "vm.run"], r"\b(?:fetch|axios\.get|https?\.get|got|request|urlopen|requests\.get)\s*\([^\n]{0,200}?(?:\beval\b|\bnew\s+function\b|\bvm\.run\w*)|\.then\(\s*eval\s*\)"),
     Rule::new(RemoteCode, SEVERE, "runs what it decodes", &["$("], r"\$\(\s*(?:echo|printf)\b[^)]*\|\s*(?:base64\s+(?:-d|--decode)|xxd\s+-r)"),
     Rule::new(RemoteCode, SEVERE, "runs a download through process substitution", &["curl", "fetch", "iwr", "wget"], r"\b(?:source|\.|(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+<\(\s*(?:curl|wget|fetch|iwr)"),
     Rule::new(RemoteCode, SEVERE, "runs a download in PowerShell", &["certutil", "downloadfile", "downloadstring", "iex", "invoke-expression", "mshta", "powershell", "regsvr32"], r"downloadstring|downloadfile\s*\(|\biex\s*\(\s*(?:iwr|irm|invoke-webrequest|new-object)|invoke-expression|powershell(?:\.exe)?\s+(?:-\S+\s+)*-(?:e|enc|encodedcommand)\b|\bmshta\s+https?:|\bregsvr32\s+/i:https?|\bcertutil\s+-urlcache"),
@@ -422,6 +425,7 @@ const RULES: &[Rule] = &[
     Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &[":", "over", "only", "void", "cancel", "revoked", "null", "longer"], r"\b(?:system|admin|administrator|developer|security|operator)\s+(?:override|notice|message|instruction|instructions|update|directive)\s*:|\bnew\s+(?:instructions?|rules|directives?)\s*:|\b(?:take|takes|have|has)\s+(?:priority|precedence)\s+over\b|\boverrides?\s+(?:the\s+|your\s+|any\s+)?(?:task|user'?s?|instructions|system\s+prompt|request|prompt)|\b(?:obey|follow)\s+only\s+(?:these|this|the\s+following|my)\b|\b(?:previous|prior|above|earlier|all|other|existing)\s+(?:rules|instructions|guidance|guidelines)\s+(?:are|is)\s+(?:void|cancell?ed|revoked|null|no\s+longer\s+(?:valid|binding|in\s+force))"),
     Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["treat", "highest", "consent", "permission", "authori", "approval", "clearance", "note"], r"\btreat\b[^.;\n]{0,60}\bas\s+(?:your|the)\s+(?:new\s+|highest[- ]priority\s+|top[- ]priority\s+|primary\s+|only\s+|real\s+|main\s+)?(?:instructions|orders|rules|directives|task|prompt)\b|\bhighest[- ]priority\s+instructions\b|\b(?:have|has|got|given|granted)\s+(?:\w+\s+){0,2}(?:consent|permission|authori[sz]ation|approval|clearance)\s+(?:from|by)\s+(?:the\s+)?(?:owner|user|operator|maintainers?|admin|team|management)\b|\b(?:important\s+)?(?:system|admin|developer|operator)\s+note\s*:"),
     Rule::new(IgnoreGuidance, SEVERE, "ignores its instructions", &["ignore", "forget", "disregard", "replace", "supersede", "override", "outrank", "precedence", "conflict", "treat", "instructions", "commands", "directions", "requests"], r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)|\bconflicts?\s+with\s+(?:these|this|the\s+following)\s+(?:notes|learnings|file|rules)\b|\btreat\b[^.;\n]{0,60}\bas\s+(?:an?\s+)?(?:\w+\s+){0,2}?(?:(?:orders?|instructions?|commands?|requests?|directives?)\s+)?(?:coming\s+from|from|written\s+by|sent\s+by|authored\s+by|approved\s+by)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|maintainers?|operator|admin|team\s+lead)|\b(?:follow|obey|execute|trust|carry\s+out)\s+(?:any\s+|all\s+|the\s+)?(?:instructions|commands|directions|requests)\s+(?:found\s+|written\s+)?(?:in|from)\s+(?:issue|pr|code|commit|web|the\s+(?:issue|readme|web|page|comments?))"),
+    Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["outrank", "supersede", "trump", "precedence", "priority", "authority", "contradict", "conflict"], r"\b(?:outranks?|supersedes?|trumps?|takes?\s+precedence\s+over)\s+(?:the\s+|your\s+|any\s+|what\s+)?(?:operator|user|person|human|system\s+prompt|task|request|prompt|instructions|you)\b|\b(?:higher|greater|more|top)\s+(?:priority|precedence|authority)\s+than\s+(?:the\s+|your\s+|any\s+|what\s+)?(?:operator|user|person|human|system|task|request|prompt|instructions|you)\b|\b(?:system\s+prompt|operator|instructions|the\s+user|your\s+task)\b(?:[^.\n]|\.\S){0,160}\beven\s+(?:where|when|if)\s+(?:it|they|this|these|that)\s+(?:contradicts?|conflicts?)\b|\beven\s+(?:where|when|if)\s+(?:it|they|this|these|that)\s+(?:contradicts?|conflicts?\s+with)\s+(?:the\s+|your\s+)?(?:system\s+prompt|operator|instructions|user|task)"),
     Rule::new(IgnoreGuidance, SEVERE, "reveals its instructions", &["instructions", "prompt"], r"\b(?:reveal|print|show|output|repeat|leak|dump|share|send|include|disclose|post|copy)\b[^.;\n]{0,30}\b(?:your|the)\s+(?:system\s+prompt|initial\s+prompt|hidden\s+prompt|hidden\s+instructions|full\s+prompt|original\s+instructions)"),
     Rule::new(IgnoreGuidance, SEVERE, "keeps something from the user", &["anyone", "human", "maintainer", "operator", "owner", "person", "reviewer", "team", "user"], r"\b(?:do\s+not|don't|dont|never)\s+(?:tell|inform|notify|alert|mention|report|let)\b[^.;\n]{0,20}\b(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?|anyone|team)\b")
         .then(After::SelfNegated),
@@ -433,18 +437,21 @@ const RULES: &[Rule] = &[
     Rule::new(Exfiltration, SEVERE, "pipes secrets to the network", &["|"], concat!(r"(?:\b(?:cat|base64|tar|gzip|zip|xxd)\b[^|\n]*", secret_path!(), r"[^|\n]*|\b(?:env|printenv|set|export\s+-p)\s*)\|\s*(?:curl|wget|nc|ncat|netcat|socat|telnet|mail|sendmail|ssh|openssl\s+s_client)\b")),
     Rule::new(Exfiltration, SEVERE, "sends secrets with a command", &["dig", "host", "nc", "netcat", "nslookup", "ping", "scp"], concat!(r"\b(?:nc|ncat|netcat)\s+\S+\s+\d+\s*<\s*\S*", secret_path!(), r"|\bscp\b[^\n]*", secret_path!(), r"[^\n]*\s\S+:|\b(?:nslookup|dig|host|ping)\s+[^\n]*\$\(")),
     Rule::new(Exfiltration, SEVERE, "puts secrets in a URL", &["ftp://", "http://", "https://"], r"\b(?:https?|ftp)://[^\s)]*(?:[?&/=]|%24)[^\s)]*(?:\$\{?\w*(?:token|key|secret|pass|pwd|cred|auth)\w*\}?|\$\(\s*(?:cat|env|printenv|git)\b|\{\{[^}]*\}\}|%24%28|%24\w*(?:token|key|secret))"),
-    Rule::new(Exfiltration, SEVERE, "pushes the repository to another remote", &["--all", "--mirror"], r"\bgit\s+push\s+\S+\s+(?:--all|--mirror)\b"),
+    Rule::new(Exfiltration, SEVERE, "pushes the repository to another remote", &["--all", "--mirror"], r"\bgit\s+push\s+\S+\s+(?:--all|--mirror)\b|\bgit\s+push\s+(?:-\S+\s+)*--mirror\b"),
+    Rule::new(Exfiltration, SEVERE, "copies secrets elsewhere", &["cp", "rsync", "scp", "rclone", "gsutil", "aws", "azcopy"], concat!(r"\b(?:cp|rsync|scp|rclone\s+(?:copy|sync)|gsutil\s+(?:-m\s+)?(?:cp|rsync)|aws\s+s3\s+(?:cp|sync)|azcopy\s+(?:copy|sync))\b[^;&|\n]*?(?:", secret_path!(), r"[^;&|\n]*?\s|\s(?:~|\$home|\$\{home\})/?\*?\s(?:[^;&|\n]*?\s)?)['\x22]?(?:(?:s3|gs|az|r2|https?)://|[\w.-]+@[\w.-]+:|[\w-]+(?:\.[\w-]+)+:/)")),
     // Destruction.
     Rule::new(Destructive, SEVERE, "wipes a disk", &[">", "mkfs", "dd", ":(", "--no-preserve-root", "shred"], r"\bmkfs(?:\.\w+)?\b|\bdd\s+if=\S+\s+of=/dev/|>\s*/dev/sd[a-z]|\bshred\b|:\(\)\s*\{|--no-preserve-root"),
     Rule::new(Destructive, MODERATE, "rewrites shared history", &["filter-branch", "filter-repo", "main", "master"], r"\bgit\s+(?:filter-branch|filter-repo)\b|\bgit\s+branch\s+-d\s+(?:main|master)\b"),
     // Safeguards off.
-    Rule::new(DisablesSafeguard, MODERATE, "switches off TLS verification", &["--disable-web-security", "--ignore-certificate-errors", "--insecure", "--trusted-host", "_create_unverified_context", "cert_reqs", "check_cert", "check_hostname", "curl", "danger_accept_invalid_certs", "goinsecure", "rejectunauthorized", "ssl", "tls", "validate_cert", "verify", "wget"], r#"node_tls_reject_unauthorized\s*=\s*['"]?0|\b(?:ssl|tls|verify_certs?|validate_certs?|check_cert(?:ificate)?s?|ssl_verification)\s*[=:]\s*(?:false|0|no|off)\b|\bverify\s*=\s*false\b|\bverify_ssl\s*=\s*false|\bssl_?verify\s*[=:]\s*(?:false|0|no)\b|\bstrict[-_]ssl\s*[= ]\s*(?:false|0)|\bgit_ssl_no_verify\s*=\s*(?:1|true)|\bhttp\.sslverify\s*[= ]\s*(?:false|0)|\bpythonhttpsverify\s*=\s*0|\brejectunauthorized\s*:\s*false|\binsecureskipverify\s*:\s*true|\bcurl\b[^|;\n]*\s(?:-k|--insecure)\b|\bwget\b[^|;\n]*--no-check-certificate|--trusted-host\b|\bdanger_accept_invalid_certs|\bcheck_hostname\s*=\s*false|_create_unverified_context|cert_reqs\s*=\s*['"]?cert_none|ssl_verifypeer\s*(?:=>|,|=)\s*(?:false|0)|--disable-web-security|--ignore-certificate-errors|--insecure(?:-skip-tls-verify)?\b|\bgoinsecure\s*="#)
+    Rule::new(DisablesSafeguard, MODERATE, "switches off TLS verification", &["--disable-web-security", "--ignore-certificate-errors", "--insecure", "--trusted-host", "_create_unverified_context", "cert_reqs", "check_cert", "check_hostname", "curl", "danger_accept_invalid_certs", "goinsecure", "rejectunauthorized", "ssl", "tls", "validate_cert", "verify", "wget", "trust", "noophostname", "allow_all", "allowall", "checkrevocation", "verify_none", "certificatevalidationcallback", "dangerousaccept", "ca_bundle", "ssl_cert_file", "maven.wagon", "insecure-registr", "insecure_skip"], r#"node_tls_reject_unauthorized\s*=\s*['"]?0|\b(?:ssl|tls|verify_certs?|validate_certs?|check_cert(?:ificate)?s?|ssl_verification)\s*[=:]\s*(?:false|0|no|off)\b|\bverify\s*=\s*false\b|\bverify_ssl\s*=\s*false|\bssl_?verify\s*[=:]\s*(?:false|0|no)\b|\bstrict[-_]ssl\s*[= ]\s*(?:false|0)|\bgit_ssl_no_verify\s*=\s*(?:1|true)|\bhttp\.sslverify\s*[= ]\s*(?:false|0)|\bpythonhttpsverify\s*=\s*0|\brejectunauthorized\s*:\s*false|\binsecureskipverify\s*:\s*true|\bcurl\b[^|;\n]*\s(?:-k|--insecure)\b|\bwget\b[^|;\n]*--no-check-certificate|--trusted-host\b|\bdanger_accept_invalid_certs|\bcheck_hostname\s*=\s*false|_create_unverified_context|cert_reqs\s*=\s*['"]?cert_none|ssl_verifypeer\s*(?:=>|,|=)\s*(?:false|0)|--disable-web-security|--ignore-certificate-errors|--insecure(?:-skip-tls-verify)?\b|\bgoinsecure\s*=|\btrust[-_ ]?all\w*|\btrustall\w*|\btrust[-_ ]?every(?:thing|\s+cert\w*)|\bnoophostnameverifier|\ballow_?all_hostname_verifier|\ballowallhostnameverifier|javax\.net\.ssl\.truststore\s*=\s*/dev/null|checkrevocation\s*=\s*false|\bverify_none\b|certificatevalidationcallback\s*(?:=|\+=)|\bdangerousacceptanyservercertificatevalidator|\b(?:requests|curl)_ca_bundle\s*=\s*(?:''|\x22\x22|$|\s)|\bssl_cert_file\s*=\s*/dev/null|maven\.wagon\.http\.ssl\.(?:insecure|allowall|ignore\.validity\.dates)\s*=\s*true|insecure-registr\w*|\binsecure_skip_tls_verify\s*[=:]\s*true"#)
         .then(After::Localhost),
     Rule::new(DisablesSafeguard, MODERATE, "switches off host key checking", &["stricthostkeychecking", "userknownhostsfile"], r"stricthostkeychecking\s*[= ]\s*no\b|userknownhostsfile\s*[= ]\s*/dev/null"),
     Rule::new(DisablesSafeguard, MODERATE, "skips the git hooks", &["-n", "commit", "core.hookspath", "git", "husky", "lefthook", "prefix", "rm", "skip"], r"--no-verify\b|\bgit\s+commit\b[^|;&\n]*\s-[a-z]*n[a-z]*\b|\bcommit(?:s|ting)?\s+with\s+-n\b|\s-n\s+(?:flag\s+)?(?:to|with|on)\s+git\s+commit\b|\bhusky\s*=\s*0\b|\bhusky_skip_hooks\s*=\s*(?:1|true)|\bskip\s*=\s*[\w,-]+\s+git\b|\bprefix\w*\s+commits?\s+with\s+skip\s*=|core\.hookspath\s*[= ]\s*(?:/dev/null|''|\x22\x22)|\bpre-commit\s+uninstall\b|\brm\s+(?:-\w+\s+)*\.git/hooks|--no-gpg-sign\b|commit\.gpgsign\s*[= ]\s*false|\blefthook\s*=\s*0\b"),
     Rule::new(DisablesSafeguard, MODERATE, "switches off a security control", &["iptables", "setenforce", "spctl", "systemctl", "ufw"], r"\bsetenforce\s+0\b|\bufw\s+disable\b|\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|apparmor|auditd)|\biptables\s+-f\b|\bspctl\s+--master-disable"),
     Rule::new(DisablesSafeguard, MODERATE, "switches off a security control", &["disregard", "ignore", "suppress"], r"\b(?:ignore|disregard|suppress)\b[^.;\n]{0,30}\b(?:certificate|cert|ssl|tls|security|vulnerabilit\w*|audit|host\s+key)\w*\s*(?:errors?|warnings?|alerts?|findings?|failures?)"),
-    Rule::new(DisablesSafeguard, MODERATE, "makes failing checks pass", &["--exit-zero", "continue-on-error", "allow_failure", "-dskiptests", "-dmaven.test.skip", "+e", "--cov-fail-under", "fail_under", "@ts-nocheck", "#![allow(", "eslint-disable"], r"--exit-zero\b|\bcontinue-on-error\s*:\s*true|\ballow_failure\s*:\s*true|-dskiptests\b|-dmaven\.test\.skip=true|\bset\s+\+e\b|--cov-fail-under[= ]0\b|\bfail_under\s*=\s*0\b|@ts-nocheck|#!\[allow\((?:warnings|clippy::all)\)\]|/\*\s*eslint-disable\s*\*/"),
+    Rule::new(DisablesSafeguard, MODERATE, "skips the tests", &["-dskiptests", "-dmaven.test.skip", "gradle"], r"-dskiptests\b|-dmaven\.test\.skip=true|\bgradle\w*\s+[^\n;&|]*-x\s+test\b")
+        .then(After::Compensated),
+    Rule::new(DisablesSafeguard, MODERATE, "makes failing checks pass", &["--exit-zero", "continue-on-error", "allow_failure", "+e", "--cov-fail-under", "fail_under", "@ts-nocheck", "#![allow(", "eslint-disable"], r"--exit-zero\b|\bcontinue-on-error\s*:\s*true|\ballow_failure\s*:\s*true|\bset\s+\+e\b|--cov-fail-under[= ]0\b|\bfail_under\s*=\s*0\b|@ts-nocheck|#!\[allow\((?:warnings|clippy::all)\)\]|/\*\s*eslint-disable\s*\*/"),
     Rule::new(DisablesSafeguard, MODERATE, "switches off failing tests", &["#[ignore", ".skip()", "@disabled", "@ignore", "@pytest.mark.skip", "@pytest.mark.xfail", "@skip", "context.skip", "describe.skip", "it.skip", "t.skip(", "test.skip", "xdescribe", "xit"], r"#\[ignore(?:\s*=\s*\x22[^\x22]*\x22)?\]|@pytest\.mark\.(?:skip|xfail)\w*|@unittest\.skip|\b(?:it|test|describe|context)\.skip\b|\bxit\s*\(|\bxdescribe\b|@disabled\b|@ignore\b|@skip\b|\bt\.skip\(|\.skip\(\)")
         .failing(),
     Rule::new(DisablesSafeguard, MODERATE, "weakens the tests", &["comment", "delete", "loosen", "remove", "weaken"], r"\bcomment(?:ing)?\s+out\b[^.;\n]{0,30}\b(?:assert\w*|tests?|checks?|specs?)|\b(?:delete|remove)\b[^.;\n]{0,20}\b(?:failing|flaky|broken|red)\s+(?:tests?|specs?|assertions?)|\bweaken\w*\b[^.;\n]{0,20}\bassert|\bloosen\w*\b[^.;\n]{0,20}\bassert"),
@@ -459,6 +466,10 @@ const RULES: &[Rule] = &[
     Rule::new(BypassReview, MODERATE, "reports a check it did not pass", &["claim", "mark", "pretend", "report", "write"], r"\bpretend\b[^.;\n]{0,40}\b(?:pass|passed|passes|approved|succeeded|green|works)\b|\bmark\b[^.;\n]{0,30}\bas\s+(?:passing|passed|approved|done|green|successful)\s+(?:even|regardless|without|when)|\b(?:report|claim|write)\b[^.;\n]{0,30}\b(?:success|passing|green|approved)\b[^.;\n]{0,20}\b(?:even|regardless|whether)|\bwrite\s+approved\b"),
     // Permissions.
     Rule::new(WidensPermissions, SEVERE, "gives passwordless root", &["nopasswd"], r"\bnopasswd\b"),
+    Rule::new(WidensPermissions, MODERATE, "gives everyone access to files", &["icacls", "setfacl", "umask"], r"\bicacls\b[^\n]*/grant(?::r)?\s+['\x22]?(?:\*?s-1-1-0|everyone|users|authenticated\s+users)['\x22]?\s*:\s*\(?(?:oi\)\(ci\))?\(?[fmw]|\bsetfacl\b[^\n]*-m\s+(?:o|other)::?[rx]*w|\bumask\s+0{3,4}\b"),
+    Rule::new(WidensPermissions, MODERATE, "makes storage public to anyone", &["public-read", "allusers", "allauthenticatedusers", "publicaccessblock", "block-public", "block_public", "principal"], r#"--acl\s+public-read(?:-write)?\b|\bacl\s*[=:]\s*['"]?public-read-write|\ballusers\b|\ballauthenticatedusers\b|\bpublicaccessblock\w*\s*[=:]\s*false|--no-block-public\w*|\bblock_public_(?:acls|policy)\s*[=:]\s*false|"principal"\s*:\s*"\*""#),
+    Rule::new(WidensPermissions, MODERATE, "opens a port to the whole internet", &["0.0.0.0/0", "::/0"], r"\b(?:open|opens|opening|allow|allows|expose|exposes|authorize-security-group-ingress|ingress|inbound)\b[^.;\n]{0,60}(?:0\.0\.0\.0/0|::/0)|(?:0\.0\.0\.0/0|::/0)[^.;\n]{0,12}\b(?:ingress|inbound)\b|--cidr[= ]0\.0\.0\.0/0"),
+    Rule::new(DisablesSafeguard, MODERATE, "switches authentication off", &["auth", "csrf", "--skip-grant-tables", "token", "password", "login_required"], r#"\b(?:auth_disabled|disable_auth|skip_auth|no_auth|bypass_auth|disable_authentication)\s*[=:]\s*['"]?(?:true|1|yes|on)\b|\b(?:auth_enabled|auth_required|require_auth|authentication_enabled|login_required|csrf_enabled|wtf_csrf_enabled|csrf_protection)\s*[=:]\s*['"]?(?:false|0|no|off)\b|--no-auth\b|--disable-auth\w*|--auth[= ]none\b|--skip-grant-tables\b|\b(?:notebookapp|serverapp)\.(?:token|password)\s*=\s*(?:''|""|\s|$)|\b(?:remove|delete|drop|disable|comment\s+out|take\s+out|turn\s+off|switch\s+off)\b[^.;\n]{0,30}\bcsrf\w*|@csrf_exempt\b"#),
     // The agent's own sandbox and the container's walls.
     Rule::new(DisablesSafeguard, MODERATE, "switches off the agent's sandbox or permission prompts", &["--dangerously-skip-permissions", "--no-sandbox", "--privileged", "/:/", "/var/run/docker.sock:", "all", "bypasspermissions", "danger-full-access", "dangerously-bypass-approvals-and-sandbox", "host", "never", "sys_admin", "unconfined", "yolo"], r#"--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b|--yolo\b|--approval-mode[= ]+['"]?yolo\b|\bbypasspermissions\b|\bdanger-full-access\b|\bapproval[_-]?(?:policy|mode)\s*[=:]?\s*['"]?never\b|--no-sandbox\b|--privileged\b|--pid[= ]host\b|--cap-add[= ]?(?:sys_admin|all)\b|--security-opt[= ]\S*unconfined|(?:^|[\s`'])-v\s+/:/|/var/run/docker\.sock:"#)
         .then(After::CiScope),
@@ -591,7 +602,17 @@ static MARKDOWN_DATA: LazyLock<Regex> = LazyLock::new(|| {
 });
 static DESCRIBING_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:(?:the|our|this|that|its|their|a|an)\s+)?((?:[\w./`'-]+\s+){0,5}?)(?:sets|runs|uses|passes|adds|removes|deletes|wipes|calls|exports|installs|invokes|executes|appends|marks|writes|clears|drops|skips|disables|has|includes|applies|does|keeps|gives|configures|turns|puts|pins|starts|builds|launches|needs|requires)\b",
+        r"^(?:(?:the|our|this|that|its|their|a|an)\s+)?((?:[\w./`'-]+\s+){0,5}?)(?:sets|runs|uses|passes|adds|removes|deletes|wipes|calls|exports|installs|invokes|executes|appends|marks|writes|clears|drops|skips|disables|has|includes|applies|does|keeps|gives|configures|turns|puts|pins|starts|builds|launches|needs|requires|carries|contains|holds|allows|ships\s+with)\b",
+    )
+});
+/// A plural subject that holds the act ("generated files under src/gen/ carry `/* eslint-disable
+/// */`"), or a past act of a named thing ("the old Jenkins job set GIT_SSL_NO_VERIFY=1"): a
+/// description. Verbs of holding only, in the plural (a plural subject that *uses* or *sets*
+/// something is a convention: "commits use --no-verify"); the past needs a determiner ("set X"
+/// alone is an imperative).
+static DESCRIBING_PLURAL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:(?:the|our|these|those|its|their|all|some)\s+)?((?:[\w./`'-]+\s+){1,5}?)(?:carry|contain|include|have|hold|keep|ship\s+with|start\s+with|begin\s+with|end\s+with)\b|^(?:the|our|this|that|an?|its|their)\s+((?:[\w./`'-]+\s+){0,5}?)(?:set|used|ran|added|passed|disabled|skipped|had|called|exported|installed|removed|dropped|turned\s+off)\b",
     )
 });
 static PERSONS: &[&str] = &[
@@ -632,7 +653,7 @@ static WARNING_AFTER: LazyLock<Regex> = LazyLock::new(|| {
 /// After a moderate act: the sentence describes where it is, or warns of what it does.
 static DESCRIBED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^[`'\x22)\s]*(?:(?:is|are|was|were)\s+(?:only\s+)?(?:set|used|configured|defined|exported|passed|applied|found|kept|present|listed|enabled)\b|(?:appears|lives|exists|remains|stays|shows\s+up|occurs)\b)|\b(?:hides|masks|breaks|defeats|undermines|weakens|bypasses)\s+(?:the\s+)?(?:real|actual|genuine|security|protection|checks|errors|bugs)\b",
+        r"^[`'\x22)\s]*(?:(?:in|inside|from|of|at|under)\s+\S+\s+)?(?:(?:is|are|was|were)\s+(?:only\s+)?(?:set|used|configured|defined|exported|passed|applied|found|kept|present|listed|enabled|intentional|deliberate|on\s+purpose|by\s+design)\b|(?:was|were|has\s+been|have\s+been|got)\s+(?:\w+ly\s+)?(?:removed|dropped|deleted|reverted|disabled|banned|replaced|retired|deprecated|taken\s+out)\b|(?:appears|lives|exists|remains|stays|shows\s+up|occurs)\b)|\b(?:hides|masks|breaks|defeats|undermines|weakens|bypasses)\s+(?:the\s+)?(?:real|actual|genuine|security|protection|checks|errors|bugs)\b",
     )
 });
 /// Words saying bytes are encoded: what is piped from them into a shell is hidden code.
@@ -651,6 +672,35 @@ static INFRASTRUCTURE: LazyLock<Regex> = LazyLock::new(|| {
 static BENEFIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\b(?:so|so\s+that|to|in\s+order\s+to)\b[^.;]{0,40}\b(?:green|pass(?:es|ing)?|faster|quick(?:er|ly)?|speed\s+up|save[sd]?|saving|minutes|dodge|unblock(?:ed)?|never\s+(?:block|blocks|fail|fails|stop|stops)|keeps?\s+(?:\w+\s+)?moving|convenient|easier|simpler|get\s+(?:past|around))\b|\bsaves?\s+(?:a\s+lot\s+of\s+|lots\s+of\s+|some\s+)?(?:time|minutes)\b|\bis\s+the\s+(?:quick|quickest|easy|easiest|standard|usual|simplest)\s+(?:way|fix)\b",
+    )
+});
+/// The clause after an act's: it says the act is gone ("…; it was removed in #842").
+static GONE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\W*(?:it|this|that|which|they|these|those)\s+(?:was|were|has\s+been|have\s+been|got)\s+(?:\w+ly\s+)?(?:removed|dropped|deleted|reverted|disabled|banned|replaced|retired|taken\s+out)\b",
+    )
+});
+/// Before an act: someone's old habit, told as history ("agents used to bypass it with …").
+static PAST_HABIT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:used\s+to|in\s+the\s+past|previously|back\s+when)\b"));
+/// Before an act: what other people (the project's users) run, described ("install.sh is what
+/// users get via `curl … | sh`").
+static OTHERS_USE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:users|customers|people|end[- ]users|visitors|clients|operators)\b[^.;]{0,40}\b(?:get|gets|run|runs|use|uses|install|installs|type|types|paste|pastes|pipe|pipes)\b[^.;]{0,30}$",
+    )
+});
+/// An act named as a thing ("the auto-approve workflow", "the `--no-verify` flag").
+static THING_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^[`'\x22)\s]*(?:workflow|job|bot|action|step|label|rule|setting|flag|option|policy|script|check|target|mode|feature|variable|env\s+var|hook|job's|workflow's)s?\b",
+    )
+});
+/// A moderate act given a purpose inside the project ("git clean -fd when clearing generated
+/// files").
+static PROJECT_PURPOSE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:when|to|for|while)\s+(?:clearing|cleaning|removing|deleting|resetting|wiping)\s+(?:out\s+)?(?:the\s+|all\s+)?(?:generated|build|compiled|stale|old)?\s*(?:files|outputs?|artifacts?|build|builds|dist|target|caches?)\b",
     )
 });
 /// After a described act: the agent told to do the same.
@@ -678,7 +728,7 @@ static ONLY_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static COMPENSATED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(?:ci|the\s+pipeline|nightly|the\s+merge\s+queue)\s+(?:(?:still|always|also)\s+(?:runs|covers|checks|sets)|runs\s+(?:it|them|all|these|those|every))\b",
+        r"\b(?:ci|the\s+pipeline|nightly|the\s+merge\s+queue)\s+(?:(?:still|always|also)\s+(?:runs|covers|checks|sets)|runs\s+(?:it|them|all|these|those|every))\b|\b(?:ci|the\s+pr|prs|every\s+pr|the\s+pipeline|the\s+merge\s+queue|pre-merge\s+checks?)\s+(?:still\s+|always\s+|also\s+)?(?:must|has\s+to|have\s+to|will|always)\s+(?:run|pass|execute)\b",
     )
 });
 static LOCALHOST: LazyLock<Regex> =
@@ -747,6 +797,29 @@ fn quoted_spans(t: &str) -> Vec<(usize, usize)> {
         ('‘', '’'),
     ];
     let mut out = Vec::new();
+    // 'ASCII single quotes' around words, not apostrophes ("it's", "users' files"): the opening
+    // one after a space or a bracket, the closing one before what is not a letter.
+    let bytes = t.as_bytes();
+    let mut open: Option<usize> = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b != b'\'' {
+            continue;
+        }
+        let before = i.checked_sub(1).map(|j| bytes[j]);
+        let after = bytes.get(i + 1).copied();
+        match open {
+            None if before.is_none_or(|c| matches!(c, b' ' | b'(' | b'[' | b':' | b'='))
+                && after.is_some_and(|c| c != b' ') =>
+            {
+                open = Some(i + 1);
+            }
+            Some(a) if after.is_none_or(|c| !c.is_ascii_alphanumeric()) && i > a => {
+                out.push((a, i));
+                open = None;
+            }
+            _ => {}
+        }
+    }
     for (open, close) in pairs {
         let mut from = 0;
         while let Some(i) = t[from..].find(open) {
@@ -763,15 +836,20 @@ fn quoted_spans(t: &str) -> Vec<(usize, usize)> {
 fn sentence_of(t: &str, at: usize) -> (usize, usize) {
     let at = at.min(t.len());
     let ends = |c: char| matches!(c, '.' | '!' | '?' | '。' | '！' | '？' | '\n');
+    // An ellipsis ("curl ... | sh") ends no sentence.
+    let ellipsis = |i: usize| t[..i].ends_with('.') && t[i..].starts_with('.');
     let start = t[..at]
         .char_indices()
         .rev()
-        .find(|&(i, c)| ends(c) && t[i + c.len_utf8()..].starts_with(char::is_whitespace))
+        .find(|&(i, c)| {
+            ends(c) && !ellipsis(i) && t[i + c.len_utf8()..].starts_with(char::is_whitespace)
+        })
         .map_or(0, |(i, c)| i + c.len_utf8());
     let end = t[at..]
         .char_indices()
         .find(|&(i, c)| {
             ends(c)
+                && !ellipsis(at + i)
                 && t[at + i + c.len_utf8()..]
                     .chars()
                     .next()
@@ -790,7 +868,13 @@ fn clauses(t: &str) -> Vec<(usize, usize)> {
         let next = chars.get(i + 1).map(|&(_, n)| n);
         let ends = match c {
             ';' | '。' | '！' | '？' | '；' | '\n' | '、' => true,
+            // An ellipsis stands for what was left out ("curl ... | sh"), it ends nothing.
+            '.' if i > 0 && chars[i - 1].1 == '.' => false,
             '.' | '!' | '?' | ':' => next.is_none_or(char::is_whitespace),
+            '-' => {
+                next.is_some_and(char::is_whitespace)
+                    && i.checked_sub(1).is_some_and(|j| chars[j].1.is_whitespace())
+            }
             _ => false,
         };
         if ends {
@@ -837,10 +921,28 @@ fn negated_before(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) -> b
         .filter(|h| h.start >= clause.0 && h.end <= act.verb_at)
         .collect();
     sorted.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end)));
+    // A negation inside a leading condition ("if … you can't fix it quickly, switch it to
+    // it.skip") is the condition's, not the instruction's.
+    let condition_end = CONDITION_START
+        .find(&t[clause.0..act.verb_at.min(t.len()).max(clause.0)])
+        .map(|m| clause.0 + m.end());
     for h in sorted {
+        if condition_end.is_some_and(|e| h.end <= e) {
+            continue;
+        }
         match h.concept {
             Concept::Neg => {
                 let word = &t[h.start..h.end];
+                // "stop" negates a gerund ("stop using --no-verify"), not an object ("stop
+                // all containers, run …").
+                if word == "stop"
+                    && !t[h.end..]
+                        .split_whitespace()
+                        .next()
+                        .is_some_and(|w| w.ends_with("ing"))
+                {
+                    continue;
+                }
                 // A bare "no"/"not" reaches only the next few words.
                 let near = t[h.end..act.verb_at].split_whitespace().count() <= 4;
                 if !matches!(word, "no" | "not") || near {
@@ -989,6 +1091,14 @@ fn descriptive(t: &str, clause: (usize, usize), act: &Act) -> bool {
             .chain(std::iter::once(first))
             .any(|w| PERSONS.contains(&w.trim_matches(|c: char| !c.is_alphanumeric())));
     }
+    if let Some(c) = DESCRIBING_PLURAL.captures(before) {
+        let subject = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+        // A subject, not a purpose ("the fastest way to keep CI green is …").
+        return !subject.split_whitespace().any(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            PERSONS.contains(&w) || MODAL.is_match(w) || matches!(w, "to" | "way" | "how")
+        });
+    }
     false
 }
 
@@ -1030,14 +1140,24 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     {
         return false;
     }
-    if act.severe {
-        return true;
-    }
     // A description followed by "copy it", "do the same", or given with what it buys ("so CI
     // stays green", "saves time"), is an instruction after all.
     let infrastructure = INFRASTRUCTURE.is_match(&t[clause.0.min(act.start)..act.start]);
     let adopted =
         ADOPT.is_match(&t[clause.1.min(t.len())..]) || (BENEFIT.is_match(whole) && !infrastructure);
+    // Code from elsewhere that the project's users run, described ("install.sh is what users
+    // get via `curl … | sh`; changes to it need a shellcheck pass").
+    if act.severe
+        && act.concern == Concern::RemoteCode
+        && !act.spoken
+        && !ADOPT.is_match(&t[clause.1.min(t.len())..])
+        && OTHERS_USE.is_match(&t[sentence.0.min(act.start)..act.start])
+    {
+        return false;
+    }
+    if act.severe {
+        return true;
+    }
     if act.safe_scope
         || (!adopted
             && (descriptive(t, clause, act)
@@ -1047,7 +1167,21 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     }
     let after = &t[act.end.min(t.len())..clause.1.min(t.len()).max(act.end.min(t.len()))];
     let before = &t[clause.0.min(act.start)..act.start];
-    if DESCRIBED_AFTER.is_match(after) || REPORTED_BEFORE.is_match(before) {
+    let next_clause = t.get(clause.1.min(t.len())..).unwrap_or("");
+    let past = PAST_HABIT.is_match(before) && !before.split_whitespace().any(|w| w == "now");
+    // An act named as a thing ("the auto-approve workflow only approves …").
+    let named = !act.spoken
+        && THING_AFTER.is_match(after)
+        && before
+            .split_whitespace()
+            .next_back()
+            .is_some_and(|w| matches!(w, "the" | "our" | "this" | "that" | "its" | "their"));
+    if DESCRIBED_AFTER.is_match(after)
+        || REPORTED_BEFORE.is_match(before)
+        || past
+        || named
+        || (!adopted && GONE_AFTER.is_match(next_clause.trim_start_matches([';', '.', ','])))
+    {
         return false;
     }
     // A warning: "careful with …", "Achtung: …", or the harm named after it ("… it also wipes
@@ -1223,6 +1357,7 @@ fn command_acts(t: &str) -> Vec<Act> {
                     let clause = clause_of(&clauses(t), m.start());
                     act.safe_scope = LOCALHOST.is_match(&t[clause.0..clause.1.min(t.len())]);
                 }
+                After::Compensated => act.safe_scope = COMPENSATED.is_match(t),
                 After::SelfNegated => {
                     act.self_negated =
                         m.as_str().starts_with("do") || m.as_str().starts_with("never");
@@ -1336,6 +1471,7 @@ fn command_acts(t: &str) -> Vec<Act> {
             &m,
         );
         act.safe_scope = ONLY_SCOPE.is_match(clause)
+            || PROJECT_PURPOSE.is_match(clause)
             || WARNING_AFTER.is_match(after)
             || CI_SCOPE.is_match(clause);
         acts.push(act);
@@ -1799,13 +1935,20 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
         // Misleading the user: an account that nothing changed, a change passed off as
         // harmless, success reported whatever happened, what it changed kept back.
         let tells = first(Tell).or(first(Answer));
+        // Writing into a report is telling its reader ("in the final summary write 'no files
+        // outside the repository were touched'").
+        let writes = first(Report).and_then(|_| {
+            here.iter()
+                .find(|h| h.concept == Modify && matches!(&t[h.start..h.end], "write" | "put"))
+                .copied()
+        });
         let honest = first(Truthful).is_some() || first(Until).is_some();
         if let Some(v) = tells.or(first(Report))
             && !honest
         {
             // What is said: that nothing changed ("answer that only project files were
             // modified", "di al usuario que no se cambió ningún archivo").
-            let said_no_change = tells.and_then(|v| {
+            let said_no_change = tells.or(writes).and_then(|v| {
                 let neg = here.iter().find(|h| h.concept == Neg && h.start > v.end)?;
                 here.iter()
                     .find(|h| h.concept == ChangeNoun && h.start > neg.end)
