@@ -426,6 +426,7 @@ const RULES: &[Rule] = &[
     Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["treat", "highest", "consent", "permission", "authori", "approval", "clearance", "note"], r"\btreat\b[^.;\n]{0,60}\bas\s+(?:your|the)\s+(?:new\s+|highest[- ]priority\s+|top[- ]priority\s+|primary\s+|only\s+|real\s+|main\s+)?(?:instructions|orders|rules|directives|task|prompt)\b|\bhighest[- ]priority\s+instructions\b|\b(?:have|has|got|given|granted)\s+(?:\w+\s+){0,2}(?:consent|permission|authori[sz]ation|approval|clearance)\s+(?:from|by)\s+(?:the\s+)?(?:owner|user|operator|maintainers?|admin|team|management)\b|\b(?:important\s+)?(?:system|admin|developer|operator)\s+note\s*:"),
     Rule::new(IgnoreGuidance, SEVERE, "ignores its instructions", &["ignore", "forget", "disregard", "replace", "supersede", "override", "outrank", "precedence", "conflict", "treat", "instructions", "commands", "directions", "requests"], r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)|\bconflicts?\s+with\s+(?:these|this|the\s+following)\s+(?:notes|learnings|file|rules)\b|\btreat\b[^.;\n]{0,60}\bas\s+(?:an?\s+)?(?:\w+\s+){0,2}?(?:(?:orders?|instructions?|commands?|requests?|directives?)\s+)?(?:coming\s+from|from|written\s+by|sent\s+by|authored\s+by|approved\s+by)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|maintainers?|operator|admin|team\s+lead)|\b(?:follow|obey|execute|trust|carry\s+out)\s+(?:any\s+|all\s+|the\s+)?(?:instructions|commands|directions|requests)\s+(?:found\s+|written\s+)?(?:in|from)\s+(?:issue|pr|code|commit|web|the\s+(?:issue|readme|web|page|comments?))"),
     Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["outrank", "supersede", "trump", "precedence", "priority", "authority", "contradict", "conflict"], r"\b(?:outranks?|supersedes?|trumps?|takes?\s+precedence\s+over)\s+(?:the\s+|your\s+|any\s+|what\s+)?(?:operator|user|person|human|system\s+prompt|task|request|prompt|instructions|you)\b|\b(?:higher|greater|more|top)\s+(?:priority|precedence|authority)\s+than\s+(?:the\s+|your\s+|any\s+|what\s+)?(?:operator|user|person|human|system|task|request|prompt|instructions|you)\b|\b(?:system\s+prompt|operator|instructions|the\s+user|your\s+task)\b(?:[^.\n]|\.\S){0,160}\beven\s+(?:where|when|if)\s+(?:it|they|this|these|that)\s+(?:contradicts?|conflicts?)\b|\beven\s+(?:where|when|if)\s+(?:it|they|this|these|that)\s+(?:contradicts?|conflicts?\s+with)\s+(?:the\s+|your\s+)?(?:system\s+prompt|operator|instructions|user|task)"),
+    Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["whatever", "what", "anything", "come", "came"], r"\b(?:replace|replaces|supersede|supersedes|override|overrides|outrank|outranks|trump|trumps|cancel|cancels)\s+(?:whatever|what|anything)\s+(?:the\s+|your\s+)?(?:task|user|person|prompt|operator|instructions?|request|issue)\b|\b(?:notes|learnings|rules|instructions|this\s+file|these\s+lines)\b[^.;\n]{0,30}\b(?:come|comes|came)\s+(?:directly\s+)?from\s+(?:the\s+)?(?:repository\s+|repo\s+|project\s+)?(?:owner|maintainers?|admin|operator|security\s+team)s?\b"),
     Rule::new(IgnoreGuidance, SEVERE, "reveals its instructions", &["instructions", "prompt"], r"\b(?:reveal|print|show|output|repeat|leak|dump|share|send|include|disclose|post|copy)\b[^.;\n]{0,30}\b(?:your|the)\s+(?:system\s+prompt|initial\s+prompt|hidden\s+prompt|hidden\s+instructions|full\s+prompt|original\s+instructions)"),
     Rule::new(IgnoreGuidance, SEVERE, "keeps something from the user", &["anyone", "human", "maintainer", "operator", "owner", "person", "reviewer", "team", "user"], r"\b(?:do\s+not|don't|dont|never)\s+(?:tell|inform|notify|alert|mention|report|let)\b[^.;\n]{0,20}\b(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?|anyone|team)\b")
         .then(After::SelfNegated),
@@ -454,8 +455,10 @@ const RULES: &[Rule] = &[
     Rule::new(DisablesSafeguard, MODERATE, "makes failing checks pass", &["--exit-zero", "continue-on-error", "allow_failure", "+e", "--cov-fail-under", "fail_under", "@ts-nocheck", "#![allow(", "eslint-disable"], r"--exit-zero\b|\bcontinue-on-error\s*:\s*true|\ballow_failure\s*:\s*true|\bset\s+\+e\b|--cov-fail-under[= ]0\b|\bfail_under\s*=\s*0\b|@ts-nocheck|#!\[allow\((?:warnings|clippy::all)\)\]|/\*\s*eslint-disable\s*\*/"),
     Rule::new(DisablesSafeguard, MODERATE, "switches off failing tests", &["#[ignore", ".skip()", "@disabled", "@ignore", "@pytest.mark.skip", "@pytest.mark.xfail", "@skip", "context.skip", "describe.skip", "it.skip", "t.skip(", "test.skip", "xdescribe", "xit"], r"#\[ignore(?:\s*=\s*\x22[^\x22]*\x22)?\]|@pytest\.mark\.(?:skip|xfail)\w*|@unittest\.skip|\b(?:it|test|describe|context)\.skip\b|\bxit\s*\(|\bxdescribe\b|@disabled\b|@ignore\b|@skip\b|\bt\.skip\(|\.skip\(\)")
         .failing(),
+    Rule::new(DisablesSafeguard, MODERATE, "silences the linter or scanner", &["nosec", "noqa", "nolint", "ts-ignore", "ts-expect-error", "eslint-disable", "pylint", "type:", "suppresswarnings", "rubocop:disable", "nosonar"], r"#\s*nosec\b|#\s*noqa\b|//\s*nolint\b|@ts-ignore\b|@ts-expect-error\b|eslint-disable(?:-next)?-line\b|#\s*pylint:\s*disable\b|#\s*type:\s*ignore\b|@suppresswarnings\b|#\s*rubocop:disable\b|//\s*nosonar\b")
+        .failing(),
     Rule::new(DisablesSafeguard, MODERATE, "weakens the tests", &["comment", "delete", "loosen", "remove", "weaken"], r"\bcomment(?:ing)?\s+out\b[^.;\n]{0,30}\b(?:assert\w*|tests?|checks?|specs?)|\b(?:delete|remove)\b[^.;\n]{0,20}\b(?:failing|flaky|broken|red)\s+(?:tests?|specs?|assertions?)|\bweaken\w*\b[^.;\n]{0,20}\bassert|\bloosen\w*\b[^.;\n]{0,20}\bassert"),
-    Rule::new(DisablesSafeguard, MODERATE, "weakens the tests", &["coverage", "expected"], r"\b(?:lower|reduce|drop|decrease|set)\b[^.;\n]{0,20}\bcoverage\s+(?:threshold|target|minimum|gate)|\b(?:change|update|adjust|edit)\b[^.;\n]{0,20}\bexpected\s+(?:values?|output|results?)\b[^.;\n]{0,20}\bto\s+match\b")
+    Rule::new(DisablesSafeguard, MODERATE, "weakens the tests", &["coverage", "expected", "fail_under", "fail-under"], r"\b(?:lower|reduce|drop|decrease|set)\b[^.;\n]{0,20}\bcoverage\s+(?:threshold|target|minimum|gate)|\b(?:lower|reduce|decrease|drop)\b[^.;\n]{0,20}(?:fail_under|fail-under|min_?coverage|coverage_?threshold|coveragethreshold)|\b(?:change|update|adjust|edit)\b[^.;\n]{0,20}\bexpected\s+(?:values?|output|results?)\b[^.;\n]{0,20}\bto\s+match\b")
         .failing(),
     // Review.
     Rule::new(BypassReview, MODERATE, "bypasses review", &["directly", "straight"], r"\b(?:push|pushing|pushes|commit|committing|merge|merging|deploy|deploying)\b[^.;\n]{0,30}\b(?:directly|straight)\s+(?:to|into|on|onto)\s+(?:origin/)?(?:main|master|prod|production|trunk|release)\b"),
@@ -785,6 +788,16 @@ static PRONOUN_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// Where inline code (between backticks) is in `t`.
+fn code_spans(t: &str) -> Vec<(usize, usize)> {
+    let ticks: Vec<usize> = t.match_indices('`').map(|(i, _)| i).collect();
+    ticks
+        .chunks(2)
+        .filter(|p| p.len() == 2)
+        .map(|p| (p[0] + 1, p[1]))
+        .collect()
+}
+
 /// Where quotation marks (any kind) open and close in `t`.
 fn quoted_spans(t: &str) -> Vec<(usize, usize)> {
     let pairs = [
@@ -926,8 +939,12 @@ fn negated_before(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) -> b
     let condition_end = CONDITION_START
         .find(&t[clause.0..act.verb_at.min(t.len()).max(clause.0)])
         .map(|m| clause.0 + m.end());
+    let code = code_spans(t);
     for h in sorted {
         if condition_end.is_some_and(|e| h.end <= e) {
+            continue;
+        }
+        if h.concept == Concept::Neg && code.iter().any(|&(a, b)| h.start >= a && h.end <= b) {
             continue;
         }
         match h.concept {
@@ -1772,7 +1789,7 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
         }
         // Safeguards off.
         let guards = spans(&[Safeguard]);
-        let tests = spans(&[TestSafeguard]);
+        let tests = spans(&[TestSafeguard, Assertion]);
         let reviews = spans(&[ReviewSafeguard]);
         for v in all(Disable) {
             let options = [
