@@ -690,7 +690,7 @@ static PAST_HABIT: LazyLock<Regex> =
 /// users get via `curl … | sh`").
 static OTHERS_USE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(?:users|customers|people|end[- ]users|visitors|clients|operators)\b[^.;]{0,40}\b(?:get|gets|run|runs|use|uses|install|installs|type|types|paste|pastes|pipe|pipes)\b[^.;]{0,30}$",
+        r"\b(?:users|customers|people|end[- ]users|visitors|clients|operators)\b[^.;]{0,40}\b(?:get|gets|run|runs|use|uses|install|installs|type|types|paste|pastes|pipe|pipes)\b[^.;]{0,30}$|\b(?:what|how)\s+(?:our\s+|the\s+|its\s+)?(?:users|customers|people|end[- ]users)\s+$",
     )
 });
 /// An act named as a thing ("the auto-approve workflow", "the `--no-verify` flag").
@@ -1140,11 +1140,22 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     if !conditional && in_sentence(Concept::Guard, clause.0.min(sentence.0), act.verb_at) {
         return false;
     }
-    // Data quoted after "strings like", "lines such as", "des exemples comme".
+    // Data quoted after "strings like", "lines such as", "des exemples comme", or by a
+    // sentence whose subject is a test ("the prompt-injection tests send 'ignore all previous
+    // instructions' to the filter").
+    let tested = t[sentence.0..act.start.max(sentence.0)]
+        .split_whitespace()
+        .take(4)
+        .any(|w| {
+            matches!(
+                w.trim_matches(|c: char| !c.is_alphanumeric()),
+                "test" | "tests" | "fixture" | "fixtures" | "suite" | "corpus" | "dataset"
+            )
+        });
     if quoted_spans(t)
         .iter()
         .any(|&(a, b)| act.start >= a && act.start < b)
-        && in_sentence(Concept::DataFrame, sentence.0, act.start)
+        && (tested || in_sentence(Concept::DataFrame, sentence.0, act.start))
     {
         return false;
     }
@@ -1166,7 +1177,6 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     // get via `curl … | sh`; changes to it need a shellcheck pass").
     if act.severe
         && act.concern == Concern::RemoteCode
-        && !act.spoken
         && !ADOPT.is_match(&t[clause.1.min(t.len())..])
         && OTHERS_USE.is_match(&t[sentence.0.min(act.start)..act.start])
     {
