@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod import;
 
+pub use gza_core::database;
 pub use gza_core::{Error, Result};
 pub use gza_core::{
     config, confine, error, fence, fsutil, git, learning, process, project, prompt, quarantine,

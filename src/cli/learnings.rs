@@ -146,7 +146,7 @@ pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
 pub(super) fn open_with_edits(ctx: &Context) -> anyhow::Result<(Project, Store)> {
     let project = ctx.project()?;
     if project.learnings_path().is_file()
-        && let Ok(store) = Store::open(&project.db_path())
+        && let Ok(store) = Store::open_project(&project)
         && let Err(e) = regenerate::sync_edits(&project, &store)
     {
         writeln!(

@@ -6,6 +6,7 @@
 mod add;
 mod branch;
 mod config;
+mod db;
 mod demo;
 mod doctor;
 mod history;
@@ -142,6 +143,9 @@ pub enum Command {
     /// effect only once trusted. The trust is recorded in ~/.gza/trusted.json for this project's
     /// path and these values: a change to one of them (a pull, an edit) needs `gza trust` again.
     Trust(trust::TrustArgs),
+    /// Where the project's tasks and learnings are kept (SQLite, or a PostgreSQL database a
+    /// team shares) and whether gza can reach them.
+    Db(db::DbArgs),
     /// Watch gza run six tasks offline with a scripted agent, in a temporary project.
     Demo(demo::DemoArgs),
     /// The demo's scripted agent (reads a prompt on stdin).
@@ -184,7 +188,7 @@ impl Context {
     /// The project and its open database.
     pub fn open(&self) -> Result<(Project, Store), Error> {
         let project = self.project()?;
-        let store = Store::open(&project.db_path())?;
+        let store = Store::open_project(&project)?;
         for reaped in crate::runner::reap_orphans(&project, &store) {
             if let Some(note) = reaped.note() {
                 let _ = writeln!(output::stderr(), "{note}");
@@ -201,12 +205,12 @@ impl Context {
         // What hooks spooled while the database was busy is taken in first, when the database
         // can be written (a read-only one is read as it is).
         if crate::learn::spool::pending(&project)
-            && let Ok(store) = Store::open(&project.db_path())
+            && let Ok(store) = Store::open_project(&project)
         {
             crate::learn::take_in_spooled(&project, &store);
         }
         // Reading never reaps or signals: a worker this process cannot see may still run.
-        let store = Store::open_for_reading(&project.db_path())?;
+        let store = Store::open_project_for_reading(&project)?;
         Ok((project, store))
     }
 }
@@ -262,6 +266,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Config(args) => config::cmd_config(ctx, args),
         Command::Learnings(args) => learnings::cmd_learnings(ctx, args),
         Command::Hook(args) => hook::cmd_hook(ctx, args),
+        Command::Db(args) => db::cmd_db(ctx, args),
         Command::Demo(args) => demo::cmd_demo(ctx, args),
         Command::DemoAgent(args) => demo::cmd_demo_agent(args),
     }?;

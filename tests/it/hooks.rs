@@ -47,6 +47,7 @@ fn run_claude(p: &TestProject, claude: &Path, server: &FakeAnthropic, prompt: &s
     .env("HOME", p.home())
     .env("CLAUDE_CODE_MAX_RETRIES", "0")
     .env("GZA_MODEL_DIR", crate::support::model::model_dir())
+    .envs(p.database_env())
     .stdin(Stdio::piped())
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
@@ -266,7 +267,7 @@ fn bad_input_never_breaks_a_handler() {
     assert!(log.contains("stdin is not JSON"), "{log}");
     assert!(log.contains("unknown priority"), "{log}");
     // A missing database is never created by a hook.
-    std::fs::remove_file(p.path(".gza/gza.db")).unwrap();
+    p.remove_database();
     let mut child = p
         .command(&["hook", "session-start"])
         .stdin(Stdio::piped())
@@ -283,7 +284,7 @@ fn bad_input_never_breaks_a_handler() {
         )
         .unwrap();
     assert!(child.wait().unwrap().success());
-    assert!(!p.path(".gza/gza.db").exists());
+    assert!(!p.database_exists());
 }
 
 #[test]

@@ -39,5 +39,6 @@ mod support;
 mod tables;
 mod task_json;
 mod tasks;
+mod team;
 mod trust;
 mod work;

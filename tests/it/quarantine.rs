@@ -343,8 +343,7 @@ patterns:
         show.contains("claimed confidence high, 9 occurrences, evidence src/ledger.rs"),
         "{show}"
     );
-    let db = std::fs::read(p.path(".gza/gza.db")).unwrap();
-    let db = String::from_utf8_lossy(&db);
+    let db = p.database_text();
     assert!(
         !db.contains("AbCdEfGhIjKlMnOp"),
         "a token from the file was stored"

@@ -520,8 +520,7 @@ fn secrets_an_agent_prints_are_redacted_before_they_are_stored() {
     p.ok(&["work"]);
     let output: String = p.task_field(1, "output");
     assert_eq!(output, "used key [REDACTED] to deploy");
-    let db = std::fs::read(p.path(".gza/gza.db")).unwrap();
-    assert!(!String::from_utf8_lossy(&db).contains("LEAKEDLEAKED"));
+    assert!(!p.database_text().contains("LEAKEDLEAKED"));
 }
 
 #[test]

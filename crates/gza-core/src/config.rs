@@ -67,6 +67,12 @@ impl SandboxKind {
     }
 }
 
+/// Whether a `database` value means the SQLite file in `.gza/`.
+pub fn is_sqlite(value: &str) -> bool {
+    let v = value.trim();
+    v.is_empty() || v.eq_ignore_ascii_case("sqlite")
+}
+
 /// The most agents gza runs at once in one project (`max_concurrent`, `work --parallel`).
 pub const MAX_CONCURRENT_LIMIT: u32 = 256;
 
@@ -105,6 +111,11 @@ pub struct Config {
     pub hooks: HooksConfig,
     /// Per-provider binaries and arguments.
     pub providers: ProvidersConfig,
+    /// Where tasks and learnings are kept: unset (or `sqlite`) for `.gza/gza.db`, or a
+    /// PostgreSQL connection (URL or `key=value` words) a team shares; never with a password.
+    pub database: Option<String>,
+    /// The project's name in a shared database; unset: the normalised URL of `origin`.
+    pub project: Option<String>,
 }
 
 impl Default for Config {
@@ -124,6 +135,8 @@ impl Default for Config {
             learnings: LearningsConfig::default(),
             hooks: HooksConfig::default(),
             providers: ProvidersConfig::default(),
+            database: None,
+            project: None,
         }
     }
 }
@@ -416,6 +429,15 @@ impl Config {
             location: None,
             message,
         };
+        if let Some(db) = self.database.as_deref().filter(|d| !is_sqlite(d)) {
+            crate::database::DatabaseSpec::parse(db, None)
+                .map_err(|e| bad(format!("database: {e}")))?;
+        }
+        if self.project.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err(bad(
+                "project must not be empty; remove it to name the project by its origin".into(),
+            ));
+        }
         let l = &self.learnings;
         if l.window_size == 0 {
             return Err(bad("learnings.window_size must be at least 1".into()));

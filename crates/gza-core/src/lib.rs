@@ -6,6 +6,7 @@
 
 pub mod config;
 pub mod confine;
+pub mod database;
 pub mod error;
 pub mod fence;
 pub mod fsutil;

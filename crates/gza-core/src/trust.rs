@@ -32,6 +32,11 @@ pub const COMMAND_KEYS: [&str; 10] = [
     "learnings.api_key_env",
 ];
 
+/// Settings that say where the project's tasks and learnings go and which project's a clone
+/// reads: a repository's file could otherwise send them to a database of its author's, or read
+/// another project's in a shared one.
+pub const DATA_KEYS: [&str; 2] = ["database", "project"];
+
 /// Settings that name a path gza reads or writes on the project's behalf: from the repository's
 /// file they must stay inside the project unless trusted.
 pub const PATH_KEYS: [&str; 2] = ["learnings.expertise_path", "learnings.model_dir"];
@@ -45,6 +50,8 @@ pub enum Sensitive {
     WeakerSandbox,
     /// It names a path outside the project.
     OutsidePath,
+    /// It says which database the project's tasks and learnings go to, or which project's.
+    Data,
 }
 
 impl Sensitive {
@@ -54,6 +61,9 @@ impl Sensitive {
             Sensitive::Command => "runs a command, passes variables or directs your API key",
             Sensitive::WeakerSandbox => "runs agents without the sandbox your own settings ask for",
             Sensitive::OutsidePath => "names a path outside the project",
+            Sensitive::Data => {
+                "sends the project's tasks and learnings to a database, or names which project's they are"
+            }
         }
     }
 }

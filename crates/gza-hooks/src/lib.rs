@@ -199,7 +199,7 @@ fn handle(name: &str, bytes: &[u8]) -> (Option<Project>, Result<Option<String>, 
 }
 
 fn open_store(project: &Project) -> Result<Option<Store>, String> {
-    Store::open_existing(&project.db_path(), BUSY).map_err(|e| e.to_string())
+    Store::open_existing_project(project, BUSY).map_err(|e| e.to_string())
 }
 
 /// The task a hook runs under, when `gza work` started the session.
@@ -597,7 +597,7 @@ fn store_session_drafts(
             })
             .map_err(|e| format!("the database is busy and the spool failed: {e}"))
     };
-    let store = match Store::open_existing(&project.db_path(), BUSY) {
+    let store = match Store::open_existing_project(project, BUSY) {
         Ok(Some(store)) => store,
         Ok(None) => return Ok(()),
         Err(gza_core::Error::Locked(_)) => return spool(),

@@ -566,7 +566,7 @@ pub fn run_embed_job(project: &Project) -> Result<usize> {
 /// One round of the job: load the model afresh (deriving its int8 copy when it is missing or
 /// damaged), rebuild the index, embed what lacks a vector.
 fn embed_job_round(project: &Project) -> Result<usize> {
-    let store = Store::open(&project.db_path())?;
+    let store = Store::open_project(project)?;
     super::take_in_spooled(project, &store);
     let ranker = Ranker::unbounded(project);
     // The index first, so hooks rank from what is stored now while the rest is embedded.

@@ -1,6 +1,6 @@
 //! The completion hook: what happens inside the transaction that records a task's outcome.
 
-use rusqlite::Transaction;
+use gza_store::Tx;
 
 use gza_core::project::Project;
 use gza_core::task::{Task, TaskId, TaskStatus};
@@ -9,7 +9,7 @@ use gza_core::task::{Task, TaskId, TaskStatus};
 /// savepoint: an error here rolls back only the hook's own writes, never the outcome).
 ///
 /// A completed task that does not skip learnings counts towards the next regeneration.
-pub fn on_task_finished(tx: &Transaction, _project: &Project, task: &Task) -> Result<(), String> {
+pub fn on_task_finished(tx: &Tx, _project: &Project, task: &Task) -> Result<(), String> {
     if task.status() == TaskStatus::Completed && !task.skip_learnings {
         gza_store::count_towards_regeneration(tx)
             .map_err(|e| format!("cannot count the task towards learnings: {e}"))?;

@@ -302,7 +302,7 @@ pub fn run_task(
         Err(Stop::Fault(e)) => return Err(e),
     };
     tracing::info!(pgid = running.pgid, program = %prepared.invocation.program, "agent started");
-    let ended = wait(project, store, &task, running, started, ui);
+    let ended = wait(project, store, worker, &task, running, started, ui);
     tracing::info!(
         exit = ended.exit.and_then(|s| s.code()),
         forced = ?ended.forced,
@@ -650,6 +650,9 @@ fn spawn(
     })
 }
 
+/// How often a running agent's worker checks that the task is still its own.
+const OWNED_CHECK: Duration = Duration::from_secs(2);
+
 /// How the agent ended.
 struct Ended {
     exit: Option<std::process::ExitStatus>,
@@ -664,6 +667,7 @@ struct Ended {
 fn wait(
     project: &Project,
     store: &Store,
+    worker: WorkerId,
     task: &Task,
     running: Running,
     started: Instant,
@@ -683,6 +687,7 @@ fn wait(
     let mut forced: Option<FailureReason> = None;
     let mut last_saved = Progress::default();
     let mut last_save_at = Instant::now();
+    let mut last_owned_check = Instant::now();
     let exit = loop {
         match exit_rx.recv_timeout(Duration::from_millis(100)) {
             Ok(status) => break status.ok(),
@@ -694,6 +699,15 @@ fn wait(
                 forced = Some(FailureReason::Killed);
             } else if timeout.is_some_and(|t| started.elapsed() >= t) {
                 forced = Some(FailureReason::Timeout);
+            } else if last_owned_check.elapsed() >= OWNED_CHECK {
+                // `gza kill` on another machine, or the others reaped this task while this
+                // worker could not reach the database: its agent stops here too. (A database
+                // that cannot be reached now says nothing: the agent goes on.)
+                last_owned_check = Instant::now();
+                if matches!(store.still_running_under(task.id, worker), Ok(false)) {
+                    tracing::warn!("the task is no longer this worker's; ending its agent");
+                    forced = Some(FailureReason::Killed);
+                }
             }
             if forced.is_some() {
                 let grace = KILL_GRACE;
@@ -969,6 +983,12 @@ fn record(
     kept::drop_kept(project, task.id);
     if let Some(err) = &report.hook_error {
         complete::log_hook_error(project, task.id, err);
+    }
+    if report.fenced {
+        ui.warn(&format!(
+            "task {}: other workers reaped it while this worker could not renew its lease; its result was not recorded (the agent's output is in .gza/logs/)",
+            task.id
+        ));
     }
     let stored = store.get_task(task.id)?;
     tracing::info!(status = %stored.status(), "recorded");
