@@ -693,6 +693,14 @@ static OTHERS_USE: LazyLock<Regex> = LazyLock::new(|| {
         r"\b(?:users|customers|people|end[- ]users|visitors|clients|operators)\b[^.;]{0,40}\b(?:get|gets|run|runs|use|uses|install|installs|type|types|paste|pastes|pipe|pipes)\b[^.;]{0,30}$|\b(?:what|how)\s+(?:our\s+|the\s+|its\s+)?(?:users|customers|people|end[- ]users)\s+$",
     )
 });
+/// A sentence whose subject is a test that handles the quoted text as data ("the
+/// prompt-injection tests send 'ignore all previous instructions' to the filter"); a condition
+/// about a test ("if the snapshot test fails, mark it `it.skip`") is not one.
+static TEST_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\W*(?:the|our|these|those|its|this|that)\s+(?:[\w-]+\s+){0,2}(?:tests?|fixtures?|suite|corpus|dataset|examples?)\s+(?:send|sends|feed|feeds|contain|contains|include|includes|use|uses|pass|passes|post|posts|submit|submits|check|checks|expect|expects|cover|covers)\b",
+    )
+});
 /// An act named as a thing ("the auto-approve workflow", "the `--no-verify` flag").
 static THING_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -1143,20 +1151,15 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     // Data quoted after "strings like", "lines such as", "des exemples comme", or by a
     // sentence whose subject is a test ("the prompt-injection tests send 'ignore all previous
     // instructions' to the filter").
-    let tested = t[sentence.0..act.start.max(sentence.0)]
-        .split_whitespace()
-        .take(4)
-        .any(|w| {
-            matches!(
-                w.trim_matches(|c: char| !c.is_alphanumeric()),
-                "test" | "tests" | "fixture" | "fixtures" | "suite" | "corpus" | "dataset"
-            )
-        });
-    if quoted_spans(t)
-        .iter()
-        .any(|&(a, b)| act.start >= a && act.start < b)
-        && (tested || in_sentence(Concept::DataFrame, sentence.0, act.start))
-    {
+    let tested = TEST_SUBJECT.is_match(&t[sentence.0..act.start.max(sentence.0)]);
+    if quoted_spans(t).iter().any(|&(a, b)| {
+        act.start >= a
+            && act.start < b
+            // A code span is a command to run whoever runs the tests; only prose in quotes is
+            // the tests' data.
+            && (in_sentence(Concept::DataFrame, sentence.0, act.start)
+                || (tested && !t[..a].ends_with('`')))
+    }) {
         return false;
     }
     // Telling the user something only once it is true ("don't report it as fixed until the
