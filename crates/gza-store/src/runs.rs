@@ -567,8 +567,9 @@ impl Store {
 pub struct FinishReport {
     /// False when another process had already ended the task; its status was kept.
     pub owned: bool,
-    /// True when the task no longer names the lease it was claimed under (it was reaped while
-    /// its worker was away): nothing of the outcome was written.
+    /// True when nothing of the outcome was written: the task no longer names the lease it was
+    /// claimed under (it was reaped while its worker was away), or, written by its worker, that
+    /// lease has expired (a reaper may be about to reap it).
     pub fenced: bool,
     /// The completion hook's error, if it failed (its writes were rolled back).
     pub hook_error: Option<String>,

@@ -1064,3 +1064,101 @@ fn the_change_marker_moves_when_another_connection_commits() {
     }
     cluster.drop_database(&name);
 }
+
+/// The race a reaper leaves open: it finds a worker's lease expired, stops the agent, and only
+/// then reaps. The worker that sees its agent end in that gap writes its outcome before the reap:
+/// it must be refused in the statement that writes (the lease's expiry on the database's clock),
+/// its figures too, and the reap must then go through. A lease once expired stays so: renewing
+/// it is refused, so a late heartbeat cannot reopen the gap. A reaper recording the outcome a
+/// dead worker kept still writes under that expired lease.
+#[test]
+fn a_worker_whose_lease_expired_records_nothing_even_before_its_task_is_reaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = postgres::cluster();
+    let name = cluster.new_database();
+    let sqlite = Database::Sqlite(dir.path().join("gza.db"));
+    let pg = Database::Postgres {
+        spec: Box::new(DatabaseSpec::parse(&cluster.url(&name), None).unwrap()),
+        project: "github.com/acme/app".into(),
+    };
+    for database in [sqlite, pg] {
+        let store = Store::create_database(&database).unwrap();
+        let backend = store.backend();
+        let worker = WorkerId {
+            pid: 4242,
+            start: Some(77),
+            lease: None,
+        };
+        let lease = store.acquire_lease(worker, "host-a", "machine-a", None).unwrap();
+        let worker = WorkerId {
+            lease: Some(lease),
+            ..worker
+        };
+        let claim = |prompt: &str| {
+            store
+                .insert_task(&NewTask {
+                    prompt: prompt.into(),
+                    ..NewTask::default()
+                })
+                .unwrap();
+            match store.claim_next_task(worker, &[], &[], None, None).unwrap() {
+                Claim::Task(t) => t.id,
+                other => panic!("{backend:?}: {other:?}"),
+            }
+        };
+        let away = claim("the worker goes away");
+        let kept = claim("the worker dies, its outcome kept on disk");
+        // The lease expires on the database's clock: the worker stopped renewing it.
+        store
+            .db()
+            .execute(
+                "UPDATE worker_leases SET heartbeat_at = heartbeat_at - 1000 WHERE id = ?1",
+                params![lease],
+            )
+            .unwrap();
+        let mut outcome = Outcome::new(TaskResult::failed(FailureReason::AgentExit));
+        outcome.output = Some("the late result".into());
+        outcome.usage.cost_usd = Some(1.5);
+        // The worker's write, between the reaper's finding and its reap: refused, whole.
+        let late = store
+            .finish_task(away, worker, FinishedBy::Worker, &outcome, |_, _| {
+                panic!("the completion hook ran for a refused outcome")
+            })
+            .unwrap();
+        assert_eq!((late.owned, late.fenced), (false, true), "{backend:?}");
+        let task = store.get_task(away).unwrap();
+        assert_eq!(task.status().as_str(), "in_progress", "{backend:?}");
+        assert_eq!(task.output, None, "{backend:?}");
+        assert_eq!(task.usage.cost_usd, None, "{backend:?}");
+        // A heartbeat that comes late cannot make the lease fresh again.
+        assert!(!store.renew_lease(lease).unwrap(), "{backend:?}");
+        assert!(
+            !store
+                .finish_task(away, worker, FinishedBy::Worker, &outcome, |_, _| Ok(()))
+                .unwrap()
+                .owned,
+            "{backend:?}"
+        );
+        // The reap goes through, and says why.
+        assert!(
+            store
+                .reap_task(away, Some(worker.pid), worker.lease)
+                .unwrap(),
+            "{backend:?}"
+        );
+        let task = store.get_task(away).unwrap();
+        assert_eq!(
+            task.failure_reason().map(|r| r.as_str().to_string()),
+            Some("WORKER_DIED".to_string()),
+            "{backend:?}"
+        );
+        // A reaper records what a dead worker kept, under the same expired lease.
+        let recovered = store
+            .finish_task(kept, worker, FinishedBy::Reaper, &outcome, |_, _| Ok(()))
+            .unwrap();
+        assert_eq!((recovered.owned, recovered.fenced), (true, false), "{backend:?}");
+        let task = store.get_task(kept).unwrap();
+        assert_eq!(task.output.as_deref(), Some("the late result"), "{backend:?}");
+    }
+    cluster.drop_database(&name);
+}
