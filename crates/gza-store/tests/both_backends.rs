@@ -1089,7 +1089,9 @@ fn a_worker_whose_lease_expired_records_nothing_even_before_its_task_is_reaped()
             start: Some(77),
             lease: None,
         };
-        let lease = store.acquire_lease(worker, "host-a", "machine-a", None).unwrap();
+        let lease = store
+            .acquire_lease(worker, "host-a", "machine-a", None)
+            .unwrap();
         let worker = WorkerId {
             lease: Some(lease),
             ..worker
@@ -1156,9 +1158,17 @@ fn a_worker_whose_lease_expired_records_nothing_even_before_its_task_is_reaped()
         let recovered = store
             .finish_task(kept, worker, FinishedBy::Reaper, &outcome, |_, _| Ok(()))
             .unwrap();
-        assert_eq!((recovered.owned, recovered.fenced), (true, false), "{backend:?}");
+        assert_eq!(
+            (recovered.owned, recovered.fenced),
+            (true, false),
+            "{backend:?}"
+        );
         let task = store.get_task(kept).unwrap();
-        assert_eq!(task.output.as_deref(), Some("the late result"), "{backend:?}");
+        assert_eq!(
+            task.output.as_deref(),
+            Some("the late result"),
+            "{backend:?}"
+        );
     }
     cluster.drop_database(&name);
 }
