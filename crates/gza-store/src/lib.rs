@@ -42,7 +42,7 @@ pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease, TaskLease};
 pub use lifecycle::{
     EvolutionEntry, FailingLearning, InjectionOutcome, LifecycleCounts, TierChange,
 };
-pub use runs::{Claim, FinishReport, FinishedBy, Leftover, Outcome, WorkerId};
+pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
 pub use tasks::{
     Figure, HistoryFilter, LinkedTask, NewTask, PendingCounts, QueueEntry, Stats, StatusCounts,
     TaskEdit, TaskSummary, Tokens,
