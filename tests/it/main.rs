@@ -25,6 +25,7 @@ mod lifecycle;
 mod limits;
 mod mcp;
 mod mcp_agents;
+mod outcomes;
 mod model_files;
 mod model_install;
 mod quarantine;

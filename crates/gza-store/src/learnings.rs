@@ -1061,6 +1061,10 @@ impl Store {
             for id in ids {
                 stmt.execute(params![id, task_id, session_id, event, now])?;
             }
+            if let Some(task) = task_id {
+                // Given after its task was credited (taken in from the spool): credited now.
+                super::outcomes::credit_late_injections(tx, task, ids)?;
+            }
             Ok(())
         })
     }

@@ -7,6 +7,7 @@ mod imports;
 mod learnings;
 mod leases;
 mod lifecycle;
+mod outcomes;
 mod review_loop;
 mod runs;
 mod tasks;
@@ -28,6 +29,10 @@ pub use learnings::{
 pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease};
 pub use lifecycle::{
     EvolutionEntry, FailingLearning, InjectionOutcome, LifecycleCounts, TierChange,
+};
+pub use outcomes::{
+    BaseRate, Credit, CreditCounts, CreditedTask, Debited, Ending, Measures, Rating, credit_finished,
+    credit_task,
 };
 pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
 pub use tasks::{

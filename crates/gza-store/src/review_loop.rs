@@ -78,17 +78,35 @@ impl Store {
     }
 
     /// Record that the branch made by task `owner` was merged into `into`, on every task of the
-    /// branch.
+    /// branch, and credit each again (a merge is part of how it ended).
     pub fn record_merge(&self, owner: TaskId, into: &str) -> Result<()> {
-        self.conn
-            .execute(
+        self.immediate(|tx| {
+            tx.execute(
                 &format!(
                     "{BRANCH_FAMILY} UPDATE tasks SET merged_at = ?2, merged_into = ?3 \
                      WHERE id IN (SELECT id FROM family)"
                 ),
                 params![owner, now_timestamp(), into],
-            )
-            .map(|_| ())
+            )?;
+            let family: Vec<TaskId> = tx
+                .prepare(&format!("{BRANCH_FAMILY} SELECT id FROM family"))?
+                .query_map([owner], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            for id in family {
+                super::outcomes::credit_task(tx, id)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The tasks of the branch made by task `owner`: it and every improve task that continued it.
+    pub fn branch_tasks(&self, owner: TaskId) -> Result<Vec<TaskId>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("{BRANCH_FAMILY} SELECT id FROM family ORDER BY id"))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([owner], |r| r.get(0)).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 

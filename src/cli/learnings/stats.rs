@@ -27,6 +27,45 @@ struct StatsJson<'a> {
     regenerate_every: u32,
     window_size: u32,
     lifecycle: LifecycleJson<'a>,
+    outcomes: OutcomesJson<'a>,
+}
+
+/// The measures seed 000 names, and what outcomes taught.
+#[derive(Serialize)]
+struct OutcomesJson<'a> {
+    /// Every credited task: the prior each learning's record is measured against.
+    base_rate: BaseRateJson,
+    /// The newest finished tasks the measures are taken over.
+    window_tasks: u32,
+    /// Injection rate and usage over that window.
+    measures: &'a crate::store::Measures,
+    /// Agent sessions (outside `gza work`) that hooks gave learnings to, all time.
+    sessions_given: i64,
+    /// Learnings created in each of the last four weeks, oldest first.
+    growth_per_week: &'a [i64],
+    ratings: RatingsJson<'a>,
+}
+
+#[derive(Serialize)]
+struct BaseRateJson {
+    helpful: i64,
+    harmful: i64,
+    rate: f64,
+}
+
+#[derive(Serialize)]
+struct RatingsJson<'a> {
+    up: i64,
+    down: i64,
+    latest: Vec<RatingJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct RatingJson<'a> {
+    id: String,
+    rating: &'a str,
+    why: Option<&'a str>,
+    at: &'a str,
 }
 
 #[derive(Serialize)]
@@ -72,9 +111,18 @@ struct DecayedJson<'a> {
 struct FlaggedJson<'a> {
     id: String,
     text: &'a str,
+    /// The reason every harmful task failed with, when they all failed alike ("" otherwise).
     failure_reason: &'a str,
+    /// Tasks credited to it (helpful and harmful).
     tasks: i64,
+    #[serde(flatten)]
+    record: &'a crate::learn::credit::Flag,
 }
+
+/// The newest finished tasks `learnings stats` measures injection rate and usage over.
+const MEASURE_WINDOW: u32 = 200;
+/// Weeks of growth shown.
+const GROWTH_WEEKS: u32 = 4;
 
 pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
@@ -93,8 +141,13 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         .into_iter()
         .filter(|l| l.lifecycle.stale_reason.is_some())
         .collect();
-    let failing = store.failing_learnings()?;
+    let flags = crate::learn::credit::flagged_learnings(&store)?;
     let now = chrono::Utc::now();
+    let base = store.base_rate()?;
+    let measures = store.outcome_measures(MEASURE_WINDOW)?;
+    let growth = store.learnings_per_week(&crate::time::to_db(&now), GROWTH_WEEKS)?;
+    let (rated_up, rated_down) = store.rating_totals()?;
+    let ratings = store.ratings(None, 3)?;
     let backoff = store.extraction_backoff()?;
     let backing_off = crate::learn::backoff::active_until(&backoff, now);
     let decayed: Vec<Learning> = store
@@ -152,16 +205,40 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
                         confidence: l.decayed_confidence(now),
                     })
                     .collect(),
-                flagged: failing
+                flagged: flags
                     .iter()
                     .map(|f| FlaggedJson {
                         id: label(f.id),
                         text: &f.text,
-                        // No recorded reason prints as "", as it always has.
-                        failure_reason: f.failure_reason.as_ref().map_or("", |r| r.as_str()),
-                        tasks: f.tasks,
+                        failure_reason: f.common_failure().unwrap_or(""),
+                        tasks: f.counts.helpful + f.counts.harmful,
+                        record: f,
                     })
                     .collect(),
+            },
+            outcomes: OutcomesJson {
+                base_rate: BaseRateJson {
+                    helpful: base.helpful,
+                    harmful: base.harmful,
+                    rate: crate::learn::credit::base_rate(&base),
+                },
+                window_tasks: MEASURE_WINDOW,
+                measures: &measures,
+                sessions_given: totals.sessions,
+                growth_per_week: &growth,
+                ratings: RatingsJson {
+                    up: rated_up,
+                    down: rated_down,
+                    latest: ratings
+                        .iter()
+                        .map(|r| RatingJson {
+                            id: label(r.learning),
+                            rating: &r.rating,
+                            why: r.why.as_deref(),
+                            at: &r.at,
+                        })
+                        .collect(),
+                },
             },
         };
         serde_json::to_writer_pretty(&mut out, &json)?;
@@ -226,17 +303,8 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
             )?;
         }
     }
-    for f in &failing {
-        writeln!(
-            out,
-            "    review {:<5} {} (given to {} tasks that all failed: {})",
-            label(f.id),
-            output::one_line(&f.text, 40),
-            f.tasks,
-            f.failure_reason
-                .as_ref()
-                .map_or("no reason", |r| r.as_str())
-        )?;
+    for f in &flags {
+        write_flag(&mut out, f)?;
     }
     writeln!(out, "  by section:       {}", pairs(&totals.by_section))?;
     writeln!(out, "  by priority:      {}", pairs(&totals.by_priority))?;
@@ -258,6 +326,15 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
             output::one_line(&m.text, 60)
         )?;
     }
+    write_outcomes(
+        &mut out,
+        &base,
+        &measures,
+        totals.sessions,
+        &growth,
+        (rated_up, rated_down),
+        &ratings,
+    )?;
     writeln!(out, "Tasks extracted:    {}", totals.tasks_extracted)?;
     writeln!(
         out,
@@ -295,5 +372,111 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         "LLM calls, all time: {} ({} in / {} out tokens)",
         totals.llm_calls, totals.input_tokens, totals.output_tokens
     )?;
+    Ok(())
+}
+
+/// A flagged learning and its evidence: which tasks, how they ended, what people said.
+fn write_flag(out: &mut impl Write, f: &crate::learn::credit::Flag) -> anyhow::Result<()> {
+    let c = &f.counts;
+    match f.common_failure() {
+        Some(reason) => writeln!(
+            out,
+            "    review {:<5} {} (given to {} tasks that all failed: {reason}); ranks ×{:.2}",
+            label(f.id),
+            output::one_line(&f.text, 40),
+            c.harmful,
+            f.factor
+        )?,
+        None => {
+            let mut record = format!("{} harmful, {} helpful tasks", c.harmful, c.helpful);
+            if c.rated_up + c.rated_down > 0 {
+                record.push_str(&format!("; rated {} up, {} down", c.rated_up, c.rated_down));
+            }
+            writeln!(
+                out,
+                "    review {:<5} {} ({record}); ranks ×{:.2}",
+                label(f.id),
+                output::one_line(&f.text, 40),
+                f.factor
+            )?
+        }
+    }
+    for t in &f.evidence {
+        writeln!(out, "      task {}: {}", t.ending.task, t.ending.describe())?;
+    }
+    for r in &f.ratings {
+        let why = r
+            .why
+            .as_deref()
+            .map(|w| format!(": {}", output::one_line(w, 60)))
+            .unwrap_or_default();
+        writeln!(out, "      rated {}{why} ({})", r.rating, r.at)?;
+    }
+    Ok(())
+}
+
+/// The measures seed 000 names: injection rate, usage, growth and feedback.
+fn write_outcomes(
+    out: &mut impl Write,
+    base: &crate::store::BaseRate,
+    m: &crate::store::Measures,
+    sessions: i64,
+    growth: &[i64],
+    (up, down): (i64, i64),
+    latest: &[crate::store::Rating],
+) -> anyhow::Result<()> {
+    let percent = |part: i64, whole: i64| {
+        if whole == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.0}%", 100.0 * part as f64 / whole as f64)
+        }
+    };
+    writeln!(
+        out,
+        "Outcomes:           {} helpful, {} harmful of the tasks credited (base rate {:.0}%)",
+        base.helpful,
+        base.harmful,
+        100.0 * crate::learn::credit::base_rate(base)
+    )?;
+    writeln!(
+        out,
+        "  injection rate:   {} of the last {} finished tasks given learnings ({}); {sessions} agent sessions given learnings by hooks",
+        m.given,
+        m.tasks,
+        percent(m.given, m.tasks)
+    )?;
+    let given = m.given_helpful + m.given_harmful;
+    let not_given = m.not_given_helpful + m.not_given_harmful;
+    writeln!(
+        out,
+        "  usage:            helpful {} of tasks given learnings ({} of {given}), {} of tasks without ({} of {not_given}); observed, not controlled: `gza ab` measures the effect",
+        percent(m.given_helpful, given),
+        m.given_helpful,
+        percent(m.not_given_helpful, not_given),
+        m.not_given_helpful,
+    )?;
+    let weeks: Vec<String> = growth.iter().map(|n| format!("+{n}")).collect();
+    writeln!(
+        out,
+        "  growth:           {} learnings a week (the last {} weeks, oldest first)",
+        weeks.join(" "),
+        growth.len()
+    )?;
+    let mut feedback = format!("{up} up, {down} down");
+    if let Some(r) = latest.first() {
+        let why = r
+            .why
+            .as_deref()
+            .map(|w| format!(" \"{}\"", output::one_line(w, 50)))
+            .unwrap_or_default();
+        feedback.push_str(&format!(
+            "; latest {} {}{why} ({})",
+            label(r.learning),
+            r.rating,
+            r.at
+        ));
+    }
+    writeln!(out, "  feedback:         {feedback} (`gza learnings rate ID up|down --why …`)")?;
     Ok(())
 }
