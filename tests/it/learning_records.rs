@@ -436,7 +436,7 @@ fn relevant_injection_gives_only_what_the_ranker_picks_plus_matching_criticals()
 
 #[test]
 fn the_v3_store_is_carried_over_without_loss() {
-    let p = TestProject::empty();
+    let p = TestProject::empty_sqlite();
     std::fs::create_dir_all(p.path(".gza")).unwrap();
     std::fs::write(p.path("gza.yaml"), "").unwrap();
     {

@@ -314,7 +314,7 @@ pub fn after_task(project: &Project, store: &Store) -> Option<std::thread::JoinH
     }
     let project = project.clone();
     Some(std::thread::spawn(move || {
-        match Store::open(&project.db_path()) {
+        match Store::open_project(&project) {
             Ok(store) => regenerate_and_log(&project, &store, client.as_deref()),
             Err(e) => log(&project, &format!("regeneration failed: {e}")),
         }

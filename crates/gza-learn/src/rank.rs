@@ -556,6 +556,9 @@ pub fn run_embed_job(project: &Project) -> Result<usize> {
     unsafe {
         libc::setpriority(libc::PRIO_PROCESS, 0, 19);
     }
+    // Started by a hook, it shares the person's session (and its scheduling group): the
+    // session's own processes, its next hooks first, preempt it at once.
+    gza_core::priority::idle_policy();
     let mut done = 0;
     loop {
         let started = std::time::SystemTime::now();
@@ -569,7 +572,7 @@ pub fn run_embed_job(project: &Project) -> Result<usize> {
 /// One round of the job: load the model afresh (deriving its int8 copy when it is missing or
 /// damaged), rebuild the index, embed what lacks a vector.
 fn embed_job_round(project: &Project) -> Result<usize> {
-    let store = Store::open(&project.db_path())?;
+    let store = Store::open_project(project)?;
     super::take_in_spooled(project, &store);
     let ranker = Ranker::unbounded(project);
     // The index first, so hooks rank from what is stored now while the rest is embedded.

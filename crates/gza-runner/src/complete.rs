@@ -1,6 +1,6 @@
 //! The completion hook: what happens inside the transaction that records a task's outcome.
 
-use rusqlite::Transaction;
+use gza_store::Tx;
 
 use gza_core::project::Project;
 use gza_core::task::{Task, TaskId, TaskStatus, TaskType};
@@ -10,7 +10,7 @@ use gza_core::task::{Task, TaskId, TaskStatus, TaskType};
 ///
 /// A completed task that does not skip learnings counts towards the next regeneration, and how
 /// the task ended is credited to the learnings it was given (`gza_store::credit_finished`).
-pub fn on_task_finished(tx: &Transaction, _project: &Project, task: &Task) -> Result<(), String> {
+pub fn on_task_finished(tx: &Tx, _project: &Project, task: &Task) -> Result<(), String> {
     if task.status() == TaskStatus::Completed && !task.skip_learnings {
         gza_store::count_towards_regeneration(tx)
             .map_err(|e| format!("cannot count the task towards learnings: {e}"))?;

@@ -1,6 +1,6 @@
 //! Learning from outcomes: how each finished task ended, credited to the learnings it was given,
 //! and people's ratings of learnings (`task_credits`, `learning_credit`, `learning_ratings`,
-//! `credit_totals`; migration V30).
+//! `credit_totals`; SQLite migration V37, PostgreSQL V8).
 //!
 //! A task is credited when it finishes (in the completion hook's transaction), again when a
 //! review of it finishes with a verdict, when its branch is merged and when a commit reverting
@@ -8,10 +8,10 @@
 //! changed, each learning it was given moves by the difference: a task counts once per learning,
 //! whatever happened to it and however many ways the learning reached it.
 
-use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
 use super::Store;
+use crate::db::{DbResult, Row, Tx};
 use gza_core::error::Result;
 use gza_core::task::{FailureReason, ReviewVerdict, TaskId, TaskStatus, TaskType, now_timestamp};
 
@@ -64,7 +64,7 @@ pub struct Ending {
 
 /// Failure reasons that are the agent's doing: what it was told may have led it there. The
 /// others (KILLED, WORKER_DIED, AGENT_START, SANDBOX_ERROR, PROMPT_ERROR, GIT_ERROR, a reason
-/// this gza does not know) are the person's or the machine's. V30 back-fills with this list.
+/// this gza does not know) are the person's or the machine's. The migrations back-fill with this list.
 fn agent_owned(reason: &FailureReason) -> bool {
     matches!(
         reason,
@@ -176,50 +176,46 @@ pub struct Measures {
 
 /// The task `id`'s ending as the database has it now (the revert found earlier is kept), or
 /// `None` when there is no such task.
-fn read_ending(tx: &Transaction, id: TaskId) -> rusqlite::Result<Option<Ending>> {
-    let Some((status, task_type, reason, merged)) = tx
-        .query_row(
-            "SELECT status, task_type, failure_reason, merged_at IS NOT NULL FROM tasks WHERE id = ?1",
-            [id],
-            |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                    r.get::<_, bool>(3)?,
-                ))
-            },
-        )
-        .optional()?
+fn read_ending(tx: &Tx, id: TaskId) -> DbResult<Option<Ending>> {
+    let Some((status, task_type, reason, merged)) = tx.query_opt(
+        "SELECT status, task_type, failure_reason, merged_at IS NOT NULL FROM tasks WHERE id = ?1",
+        params![id],
+        |r| {
+            Ok((
+                r.get::<String>(0)?,
+                r.get::<String>(1)?,
+                r.get::<Option<String>>(2)?,
+                r.get::<bool>(3)?,
+            ))
+        },
+    )?
     else {
         return Ok(None);
     };
     let status = TaskStatus::parse(&status).unwrap_or(TaskStatus::Pending);
     let task_type = TaskType::parse(&task_type).unwrap_or(TaskType::Implement);
     let (verdict, review_task) = if task_type.changes_code() {
-        tx.query_row(
+        tx.query_opt(
             "SELECT review_verdict, id FROM tasks WHERE based_on = ?1 AND task_type = 'review' \
              AND status = 'completed' AND review_verdict IS NOT NULL ORDER BY id DESC LIMIT 1",
-            [id],
+            params![id],
             |r| {
                 Ok((
-                    ReviewVerdict::parse(&r.get::<_, String>(0)?),
-                    Some(r.get::<_, TaskId>(1)?),
+                    ReviewVerdict::parse(&r.get::<String>(0)?),
+                    Some(r.get::<TaskId>(1)?),
                 ))
             },
-        )
-        .optional()?
+        )?
         .unwrap_or((None, None))
     } else {
         (None, None)
     };
     let reverted: Option<String> = tx
-        .query_row(
+        .query_opt(
             "SELECT reverted FROM task_credits WHERE task_id = ?1",
-            [id],
-            |r| r.get(0),
-        )
-        .optional()?
+            params![id],
+            |r| r.get::<Option<String>>(0),
+        )?
         .flatten();
     let ending = match status {
         TaskStatus::Completed => "completed".to_string(),
@@ -239,43 +235,46 @@ fn read_ending(tx: &Transaction, id: TaskId) -> rusqlite::Result<Option<Ending>>
 }
 
 /// Add `sign` × `credit` to a learning's counts (nothing for neutral).
-fn move_learning(
-    tx: &Transaction,
-    learning: i64,
-    credit: Credit,
-    sign: i64,
-) -> rusqlite::Result<()> {
+fn move_learning(tx: &Tx, learning: i64, credit: Credit, sign: i64) -> DbResult<()> {
     let (helpful, harmful) = match credit {
         Credit::Helpful => (sign, 0),
         Credit::Harmful => (0, sign),
         Credit::Neutral => return Ok(()),
     };
+    let b = tx.backend();
     tx.execute(
-        "INSERT INTO learning_credit (learning_id, helpful, harmful) \
-         SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1) \
-         ON CONFLICT (learning_id) DO UPDATE SET helpful = MAX(0, helpful + ?2), harmful = MAX(0, harmful + ?3)",
+        &format!(
+            "INSERT INTO learning_credit (learning_id, helpful, harmful) \
+             SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1) \
+             ON CONFLICT (learning_id) DO UPDATE SET helpful = {}, harmful = {}",
+            b.greatest("0", "learning_credit.helpful + ?2"),
+            b.greatest("0", "learning_credit.harmful + ?3"),
+        ),
         params![learning, helpful, harmful],
     )?;
     Ok(())
+}
+
+fn read_credit(tx: &Tx, task: TaskId) -> DbResult<Option<Credit>> {
+    Ok(tx
+        .query_opt(
+            "SELECT credit FROM task_credits WHERE task_id = ?1",
+            params![task],
+            |r| r.get::<String>(0),
+        )?
+        .map(|c| Credit::parse(&c)))
 }
 
 /// Credit task `id` as it stands now, in `tx`: rewrite its `task_credits` row and, when its
 /// credit changed, move every learning it was given (each once) and the base rate by the
 /// difference. Returns its credit, or `None` for a task that does not exist. Cheap: the task's
 /// row, its latest review and its injections, all by index.
-pub fn credit_task(tx: &Transaction, id: TaskId) -> rusqlite::Result<Option<Credit>> {
+pub fn credit_task(tx: &Tx, id: TaskId) -> DbResult<Option<Credit>> {
     let Some(ending) = read_ending(tx, id)? else {
         return Ok(None);
     };
     let credit = ending.credit();
-    let before: Option<Credit> = tx
-        .query_row(
-            "SELECT credit FROM task_credits WHERE task_id = ?1",
-            [id],
-            |r| r.get::<_, String>(0),
-        )
-        .optional()?
-        .map(|c| Credit::parse(&c));
+    let before = read_credit(tx, id)?;
     if before.is_none() && !matches!(ending.status, TaskStatus::Completed | TaskStatus::Failed) {
         // Not finished and never credited: nothing to record yet.
         return Ok(Some(credit));
@@ -283,15 +282,16 @@ pub fn credit_task(tx: &Transaction, id: TaskId) -> rusqlite::Result<Option<Cred
     tx.execute(
         "INSERT INTO task_credits (task_id, credit, ending, verdict, review_task, merged, reverted, credited_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
-         ON CONFLICT (task_id) DO UPDATE SET credit = ?2, ending = ?3, verdict = ?4, review_task = ?5, \
-            merged = ?6, reverted = ?7, credited_at = ?8",
+         ON CONFLICT (task_id) DO UPDATE SET credit = excluded.credit, ending = excluded.ending, \
+            verdict = excluded.verdict, review_task = excluded.review_task, merged = excluded.merged, \
+            reverted = excluded.reverted, credited_at = excluded.credited_at",
         params![
             id,
             credit.as_str(),
             ending.ending,
             ending.verdict.map(ReviewVerdict::as_str),
             ending.review_task,
-            ending.merged,
+            i64::from(ending.merged),
             ending.reverted,
             now_timestamp()
         ],
@@ -300,26 +300,29 @@ pub fn credit_task(tx: &Transaction, id: TaskId) -> rusqlite::Result<Option<Cred
     if before == credit {
         return Ok(Some(credit));
     }
-    let learnings: Vec<i64> = {
-        let mut stmt = tx.prepare_cached(
-            "SELECT DISTINCT learning_id FROM learning_injections WHERE task_id = ?1",
-        )?;
-        stmt.query_map([id], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?
-    };
+    let learnings: Vec<i64> = tx.query_map(
+        "SELECT DISTINCT learning_id FROM learning_injections WHERE task_id = ?1",
+        params![id],
+        |r| r.get(0),
+    )?;
     for learning in learnings {
         move_learning(tx, learning, before, -1)?;
         move_learning(tx, learning, credit, 1)?;
     }
     let total = |c: Credit| match c {
-        Credit::Helpful => (1, 0),
+        Credit::Helpful => (1i64, 0i64),
         Credit::Harmful => (0, 1),
         Credit::Neutral => (0, 0),
     };
     let (h0, x0) = total(before);
     let (h1, x1) = total(credit);
+    let b = tx.backend();
     tx.execute(
-        "UPDATE credit_totals SET helpful = MAX(0, helpful + ?1), harmful = MAX(0, harmful + ?2) WHERE id = 1",
+        &format!(
+            "UPDATE credit_totals SET helpful = {}, harmful = {} WHERE id = 1",
+            b.greatest("0", "helpful + ?1"),
+            b.greatest("0", "harmful + ?2"),
+        ),
         params![h1 - h0, x1 - x0],
     )?;
     Ok(Some(credit))
@@ -327,11 +330,7 @@ pub fn credit_task(tx: &Transaction, id: TaskId) -> rusqlite::Result<Option<Cred
 
 /// After a task finished, in its completion transaction: credit it, and, for a review with a
 /// verdict, the task it reviewed.
-pub fn credit_finished(
-    tx: &Transaction,
-    id: TaskId,
-    reviewed: Option<TaskId>,
-) -> rusqlite::Result<()> {
+pub fn credit_finished(tx: &Tx, id: TaskId, reviewed: Option<TaskId>) -> DbResult<()> {
     credit_task(tx, id)?;
     if let Some(reviewed) = reviewed {
         credit_task(tx, reviewed)?;
@@ -341,27 +340,14 @@ pub fn credit_finished(
 
 /// Learnings given to task `task` after it was credited (a hook's injection taken in from the
 /// spool later): each learning given to it for the first time earns the task's credit now.
-pub(crate) fn credit_late_injections(
-    tx: &Transaction,
-    task: TaskId,
-    learnings: &[i64],
-) -> rusqlite::Result<()> {
-    let credit: Option<Credit> = tx
-        .query_row(
-            "SELECT credit FROM task_credits WHERE task_id = ?1",
-            [task],
-            |r| r.get::<_, String>(0),
-        )
-        .optional()?
-        .map(|c| Credit::parse(&c));
-    let Some(credit) = credit.filter(|c| *c != Credit::Neutral) else {
+pub(crate) fn credit_late_injections(tx: &Tx, task: TaskId, learnings: &[i64]) -> DbResult<()> {
+    let Some(credit) = read_credit(tx, task)?.filter(|c| *c != Credit::Neutral) else {
         return Ok(());
     };
     for &learning in learnings {
-        let given: i64 = tx.query_row(
+        let given: i64 = tx.one(
             "SELECT COUNT(*) FROM learning_injections WHERE task_id = ?1 AND learning_id = ?2",
             params![task, learning],
-            |r| r.get(0),
         )?;
         if given == 1 {
             move_learning(tx, learning, credit, 1)?;
@@ -372,7 +358,7 @@ pub(crate) fn credit_late_injections(
 
 const CREDIT_COLUMNS: &str = "helpful, harmful, rated_up, rated_down";
 
-fn counts_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<CreditCounts> {
+fn counts_from(r: &Row, at: usize) -> DbResult<CreditCounts> {
     Ok(CreditCounts {
         helpful: r.get(at)?,
         harmful: r.get(at + 1)?,
@@ -398,14 +384,13 @@ impl Store {
         self.immediate(|tx| {
             let mut fresh = Vec::new();
             for &id in tasks {
-                let finished: bool = tx
-                    .query_row(
-                        "SELECT status IN ('completed', 'failed') FROM tasks WHERE id = ?1",
-                        [id],
-                        |r| r.get(0),
-                    )
-                    .optional()?
-                    .unwrap_or(false);
+                let finished = tx
+                    .query_opt(
+                        "SELECT status FROM tasks WHERE id = ?1",
+                        params![id],
+                        |r| r.get::<String>(0),
+                    )?
+                    .is_some_and(|s| s == "completed" || s == "failed");
                 if !finished {
                     continue;
                 }
@@ -426,23 +411,22 @@ impl Store {
 
     /// The commit of HEAD the last scan for reverts read up to.
     pub fn reverts_scanned_to(&self) -> Result<Option<String>> {
-        self.conn
-            .query_row(
+        self.db
+            .query_opt(
                 "SELECT reverts_from FROM credit_totals WHERE id = 1",
-                [],
-                |r| r.get(0),
+                params![],
+                |r| r.get::<Option<String>>(0),
             )
-            .optional()
             .map(Option::flatten)
             .map_err(|e| self.err(e))
     }
 
     /// Remember how far the scan for reverts read.
     pub fn set_reverts_scanned_to(&self, commit: &str) -> Result<()> {
-        self.conn
+        self.db
             .execute(
                 "UPDATE credit_totals SET reverts_from = ?1 WHERE id = 1",
-                [commit],
+                params![commit],
             )
             .map(|_| ())
             .map_err(|e| self.err(e))
@@ -459,7 +443,8 @@ impl Store {
             )?;
             tx.execute(
                 "INSERT INTO learning_credit (learning_id, rated_up, rated_down) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (learning_id) DO UPDATE SET rated_up = rated_up + ?2, rated_down = rated_down + ?3",
+                 ON CONFLICT (learning_id) DO UPDATE SET rated_up = learning_credit.rated_up + excluded.rated_up, \
+                    rated_down = learning_credit.rated_down + excluded.rated_down",
                 params![id, i64::from(up), i64::from(!up)],
             )?;
             let detail = match why {
@@ -469,7 +454,7 @@ impl Store {
             super::learnings::log_event(tx, id, "rated", Some(&detail), &now)?;
             tx.query_row(
                 &format!("SELECT {CREDIT_COLUMNS} FROM learning_credit WHERE learning_id = ?1"),
-                [id],
+                params![id],
                 |r| counts_from(r, 0),
             )
         })
@@ -477,34 +462,29 @@ impl Store {
 
     /// The project's base rate.
     pub fn base_rate(&self) -> Result<BaseRate> {
-        self.conn
-            .prepare_cached("SELECT helpful, harmful FROM credit_totals WHERE id = 1")
-            .and_then(|mut s| {
-                s.query_row([], |r| {
+        self.db
+            .query_opt(
+                "SELECT helpful, harmful FROM credit_totals WHERE id = 1",
+                params![],
+                |r| {
                     Ok(BaseRate {
                         helpful: r.get(0)?,
                         harmful: r.get(1)?,
                     })
-                })
-                .optional()
-            })
+                },
+            )
             .map(Option::unwrap_or_default)
             .map_err(|e| self.err(e))
     }
 
     /// The records of `ids` that have one (a learning with no history has none), by key.
     pub fn credit_counts(&self, ids: &[i64]) -> Result<Vec<(i64, CreditCounts)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {CREDIT_COLUMNS} FROM learning_credit WHERE learning_id = ?1"
-            ))
-            .map_err(|e| self.err(e))?;
+        let sql = format!("SELECT {CREDIT_COLUMNS} FROM learning_credit WHERE learning_id = ?1");
         let mut out = Vec::new();
         for &id in ids {
-            if let Some(c) = stmt
-                .query_row([id], |r| counts_from(r, 0))
-                .optional()
+            if let Some(c) = self
+                .db
+                .query_opt(&sql, params![id], |r| counts_from(r, 0))
                 .map_err(|e| self.err(e))?
             {
                 out.push((id, c));
@@ -515,24 +495,20 @@ impl Store {
 
     /// Learnings not archived that earned harm or a down rating, by id.
     pub fn debited_learnings(&self) -> Result<Vec<Debited>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT l.id, l.text, c.helpful, c.harmful, c.rated_up, c.rated_down \
                  FROM learning_credit c JOIN learnings l ON l.id = c.learning_id \
                  WHERE (c.harmful > 0 OR c.rated_down > 0) AND l.status <> 'archived' ORDER BY l.id",
+                params![],
+                |r| {
+                    Ok(Debited {
+                        id: r.get(0)?,
+                        text: r.get(1)?,
+                        counts: counts_from(r, 2)?,
+                    })
+                },
             )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(Debited {
-                    id: r.get(0)?,
-                    text: r.get(1)?,
-                    counts: counts_from(r, 2)?,
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
@@ -544,72 +520,66 @@ impl Store {
         harmful_only: bool,
         limit: usize,
     ) -> Result<Vec<CreditedTask>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT c.task_id, c.credit, c.ending, c.verdict, c.review_task, c.merged, c.reverted, \
                         COALESCE(t.task_type, 'implement'), COALESCE(t.status, 'completed') \
                  FROM task_credits c LEFT JOIN tasks t ON t.id = c.task_id \
                  WHERE c.task_id IN (SELECT task_id FROM learning_injections WHERE learning_id = ?1 AND task_id IS NOT NULL) \
-                   AND (?2 = 0 OR c.credit = 'harmful') \
+                   AND (CAST(?2 AS BIGINT) = 0 OR c.credit = 'harmful') \
                  ORDER BY c.task_id DESC LIMIT ?3",
+                params![id, i64::from(harmful_only), limit as i64],
+                |r| {
+                    let credit = Credit::parse(&r.get::<String>(1)?);
+                    Ok(CreditedTask {
+                        credit,
+                        ending: Ending {
+                            task: r.get(0)?,
+                            ending: r.get(2)?,
+                            verdict: r
+                                .get::<Option<String>>(3)?
+                                .and_then(|v| ReviewVerdict::parse(&v)),
+                            review_task: r.get(4)?,
+                            merged: r.get(5)?,
+                            reverted: r.get(6)?,
+                            task_type: TaskType::parse(&r.get::<String>(7)?)
+                                .unwrap_or(TaskType::Implement),
+                            status: TaskStatus::parse(&r.get::<String>(8)?)
+                                .unwrap_or(TaskStatus::Completed),
+                        },
+                    })
+                },
             )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![id, harmful_only, limit as i64], |r| {
-                let credit = Credit::parse(&r.get::<_, String>(1)?);
-                Ok(CreditedTask {
-                    credit,
-                    ending: Ending {
-                        task: r.get(0)?,
-                        ending: r.get(2)?,
-                        verdict: r
-                            .get::<_, Option<String>>(3)?
-                            .and_then(|v| ReviewVerdict::parse(&v)),
-                        review_task: r.get(4)?,
-                        merged: r.get(5)?,
-                        reverted: r.get(6)?,
-                        task_type: TaskType::parse(&r.get::<_, String>(7)?)
-                            .unwrap_or(TaskType::Implement),
-                        status: TaskStatus::parse(&r.get::<_, String>(8)?)
-                            .unwrap_or(TaskStatus::Completed),
-                    },
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
     /// The ratings of learning `id` (all of them when `None`), newest first, at most `limit`.
     pub fn ratings(&self, id: Option<i64>, limit: usize) -> Result<Vec<Rating>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT learning_id, rating, why, rated_at FROM learning_ratings \
-                 WHERE ?1 IS NULL OR learning_id = ?1 ORDER BY id DESC LIMIT ?2",
+                 WHERE CAST(?1 AS BIGINT) IS NULL OR learning_id = ?1 ORDER BY id DESC LIMIT ?2",
+                params![id, limit as i64],
+                |r| {
+                    Ok(Rating {
+                        learning: r.get(0)?,
+                        rating: r.get(1)?,
+                        why: r.get(2)?,
+                        at: r.get(3)?,
+                    })
+                },
             )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![id, limit as i64], |r| {
-                Ok(Rating {
-                    learning: r.get(0)?,
-                    rating: r.get(1)?,
-                    why: r.get(2)?,
-                    at: r.get(3)?,
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
     /// How many ratings there are: (up, down).
     pub fn rating_totals(&self) -> Result<(i64, i64)> {
-        self.conn
+        self.db
             .query_row(
-                "SELECT COALESCE(SUM(rating = 'up'), 0), COALESCE(SUM(rating = 'down'), 0) FROM learning_ratings",
-                [],
+                "SELECT CAST(COALESCE(SUM(CASE WHEN rating = 'up' THEN 1 ELSE 0 END), 0) AS BIGINT), \
+                        CAST(COALESCE(SUM(CASE WHEN rating = 'down' THEN 1 ELSE 0 END), 0) AS BIGINT) \
+                 FROM learning_ratings",
+                params![],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .map_err(|e| self.err(e))
@@ -619,61 +589,62 @@ impl Store {
     /// work is bounded by the window, not the history): how many were given learnings, and how
     /// the credited ones with and without learnings ended.
     pub fn outcome_measures(&self, window: u32) -> Result<Measures> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "WITH recent AS ( \
-                   SELECT t.id FROM tasks t \
-                   WHERE t.id > (SELECT COALESCE(MAX(id), 0) FROM tasks) - ?1 * 4 \
-                     AND t.status IN ('completed', 'failed') \
-                   ORDER BY t.id DESC LIMIT ?1 \
-                 ), marked AS ( \
-                   SELECT r.id, EXISTS (SELECT 1 FROM learning_injections i WHERE i.task_id = r.id) AS given, \
-                          COALESCE(c.credit, 'neutral') AS credit \
-                   FROM recent r LEFT JOIN task_credits c ON c.task_id = r.id \
-                 ) SELECT COUNT(*), COALESCE(SUM(given), 0), \
-                          COALESCE(SUM(given AND credit = 'helpful'), 0), COALESCE(SUM(given AND credit = 'harmful'), 0), \
-                          COALESCE(SUM(NOT given AND credit = 'helpful'), 0), COALESCE(SUM(NOT given AND credit = 'harmful'), 0) \
-                   FROM marked",
-            )
-            .map_err(|e| self.err(e))?;
-        stmt.query_row([i64::from(window)], |r| {
-            Ok(Measures {
-                tasks: r.get(0)?,
-                given: r.get(1)?,
-                given_helpful: r.get(2)?,
-                given_harmful: r.get(3)?,
-                not_given_helpful: r.get(4)?,
-                not_given_harmful: r.get(5)?,
+        let sum = |cond: &str| format!("CAST(COALESCE(SUM(CASE WHEN {cond} THEN 1 ELSE 0 END), 0) AS BIGINT)");
+        let sql = format!(
+            "WITH recent AS ( \
+               SELECT t.id FROM tasks t \
+               WHERE t.id > (SELECT COALESCE(MAX(id), 0) FROM tasks) - ?1 * 4 \
+                 AND t.status IN ('completed', 'failed') \
+               ORDER BY t.id DESC LIMIT ?1 \
+             ), marked AS ( \
+               SELECT r.id, \
+                      CASE WHEN EXISTS (SELECT 1 FROM learning_injections i WHERE i.task_id = r.id) THEN 1 ELSE 0 END AS given, \
+                      COALESCE(c.credit, 'neutral') AS credit \
+               FROM recent r LEFT JOIN task_credits c ON c.task_id = r.id \
+             ) SELECT COUNT(*), {}, {}, {}, {}, {} FROM marked",
+            sum("given = 1"),
+            sum("given = 1 AND credit = 'helpful'"),
+            sum("given = 1 AND credit = 'harmful'"),
+            sum("given = 0 AND credit = 'helpful'"),
+            sum("given = 0 AND credit = 'harmful'"),
+        );
+        self.db
+            .query_row(&sql, params![i64::from(window)], |r| {
+                Ok(Measures {
+                    tasks: r.get(0)?,
+                    given: r.get(1)?,
+                    given_helpful: r.get(2)?,
+                    given_harmful: r.get(3)?,
+                    not_given_helpful: r.get(4)?,
+                    not_given_harmful: r.get(5)?,
+                })
             })
-        })
-        .map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))
     }
 
-    /// Learnings created in each of the last `weeks` weeks before `now` (RFC 3339), oldest first.
-    pub fn learnings_per_week(&self, now: &str, weeks: u32) -> Result<Vec<i64>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT CAST((julianday(?1) - julianday(created_at)) / 7 AS INTEGER) AS ago, COUNT(*) \
-                 FROM learnings WHERE julianday(created_at) > julianday(?1) - ?2 * 7 \
-                   AND julianday(created_at) <= julianday(?1) GROUP BY ago",
-            )
-            .map_err(|e| self.err(e))?;
-        let mut out = vec![0; weeks as usize];
-        let rows = stmt
-            .query_map(params![now, weeks], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-            })
-            .map_err(|e| self.err(e))?;
-        for row in rows {
-            let (ago, n) = row.map_err(|e| self.err(e))?;
-            if let Some(slot) = usize::try_from(ago)
-                .ok()
-                .and_then(|a| (weeks as usize).checked_sub(a + 1))
-            {
-                out[slot] += n;
-            }
+    /// Learnings created in each of the last `weeks` weeks before `now`, oldest first. Creation
+    /// times are stored as RFC 3339 text in UTC (`time::to_db`), so each week is a range of text,
+    /// compared the same way on both backends.
+    pub fn learnings_per_week(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        weeks: u32,
+    ) -> Result<Vec<i64>> {
+        use chrono::SubsecRound;
+        // Stored times are to the second: a bound with fractions would sort after its own second.
+        let now = now.trunc_subsecs(0);
+        let mut out = Vec::with_capacity(weeks as usize);
+        for ago in (0..i64::from(weeks)).rev() {
+            let to = now - chrono::Duration::weeks(ago);
+            let from = to - chrono::Duration::weeks(1);
+            let n: i64 = self
+                .db
+                .one(
+                    "SELECT COUNT(*) FROM learnings WHERE created_at > ?1 AND created_at <= ?2",
+                    params![gza_core::time::to_db(&from), gza_core::time::to_db(&to)],
+                )
+                .map_err(|e| self.err(e))?;
+            out.push(n);
         }
         Ok(out)
     }

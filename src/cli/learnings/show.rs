@@ -366,19 +366,5 @@ pub(super) fn describe(
 
 /// `tier 2 (high, 7 files)`, `tier 1 (1 file)`, `tier 1 (not validated)`.
 pub(super) fn tier_text(l: &Learning) -> String {
-    let lc = &l.lifecycle;
-    match (&lc.evidence, lc.tier) {
-        (None, _) if lc.validated_at.is_some() => "1 (no distinctive terms to search for)".into(),
-        (None, t) => format!("{t} (not validated)"),
-        (Some(e), 2) => format!(
-            "2 ({}, {} files)",
-            lc.tier_level.as_deref().unwrap_or("medium"),
-            e.count
-        ),
-        (Some(e), t) => format!(
-            "{t} ({} file{})",
-            e.count,
-            if e.count == 1 { "" } else { "s" }
-        ),
-    }
+    l.tier_text()
 }

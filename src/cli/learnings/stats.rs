@@ -145,7 +145,7 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let now = chrono::Utc::now();
     let base = store.base_rate()?;
     let measures = store.outcome_measures(MEASURE_WINDOW)?;
-    let growth = store.learnings_per_week(&crate::time::to_db(&now), GROWTH_WEEKS)?;
+    let growth = store.learnings_per_week(now, GROWTH_WEEKS)?;
     let (rated_up, rated_down) = store.rating_totals()?;
     let ratings = store.ratings(None, 3)?;
     let backoff = store.extraction_backoff()?;
@@ -450,7 +450,7 @@ fn write_outcomes(
     let not_given = m.not_given_helpful + m.not_given_harmful;
     writeln!(
         out,
-        "  usage:            helpful {} of tasks given learnings ({} of {given}), {} of tasks without ({} of {not_given}); observed, not controlled: `gza ab` measures the effect",
+        "  usage:            helpful {} of tasks given learnings ({} of {given}), {} of tasks without ({} of {not_given}); observed, not controlled: the tasks given learnings are not the tasks without",
         percent(m.given_helpful, given),
         m.given_helpful,
         percent(m.not_given_helpful, not_given),

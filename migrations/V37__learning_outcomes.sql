@@ -1,6 +1,7 @@
 -- Learning from outcomes (issue 20): every task a learning was given to credits it with how the
 -- task ended, and people rate learnings. Ranking weighs a learning by what it earned, against a
 -- prior, so a new learning starts even and one bad task cannot bury a good one.
+-- Its PostgreSQL twin is migrations-postgres/V8__learning_outcomes.sql.
 
 -- How each finished task ended, as credited to the learnings it was given. `credit` is what the
 -- learnings earn from it: 'helpful' (it completed, and nothing since said otherwise), 'harmful'
