@@ -57,14 +57,22 @@ fn a_task_credits_its_learnings_with_how_it_ended_review_merge_and_revert_includ
     p.ok(&["work"]);
     // Completed: helpful.
     let c = credit(&p, "L1");
-    assert_eq!((c["helpful"].as_i64(), c["harmful"].as_i64()), (Some(1), Some(0)), "{c}");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(1), Some(0)),
+        "{c}"
+    );
 
     // The review requests changes: the task it reviewed becomes harmful (the review itself
     // completed, so it is helpful: the learning was given to both).
     p.ok(&["review", "1"]);
     p.ok(&["work"]);
     let c = credit(&p, "L1");
-    assert_eq!((c["helpful"].as_i64(), c["harmful"].as_i64()), (Some(1), Some(1)), "{c}");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(1), Some(1)),
+        "{c}"
+    );
     let tasks = c["tasks"].as_array().unwrap();
     assert_eq!(tasks[1]["task"], 1);
     assert_eq!(tasks[1]["credit"], "harmful");
@@ -79,7 +87,11 @@ fn a_task_credits_its_learnings_with_how_it_ended_review_merge_and_revert_includ
     assert_eq!(p.task_field::<String>(4, "review_verdict"), "APPROVED");
     p.ok(&["merge", "1", "--squash"]);
     let c = credit(&p, "L1");
-    assert_eq!((c["helpful"].as_i64(), c["harmful"].as_i64()), (Some(3), Some(1)), "{c}");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(3), Some(1)),
+        "{c}"
+    );
     assert_eq!(c["tasks"][1]["merged"], true, "{c}");
 
     // Someone reverts the merged work: the next update finds it, and the branch's tasks are
@@ -88,7 +100,11 @@ fn a_task_credits_its_learnings_with_how_it_ended_review_merge_and_revert_includ
     p.ok(&["learnings", "update"]);
     p.ok(&["learnings", "update"]);
     let c = credit(&p, "L1");
-    assert_eq!((c["helpful"].as_i64(), c["harmful"].as_i64()), (Some(2), Some(2)), "{c}");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(2), Some(2)),
+        "{c}"
+    );
     assert_snapshot!(
         "outcomes_show_credit",
         without_commits(&p, &p.ok(&["learnings", "show", "L1"]))
@@ -122,7 +138,10 @@ fn a_task_credits_its_learnings_with_how_it_ended_review_merge_and_revert_includ
     assert_eq!(flagged["flag"]["harmful"], 2);
     assert_eq!(flagged["flag"]["rated_down"], 1);
     assert_eq!(flagged["flag"]["evidence"][0]["task"], 3);
-    assert_eq!(flagged["flag"]["ratings"][0]["why"], "ASCII is not the problem here");
+    assert_eq!(
+        flagged["flag"]["ratings"][0]["why"],
+        "ASCII is not the problem here"
+    );
 }
 
 /// Two learnings that match "production deploys" equally; a task naming deploy_legacy.sh is
@@ -133,8 +152,16 @@ fn deploy_project() -> TestProject {
         "prompt=$(cat)\ncase \"$prompt\" in\n  *\"Run deploy_legacy.sh for production deploys\"*) echo 'it broke' >&2; exit 3 ;;\nesac\necho done\n",
         "learnings:\n  inject: relevant\n",
     );
-    p.ok(&["learnings", "add", "Run deploy_legacy.sh for production deploys"]);
-    p.ok(&["learnings", "add", "Run deploy_modern.sh for production deploys"]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "Run deploy_legacy.sh for production deploys",
+    ]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "Run deploy_modern.sh for production deploys",
+    ]);
     p
 }
 
@@ -150,7 +177,11 @@ fn search_ids(p: &TestProject, query: &str) -> Vec<String> {
 #[test]
 fn ranking_weighs_outcomes_but_one_bad_task_buries_nothing() {
     let p = deploy_project();
-    assert_eq!(search_ids(&p, "production deploys"), ["L1", "L2"], "a tie goes to the older");
+    assert_eq!(
+        search_ids(&p, "production deploys"),
+        ["L1", "L2"],
+        "a tie goes to the older"
+    );
     p.add(&["--type", "explore", "Check what deploy_legacy.sh does"]);
     p.run(&["work"]);
     assert_eq!(p.task_field::<String>(1, "failure_reason"), "AGENT_EXIT");
@@ -160,7 +191,11 @@ fn ranking_weighs_outcomes_but_one_bad_task_buries_nothing() {
     assert_eq!(c["harmful"], 1);
     let factor = c["factor"].as_f64().unwrap();
     assert!((0.93..1.0).contains(&factor), "{factor}");
-    assert_eq!(credit(&p, "L2")["factor"], 1.0, "never given: no history, no change");
+    assert_eq!(
+        credit(&p, "L2")["factor"],
+        1.0,
+        "never given: no history, no change"
+    );
     assert!(
         !p.ok(&["learnings", "stats"]).contains("    review L1"),
         "one failure is no pattern"
@@ -176,11 +211,21 @@ fn ranking_weighs_outcomes_but_one_bad_task_buries_nothing() {
         "{stats}"
     );
     for task in 1..=3 {
-        assert!(stats.contains(&format!("      task {task}: AGENT_EXIT\n")), "{stats}");
+        assert!(
+            stats.contains(&format!("      task {task}: AGENT_EXIT\n")),
+            "{stats}"
+        );
     }
     // People outweigh a few tasks: two up ratings lift it back above its twin.
     p.ok(&["learnings", "rate", "L1", "up"]);
-    let out = p.ok(&["learnings", "rate", "L1", "up", "--why", "the script is right; the tasks were not"]);
+    let out = p.ok(&[
+        "learnings",
+        "rate",
+        "L1",
+        "up",
+        "--why",
+        "the script is right; the tasks were not",
+    ]);
     assert_snapshot!("outcomes_rate_up", out);
     assert_eq!(search_ids(&p, "production deploys"), ["L1", "L2"]);
     assert!(!p.ok(&["learnings", "stats"]).contains("    review L1"));
@@ -207,7 +252,11 @@ fn tasks_stopped_by_a_person_or_the_machine_credit_nothing() {
     let _ = worker.wait();
     assert_eq!(p.task_field::<String>(1, "failure_reason"), "KILLED");
     let c = credit(&p, "L1");
-    assert_eq!((c["helpful"].as_i64(), c["harmful"].as_i64()), (Some(0), Some(0)), "{c}");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(0), Some(0)),
+        "{c}"
+    );
 }
 
 #[test]
@@ -230,8 +279,14 @@ fn rating_checks_its_arguments_and_redacts_the_reason() {
         "breaks with GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
     ]);
     let shown = p.ok(&["learnings", "show", "L1"]);
-    assert!(!shown.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789"), "{shown}");
-    assert!(shown.contains("rated down: breaks with GITHUB_TOKEN="), "{shown}");
+    assert!(
+        !shown.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("rated down: breaks with GITHUB_TOKEN="),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -241,9 +296,17 @@ fn stats_report_injection_rate_usage_growth_and_feedback() {
         "prompt=$(cat)\ncase \"$prompt\" in\n  *\"Run retry_flaky.py when network tests fail\"*) exit 3 ;;\nesac\necho done\n",
         "learnings:\n  inject: relevant\n",
     );
-    p.ok(&["learnings", "add", "Run retry_flaky.py when network tests fail"]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "Run retry_flaky.py when network tests fail",
+    ]);
     // Two tasks given the learning (one fails), two given nothing (both complete).
-    p.add(&["--type", "explore", "Fix the network tests with retry_flaky.py"]);
+    p.add(&[
+        "--type",
+        "explore",
+        "Fix the network tests with retry_flaky.py",
+    ]);
     p.add(&["--type", "explore", "Look at retry_flaky.py again"]);
     p.add(&["--type", "explore", "Write the release notes"]);
     p.add(&["--type", "explore", "Tidy the README"]);

@@ -250,7 +250,8 @@ fn tasks_of_commit(store: &Store, message: &str) -> gza_core::Result<Vec<TaskId>
     };
     let id = TaskId(id);
     let first = message.lines().next().unwrap_or("");
-    let whole_branch = first.starts_with("Merge task ") || first.contains(&format!("(gza task {id})"));
+    let whole_branch =
+        first.starts_with("Merge task ") || first.contains(&format!("(gza task {id})"));
     if !whole_branch {
         return Ok(vec![id]);
     }
@@ -330,14 +331,27 @@ mod tests {
         assert!(flagged(&counts(1, 4, 0, 0), base));
         assert!(!flagged(&counts(12, 3, 0, 0), base), "mostly fine");
         assert!(flagged(&counts(0, 0, 0, 1), base), "a person said so");
-        assert!(!flagged(&counts(0, 3, 2, 0), base), "and another said otherwise");
+        assert!(
+            !flagged(&counts(0, 3, 2, 0), base),
+            "and another said otherwise"
+        );
     }
 
     #[test]
     fn base_rate_is_smoothed_and_bounded() {
         assert_eq!(base_rate(&BaseRate::default()), 0.75);
-        assert!(base_rate(&BaseRate { helpful: 0, harmful: 1000 }) >= 0.05);
-        assert!(base_rate(&BaseRate { helpful: 1000, harmful: 0 }) <= 0.95);
+        assert!(
+            base_rate(&BaseRate {
+                helpful: 0,
+                harmful: 1000
+            }) >= 0.05
+        );
+        assert!(
+            base_rate(&BaseRate {
+                helpful: 1000,
+                harmful: 0
+            }) <= 0.95
+        );
     }
 
     #[test]

@@ -44,8 +44,8 @@ pub use lifecycle::{
     EvolutionEntry, FailingLearning, InjectionOutcome, LifecycleCounts, TierChange,
 };
 pub use outcomes::{
-    BaseRate, Credit, CreditCounts, CreditedTask, Debited, Ending, Measures, Rating, credit_finished,
-    credit_task,
+    BaseRate, Credit, CreditCounts, CreditedTask, Debited, Ending, Measures, Rating,
+    credit_finished, credit_task,
 };
 pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
 pub use tasks::{

@@ -385,11 +385,9 @@ impl Store {
             let mut fresh = Vec::new();
             for &id in tasks {
                 let finished = tx
-                    .query_opt(
-                        "SELECT status FROM tasks WHERE id = ?1",
-                        params![id],
-                        |r| r.get::<String>(0),
-                    )?
+                    .query_opt("SELECT status FROM tasks WHERE id = ?1", params![id], |r| {
+                        r.get::<String>(0)
+                    })?
                     .is_some_and(|s| s == "completed" || s == "failed");
                 if !finished {
                     continue;
@@ -589,7 +587,9 @@ impl Store {
     /// work is bounded by the window, not the history): how many were given learnings, and how
     /// the credited ones with and without learnings ended.
     pub fn outcome_measures(&self, window: u32) -> Result<Measures> {
-        let sum = |cond: &str| format!("CAST(COALESCE(SUM(CASE WHEN {cond} THEN 1 ELSE 0 END), 0) AS BIGINT)");
+        let sum = |cond: &str| {
+            format!("CAST(COALESCE(SUM(CASE WHEN {cond} THEN 1 ELSE 0 END), 0) AS BIGINT)")
+        };
         let sql = format!(
             "WITH recent AS ( \
                SELECT t.id FROM tasks t \
@@ -683,18 +683,30 @@ mod tests {
         reverted.merged = true;
         reverted.reverted = Some("0123456789abcdef".into());
         assert_eq!(reverted.credit(), Credit::Harmful);
-        assert_eq!(reverted.describe(), "completed, merged, reverted by 0123456789");
+        assert_eq!(
+            reverted.describe(),
+            "completed, merged, reverted by 0123456789"
+        );
         assert_eq!(
             ending(TaskStatus::Failed, "TIMEOUT").credit(),
             Credit::Harmful
         );
-        for neutral in ["KILLED", "WORKER_DIED", "SANDBOX_ERROR", "GIT_ERROR", "SOMETHING_NEW"] {
+        for neutral in [
+            "KILLED",
+            "WORKER_DIED",
+            "SANDBOX_ERROR",
+            "GIT_ERROR",
+            "SOMETHING_NEW",
+        ] {
             assert_eq!(
                 ending(TaskStatus::Failed, neutral).credit(),
                 Credit::Neutral,
                 "{neutral}"
             );
         }
-        assert_eq!(ending(TaskStatus::Dropped, "dropped").credit(), Credit::Neutral);
+        assert_eq!(
+            ending(TaskStatus::Dropped, "dropped").credit(),
+            Credit::Neutral
+        );
     }
 }

@@ -37,7 +37,11 @@ pub(super) fn rate(ctx: &Context, args: RateArgs) -> anyhow::Result<()> {
     let (_project, store) = ctx.open()?;
     let learning = learning_by_id(&store, &args.id)?;
     let why = match args.why.as_deref().map(crate::redact::one_clean_line) {
-        Some(w) if w.is_empty() => return Err(usage("--why is empty; say why in a few words, or leave it out")),
+        Some(w) if w.is_empty() => {
+            return Err(usage(
+                "--why is empty; say why in a few words, or leave it out",
+            ));
+        }
         Some(w) if w.chars().count() > MAX_WHY => {
             return Err(usage(format!(
                 "--why is {} characters; keep it under {MAX_WHY}",

@@ -21,7 +21,11 @@ pub(super) struct ReviewArgs {
 }
 
 /// A learning as the review lists it; a flagged one with its record and evidence.
-fn review_json(store: &Store, l: &Learning, flag: Option<&Flag>) -> anyhow::Result<serde_json::Value> {
+fn review_json(
+    store: &Store,
+    l: &Learning,
+    flag: Option<&Flag>,
+) -> anyhow::Result<serde_json::Value> {
     let mut v = serde_json::to_value(l)?;
     v["id"] = serde_json::Value::String(l.label());
     v["sources"] = serde_json::to_value(store.learning_sources(l.id)?)?;
@@ -34,8 +38,11 @@ fn review_json(store: &Store, l: &Learning, flag: Option<&Flag>) -> anyhow::Resu
 /// What waits for a person: drafts and quarantined learnings, then active learnings whose
 /// tasks keep going wrong (flagged by their outcomes and ratings), each with its flag.
 fn queue(store: &Store) -> anyhow::Result<Vec<(Learning, Option<Flag>)>> {
-    let mut queue: Vec<(Learning, Option<Flag>)> =
-        store.review_queue()?.into_iter().map(|l| (l, None)).collect();
+    let mut queue: Vec<(Learning, Option<Flag>)> = store
+        .review_queue()?
+        .into_iter()
+        .map(|l| (l, None))
+        .collect();
     for f in credit::flagged_learnings(store)? {
         if let Some(entry) = queue.iter_mut().find(|(l, _)| l.id == f.id) {
             entry.1 = Some(f);
@@ -125,9 +132,7 @@ pub(super) fn review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
         }
         match ask(&term, l) {
             Ok(Some((Choice::Quit, _)) | None) => break,
-            Ok(Some((choice, text))) => {
-                changed |= answer(&store, l, flag.is_some(), choice, text)?
-            }
+            Ok(Some((choice, text))) => changed |= answer(&store, l, flag.is_some(), choice, text)?,
             Err(e) => {
                 // A question cut short leaves the cursor hidden.
                 let _ = term.show_cursor();
@@ -186,7 +191,11 @@ fn present(
             writeln!(out, "    task {}: {}", t.ending.task, t.ending.describe())?;
         }
         for r in &f.ratings {
-            let why = r.why.as_deref().map(|w| format!(": {w}")).unwrap_or_default();
+            let why = r
+                .why
+                .as_deref()
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default();
             writeln!(out, "    rated {}{why} ({})", r.rating, r.at)?;
         }
     }

@@ -252,15 +252,28 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
         }
         text.push_str(&format!("; ranks ×{factor:.2}"));
         field(&mut out, "Credit", text)?;
-        for t in credited.iter().filter(|t| t.credit != crate::store::Credit::Neutral).take(5) {
+        for t in credited
+            .iter()
+            .filter(|t| t.credit != crate::store::Credit::Neutral)
+            .take(5)
+        {
             field(
                 &mut out,
                 "",
-                format!("{} task {}: {}", t.credit.as_str(), t.ending.task, t.ending.describe()),
+                format!(
+                    "{} task {}: {}",
+                    t.credit.as_str(),
+                    t.ending.task,
+                    t.ending.describe()
+                ),
             )?;
         }
         for r in &ratings {
-            let why = r.why.as_deref().map(|w| format!(": {w}")).unwrap_or_default();
+            let why = r
+                .why
+                .as_deref()
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default();
             field(&mut out, "", format!("rated {}{why} ({})", r.rating, r.at))?;
         }
     }

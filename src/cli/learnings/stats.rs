@@ -477,6 +477,9 @@ fn write_outcomes(
             r.at
         ));
     }
-    writeln!(out, "  feedback:         {feedback} (`gza learnings rate ID up|down --why …`)")?;
+    writeln!(
+        out,
+        "  feedback:         {feedback} (`gza learnings rate ID up|down --why …`)"
+    )?;
     Ok(())
 }
