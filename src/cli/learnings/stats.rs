@@ -44,6 +44,9 @@ struct OutcomesJson<'a> {
     /// Learnings created in each of the last four weeks, oldest first.
     growth_per_week: &'a [i64],
     ratings: RatingsJson<'a>,
+    /// Learnings whose tasks keep going wrong (outcomes and ratings), each with its record
+    /// and evidence: which tasks, how they ended, what people said.
+    flagged: &'a [crate::learn::credit::Flag],
 }
 
 #[derive(Serialize)]
@@ -107,16 +110,14 @@ struct DecayedJson<'a> {
     confidence: f64,
 }
 
+/// A learning given to 3 or more finished tasks that all failed the same way, as this list has
+/// always printed it (the flags by outcome, with their evidence, are `outcomes.flagged`).
 #[derive(Serialize)]
 struct FlaggedJson<'a> {
     id: String,
     text: &'a str,
-    /// The reason every harmful task failed with, when they all failed alike ("" otherwise).
     failure_reason: &'a str,
-    /// Tasks credited to it (helpful and harmful).
     tasks: i64,
-    #[serde(flatten)]
-    record: &'a crate::learn::credit::Flag,
 }
 
 /// The newest finished tasks `learnings stats` measures injection rate and usage over.
@@ -142,6 +143,7 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         .filter(|l| l.lifecycle.stale_reason.is_some())
         .collect();
     let flags = crate::learn::credit::flagged_learnings(&store)?;
+    let failing = store.failing_learnings()?;
     let now = chrono::Utc::now();
     let base = store.base_rate()?;
     let measures = store.outcome_measures(MEASURE_WINDOW)?;
@@ -205,14 +207,14 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
                         confidence: l.decayed_confidence(now),
                     })
                     .collect(),
-                flagged: flags
+                flagged: failing
                     .iter()
                     .map(|f| FlaggedJson {
                         id: label(f.id),
                         text: &f.text,
-                        failure_reason: f.common_failure().unwrap_or(""),
-                        tasks: f.counts.helpful + f.counts.harmful,
-                        record: f,
+                        // No recorded reason prints as "", as it always has.
+                        failure_reason: f.failure_reason.as_ref().map_or("", |r| r.as_str()),
+                        tasks: f.tasks,
                     })
                     .collect(),
             },
@@ -239,6 +241,7 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
                         })
                         .collect(),
                 },
+                flagged: &flags,
             },
         };
         serde_json::to_writer_pretty(&mut out, &json)?;
@@ -305,6 +308,27 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     }
     for f in &flags {
         write_flag(&mut out, f)?;
+    }
+    // All failed alike, and outcomes have not judged it (its failures were a person's or the
+    // machine's, KILLED say): listed as it always was. A learning outcomes have judged is
+    // flagged above or, its record or people's ratings outweighing the failures, not at all.
+    let judged: std::collections::HashSet<i64> = store
+        .credit_counts(&failing.iter().map(|f| f.id).collect::<Vec<_>>())?
+        .into_iter()
+        .filter(|(_, c)| c.harmful > 0 || c.rated_up + c.rated_down > 0)
+        .map(|(id, _)| id)
+        .collect();
+    for f in failing.iter().filter(|f| !judged.contains(&f.id)) {
+        writeln!(
+            out,
+            "    review {:<5} {} (given to {} tasks that all failed: {})",
+            label(f.id),
+            output::one_line(&f.text, 40),
+            f.tasks,
+            f.failure_reason
+                .as_ref()
+                .map_or("no reason", |r| r.as_str())
+        )?;
     }
     writeln!(out, "  by section:       {}", pairs(&totals.by_section))?;
     writeln!(out, "  by priority:      {}", pairs(&totals.by_priority))?;
