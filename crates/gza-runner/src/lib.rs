@@ -504,8 +504,11 @@ pub fn reap_orphans(project: &Project, store: &Store) -> Vec<Reaped> {
             end_agent(&task, Duration::from_millis(500));
         }
         // An outcome kept in this clone's logs by the task's worker (its pid in the file) is
-        // evidence enough of where it ran, whichever machine reaps.
-        if let Some(status) = record_kept(project, store, &task, worker) {
+        // evidence enough of where it ran, whichever machine reaps; but not while that worker
+        // still lives here (its lease expired, yet it runs): its own write is refused, and the
+        // outcome it keeps on the way must not be recorded for it.
+        let worker_alive = local && !pid_dead();
+        if !worker_alive && let Some(status) = record_kept(project, store, &task, worker) {
             reaped.push(Reaped {
                 id: task.id,
                 recovered: Some(status),
@@ -558,9 +561,13 @@ fn record_kept(
             .flatten();
     }
     let report = store
-        .finish_task(task.id, worker, &outcome, |tx, done| {
-            complete::on_task_finished(tx, project, done)
-        })
+        .finish_task(
+            task.id,
+            worker,
+            gza_store::FinishedBy::Reaper,
+            &outcome,
+            |tx, done| complete::on_task_finished(tx, project, done),
+        )
         .ok()?;
     kept::drop_kept(project, task.id);
     if let Some(err) = &report.hook_error {

@@ -997,9 +997,13 @@ fn record(
         )));
     }
     let report = loop {
-        let written = store.finish_task(task.id, worker, &ending.outcome, |tx, done| {
-            complete::on_task_finished(tx, project, done)
-        });
+        let written = store.finish_task(
+            task.id,
+            worker,
+            gza_store::FinishedBy::Worker,
+            &ending.outcome,
+            |tx, done| complete::on_task_finished(tx, project, done),
+        );
         match written {
             Ok(report) => break report,
             Err(e) if wait_for_space(&e) => {}

@@ -47,7 +47,7 @@ pub use outcomes::{
     BaseRate, Credit, CreditCounts, CreditedTask, Debited, Ending, Measures, Rating,
     credit_finished, credit_task,
 };
-pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
+pub use runs::{Claim, FinishReport, FinishedBy, Leftover, Outcome, WorkerId};
 pub use tasks::{
     Figure, HistoryFilter, LinkedTask, NewTask, PendingCounts, QueueEntry, Stats, StatusCounts,
     TaskEdit, TaskSummary, Tokens,

@@ -256,7 +256,7 @@ fn scenario(store: &Store) -> String {
     outcome.usage.input_tokens = Some(100);
     outcome.usage.duration_seconds = Some(12.5);
     let report = store
-        .finish_task(claimed.id, worker, &outcome, |tx, _| {
+        .finish_task(claimed.id, worker, FinishedBy::Worker, &outcome, |tx, _| {
             count_towards_regeneration(tx).map_err(|e| e.to_string())?;
             credit_finished(tx, claimed.id, None).map_err(|e| e.to_string())
         })
@@ -276,7 +276,9 @@ fn scenario(store: &Store) -> String {
             .unwrap()
     );
     let late = store
-        .finish_task(second.id, worker, &outcome, |_, _| Ok(()))
+        .finish_task(second.id, worker, FinishedBy::Worker, &outcome, |_, _| {
+            Ok(())
+        })
         .unwrap();
     say!("late outcome", (late.owned, late.fenced));
     say!("reaped task", store.get_task(second.id).unwrap());
