@@ -445,6 +445,9 @@ impl Ranker {
         }
         let mut hits: Vec<Hit> = hits.into_iter().map(|(h, _)| h).collect();
         hits.sort_by(order);
+        // How the tasks it was given ended, and people's ratings, weigh each of the best.
+        crate::credit::weigh(store, &mut hits);
+        hits.sort_by(order);
         Ok(hits)
     }
 

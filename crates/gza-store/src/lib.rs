@@ -13,6 +13,7 @@ mod imports;
 mod learnings;
 mod leases;
 mod lifecycle;
+mod outcomes;
 mod pg;
 mod review_loop;
 mod runs;
@@ -41,6 +42,10 @@ pub use learnings::{
 pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease, TaskLease};
 pub use lifecycle::{
     EvolutionEntry, FailingLearning, InjectionOutcome, LifecycleCounts, TierChange,
+};
+pub use outcomes::{
+    BaseRate, Credit, CreditCounts, CreditedTask, Debited, Ending, Measures, Rating,
+    credit_finished, credit_task,
 };
 pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
 pub use tasks::{

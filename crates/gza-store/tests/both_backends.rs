@@ -257,7 +257,8 @@ fn scenario(store: &Store) -> String {
     outcome.usage.duration_seconds = Some(12.5);
     let report = store
         .finish_task(claimed.id, worker, &outcome, |tx, _| {
-            count_towards_regeneration(tx).map_err(|e| e.to_string())
+            count_towards_regeneration(tx).map_err(|e| e.to_string())?;
+            credit_finished(tx, claimed.id, None).map_err(|e| e.to_string())
         })
         .unwrap();
     say!("finished", (report.owned, report.fenced, report.hook_error));
@@ -777,6 +778,58 @@ fn scenario(store: &Store) -> String {
     say!("injection outcomes", store.injection_outcomes(l1).unwrap());
     say!("failing", store.failing_learnings().unwrap());
     say!("lifecycle counts", store.lifecycle_counts().unwrap());
+
+    // Learning from outcomes (credit by how tasks ended; ratings; seed 000's measures).
+    // The first task was credited as it finished and its learnings as they were given to it.
+    say!(
+        "credit counts",
+        store.credit_counts(&[l1, l2, 999]).unwrap()
+    );
+    say!("base rate", store.base_rate().unwrap());
+    say!("branch tasks", store.branch_tasks(claimed.id).unwrap());
+    store.credit_tasks(&[claimed.id, fourth.id, a]).unwrap();
+    say!("credited", store.credited_tasks(l1, false, 10).unwrap());
+    say!("reverts scanned", store.reverts_scanned_to().unwrap());
+    store.set_reverts_scanned_to("abc125").unwrap();
+    say!("reverts scanned, set", store.reverts_scanned_to().unwrap());
+    say!(
+        "reverted",
+        store.record_reverts(&[claimed.id, a], "abc125").unwrap()
+    );
+    say!(
+        "reverted again",
+        store.record_reverts(&[claimed.id], "abc126").unwrap()
+    );
+    say!("harmful", store.credited_tasks(l1, true, 10).unwrap());
+    say!("rated up", store.rate_learning(l2, true, None).unwrap());
+    say!(
+        "rated down",
+        store.rate_learning(l1, false, Some("wrong here")).unwrap()
+    );
+    say!("ratings of l1", store.ratings(Some(l1), 5).unwrap());
+    say!("ratings", store.ratings(None, 5).unwrap());
+    say!("rating totals", store.rating_totals().unwrap());
+    say!(
+        "debited",
+        store
+            .debited_learnings()
+            .unwrap()
+            .iter()
+            .map(|d| (d.id, d.counts))
+            .collect::<Vec<_>>()
+    );
+    say!("measures", store.outcome_measures(200).unwrap());
+    say!("measures, 1", store.outcome_measures(1).unwrap());
+    say!(
+        "per week",
+        store.learnings_per_week(chrono::Utc::now(), 4).unwrap()
+    );
+    say!(
+        "per week, long ago",
+        store
+            .learnings_per_week("2001-01-01T00:00:00Z".parse().unwrap(), 2)
+            .unwrap()
+    );
 
     // The extraction back-off.
     say!("backoff", store.extraction_backoff().unwrap());
