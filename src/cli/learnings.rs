@@ -18,6 +18,7 @@ mod edit;
 mod export;
 mod import;
 mod promote;
+mod rate;
 mod restore;
 mod review;
 mod search;
@@ -50,6 +51,8 @@ enum LearningsCommand {
     Review(review::ReviewArgs),
     /// Accept drafts or quarantined learnings: they become active and may be injected.
     Promote(promote::PromoteArgs),
+    /// Say whether a learning helps (up) or not (down), and why; it ranks by it.
+    Rate(rate::RateArgs),
     /// Search the project tree for evidence: a learning the code shows in 3+ files is validated
     /// (tier 2; unchecked ones are tier 1).
     Validate(validate::ValidateArgs),
@@ -128,6 +131,7 @@ pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
         LearningsCommand::Restore(a) => restore::restore(ctx, a),
         LearningsCommand::Review(a) => review::review(ctx, a),
         LearningsCommand::Promote(a) => promote::promote(ctx, a),
+        LearningsCommand::Rate(a) => rate::rate(ctx, a),
         LearningsCommand::Validate(a) => validate::validate_cmd(ctx, a),
         LearningsCommand::Export(a) => export::export(ctx, a),
         LearningsCommand::Import(a) => import::import(ctx, a),

@@ -27,6 +27,7 @@ mod mcp;
 mod mcp_agents;
 mod model_files;
 mod model_install;
+mod outcomes;
 mod quarantine;
 mod ranker;
 mod regeneration_window;

@@ -445,6 +445,9 @@ impl Ranker {
         }
         let mut hits: Vec<Hit> = hits.into_iter().map(|(h, _)| h).collect();
         hits.sort_by(order);
+        // How the tasks it was given ended, and people's ratings, weigh each of the best.
+        crate::credit::weigh(store, &mut hits);
+        hits.sort_by(order);
         Ok(hits)
     }
 
@@ -554,8 +557,12 @@ pub fn run_embed_job(project: &Project) -> Result<usize> {
         libc::setpriority(libc::PRIO_PROCESS, 0, 19);
     }
     // Started by a hook, it shares the person's session (and its scheduling group): the
-    // session's own processes, its next hooks first, preempt it at once.
-    gza_core::priority::idle_policy();
+    // session's own processes, its next hooks first, preempt it at once. `work_priority:
+    // normal` lowers nothing of gza's but the niceness: on a machine kept busy by other work,
+    // SCHED_IDLE could hold the job back for minutes.
+    if project.config.work_priority != gza_core::config::WorkPriority::Normal {
+        gza_core::priority::idle_policy();
+    }
     let mut done = 0;
     loop {
         let started = std::time::SystemTime::now();

@@ -499,16 +499,31 @@ pub fn reap_orphans(project: &Project, store: &Store) -> Vec<Reaped> {
             lease,
             ..WorkerId::from(owner)
         };
+        if local && !pid_dead() {
+            // Its worker still runs here though its lease expired (cut off from the database,
+            // or stopped): the task is reaped first, so the outcome the worker writes once its
+            // agent is stopped finds the task no longer under its lease and is refused; then
+            // the agent is stopped. What the worker keeps on the way is not its to record.
+            if store
+                .reap_task(task.id, Some(owner.pid), lease)
+                .unwrap_or(false)
+            {
+                end_agent(&task, Duration::from_millis(500));
+                kept::drop_kept(project, task.id);
+                reaped.push(Reaped {
+                    id: task.id,
+                    recovered: None,
+                });
+            }
+            continue;
+        }
         if local {
             // The agent goes first, so a kept commit is made on a worktree nothing still writes to.
             end_agent(&task, Duration::from_millis(500));
         }
         // An outcome kept in this clone's logs by the task's worker (its pid in the file) is
-        // evidence enough of where it ran, whichever machine reaps; but not while that worker
-        // still lives here (its lease expired, yet it runs): its own write is refused, and the
-        // outcome it keeps on the way must not be recorded for it.
-        let worker_alive = local && !pid_dead();
-        if !worker_alive && let Some(status) = record_kept(project, store, &task, worker) {
+        // evidence enough of where it ran, whichever machine reaps.
+        if let Some(status) = record_kept(project, store, &task, worker) {
             reaped.push(Reaped {
                 id: task.id,
                 recovered: Some(status),
@@ -561,13 +576,9 @@ fn record_kept(
             .flatten();
     }
     let report = store
-        .finish_task(
-            task.id,
-            worker,
-            gza_store::FinishedBy::Reaper,
-            &outcome,
-            |tx, done| complete::on_task_finished(tx, project, done),
-        )
+        .finish_task(task.id, worker, &outcome, |tx, done| {
+            complete::on_task_finished(tx, project, done)
+        })
         .ok()?;
     kept::drop_kept(project, task.id);
     if let Some(err) = &report.hook_error {

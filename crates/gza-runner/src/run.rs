@@ -997,13 +997,9 @@ fn record(
         )));
     }
     let report = loop {
-        let written = store.finish_task(
-            task.id,
-            worker,
-            gza_store::FinishedBy::Worker,
-            &ending.outcome,
-            |tx, done| complete::on_task_finished(tx, project, done),
-        );
+        let written = store.finish_task(task.id, worker, &ending.outcome, |tx, done| {
+            complete::on_task_finished(tx, project, done)
+        });
         match written {
             Ok(report) => break report,
             Err(e) if wait_for_space(&e) => {}
@@ -1015,20 +1011,8 @@ fn record(
         complete::log_hook_error(project, task.id, err);
     }
     if report.fenced {
-        // Refused because the lease expired. Not reaped yet, the task would stay in progress
-        // (its agent gone) until some other command reaps it: this worker ends it now as any
-        // reaper would, under the lease it was claimed under (a no-op once another reaped it).
-        let reaped_here = store.still_running_under(task.id, worker).unwrap_or(false)
-            && store
-                .reap_task(task.id, Some(worker.pid), worker.lease)
-                .unwrap_or(false);
-        let by = if reaped_here {
-            "so it was failed WORKER_DIED, as other workers would have"
-        } else {
-            "and other workers reaped it"
-        };
         ui.warn(&format!(
-            "task {}: this worker could not renew its lease in time ({by}); its result was not recorded (the agent's output is in .gza/logs/)",
+            "task {}: other workers reaped it while this worker could not renew its lease; its result was not recorded (the agent's output is in .gza/logs/)",
             task.id
         ));
     }

@@ -973,6 +973,10 @@ impl Store {
                      SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1)",
                     params![id, task_id, session_id, event, now],)?;
             }
+            if let Some(task) = task_id {
+                // Given after its task was credited (taken in from the spool): credited now.
+                super::outcomes::credit_late_injections(tx, task, ids)?;
+            }
             Ok(())
         })
     }

@@ -13,6 +13,7 @@ mod imports;
 mod learnings;
 mod leases;
 mod lifecycle;
+mod outcomes;
 mod pg;
 mod review_loop;
 mod runs;
@@ -42,7 +43,11 @@ pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease, TaskLease};
 pub use lifecycle::{
     EvolutionEntry, FailingLearning, InjectionOutcome, LifecycleCounts, TierChange,
 };
-pub use runs::{Claim, FinishReport, FinishedBy, Leftover, Outcome, WorkerId};
+pub use outcomes::{
+    BaseRate, Credit, CreditCounts, CreditedTask, Debited, Ending, Measures, Rating,
+    credit_finished, credit_task,
+};
+pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
 pub use tasks::{
     Figure, HistoryFilter, LinkedTask, NewTask, PendingCounts, QueueEntry, Stats, StatusCounts,
     TaskEdit, TaskSummary, Tokens,

@@ -74,17 +74,36 @@ impl Store {
     }
 
     /// Record that the branch made by task `owner` was merged into `into`, on every task of the
-    /// branch.
+    /// branch, and credit each again (a merge is part of how it ended).
     pub fn record_merge(&self, owner: TaskId, into: &str) -> Result<()> {
-        self.db
-            .execute(
+        self.immediate(|tx| {
+            tx.execute(
                 &format!(
                     "{BRANCH_FAMILY} UPDATE tasks SET merged_at = ?2, merged_into = ?3 \
                      WHERE id IN (SELECT id FROM family)"
                 ),
                 params![owner, now_timestamp(), into],
+            )?;
+            let family: Vec<TaskId> = tx.query_map(
+                &format!("{BRANCH_FAMILY} SELECT id FROM family"),
+                params![owner],
+                |r| r.get(0),
+            )?;
+            for id in family {
+                super::outcomes::credit_task(tx, id)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The tasks of the branch made by task `owner`: it and every improve task that continued it.
+    pub fn branch_tasks(&self, owner: TaskId) -> Result<Vec<TaskId>> {
+        self.db
+            .query_map(
+                &format!("{BRANCH_FAMILY} SELECT id FROM family ORDER BY id"),
+                params![owner],
+                |r| r.get(0),
             )
-            .map(|_| ())
             .map_err(|e| self.err(e))
     }
 

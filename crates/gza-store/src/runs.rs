@@ -84,15 +84,6 @@ impl Outcome {
     }
 }
 
-/// Who records a task's outcome ([`Store::finish_task`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FinishedBy {
-    /// The worker that ran it, which must still hold a fresh lease.
-    Worker,
-    /// Another worker recording the outcome a dead worker kept on disk.
-    Reaper,
-}
-
 impl Store {
     /// Atomically take the next ready task (pending, dependency completed, pickup order) for
     /// `worker`, optionally only among `only` and only in `group`. The write lock is taken before
@@ -272,44 +263,25 @@ impl Store {
     /// away (its lease expired) no longer names that lease: nothing of the late outcome is
     /// written. The hook runs inside a savepoint: its error rolls back its own writes and is
     /// returned beside the outcome, never instead of it.
-    ///
-    /// `by` says who writes. A worker ([`FinishedBy::Worker`]) writes only while its lease is
-    /// fresh on the database's clock, in the same statement: a reaper that found the lease
-    /// expired may be about to reap the task (it stops the agent first), and an expired lease
-    /// is never renewed, so the worker's late write can never slip in before the reap. A
-    /// reaper recording the outcome a dead worker kept ([`FinishedBy::Reaper`]) writes under
-    /// the dead worker's lease, expired as it is.
     pub fn finish_task<H>(
         &self,
         id: TaskId,
         worker: WorkerId,
-        by: FinishedBy,
         outcome: &Outcome,
         hook: H,
     ) -> Result<FinishReport>
     where
         H: FnOnce(&Tx, &Task) -> std::result::Result<(), String>,
     {
-        let stale = self.stale_before();
-        // A worker's lease must still be fresh (a task claimed without a lease has none to check).
-        let fresh = |param: &str| match by {
-            FinishedBy::Worker => format!(
-                "AND (CAST({param} AS BIGINT) IS NULL OR EXISTS (SELECT 1 FROM worker_leases \
-                 WHERE id = {param} AND heartbeat_at >= {stale}))"
-            ),
-            FinishedBy::Reaper => String::new(),
-        };
         let mut hook_error = None;
         let mut fenced = false;
         let owned = self.immediate(|tx| {
             let result = &outcome.result;
             let owned = tx.execute(
-                &format!("UPDATE tasks SET status = ?3, failure_reason = ?4, completed_at = ?5, \
+                "UPDATE tasks SET status = ?3, failure_reason = ?4, completed_at = ?5, \
                    running_pid = NULL, running_pid_start = NULL, agent_pid = NULL, agent_start = NULL \
                  WHERE id = ?1 AND status = 'in_progress' AND running_pid = ?2 \
-                   AND lease_id IS NOT DISTINCT FROM ?6 {fresh}",
-                    fresh = fresh("?6")
-                ),
+                   AND lease_id IS NOT DISTINCT FROM ?6",
                 params![
                     id,
                     worker.pid,
@@ -320,15 +292,13 @@ impl Store {
                 ],
             )? == 1;
             let figures = tx.execute(
-                &format!("UPDATE tasks SET output = COALESCE(?2, output), session_id = COALESCE(?3, session_id), \
+                "UPDATE tasks SET output = COALESCE(?2, output), session_id = COALESCE(?3, session_id), \
                    cost_usd = COALESCE(?4, cost_usd), input_tokens = COALESCE(?5, input_tokens), \
                    output_tokens = COALESCE(?6, output_tokens), num_turns = COALESCE(?7, num_turns), \
                    duration_seconds = COALESCE(?8, duration_seconds), diff_stats = COALESCE(?9, diff_stats), \
                    report_file = COALESCE(?10, report_file), \
                    review_verdict = COALESCE(?11, review_verdict) \
-                 WHERE id = ?1 AND lease_id IS NOT DISTINCT FROM ?12 {fresh}",
-                    fresh = fresh("?12")
-                ),
+                 WHERE id = ?1 AND lease_id IS NOT DISTINCT FROM ?12",
                 params![
                     id,
                     outcome.output,
@@ -567,9 +537,8 @@ impl Store {
 pub struct FinishReport {
     /// False when another process had already ended the task; its status was kept.
     pub owned: bool,
-    /// True when nothing of the outcome was written: the task no longer names the lease it was
-    /// claimed under (it was reaped while its worker was away), or, written by its worker, that
-    /// lease has expired (a reaper may be about to reap it).
+    /// True when the task no longer names the lease it was claimed under (it was reaped while
+    /// its worker was away): nothing of the outcome was written.
     pub fenced: bool,
     /// The completion hook's error, if it failed (its writes were rolled back).
     pub hook_error: Option<String>,

@@ -256,8 +256,9 @@ fn scenario(store: &Store) -> String {
     outcome.usage.input_tokens = Some(100);
     outcome.usage.duration_seconds = Some(12.5);
     let report = store
-        .finish_task(claimed.id, worker, FinishedBy::Worker, &outcome, |tx, _| {
-            count_towards_regeneration(tx).map_err(|e| e.to_string())
+        .finish_task(claimed.id, worker, &outcome, |tx, _| {
+            count_towards_regeneration(tx).map_err(|e| e.to_string())?;
+            credit_finished(tx, claimed.id, None).map_err(|e| e.to_string())
         })
         .unwrap();
     say!("finished", (report.owned, report.fenced, report.hook_error));
@@ -275,9 +276,7 @@ fn scenario(store: &Store) -> String {
             .unwrap()
     );
     let late = store
-        .finish_task(second.id, worker, FinishedBy::Worker, &outcome, |_, _| {
-            Ok(())
-        })
+        .finish_task(second.id, worker, &outcome, |_, _| Ok(()))
         .unwrap();
     say!("late outcome", (late.owned, late.fenced));
     say!("reaped task", store.get_task(second.id).unwrap());
@@ -780,6 +779,58 @@ fn scenario(store: &Store) -> String {
     say!("failing", store.failing_learnings().unwrap());
     say!("lifecycle counts", store.lifecycle_counts().unwrap());
 
+    // Learning from outcomes (credit by how tasks ended; ratings; seed 000's measures).
+    // The first task was credited as it finished and its learnings as they were given to it.
+    say!(
+        "credit counts",
+        store.credit_counts(&[l1, l2, 999]).unwrap()
+    );
+    say!("base rate", store.base_rate().unwrap());
+    say!("branch tasks", store.branch_tasks(claimed.id).unwrap());
+    store.credit_tasks(&[claimed.id, fourth.id, a]).unwrap();
+    say!("credited", store.credited_tasks(l1, false, 10).unwrap());
+    say!("reverts scanned", store.reverts_scanned_to().unwrap());
+    store.set_reverts_scanned_to("abc125").unwrap();
+    say!("reverts scanned, set", store.reverts_scanned_to().unwrap());
+    say!(
+        "reverted",
+        store.record_reverts(&[claimed.id, a], "abc125").unwrap()
+    );
+    say!(
+        "reverted again",
+        store.record_reverts(&[claimed.id], "abc126").unwrap()
+    );
+    say!("harmful", store.credited_tasks(l1, true, 10).unwrap());
+    say!("rated up", store.rate_learning(l2, true, None).unwrap());
+    say!(
+        "rated down",
+        store.rate_learning(l1, false, Some("wrong here")).unwrap()
+    );
+    say!("ratings of l1", store.ratings(Some(l1), 5).unwrap());
+    say!("ratings", store.ratings(None, 5).unwrap());
+    say!("rating totals", store.rating_totals().unwrap());
+    say!(
+        "debited",
+        store
+            .debited_learnings()
+            .unwrap()
+            .iter()
+            .map(|d| (d.id, d.counts))
+            .collect::<Vec<_>>()
+    );
+    say!("measures", store.outcome_measures(200).unwrap());
+    say!("measures, 1", store.outcome_measures(1).unwrap());
+    say!(
+        "per week",
+        store.learnings_per_week(chrono::Utc::now(), 4).unwrap()
+    );
+    say!(
+        "per week, long ago",
+        store
+            .learnings_per_week("2001-01-01T00:00:00Z".parse().unwrap(), 2)
+            .unwrap()
+    );
+
     // The extraction back-off.
     say!("backoff", store.extraction_backoff().unwrap());
     store
@@ -1065,14 +1116,12 @@ fn the_change_marker_moves_when_another_connection_commits() {
     cluster.drop_database(&name);
 }
 
-/// The race a reaper leaves open: it finds a worker's lease expired, stops the agent, and only
-/// then reaps. The worker that sees its agent end in that gap writes its outcome before the reap:
-/// it must be refused in the statement that writes (the lease's expiry on the database's clock),
-/// its figures too, and the reap must then go through. A lease once expired stays so: renewing
-/// it is refused, so a late heartbeat cannot reopen the gap. A reaper recording the outcome a
-/// dead worker kept still writes under that expired lease.
+/// What a worker's expired lease decides, on both backends: nothing by itself. A worker whose
+/// lease lapsed (a machine asleep) and whose task nobody reaped still records its outcome, and a
+/// reap after that finds nothing to reap; once a task is reaped, its worker's outcome is refused
+/// whole (status, figures, completion hook). The lease, once expired, is never renewed.
 #[test]
-fn a_worker_whose_lease_expired_records_nothing_even_before_its_task_is_reaped() {
+fn an_expired_lease_refuses_the_outcome_only_once_its_task_is_reaped() {
     let dir = tempfile::tempdir().unwrap();
     let cluster = postgres::cluster();
     let name = cluster.new_database();
@@ -1108,8 +1157,8 @@ fn a_worker_whose_lease_expired_records_nothing_even_before_its_task_is_reaped()
                 other => panic!("{backend:?}: {other:?}"),
             }
         };
-        let away = claim("the worker goes away");
-        let kept = claim("the worker dies, its outcome kept on disk");
+        let lapsed = claim("its worker slept, nobody reaped it");
+        let away = claim("its worker was away, and it was reaped");
         // The lease expires on the database's clock: the worker stopped renewing it.
         store
             .db()
@@ -1118,57 +1167,51 @@ fn a_worker_whose_lease_expired_records_nothing_even_before_its_task_is_reaped()
                 params![lease],
             )
             .unwrap();
-        let mut outcome = Outcome::new(TaskResult::failed(FailureReason::AgentExit));
+        assert!(!store.renew_lease(lease).unwrap(), "{backend:?}");
+        let mut outcome = Outcome::new(TaskResult::Completed {
+            review_verdict: None,
+        });
         outcome.output = Some("the late result".into());
         outcome.usage.cost_usd = Some(1.5);
-        // The worker's write, between the reaper's finding and its reap: refused, whole.
-        let late = store
-            .finish_task(away, worker, FinishedBy::Worker, &outcome, |_, _| {
-                panic!("the completion hook ran for a refused outcome")
-            })
+        // Nobody reaped it: the result stands, and a reaper coming after finds nothing to do.
+        let kept = store
+            .finish_task(lapsed, worker, &outcome, |_, _| Ok(()))
             .unwrap();
-        assert_eq!((late.owned, late.fenced), (false, true), "{backend:?}");
-        let task = store.get_task(away).unwrap();
-        assert_eq!(task.status().as_str(), "in_progress", "{backend:?}");
-        assert_eq!(task.output, None, "{backend:?}");
-        assert_eq!(task.usage.cost_usd, None, "{backend:?}");
-        // A heartbeat that comes late cannot make the lease fresh again.
-        assert!(!store.renew_lease(lease).unwrap(), "{backend:?}");
+        assert_eq!((kept.owned, kept.fenced), (true, false), "{backend:?}");
         assert!(
             !store
-                .finish_task(away, worker, FinishedBy::Worker, &outcome, |_, _| Ok(()))
-                .unwrap()
-                .owned,
+                .reap_task(lapsed, Some(worker.pid), worker.lease)
+                .unwrap(),
             "{backend:?}"
         );
-        // The reap goes through, and says why.
+        let task = store.get_task(lapsed).unwrap();
+        assert_eq!(task.status().as_str(), "completed", "{backend:?}");
+        assert_eq!(
+            task.output.as_deref(),
+            Some("the late result"),
+            "{backend:?}"
+        );
+        // Reaped first: the late outcome is refused whole.
         assert!(
             store
                 .reap_task(away, Some(worker.pid), worker.lease)
                 .unwrap(),
             "{backend:?}"
         );
+        let late = store
+            .finish_task(away, worker, &outcome, |_, _| {
+                panic!("the completion hook ran for a refused outcome")
+            })
+            .unwrap();
+        assert_eq!((late.owned, late.fenced), (false, true), "{backend:?}");
         let task = store.get_task(away).unwrap();
         assert_eq!(
             task.failure_reason().map(|r| r.as_str().to_string()),
             Some("WORKER_DIED".to_string()),
             "{backend:?}"
         );
-        // A reaper records what a dead worker kept, under the same expired lease.
-        let recovered = store
-            .finish_task(kept, worker, FinishedBy::Reaper, &outcome, |_, _| Ok(()))
-            .unwrap();
-        assert_eq!(
-            (recovered.owned, recovered.fenced),
-            (true, false),
-            "{backend:?}"
-        );
-        let task = store.get_task(kept).unwrap();
-        assert_eq!(
-            task.output.as_deref(),
-            Some("the late result"),
-            "{backend:?}"
-        );
+        assert_eq!(task.output, None, "{backend:?}");
+        assert_eq!(task.usage.cost_usd, None, "{backend:?}");
     }
     cluster.drop_database(&name);
 }
