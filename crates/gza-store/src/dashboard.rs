@@ -18,6 +18,27 @@ pub struct TaskFilter<'a> {
     pub task_type: Option<TaskType>,
 }
 
+impl TaskFilter<'_> {
+    /// The filter's clause over `tasks t`, its group bound to parameter `group` and its type to
+    /// the next one. A filter not given is written as its parameter being NULL rather than
+    /// left out, so every statement binds the same parameters; an index can seek only on the
+    /// clauses given, hence a statement per shape rather than `(?N IS NULL OR …)`.
+    fn clause(&self, group: usize) -> String {
+        let kind = group + 1;
+        let group = if self.group.is_some() {
+            format!(" AND t.group_name = ?{group}")
+        } else {
+            format!(" AND CAST(?{group} AS TEXT) IS NULL")
+        };
+        let kind = if self.task_type.is_some() {
+            format!(" AND t.task_type = ?{kind}")
+        } else {
+            format!(" AND CAST(?{kind} AS TEXT) IS NULL")
+        };
+        group + &kind
+    }
+}
+
 /// A pending task on the board, with the unfinished task it waits for when it is blocked.
 #[derive(Debug, Clone)]
 pub struct PendingTask {
@@ -74,16 +95,7 @@ impl Store {
         limit: u32,
     ) -> Result<Vec<TaskSummary>> {
         let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM tasks t WHERE t.status = ?2");
-        sql.push_str(if filter.group.is_some() {
-            " AND t.group_name = ?3"
-        } else {
-            " AND CAST(?3 AS TEXT) IS NULL"
-        });
-        sql.push_str(if filter.task_type.is_some() {
-            " AND t.task_type = ?4"
-        } else {
-            " AND CAST(?4 AS TEXT) IS NULL"
-        });
+        sql.push_str(&filter.clause(3));
         // Two statements rather than `(?5 IS NULL OR t.id < ?5)`, which no index can seek on.
         sql.push_str(if before.is_some() {
             " AND t.id < ?5"
@@ -132,16 +144,7 @@ impl Store {
         } else {
             " AND (t.depends_on IS NULL OR d.status = 'completed')"
         });
-        sql.push_str(if filter.group.is_some() {
-            " AND t.group_name = ?2"
-        } else {
-            " AND CAST(?2 AS TEXT) IS NULL"
-        });
-        sql.push_str(if filter.task_type.is_some() {
-            " AND t.task_type = ?3"
-        } else {
-            " AND CAST(?3 AS TEXT) IS NULL"
-        });
+        sql.push_str(&filter.clause(2));
         sql.push_str(" ORDER BY t.urgent DESC, t.id LIMIT ?4");
         self.db
             .query_map(
@@ -166,16 +169,7 @@ impl Store {
         cap: i64,
     ) -> Result<i64> {
         let mut sql = "SELECT COUNT(*) FROM (SELECT 1 FROM tasks t WHERE t.status = ?1".to_string();
-        sql.push_str(if filter.group.is_some() {
-            " AND t.group_name = ?2"
-        } else {
-            " AND CAST(?2 AS TEXT) IS NULL"
-        });
-        sql.push_str(if filter.task_type.is_some() {
-            " AND t.task_type = ?3"
-        } else {
-            " AND CAST(?3 AS TEXT) IS NULL"
-        });
+        sql.push_str(&filter.clause(2));
         sql.push_str(" LIMIT ?4) AS capped");
         self.db
             .one(
