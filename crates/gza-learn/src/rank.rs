@@ -68,6 +68,25 @@ pub struct Hit {
     pub priority: gza_core::learning::Priority,
 }
 
+impl Hit {
+    /// Why it ranked where it did, as `learnings search --explain` and the dashboard show it:
+    /// `meaning 0.612 · words 0.250 (matched: pytest, fixture)`.
+    pub fn explanation(&self) -> String {
+        let semantic = self
+            .semantic
+            .map_or("no model".to_string(), |s| format!("{s:.3}"));
+        let matched = if self.matched.is_empty() {
+            "none".to_string()
+        } else {
+            self.matched.join(", ")
+        };
+        format!(
+            "meaning {semantic} · words {:.3} (matched: {matched})",
+            self.lexical
+        )
+    }
+}
+
 /// How to rank.
 #[derive(Debug, Clone, Copy)]
 pub struct Query<'a> {
@@ -294,6 +313,31 @@ impl Ranker {
         }
         hits.truncate(query.k);
         Ok(hits)
+    }
+
+    /// The best `k` for `text` (past the cut when `calibrated`, as [`Ranker::search`]) and the
+    /// next at most `k` that the cut or `k` left out, from one scoring pass (one embedding of
+    /// the query): what `learnings search --explain` and the dashboard show below the cut.
+    pub fn search_with_rest(
+        &self,
+        store: &Store,
+        text: &str,
+        k: usize,
+        calibrated: bool,
+    ) -> Result<(Vec<Hit>, Vec<Hit>)> {
+        let all = self.rank_all(store, text, true)?;
+        let mut kept = if calibrated {
+            calibrate(all.clone())
+        } else {
+            all.clone()
+        };
+        kept.truncate(k);
+        let rest = all
+            .into_iter()
+            .filter(|h| !kept.iter().any(|f| f.id == h.id))
+            .take(k)
+            .collect();
+        Ok((kept, rest))
     }
 
     /// Every learning in use scored for `text`, best first, with no cut (the query is embedded

@@ -57,15 +57,20 @@ pub(super) fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
             output::paint(output::YELLOW, "warning:")
         )?;
     }
-    let hits = ranker.search(
-        &store,
-        rank::Query {
-            text: &query,
-            k: args.k,
-            calibrated: !args.raw,
-            drafts: true,
-        },
-    )?;
+    let (hits, below) = if args.explain {
+        ranker.search_with_rest(&store, &query, args.k, !args.raw)?
+    } else {
+        let hits = ranker.search(
+            &store,
+            rank::Query {
+                text: &query,
+                k: args.k,
+                calibrated: !args.raw,
+                drafts: true,
+            },
+        )?;
+        (hits, Vec::new())
+    };
     let found = rank::hits_with_records(&store, &hits)?;
     let mut out = output::stdout();
     if args.json {
@@ -103,44 +108,17 @@ pub(super) fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
             explain(&mut out, h)?;
         }
     }
-    if args.explain {
-        let all = ranker.search(
-            &store,
-            rank::Query {
-                text: &query,
-                k: args.k + found.len(),
-                calibrated: false,
-                drafts: true,
-            },
-        )?;
-        let below: Vec<rank::Hit> = all
-            .into_iter()
-            .filter(|h| !found.iter().any(|(f, _)| f.id == h.id))
-            .take(args.k)
-            .collect();
-        if !below.is_empty() {
-            writeln!(out, "Below the cut:")?;
-            for (h, l) in rank::hits_with_records(&store, &below)? {
-                writeln!(out, "{:<5} {:.2}  {}", l.label(), h.score, l.text)?;
-                explain(&mut out, &h)?;
-            }
+    // Only `--explain` asks for what lies below the cut.
+    if !below.is_empty() {
+        writeln!(out, "Below the cut:")?;
+        for (h, l) in rank::hits_with_records(&store, &below)? {
+            writeln!(out, "{:<5} {:.2}  {}", l.label(), h.score, l.text)?;
+            explain(&mut out, &h)?;
         }
     }
     Ok(())
 }
 
 fn explain(out: &mut impl Write, h: &rank::Hit) -> std::io::Result<()> {
-    let semantic = h
-        .semantic
-        .map_or("no model".to_string(), |s| format!("{s:.3}"));
-    let matched = if h.matched.is_empty() {
-        "none".to_string()
-    } else {
-        h.matched.join(", ")
-    };
-    writeln!(
-        out,
-        "      meaning {semantic} · words {:.3} (matched: {matched})",
-        h.lexical
-    )
+    writeln!(out, "      {}", h.explanation())
 }

@@ -173,52 +173,16 @@ fn search_learnings(
     filters: &Filters,
 ) -> Result<Markup, crate::Error> {
     let ranker = Ranker::load(&app.project);
-    let hits = ranker.search(
-        store,
-        rank::Query {
-            text,
-            k: SEARCH_K,
-            calibrated: true,
-            drafts: true,
-        },
-    )?;
+    let (hits, below) = ranker.search_with_rest(store, text, SEARCH_K, true)?;
     let found = rank::hits_with_records(store, &hits)?;
-    let all = ranker.search(
-        store,
-        rank::Query {
-            text,
-            k: SEARCH_K * 2,
-            calibrated: false,
-            drafts: true,
-        },
-    )?;
-    let below: Vec<rank::Hit> = all
-        .into_iter()
-        .filter(|h| !found.iter().any(|(f, _)| f.id == h.id))
-        .take(SEARCH_K)
-        .collect();
     let below = rank::hits_with_records(store, &below)?;
-    let explain = |h: &rank::Hit| {
-        let semantic = h
-            .semantic
-            .map_or("no model".to_string(), |s| format!("{s:.3}"));
-        let matched = if h.matched.is_empty() {
-            "none".to_string()
-        } else {
-            h.matched.join(", ")
-        };
-        format!(
-            "meaning {semantic} · words {:.3} (matched: {matched})",
-            h.lexical
-        )
-    };
     let rows = |list: &[(rank::Hit, Learning)]| {
         html! {
             @for (h, l) in list.iter().filter(|(_, l)| filters.keeps(l)) {
                 tr data-id=(l.label()) {
                     td { a href=(format!("/learnings/{}", l.label())) { (l.label()) } }
                     td.score { (format!("{:.2}", h.score)) }
-                    td.text { (shown(&l.text)) div.explain { (shown(&explain(h))) } }
+                    td.text { (shown(&l.text)) div.explain { (shown(&h.explanation())) } }
                     td { (shown(&l.section)) }
                     td { span.status.(l.status.as_str()) { (l.status.as_str()) } }
                 }
