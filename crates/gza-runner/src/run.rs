@@ -522,16 +522,7 @@ fn prepare(
         max_turns: project.config.max_turns,
         resume_session: task.resume_session_id.as_deref(),
     };
-    let git_dir = (sandbox_kind != gza_core::config::SandboxKind::None)
-        .then(|| {
-            gza_core::git::run(
-                &project.root,
-                &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-            )
-            .ok()
-            .map(PathBuf::from)
-        })
-        .flatten();
+    let git_dir = sandbox::git_common_dir(&project.root, sandbox_kind);
     let place = place_of(project, task, kind, &workspace.dir, git_dir.clone());
     let invocation = sandbox::wrap(
         sandbox_kind,

@@ -196,6 +196,20 @@ fn provider_home_dir(provider: ProviderKind) -> Option<&'static str> {
     }
 }
 
+/// The repository's common git directory, which a sandboxed run must be shown (a worktree's
+/// `.git` file points into it); `None` without a sandbox, or when git cannot say.
+pub fn git_common_dir(root: &Path, kind: SandboxKind) -> Option<PathBuf> {
+    if kind == SandboxKind::None {
+        return None;
+    }
+    gza_core::git::run(
+        root,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    )
+    .ok()
+    .map(PathBuf::from)
+}
+
 /// The command line that runs `inv` in sandbox `kind`; `Err` is a one-line reason.
 pub fn wrap(kind: SandboxKind, place: &Place, inv: Invocation) -> Result<Invocation, String> {
     match kind {

@@ -179,16 +179,7 @@ fn run_in(
     let kind = project
         .config
         .sandbox_for(crate::provider_of(project, owner));
-    let git_dir = (kind != SandboxKind::None)
-        .then(|| {
-            gza_core::git::run(
-                &project.root,
-                &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-            )
-            .ok()
-            .map(PathBuf::from)
-        })
-        .flatten();
+    let git_dir = sandbox::git_common_dir(&project.root, kind);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     // The command provider's place: the basic variables and sandbox_env, no agent's keys or home.
     let place = sandbox::Place {
