@@ -187,17 +187,7 @@ fn present(
             "  Flagged      its tasks keep going wrong: {} harmful, {} helpful; rated {} up, {} down; ranks ×{:.2}",
             c.harmful, c.helpful, c.rated_up, c.rated_down, f.factor
         )?;
-        for t in &f.evidence {
-            writeln!(out, "    task {}: {}", t.ending.task, t.ending.describe())?;
-        }
-        for r in &f.ratings {
-            let why = r
-                .why
-                .as_deref()
-                .map(|w| format!(": {w}"))
-                .unwrap_or_default();
-            writeln!(out, "    rated {}{why} ({})", r.rating, r.at)?;
-        }
+        super::stats::write_flag_evidence(&mut out, f, "    ", None)?;
     }
     let query = rank::Query {
         text: &l.text,

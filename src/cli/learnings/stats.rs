@@ -425,16 +425,33 @@ fn write_flag(out: &mut impl Write, f: &crate::learn::credit::Flag) -> anyhow::R
             )?
         }
     }
+    write_flag_evidence(out, f, "      ", Some(60))?;
+    Ok(())
+}
+
+/// A flag's evidence, a line each, after `indent`: the tasks and how they ended, then the
+/// ratings with their reasons (cut to `why_width` columns when given).
+pub(super) fn write_flag_evidence(
+    out: &mut impl Write,
+    f: &crate::learn::credit::Flag,
+    indent: &str,
+    why_width: Option<usize>,
+) -> std::io::Result<()> {
     for t in &f.evidence {
-        writeln!(out, "      task {}: {}", t.ending.task, t.ending.describe())?;
+        writeln!(
+            out,
+            "{indent}task {}: {}",
+            t.ending.task,
+            t.ending.describe()
+        )?;
     }
     for r in &f.ratings {
-        let why = r
-            .why
-            .as_deref()
-            .map(|w| format!(": {}", output::one_line(w, 60)))
-            .unwrap_or_default();
-        writeln!(out, "      rated {}{why} ({})", r.rating, r.at)?;
+        let why = match (r.why.as_deref(), why_width) {
+            (Some(w), Some(width)) => format!(": {}", output::one_line(w, width)),
+            (Some(w), None) => format!(": {w}"),
+            (None, _) => String::new(),
+        };
+        writeln!(out, "{indent}rated {}{why} ({})", r.rating, r.at)?;
     }
     Ok(())
 }
