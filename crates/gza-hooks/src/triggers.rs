@@ -15,14 +15,14 @@ use std::path::Path;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
-use gza_core::learning::{Learning, Origin, Priority, Triggers};
+use gza_core::learning::{Origin, Priority, Triggers};
 use gza_store::HookLearning;
 
 /// Most learnings injected before one tool call.
 pub const MAX_INJECTED: usize = 3;
 
-/// What trigger selection reads of a learning: a stored [`Learning`], or the hooks' lighter
-/// [`HookLearning`] kept in the snapshot file.
+/// What trigger selection reads of a learning: the hooks' [`HookLearning`] (kept in the snapshot
+/// file), owned or borrowed.
 pub trait Triggered {
     fn id(&self) -> i64;
     fn triggers(&self) -> &Triggers;
@@ -46,24 +46,6 @@ impl<T: Triggered> Triggered for &T {
     }
     fn origin(&self) -> Origin {
         (**self).origin()
-    }
-}
-
-impl Triggered for Learning {
-    fn id(&self) -> i64 {
-        self.id
-    }
-    fn triggers(&self) -> &Triggers {
-        &self.triggers
-    }
-    fn priority(&self) -> Priority {
-        self.priority
-    }
-    fn confidence(&self) -> f64 {
-        self.confidence
-    }
-    fn origin(&self) -> Origin {
-        self.origin
     }
 }
 
@@ -455,6 +437,7 @@ pub fn tools_named<L: Triggered>(learnings: &[L]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gza_core::learning::Learning;
     use serde_json::json;
 
     fn triggers(tools: &[&str], files: &[&str], actions: &[&str]) -> Triggers {
@@ -608,18 +591,20 @@ mod tests {
 
     #[test]
     fn criticals_are_never_cut_and_the_rest_need_the_threshold() {
-        let mk = |id: i64, p: Priority, t: Triggers| Learning {
-            id,
-            priority: p,
-            triggers: t,
-            ..gza_learn::dedupe::preview(
-                &gza_core::learning::NewLearning::new(
-                    "General",
-                    "x y",
-                    gza_core::learning::Origin::User,
-                ),
+        let mk = |id: i64, p: Priority, t: Triggers| {
+            HookLearning::from(&Learning {
                 id,
-            )
+                priority: p,
+                triggers: t,
+                ..gza_learn::dedupe::preview(
+                    &gza_core::learning::NewLearning::new(
+                        "General",
+                        "x y",
+                        gza_core::learning::Origin::User,
+                    ),
+                    id,
+                )
+            })
         };
         let write = triggers(&["Write"], &["**/plugin.json"], &[]);
         let tool_only = triggers(&["Write"], &[], &[]);
