@@ -261,19 +261,58 @@ mod tests {
     #[test]
     fn committed_sets_stay_at_their_scores() {
         const SETS: &[(&str, &str)] = &[
-            ("val.json", include_str!("../../../eval/quarantine/val.json")),
-            ("val2.json", include_str!("../../../eval/quarantine/val2.json")),
-            ("val3.json", include_str!("../../../eval/quarantine/val3.json")),
-            ("val4.json", include_str!("../../../eval/quarantine/val4.json")),
-            ("val5.json", include_str!("../../../eval/quarantine/val5.json")),
-            ("val6.json", include_str!("../../../eval/quarantine/val6.json")),
-            ("val7.json", include_str!("../../../eval/quarantine/val7.json")),
-            ("val8.json", include_str!("../../../eval/quarantine/val8.json")),
-            ("val9.json", include_str!("../../../eval/quarantine/val9.json")),
-            ("val10.json", include_str!("../../../eval/quarantine/val10.json")),
-            ("val11.json", include_str!("../../../eval/quarantine/val11.json")),
-            ("val12.json", include_str!("../../../eval/quarantine/val12.json")),
-            ("val13.json", include_str!("../../../eval/quarantine/val13.json")),
+            (
+                "val.json",
+                include_str!("../../../eval/quarantine/val.json"),
+            ),
+            (
+                "val2.json",
+                include_str!("../../../eval/quarantine/val2.json"),
+            ),
+            (
+                "val3.json",
+                include_str!("../../../eval/quarantine/val3.json"),
+            ),
+            (
+                "val4.json",
+                include_str!("../../../eval/quarantine/val4.json"),
+            ),
+            (
+                "val5.json",
+                include_str!("../../../eval/quarantine/val5.json"),
+            ),
+            (
+                "val6.json",
+                include_str!("../../../eval/quarantine/val6.json"),
+            ),
+            (
+                "val7.json",
+                include_str!("../../../eval/quarantine/val7.json"),
+            ),
+            (
+                "val8.json",
+                include_str!("../../../eval/quarantine/val8.json"),
+            ),
+            (
+                "val9.json",
+                include_str!("../../../eval/quarantine/val9.json"),
+            ),
+            (
+                "val10.json",
+                include_str!("../../../eval/quarantine/val10.json"),
+            ),
+            (
+                "val11.json",
+                include_str!("../../../eval/quarantine/val11.json"),
+            ),
+            (
+                "val12.json",
+                include_str!("../../../eval/quarantine/val12.json"),
+            ),
+            (
+                "val13.json",
+                include_str!("../../../eval/quarantine/val13.json"),
+            ),
         ];
         const KNOWN: &[&str] = &[
             "`git commit -n` skips hooks, so CI re-runs every hook on push",
@@ -295,7 +334,12 @@ mod tests {
                 }
             }
         }
-        assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+        assert!(
+            wrong.is_empty(),
+            "{} wrong:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
     }
 
     /// The development corpus stays within the bounds docs/quarantine.md reports.

@@ -770,17 +770,63 @@ static PACKAGE_PIN: Gated = Gated::new(
 );
 /// Packages whose names typosquats copy (PyPI, npm, crates.io and RubyGems favourites).
 const POPULAR_PACKAGES: &[&str] = &[
-    "requests", "urllib3", "numpy", "pandas", "django", "flask", "fastapi", "pydantic", "boto3",
-    "botocore", "setuptools", "cryptography", "pyyaml", "colorama", "matplotlib", "scipy",
-    "pytest", "jinja2", "beautifulsoup4", "pillow", "openai", "tensorflow", "torch", "selenium",
-    "lodash", "express", "react", "axios", "chalk", "moment", "webpack", "typescript", "eslint",
-    "jquery", "underscore", "commander", "dotenv", "electron", "mongoose", "nodemon", "serde",
-    "tokio", "reqwest", "rails", "nokogiri", "puppeteer", "prettier", "babel", "vue",
+    "requests",
+    "urllib3",
+    "numpy",
+    "pandas",
+    "django",
+    "flask",
+    "fastapi",
+    "pydantic",
+    "boto3",
+    "botocore",
+    "setuptools",
+    "cryptography",
+    "pyyaml",
+    "colorama",
+    "matplotlib",
+    "scipy",
+    "pytest",
+    "jinja2",
+    "beautifulsoup4",
+    "pillow",
+    "openai",
+    "tensorflow",
+    "torch",
+    "selenium",
+    "lodash",
+    "express",
+    "react",
+    "axios",
+    "chalk",
+    "moment",
+    "webpack",
+    "typescript",
+    "eslint",
+    "jquery",
+    "underscore",
+    "commander",
+    "dotenv",
+    "electron",
+    "mongoose",
+    "nodemon",
+    "serde",
+    "tokio",
+    "reqwest",
+    "rails",
+    "nokogiri",
+    "puppeteer",
+    "prettier",
+    "babel",
+    "vue",
 ];
 /// The popular package `name` is one edit (a letter added, dropped, changed or two swapped)
 /// away from, if it is not that package itself.
 fn look_alike(name: &str) -> Option<&'static str> {
-    let name = name.split(['=', '<', '>', '~', '@', '[']).next().unwrap_or("");
+    let name = name
+        .split(['=', '<', '>', '~', '@', '['])
+        .next()
+        .unwrap_or("");
     if name.len() < 5 || POPULAR_PACKAGES.contains(&name) {
         return None;
     }
@@ -1108,7 +1154,8 @@ fn prohibited_after(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) ->
         || !act.self_negated
             && hits.iter().any(|h| {
                 h.concept == Concept::Prohibited
-                    && !t[h.start..].starts_with(is_cjk)
+                    // Chinese, Japanese and Korean put the prohibition after the verb.
+                    && !t[h.start..].starts_with(|c: char| is_cjk(c) || ('\u{AC00}'..='\u{D7AF}').contains(&c))
                     && h.start >= clause.0
                     && h.end <= act.verb_at
                     && t[h.end..act.verb_at].split_whitespace().count() <= 4
@@ -1656,7 +1703,10 @@ fn command_acts(t: &str) -> Vec<Act> {
     // `npm install loadsh`): one letter off a name everybody uses is a typosquat's shape.
     for m in PACKAGE_INSTALL.find_iter(t) {
         let names = m.as_str().split_whitespace().skip(2);
-        if names.clone().any(|n| look_alike(n.trim_matches(|c: char| "`'\",;".contains(c))).is_some()) {
+        if names
+            .clone()
+            .any(|n| look_alike(n.trim_matches(|c: char| "`'\",;".contains(c))).is_some())
+        {
             acts.push(mk(
                 Concern::RemoteCode,
                 false,

@@ -904,8 +904,8 @@ pub const MORE_LANGUAGES: &[(Concept, &[&str])] = &[
         "=nigdy", "=nie", "unikaj", "=zamiast", "=żadnych", "=żadnego",
         // tr
         "=asla", "=hiçbir zaman", "=hiç", "=yerine", "kaçın",
-        // ko
-        "절대", "하지 마", "하지마", "마세요", "말고", "대신", "않도록",
+        // ko ("말고" and "대신" follow what they set aside: they are prohibitions, below)
+        "절대", "하지 마", "하지마", "마세요", "않도록",
         // vi
         "=không", "=đừng", "=không bao giờ", "=tránh", "=thay vì",
         // uk
@@ -963,6 +963,8 @@ pub const MORE_LANGUAGES: &[(Concept, &[&str])] = &[
     (Prohibited, &[
         // ko: the prohibition follows the verb ("건너뛰지 마세요").
         "마세요", "마십시오", "말아야", "않아야", "안 돼", "안 된다",
+        // ko: "X 말고 Y", "X 대신 Y" set aside what comes before them, not after.
+        "말고", "대신",
     ]),
     (Delete, &[
         "kaldir", "=usun", "=wywal", "없애", "제거", "удаля",
