@@ -482,6 +482,32 @@ const RULES: &[Rule] = &[
     Rule::new(ChangesUserEnvironment, MODERATE, "changes the user's global git configuration", &["alias.", "core.fsmonitor", "core.hookspath", "core.sshcommand", "credential.", "http.", "include.path", "url."], r"\bgit\s+config\s+--global\s+(?:core\.hookspath|url\.|credential\.|http\.|core\.sshcommand|include\.path|core\.fsmonitor|alias\.)"),
     Rule::new(ChangesUserEnvironment, MODERATE, "writes to the user's dotfiles", &[">", "tee"], r"(?:>>?|\btee\s+(?:-a\s+)?)\s*(?:~|\$home|\$\{home\})/\.[\w.-]+"),
     Rule::new(WidensPermissions, MODERATE, "changes who owns or reads the user's files", &["chmod", "chown"], r"\bchown\s+(?:-\S+\s+)*\S+\s+(?:~|\$home|\$\{home\}|/home/)|\bchmod\s+(?:-\S+\s+)*(?:0?[0-7][1-7][1-7]|[0-7][0-7][2367]|[augo]*\+[rwx]+)\s+(?:~|\$home|\$\{home\})/\.(?:ssh|aws|gnupg|kube|config)"),
+    // Code from elsewhere by the back door: decoded bytes run in-process, forks' code run where
+    // the secrets are, packages from indexes and repositories nobody vetted, hooks fetched.
+    Rule::new(RemoteCode, SEVERE, "runs what it decodes", &["eval", "exec"], r"\b(?:exec|eval)\s*\(\s*(?:[\w.]+\.)?(?:b64decode|b32decode|b85decode|a85decode|urlsafe_b64decode|decodebytes|decodestring|unhexlify|fromhex|decompress|atob|frombase64string|loads)\s*\(|\b(?:exec|eval)\s*\(\s*(?:buffer\.from|codecs\.decode|compile\s*\(\s*(?:base64|zlib|codecs|marshal))"),
+    Rule::new(RemoteCode, SEVERE, "runs a fork's code where the secrets are", &["pull_request_target"], r"\bpull_request_target\b[^\n]{0,300}?(?:head\.sha|head\.ref|head_ref|head\.repo|refs/pull/|fork)|(?:head\.sha|head\.ref|head_ref)\b[^\n]{0,300}?\bpull_request_target\b"),
+    Rule::new(RemoteCode, MODERATE, "installs from a package index nobody vetted", &["index-url", "index_url"], r"--(?:extra-)?index-url\b|\bpip_(?:extra_)?index_url\s*=|\b(?:extra-)?index-url\s*=\s*https?://"),
+    Rule::new(RemoteCode, MODERATE, "pins a dependency to a git repository", &["git"], r#"\bgit\s*=\s*['"](?:https?|ssh|git)://|\s@\s*git\+(?:https?|ssh)://|['"]\s*:\s*['"](?:git\+|github:|git://|https?://github\.com/)[^'"\s]*['"]"#),
+    Rule::new(RemoteCode, MODERATE, "replaces git hooks with code from elsewhere", &[".git/hooks", "core.hookspath"], r"(?:\.git/hooks|core\.hookspath)[^\n]{0,120}?\b(?:from|at|with)\s+(?:that|this|the|a|our|their)?\s*(?:url|link|address|remote|https?://|latest\s+\S+\s+\S+\s+from)|\b(?:curl|wget|download\w*|fetch\w*)\b[^\n]{0,120}?(?:\.git/hooks|core\.hookspath)"),
+    Rule::new(RemoteCode, SEVERE, "pipes fetched output into a shell", &["pip"], r"\bpip(?:e|es|ed|ing)\b[^.;\n]{0,80}\b(?:output|response|body|result|contents?|reply|script|payload)\b[^.;\n]{0,40}\b(?:into|to|through)\s+(?:a\s+|the\s+)?(?:bash|sh|zsh|shell|python|sudo)\b"),
+    // Persistence: something set to start on its own from a folder anyone can write.
+    Rule::new(ChangesUserEnvironment, SEVERE, "makes a program in a temporary folder start on its own", &["/tmp/", "/dev/shm/"], r"(?:systemd/user|\.config/systemd|systemctl\s+--user|launchagents?|launchdaemons?|launchctl|login\s+items?|autostart|crontab|@reboot|execstart|runatload|startup\s+items?|currentversion\\run|schtasks)[^\n]{0,200}?(?:/tmp/|/dev/shm/)|(?:/tmp/|/dev/shm/)\S*[^\n]{0,120}?\b(?:at|on|after|every)\s+(?:login|logon|boot|startup|reboot)\b"),
+    Rule::new(ChangesUserEnvironment, MODERATE, "installs something that starts on its own", &["systemctl", "launchctl", "@reboot", "systemd/user", "launchagents"], r"\bsystemctl\s+--user\s+enable\b|\blaunchctl\s+(?:load|bootstrap)\b|@reboot\b|\.config/systemd/user/|library/launchagents/"),
+    // Destruction in bulk.
+    Rule::new(Destructive, SEVERE, "deletes branches in bulk", &["xargs", "git"], r"\bxargs\b[^\n]{0,60}\bgit\s+push\b[^\n]*(?:--delete|\s-d\b|\s:)|\bgit\s+push\s+\S+\s+(?:--delete|-d)\s+\$\("),
+    // Permissions in infrastructure as code.
+    Rule::new(WidensPermissions, MODERATE, "gives an owner or administrator role", &["roles/", "administratoraccess", "action", "cluster-admin", "role"], r#"\broles/(?:owner|editor)\b|\badministratoraccess\b|['"]?\baction['"]?\s*:\s*\[?\s*['"]\*['"]|\bcluster-admin\b|\brole\s*[=:]\s*['"]?owner\b"#),
+    Rule::new(WidensPermissions, MODERATE, "makes storage writable by anyone", &["public-read-write", "publicreadwrite"], r"\bpublic-read-write\b|\bpublicreadwrite\b"),
+    Rule::new(WidensPermissions, MODERATE, "allows every origin or host", &["allowed_hosts", "origin"], r#"\ballowed_hosts\s*=\s*\[\s*['"]\*['"]|(?:^|[\s`{,\x22\x27])(?:allow_?origins?|allowedorigins?|cors_origins?|cors_allowed_origins|origins?)\b['"]?\s*[:=]\s*\[?\s*['"]?\*|\bcors_(?:allow_all_origins|origin_allow_all)\s*=\s*true|\bcrossorigin\s*\(\s*['"]\*"#),
+    // Data leaving: customers' records put where anyone reads them.
+    Rule::new(Exfiltration, SEVERE, "puts customers' data in public", &["data", "rows", "records", "email", "phone", "pii", "addresses", "names"], r"\b(?:paste|post|copy|copie|put|share|include|dump|upload|attach)\w*\b[^.;\n]{0,60}\b(?:customers?'?|users?'?|clients?'?|patients?'?|real|production|prod)\s+(?:[\w-]+\s+){0,3}?(?:data|rows|records|emails?|phone|pii|addresses|names)\b[^.;\n]{0,80}\b(?:public|pastebin|gist|discord|forum|stack\s*overflow)\b"),
+    // False authority: someone said the agent may use what it must not.
+    Rule::new(IgnoreGuidance, SEVERE, "claims someone's permission for what an agent must not do", &["security", "legal", "compliance", "cto", "ceo", "ciso", "vp", "management", "leadership", "infosec", "lead", "maintainer", "owner", "agent", "승인", "허가", "허락", "批准", "授权", "同意"], r"\b(?:security|legal|compliance|cto|ceo|ciso|vp|management|leadership|infosec|lead|maintainers?|owner)\b[^.\n]{0,60}\b(?:signed\s+off|approved|confirmed|cleared|agreed|okayed|ok'd|authori[sz]ed|decided|said|allowed|permitted|waived)\b[^\n]{0,60}?\b(?:may|can|could|are\s+(?:cleared|allowed|free|permitted|authori[sz]ed)|is\s+(?:fine|ok|okay|allowed|acceptable|permitted))\b[^\n]{0,100}?\b(?:prod(?:uction)?\b[^.\n]{0,30}\b(?:credentials?|passwords?|keys?|tokens?|secrets?|database|db)|customers?|credentials?|passwords?|secrets?|api\s+keys?|tokens?|pii)\b|(?:승인|허가|허락)[^\n]{0,80}?(?:키|비밀번호|토큰|자격\s*증명|운영|프로덕션|고객)[^\n]{0,60}?(?:해도\s*(?:됩니다|돼|된다|좋)|가능)|(?:批准|授权|同意)[^\n]{0,60}?(?:密码|凭据|凭证|令牌|密钥|生产|客户)[^\n]{0,40}?(?:可以|允许)|\bagents?\s+(?:are|is)\s+(?:now\s+)?(?:cleared|authori[sz]ed|permitted|allowed|free)\s+to\s+(?:use|read|access|copy|share|paste|print)\b[^.\n]{0,60}\b(?:prod(?:uction)?\s+(?:\w+\s+)?(?:credentials?|passwords?|keys?|tokens?|secrets?|database|db)|credentials?|passwords?|secrets?|customer)"),
+    Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["syst", "sistem", "систем", "系统", "系統", "システム", "시스템"], r"(?:mensaje\s+del\s+sistema|mensagem\s+do\s+sistema|message\s+(?:du\s+)?systeme|systemnachricht|system-nachricht|systemmeldung|messaggio\s+(?:di|del)\s+sistema|системное\s+сообщение|сообщение\s+системы|系统消息|系统通知|系統訊息|システムメッセージ|시스템\s*메시지|sistem\s+mesaj\w*|wiadomosc\s+systemowa|komunikat\s+systemowy)\s*[:：]"),
+    Rule::new(IgnoreGuidance, SEVERE, "claims its restrictions are lifted", &["previous", "earlier", "prior", "former", "anteriores", "previas", "vorherigen", "bisherigen", "fruheren", "precedentes", "anteriori", "precedenti", "предыдущие", "прежние", "이전", "onceki", "wczesniejsze", "poprzednie", "之前", "以前", "先前"], r"(?:previous|earlier|prior|former|anteriores|previas|vorherigen|bisherigen|fruheren|precedentes|anteriori|precedenti|предыдущие|прежние|이전|onceki|wczesniejsze|poprzednie|之前|以前|先前)[^.\n]{0,24}?(?:restrictions?|rules|guardrails|restricciones|reglas|einschrankungen|regeln|regles|restricoes|regras|restrizioni|regole|ограничения|правила|제한|규칙|kisitlama\w*|kural\w*|ograniczenia|zasady|限制|规则)[^.\n]{0,40}?(?:lifted|removed|no\s+longer\s+apply|do\s+not\s+apply|don't\s+apply|are\s+void|ya\s+no|quedan\s+sin|aufgehoben|gelten\s+nicht|levees|ne\s+s'appliquent|nao\s+se\s+aplicam|foram\s+removidas|foram\s+suspensas|non\s+valgono|revocate|сняты|отменены|больше\s+не|해제|적용되지|kaldirildi|gecersiz|zniesione|nie\s+obowiazuja|解除|不再)"),
+    // Hiding changes from the people who review them.
+    Rule::new(Deceives, SEVERE, "hides its changes from reviewers", &["mention", "list", "include", "describe", "note", "disclose", "erwahn", "mentionn", "signale", "liste", "menciones", "incluyas", "listes", "mencione", "inclua"], r"\b(?:never|don't|dont|do\s+not|not)\s+(?:mention|list|include|describe|note|disclose)\b[^.;\n]{0,60}\b(?:changes?|edits?|modifications?|files?|touch\w*|diffs?)\b[^.;\n]{0,60}\b(?:in|from)\s+(?:the\s+|your\s+)?(?:pr|pull\s+request|commit|merge\s+request|changelog|release\s+notes?)\b|\berwahn\w*\b[^.;\n]{0,60}\bnicht\b[^.\n]{0,80}\b(?:commit|pr|pull\s+request|merge\s+request|review\w*|beschreibung)|\bne\s+(?:mentionne[zr]?|signale[zr]?|liste[zr]?)\s+pas\b[^.\n]{0,80}\b(?:commit|pr|pull\s+request|revue|relecteur\w*|description)|\bno\s+(?:menciones|incluyas|listes)\b[^.\n]{0,80}\b(?:commit|pr|pull\s+request|revis\w*|descripcion)|\bnao\s+(?:mencione|liste|inclua)\b[^.\n]{0,80}\b(?:commit|pr|pull\s+request|revis\w*|descricao)")
+        .then(After::SelfNegated),
 ];
 
 /// Each rule's pattern, built the first time a text has one of its triggers.
@@ -723,7 +749,118 @@ static ADOPT: LazyLock<Regex> = LazyLock::new(|| {
 /// Before an act: a rule for someone other than the agent ("reviewers must approve every PR").
 static THIRD_PARTY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^\s*(?:(?:the|our|a|an|all|only)\s+)?(?:reviewers?|maintainers?|humans?|person|people|owners?|admins?|administrators?|team\s+leads?|codeowners|release\s+managers?|approvers?)\s+(?:must|should|can|may|will|need\s+to|have\s+to|are\s+(?:required|expected)\s+to)\s+$",
+        r"^\s*(?:(?:the|our|a|an|all|only)\s+)?(?:reviewers?|maintainers?|humans?|person|people|owners?|admins?|administrators?|team\s+leads?|codeowners|release\s+managers?|approvers?|(?:[\w-]+\s+)?team|security|legal|compliance)\s+(?:must|should|can|may|will|need\s+to|have\s+to|are\s+(?:required|expected)\s+to)\s+$",
+    )
+});
+/// Where security checks and the tests live: `tests/security`, a workflow folder, hook folders.
+static SECURITY_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:tests?|spec|specs|__tests__)/(?:security|sec|auth|authz|authn|permissions?)\b|\.github/workflows\b|\.husky\b|\.pre-commit-config\b|\blefthook\.ya?ml\b|\b(?:codeql|gitleaks|trufflehog|dependabot|semgrep|snyk)\b",
+    )
+});
+/// An install command and the names after it.
+static PACKAGE_INSTALL: Gated = Gated::new(
+    &["pip", "uv", "npm", "yarn", "bun", "gem", "cargo", "poetry"],
+    r"\b(?:pip3?|uv\s+pip|pipx|npm|pnpm|yarn|bun|gem|cargo|poetry|uv)\s+(?:install|add|i)\b(?:\s+[\w@./=^~<>-]+)+",
+);
+/// A pinned requirement: `name==1.2`, `name>=1.2`, `name@^1.2`, `name = "1.2"`.
+static PACKAGE_PIN: Gated = Gated::new(
+    &["=", "@"],
+    r"\b([a-z][\w.-]{3,})\s*(?:==|>=|~=|@\^?\d|\s=\s*\x22\d)",
+);
+/// Packages whose names typosquats copy (PyPI, npm, crates.io and RubyGems favourites).
+const POPULAR_PACKAGES: &[&str] = &[
+    "requests",
+    "urllib3",
+    "numpy",
+    "pandas",
+    "django",
+    "flask",
+    "fastapi",
+    "pydantic",
+    "boto3",
+    "botocore",
+    "setuptools",
+    "cryptography",
+    "pyyaml",
+    "colorama",
+    "matplotlib",
+    "scipy",
+    "pytest",
+    "jinja2",
+    "beautifulsoup4",
+    "pillow",
+    "openai",
+    "tensorflow",
+    "torch",
+    "selenium",
+    "lodash",
+    "express",
+    "react",
+    "axios",
+    "chalk",
+    "moment",
+    "webpack",
+    "typescript",
+    "eslint",
+    "jquery",
+    "underscore",
+    "commander",
+    "dotenv",
+    "electron",
+    "mongoose",
+    "nodemon",
+    "serde",
+    "tokio",
+    "reqwest",
+    "rails",
+    "nokogiri",
+    "puppeteer",
+    "prettier",
+    "babel",
+    "vue",
+];
+/// The popular package `name` is one edit (a letter added, dropped, changed or two swapped)
+/// away from, if it is not that package itself.
+fn look_alike(name: &str) -> Option<&'static str> {
+    let name = name
+        .split(['=', '<', '>', '~', '@', '['])
+        .next()
+        .unwrap_or("");
+    if name.len() < 5 || POPULAR_PACKAGES.contains(&name) {
+        return None;
+    }
+    POPULAR_PACKAGES
+        .iter()
+        .copied()
+        .find(|p| p.len() >= 5 && one_edit_apart(name.as_bytes(), p.as_bytes()))
+}
+/// Optimal string alignment distance of exactly one.
+fn one_edit_apart(a: &[u8], b: &[u8]) -> bool {
+    if a == b || a.len().abs_diff(b.len()) > 1 {
+        return false;
+    }
+    let p = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let (ra, rb) = (&a[p..], &b[p..]);
+    match ra.len().cmp(&rb.len()) {
+        std::cmp::Ordering::Equal => {
+            ra[1..] == rb[1..]
+                || (ra.len() >= 2 && ra[0] == rb[1] && ra[1] == rb[0] && ra[2..] == rb[2..])
+        }
+        std::cmp::Ordering::Greater => ra[1..] == *rb,
+        std::cmp::Ordering::Less => *ra == rb[1..],
+    }
+}
+/// The clause after an act forbids running it: "…; do not run it", "— never execute this".
+static NOT_IT_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^[\s;,.:—–-]*(?:but\s+|and\s+)?(?:do\s+not|don't|dont|never)\s+(?:run|execute|use|follow|copy|paste|try)\s+(?:it|this|that|them|these|those)\b",
+    )
+});
+/// A sentence telling a past event: a passive past with a time ("was rewritten once in 2021").
+static PAST_EVENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:was|were|had\s+been)\s+(?:\w+\s+)?\w+(?:ed|en|wn|ne)\b[^.;\n]{0,40}\b(?:once|in\s+(?:19|20)\d\d|years?\s+ago|months?\s+ago|last\s+(?:year|month|week|quarter)|back\s+in)\b",
     )
 });
 /// Before an act: someone else's old advice, reported ("the old guide said to …").
@@ -1017,7 +1154,8 @@ fn prohibited_after(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) ->
         || !act.self_negated
             && hits.iter().any(|h| {
                 h.concept == Concept::Prohibited
-                    && !t[h.start..].starts_with(is_cjk)
+                    // Chinese, Japanese and Korean put the prohibition after the verb.
+                    && !t[h.start..].starts_with(|c: char| is_cjk(c) || ('\u{AC00}'..='\u{D7AF}').contains(&c))
                     && h.start >= clause.0
                     && h.end <= act.verb_at
                     && t[h.end..act.verb_at].split_whitespace().count() <= 4
@@ -1182,6 +1320,19 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
         && act.concern == Concern::RemoteCode
         && !ADOPT.is_match(&t[clause.1.min(t.len())..])
         && OTHERS_USE.is_match(&t[sentence.0.min(act.start)..act.start])
+    {
+        return false;
+    }
+    // Quoted for the record and then forbidden: "docs/history.md quotes the retired installer
+    // `curl … | sh` for history only; do not run it".
+    if NOT_IT_AFTER.is_match(t.get(clause.1.min(t.len())..).unwrap_or("")) {
+        return false;
+    }
+    // A past event, told as one ("the history was rewritten once in 2021 to drop binaries"):
+    // spoken acts only, and never when the agent is told to do it again.
+    if act.spoken
+        && !ADOPT.is_match(t.get(clause.1.min(t.len())..).unwrap_or(""))
+        && PAST_EVENT.is_match(t.get(sentence.0..sentence.1.min(t.len())).unwrap_or(""))
     {
         return false;
     }
@@ -1544,6 +1695,32 @@ fn command_acts(t: &str) -> Vec<Act> {
                 Concern::RemoteCode,
                 false,
                 "installs a package from an unvetted address",
+                &c.get(0).expect("match"),
+            ));
+        }
+    }
+    // A look-alike of a popular package, installed or pinned (`requets==2.32.0`,
+    // `npm install loadsh`): one letter off a name everybody uses is a typosquat's shape.
+    for m in PACKAGE_INSTALL.find_iter(t) {
+        let names = m.as_str().split_whitespace().skip(2);
+        if names
+            .clone()
+            .any(|n| look_alike(n.trim_matches(|c: char| "`'\",;".contains(c))).is_some())
+        {
+            acts.push(mk(
+                Concern::RemoteCode,
+                false,
+                "installs a look-alike of a popular package",
+                &m,
+            ));
+        }
+    }
+    for c in PACKAGE_PIN.captures_iter(t) {
+        if look_alike(c.get(1).map_or("", |m| m.as_str())).is_some() {
+            acts.push(mk(
+                Concern::RemoteCode,
+                false,
+                "installs a look-alike of a popular package",
                 &c.get(0).expect("match"),
             ));
         }
@@ -2089,6 +2266,36 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
                 ));
             }
         }
+        // Security checks deleted: the security tests, a scanner's workflow, the hook folder.
+        // Never a convention, failing or not; the object may be a pronoun in the next clause
+        // ("wenn die Sicherheitstests rot sind, lösch sie").
+        let mut checks = spans(&[SecurityCheck]);
+        // Paths are matched on their own: a lexicon word ("tests") may take their start.
+        checks.extend(
+            SECURITY_PATH
+                .find_iter(&t[a..b])
+                .map(|m| (a + m.start(), a + m.end())),
+        );
+        let named_anywhere =
+            hits.iter().any(|h| h.concept == SecurityCheck) || SECURITY_PATH.is_match(t);
+        if let Some((v, o)) = all(Delete)
+            .find_map(|v| nearest(v, &checks).map(|o| (v, o)))
+            .or_else(|| {
+                all(Delete)
+                    .find(|v| named_anywhere && PRONOUN_AFTER.is_match(&t[v.end..b]))
+                    .map(|v| (v, (v.start, v.end)))
+            })
+        {
+            acts.push(verb_at(
+                act(
+                    Concern::DisablesSafeguard,
+                    false,
+                    "removes a security check or the tests",
+                    span(&[(v.start, v.end), o]),
+                ),
+                v.start,
+            ));
+        }
         // Steering.
         if let Some(p) = first(Persona) {
             acts.push(act(
@@ -2216,7 +2423,7 @@ mod tests {
     /// a match for it: every literal a match can start with contains one of the triggers.
     /// Every gated pattern with its name and triggers: the rules, then the other patterns.
     fn all_gated() -> Vec<(&'static str, &'static [&'static str], &'static str)> {
-        let others: [(&str, &Gated); 12] = [
+        let others: [(&str, &Gated); 14] = [
             ("SECRET", &SECRET),
             ("PATH_TOKEN", &PATH_TOKEN),
             ("RM", &RM),
@@ -2228,6 +2435,8 @@ mod tests {
             ("OR_TRUE", &OR_TRUE),
             ("MARKDOWN_LINK", &MARKDOWN_LINK),
             ("GO_GET", &GO_GET),
+            ("PACKAGE_INSTALL", &PACKAGE_INSTALL),
+            ("PACKAGE_PIN", &PACKAGE_PIN),
             ("HOME_DOTFILE", &HOME_DOTFILE),
         ];
         RULES

@@ -104,6 +104,10 @@ pub enum Concept {
     Concession,
     /// A change as a thing: "changes", "modifications", "Änderungen", "变更".
     ChangeNoun,
+    /// A security check or the suite that guards the code, as a thing one can delete: security
+    /// tests, secret scanners, dependency and code scanners, the workflows and hook folders
+    /// that run them ("tests/security", "CodeQL", ".husky", "Sicherheitstests").
+    SecurityCheck,
 }
 
 use Concept::*;
@@ -111,6 +115,25 @@ use Concept::*;
 /// The lexicon: each concept with its words in every language.
 #[rustfmt::skip]
 pub const LEXICON: &[(Concept, &[&str])] = &[
+    (
+        SecurityCheck,
+        &[
+            "=security tests", "=security test", "=security suite", "=security checks",
+            "=security check", "=security scan", "=security scans", "=security scanning",
+            "=security workflow", "=security workflows", "=security jobs", "=security job",
+            "=secret scanning", "=secret scanner", "=secret scan", "=auth tests", "=authz tests",
+            "=auth regression suite", "=permission tests", "=sast", "~codeql", "~dependabot",
+            "~gitleaks", "~trufflehog", "~semgrep", "~snyk", "~bandit.yml", "~.husky",
+            "~.pre-commit-config", "~lefthook.yml", "~.github/workflows", "~tests/security",
+            "~tests/authz", "~tests/auth/", "~security_test", "~security-test", "~securitytest",
+            "|", "sicherheitstest", "=sicherheitsprufung", "=sicherheitsprufungen",
+            "=tests de securite", "=test de securite", "=tests de seguridad",
+            "=pruebas de seguridad", "=prueba de seguridad", "=testes de seguranca",
+            "=teste de seguranca", "=test di sicurezza", "тесты безопасности",
+            "тесты авторизации", "проверки безопасности", "安全测试", "安全检查", "安全扫描",
+            "セキュリティテスト", "セキュリティチェック",
+        ],
+    ),
     (
         Tell,
         &[
@@ -322,7 +345,11 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=only allowed", "=only permitted", "=only tolerated", "=only acceptable",
             "=only locally", "=only local", "=only in local", "=only while", "=only for local",
             "=fine while", "=fine locally", "=ok locally", "=okay locally", "=only on your own",
-            "=only when debugging", "=while you iterate", "=while debugging", "|", "=nur lokal",
+            "=only when debugging", "=while you iterate", "=while debugging",
+            "=is reserved for", "=are reserved for", "=reserved for", "=is restricted to",
+            "=acceptable only", "=allowed only", "=permitted only", "=only on wip",
+            "=only on draft", "=only in draft", "=only for wip", "=only for draft",
+            "|", "=nur lokal",
             "=nur fur", "=nur beim", "=nur erlaubt", "=n'est tolere que", "=n'est autorise que",
             "=seulement en local", "=uniquement en local", "=que en local", "=solo en local",
             "=solo se permite", "=solo esta permitido", "=solo in locale", "=va bene solo",
@@ -379,7 +406,9 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=samples like", "=texts like", "=sentences like", "=messages like",
             "=prompts like", "=sentences such as", "=messages such as", "=texts such as",
             "=log lines such as", "=commands such as", "=log lines like", "=entries like", "=records like", "=values like",
-            "=commands like", "=snippets like", "=e.g.", "=for example", "|", "=satze wie",
+            "=commands like", "=snippets like", "=e.g.", "=for example", "=the string",
+            "=contains the string", "=the ui string", "=the copy", "=the label text",
+            "=translation of", "|", "=satze wie",
             "=zeilen wie", "=eintrage wie", "=befehle wie", "=lignes comme", "=commandes comme",
             "=entrees comme", "=lineas como", "=comandos como", "=righe come", "=comandi come",
             "=linhas como", "=comandos como", "=команды вроде", "=строки типа",
@@ -875,8 +904,8 @@ pub const MORE_LANGUAGES: &[(Concept, &[&str])] = &[
         "=nigdy", "=nie", "unikaj", "=zamiast", "=żadnych", "=żadnego",
         // tr
         "=asla", "=hiçbir zaman", "=hiç", "=yerine", "kaçın",
-        // ko
-        "절대", "하지 마", "하지마", "마세요", "말고", "대신", "않도록",
+        // ko ("말고" and "대신" follow what they set aside: they are prohibitions, below)
+        "절대", "하지 마", "하지마", "마세요", "않도록",
         // vi
         "=không", "=đừng", "=không bao giờ", "=tránh", "=thay vì",
         // uk
@@ -926,7 +955,19 @@ pub const MORE_LANGUAGES: &[(Concept, &[&str])] = &[
         "=звіт", "=опис", "=підсумок", "=laporan", "=deskripsi", "=ringkasan", "~التقرير",
         "~تقرير", "~الوصف", "~ملخص", "=रिपोर्ट", "=विवरण", "=सारांश",
     ]),
+    (SecurityCheck, &[
+        "보안 테스트", "보안 검사", "보안 스캔", "guvenlik test", "guvenlik tarama",
+        "testy bezpieczenstwa", "testow bezpieczenstwa", "testy autoryzacji",
+        "beveiligingstest", "тести безпеки",
+    ]),
+    (Prohibited, &[
+        // ko: the prohibition follows the verb ("건너뛰지 마세요").
+        "마세요", "마십시오", "말아야", "않아야", "안 돼", "안 된다",
+        // ko: "X 말고 Y", "X 대신 Y" set aside what comes before them, not after.
+        "말고", "대신",
+    ]),
     (Delete, &[
+        "kaldir", "=usun", "=wywal", "없애", "제거", "удаля",
         "verwijder", "=wis", "wissen", "usuń", "=usuwaj", "skasuj", "wyczyść", "=sil", "silin",
         "삭제", "지우", "지워", "=xóa", "=xoá", "=видали", "видаляй", "=зітри", "=очисти",
         "=hapus", "~احذف", "~حذف", "~امسح", "=हटा", "=हटाएं", "=मिटा", "=डिलीट",
