@@ -172,6 +172,12 @@ fn edits_in(project: &Project, store: &Store, text: &str) -> Result<FileEdits> {
         Some(t) => Some(t),
         None => store.last_learnings_version()?.map(|v| v.content),
     };
+    if file.version.is_some() && base_text.as_deref() == Some(text) {
+        // The file is the version gza wrote, byte for byte: nobody edited it. (Every search
+        // and task start asks; reading every record to diff an unedited file grew with the
+        // history.)
+        return Ok(FileEdits::default());
+    }
     let base: Option<ParsedView> = base_text.as_deref().map(view::parse);
     let records: HashMap<i64, Learning> = store
         .learnings(true)?
