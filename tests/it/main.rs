@@ -28,6 +28,7 @@ mod model_install;
 mod quarantine;
 mod ranker;
 mod regeneration_window;
+mod relevance;
 mod review_loop;
 mod sandbox;
 mod scale;
