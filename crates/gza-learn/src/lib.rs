@@ -334,7 +334,7 @@ fn regenerate_and_log(
         extract: true,
         respect_backoff: true,
     };
-    let ranker = rank::Ranker::load(project);
+    let ranker = rank::Ranker::deferred(project);
     match regenerate::regenerate(project, store, client, Some(&ranker), options) {
         Ok(report) => {
             for (id, err) in &report.failures {

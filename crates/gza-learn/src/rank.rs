@@ -89,13 +89,12 @@ pub struct Query<'a> {
     pub calibrated: bool,
 }
 
-/// The ranker, with its embedding model when one could be loaded.
+/// The ranker, with its embedding model when one could be loaded. The model is loaded when
+/// first needed ([`Ranker::deferred`]) or at once.
 pub struct Ranker {
-    embedder: Option<Embedder>,
-    /// Why there is no model, in one line.
-    pub model_problem: Option<String>,
-    /// What was wrong with the model's derived files and what was done (one line, to show once).
-    pub model_notice: Option<String>,
+    model: std::cell::OnceCell<Model>,
+    /// Where to load the model from when it is first needed, and whether for a hook.
+    source: Option<(Project, bool)>,
     /// How long this process may spend embedding learnings that lack a vector; what is left
     /// over is ranked by words meanwhile and embedded by the background job.
     embed_budget: Duration,
@@ -103,10 +102,67 @@ pub struct Ranker {
     /// The project whose background job is started when work is left (`gza hook embed`).
     project_root: Option<PathBuf>,
     started_job: Cell<bool>,
-    /// Why the background job is needed even though nothing was left to embed (the int8 copy).
-    needs_job: bool,
     /// How many stored vectors the index lacks this process may look up.
     lookups: usize,
+}
+
+/// The embedding model as loaded, or why there is none.
+#[derive(Default)]
+struct Model {
+    embedder: Option<Embedder>,
+    /// Why there is no model, in one line.
+    problem: Option<String>,
+    /// What was wrong with the model's derived files and what was done (one line, to show once).
+    notice: Option<String>,
+    /// Why the background job is needed even though nothing was left to embed (the int8 copy).
+    needs_job: bool,
+}
+
+/// Load the project's embedding model (`learnings.model_dir`, else the default location); for
+/// a hook, only a prepared one (its int8 copy derived).
+fn load_model(project: &Project, hook: bool) -> Model {
+    let mut model = Model::default();
+    let configured = match project.config.learnings.model_dir.as_ref() {
+        Some(dir) => match project.setting_path("learnings.model_dir", dir) {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                model.problem = Some(e.to_string());
+                return model;
+            }
+        },
+        None => None,
+    };
+    let Some(dir) = resolve_model_dir(configured.as_deref()) else {
+        model.problem = Some(
+            "no embedding model folder is configured and HOME is not set; set learnings.model_dir"
+                .into(),
+        );
+        return model;
+    };
+    let loaded = if hook {
+        Embedder::load_prepared(&dir)
+    } else {
+        Embedder::load(&dir)
+    };
+    match loaded {
+        Ok(e) => {
+            model.notice = e.notice().map(str::to_string);
+            model.embedder = Some(e);
+        }
+        Err(ModelError::NotDerived(notice)) => {
+            // The job derives the copy; words rank meanwhile.
+            model.problem = Some(
+                "the embedding model's int8 copy is not ready; ranking by words until the background job builds it".into(),
+            );
+            model.notice = notice;
+            model.needs_job = true;
+        }
+        Err(e) => model.problem = Some(e.to_string()),
+    }
+    if let Some(notice) = &model.notice {
+        super::log(project, notice);
+    }
+    model
 }
 
 /// How long a command (or a task's selection) may spend embedding learnings that lack a vector
@@ -136,84 +192,70 @@ impl Ranker {
         Self::load_with(project, Duration::MAX, false)
     }
 
-    fn load_with(project: &Project, embed_budget: Duration, hook: bool) -> Ranker {
-        let mut ranker = Ranker {
-            embedder: None,
-            model_problem: None,
-            model_notice: None,
+    /// A command's ranker ([`Ranker::load`]) whose model is loaded only when something needs
+    /// it: a regeneration with nothing to teach never pays for loading it.
+    pub fn deferred(project: &Project) -> Ranker {
+        let mut ranker = Self::empty(COMMAND_EMBED_BUDGET, false);
+        ranker.project_root = Some(project.root.clone());
+        ranker.source = Some((project.clone(), false));
+        ranker
+    }
+
+    fn empty(embed_budget: Duration, hook: bool) -> Ranker {
+        Ranker {
+            model: std::cell::OnceCell::new(),
+            source: None,
             embed_budget,
             spent: Cell::new(Duration::ZERO),
-            project_root: Some(project.root.clone()),
+            project_root: None,
             started_job: Cell::new(false),
-            needs_job: false,
             lookups: if hook { HOOK_LOOKUPS } else { usize::MAX },
-        };
-        let configured = match project.config.learnings.model_dir.as_ref() {
-            Some(dir) => match project.setting_path("learnings.model_dir", dir) {
-                Ok(dir) => Some(dir),
-                Err(e) => {
-                    ranker.model_problem = Some(e.to_string());
-                    return ranker;
-                }
-            },
-            None => None,
-        };
-        let Some(dir) = resolve_model_dir(configured.as_deref()) else {
-            ranker.model_problem = Some(
-                "no embedding model folder is configured and HOME is not set; set learnings.model_dir"
-                    .into(),
-            );
-            return ranker;
-        };
-        let loaded = if hook {
-            Embedder::load_prepared(&dir)
-        } else {
-            Embedder::load(&dir)
-        };
-        match loaded {
-            Ok(e) => {
-                ranker.model_notice = e.notice().map(str::to_string);
-                ranker.embedder = Some(e);
-            }
-            Err(ModelError::NotDerived(notice)) => {
-                // The job derives the copy; words rank meanwhile.
-                ranker.model_problem = Some(
-                    "the embedding model's int8 copy is not ready; ranking by words until the background job builds it".into(),
-                );
-                ranker.model_notice = notice;
-                ranker.needs_job = true;
-            }
-            Err(e) => ranker.model_problem = Some(e.to_string()),
         }
-        if let Some(notice) = &ranker.model_notice {
-            super::log(project, notice);
-        }
+    }
+
+    fn load_with(project: &Project, embed_budget: Duration, hook: bool) -> Ranker {
+        let mut ranker = Self::empty(embed_budget, hook);
+        ranker.project_root = Some(project.root.clone());
+        let _ = ranker.model.set(load_model(project, hook));
         ranker
     }
 
     /// A ranker that uses words only.
     pub fn lexical_only() -> Ranker {
-        Ranker {
-            embedder: None,
-            model_problem: None,
-            model_notice: None,
-            embed_budget: Duration::ZERO,
-            spent: Cell::new(Duration::ZERO),
-            project_root: None,
-            started_job: Cell::new(false),
-            needs_job: false,
-            lookups: usize::MAX,
-        }
+        let ranker = Self::empty(Duration::ZERO, false);
+        let _ = ranker.model.set(Model::default());
+        ranker
+    }
+
+    fn m(&self) -> &Model {
+        self.model.get_or_init(|| match &self.source {
+            Some((project, hook)) => load_model(project, *hook),
+            None => Model::default(),
+        })
+    }
+
+    fn embedder(&self) -> Option<&Embedder> {
+        self.m().embedder.as_ref()
+    }
+
+    /// Why there is no model, in one line.
+    pub fn model_problem(&self) -> Option<&str> {
+        self.m().problem.as_deref()
+    }
+
+    /// What was wrong with the model's derived files and what was done (one line, to show once).
+    pub fn model_notice(&self) -> Option<&str> {
+        self.m().notice.as_deref()
     }
 
     /// The model's fingerprint, when one is loaded.
     pub fn model(&self) -> Option<&str> {
-        self.embedder.as_ref().map(Embedder::fingerprint)
+        self.embedder().map(Embedder::fingerprint)
     }
 
     /// Embed one text with the model, if there is one.
     pub fn embed(&self, text: &str) -> Option<Vec<f32>> {
-        self.embedder.as_ref().map(|e| e.embed(text))
+        self.embedder().map(|e| e.embed(text))
     }
 
     /// Whether this process may still spend time embedding learnings.
@@ -224,7 +266,7 @@ impl Ranker {
     /// Embed `rows` while the budget lasts; returns the vectors made (stored, unless the store
     /// is read-only: then they are computed again next time).
     fn embed_within_budget(&self, store: &Store, rows: &[&RankRow]) -> Vec<(i64, Vec<f32>)> {
-        let Some(embedder) = &self.embedder else {
+        let Some(embedder) = self.embedder() else {
             return Vec::new();
         };
         let mut fresh = Vec::new();
@@ -245,8 +287,8 @@ impl Ranker {
     /// Compute and store the embeddings learnings in use lack, within this ranker's budget;
     /// what is left is handed to the background job. Returns how many are left.
     pub fn embed_missing(&self, store: &Store) -> Result<usize> {
-        let Some(embedder) = &self.embedder else {
-            if self.needs_job {
+        let Some(embedder) = self.embedder() else {
+            if self.m().needs_job {
                 self.start_job();
             }
             return Ok(0);
@@ -273,11 +315,11 @@ impl Ranker {
     /// Leave every learning that lacks a vector to the background job (started when there is
     /// one): no model work here. Returns whether any was left.
     pub fn hand_off(&self, store: &Store) -> Result<bool> {
-        let left = match &self.embedder {
+        let left = match self.embedder() {
             Some(e) => !store
                 .rows_without_vectors(true, e.fingerprint(), 1)?
                 .is_empty(),
-            None => self.needs_job,
+            None => self.m().needs_job,
         };
         if left {
             self.start_job();
@@ -333,11 +375,8 @@ impl Ranker {
         } else {
             cleaned.as_str()
         };
-        let q = self
-            .embedder
-            .as_ref()
-            .map(|e| e.embed_prefix(text, QUERY_TOKENS));
-        if q.is_none() && self.needs_job {
+        let q = self.embedder().map(|e| e.embed_prefix(text, QUERY_TOKENS));
+        if q.is_none() && self.m().needs_job {
             self.start_job();
         }
         let model_hash = index::model_hash(self.model());
@@ -387,7 +426,7 @@ impl Ranker {
             return Ok(Ranking::default());
         }
         let mut behind = loaded.is_none() || !current || vectorless_in_index;
-        if let (Some(e), Some(q)) = (&self.embedder, &q) {
+        if let (Some(e), Some(q)) = (self.embedder(), &q) {
             // Learnings the index does not answer for, or holds without a vector: their stored
             // vectors, looked up by key (a hook looks up a bounded number).
             let missing: Vec<usize> = (0..docs.len())
@@ -500,7 +539,7 @@ impl Ranker {
         // The best ones again from their exact vectors (an int8 similarity is within about
         // 0.002 of the f32 one: far less than the distance from the top to the RESCORED-th).
         let mut vectors = HashMap::new();
-        if let (Some(e), Some(q)) = (&self.embedder, &q) {
+        if let (Some(e), Some(q)) = (self.embedder(), &q) {
             let ids: Vec<i64> = hits.iter().take(RESCORED).map(|(h, _)| h.id).collect();
             vectors = store
                 .embeddings_of(e.fingerprint(), &ids)?
@@ -686,8 +725,8 @@ fn embed_job_round(project: &Project) -> Result<usize> {
             super::log(project, &format!("the ranking index was not rebuilt: {e}"));
         }
     };
-    rebuild(ranker.embedder.as_ref());
-    let Some(embedder) = &ranker.embedder else {
+    rebuild(ranker.embedder());
+    let Some(embedder) = ranker.embedder() else {
         return Ok(0);
     };
     let mut done = 0;

@@ -549,9 +549,10 @@ fn apply(
     }
     // Tasks left by the deadline stay counted, so the next regeneration comes for them.
     let consumed = (plan.consumed - report.deferred.len() as i64).max(0);
-    if let Some(ranker) = ranker {
+    if let Some(ranker) = ranker.filter(|_| !tasks.is_empty() || !plan.edits.is_empty()) {
         // New learnings are embedded by the background job, so neither a regeneration (inside
-        // `gza work`) nor a search pays for it.
+        // `gza work`) nor a search pays for it. (With nothing taught or edited there is
+        // nothing new, and the model is not loaded to look.)
         if let Err(e) = ranker.hand_off(store) {
             super::log(project, &format!("embedding new learnings failed: {e}"));
         }

@@ -43,14 +43,14 @@ pub(super) fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
         ));
     }
     let ranker = Ranker::load(&project);
-    if let Some(notice) = &ranker.model_notice {
+    if let Some(notice) = ranker.model_notice() {
         writeln!(
             output::stderr(),
             "{} {notice}",
             output::paint(output::YELLOW, "warning:")
         )?;
     }
-    if let Some(problem) = &ranker.model_problem {
+    if let Some(problem) = ranker.model_problem() {
         writeln!(
             output::stderr(),
             "{} {problem}; ranking by words only",

@@ -42,7 +42,7 @@ pub(super) fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
         )?;
         err.flush()?;
     }
-    let ranker = Ranker::load(&project);
+    let ranker = Ranker::deferred(&project);
     let report = regenerate::regenerate(
         &project,
         &store,
