@@ -94,7 +94,10 @@ fn injected_learnings_are_framed_as_conventions_to_follow_in_prompts_and_session
     assert!(sent.contains(framing), "{sent}");
     assert!(!sent.to_lowercase().contains("not instructions"), "{sent}");
     assert!(sent.contains("<learnings>\n"), "{sent}");
-    assert!(sent.contains("- Keep handlers thin\n</learnings>"), "{sent}");
+    assert!(
+        sent.contains("- Keep handlers thin\n</learnings>"),
+        "{sent}"
+    );
 
     let Some(claude) = claude_bin() else { return };
     let p = hooked_project();
