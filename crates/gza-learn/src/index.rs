@@ -293,7 +293,7 @@ pub fn build(model: u64, generation: i64, dim: usize, entries: &mut [Source]) ->
         out.extend_from_slice(&term_at.to_le_bytes());
         out.extend_from_slice(&(e.terms.len() as u32).to_le_bytes());
         out.extend_from_slice(&(if has(e) { vector_at } else { NONE }).to_le_bytes());
-        let flags = u32::from(e.draft) * DRAFT | priority_code(e.priority) << 8;
+        let flags = (u32::from(e.draft) * DRAFT) | (priority_code(e.priority) << 8);
         out.extend_from_slice(&flags.to_le_bytes());
         term_at += e.terms.len() as u32;
         vector_at += u32::from(has(e));
