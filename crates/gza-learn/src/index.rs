@@ -1,6 +1,6 @@
 //! The ranking index: what ranking needs of every learning in use, in one file beside the
 //! database (`.gza/rank-index-v2.bin`), read in one go, kept in step with the records by the
-//! database's ranking generation (migration V30).
+//! database's ranking generation (migration V38).
 //!
 //! For each learning in use it holds its id, whether it is a draft, its priority, its BM25
 //! terms as 64-bit hashes (so ranking tokenises no text it has) and its sentence embedding as

@@ -146,7 +146,7 @@ pub struct RankRow {
 }
 
 /// What ranking reads in one read transaction: the generation the rows and vectors are of
-/// (migration V30), every learning in use and its stored vector for one model.
+/// (migration V38), every learning in use and its stored vector for one model.
 #[derive(Debug, Default)]
 pub struct RankSnapshot {
     pub generation: i64,
@@ -697,7 +697,7 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// The ranking generation now (migration V30): it moves on with every change ranking sees.
+    /// The ranking generation now (migration V38): it moves on with every change ranking sees.
     pub fn ranking_generation(&self) -> Result<i64> {
         self.db
             .one(
@@ -908,7 +908,7 @@ impl Store {
     /// `window` rows are the window.
     ///
     /// Tasks owed an extraction are looked for only among the newest `window + owed +`
-    /// [`OWED_REACH`] completed tasks (through the index of migration V31): a task still owed
+    /// [`OWED_REACH`] completed tasks (through the index of migration V39): a task still owed
     /// further back (its extraction failed again and again, or it was counted and then deleted)
     /// is retired, never extracted, so the cost follows the window and what is owed, not the
     /// history. Nothing is lost by retiring: its agent's own list was taken in when it failed.

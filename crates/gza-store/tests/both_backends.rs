@@ -1083,7 +1083,7 @@ fn the_hooks_counter_moves_alike_on_both_backends() {
     cluster.drop_database(&name);
 }
 
-/// What moves the ranking generation (SQLite V30, PostgreSQL V6), and what `rank_changes_since`
+/// What moves the ranking generation (SQLite V38, PostgreSQL V9), and what `rank_changes_since`
 /// then finds, as a transcript: each column of `learnings` changed, a vector stored, replaced
 /// and deleted with its learning, an archive, a delete; and the snapshot the index is built from.
 fn ranking_generation_transcript(store: &Store) -> String {
@@ -1212,7 +1212,7 @@ fn ranking_generation_transcript(store: &Store) -> String {
     t
 }
 
-/// PostgreSQL's V6 mirrors SQLite's V30: the same changes move the ranking generation, and what
+/// PostgreSQL's V9 mirrors SQLite's V38: the same changes move the ranking generation, and what
 /// ranking reads of them (the changed rows, the deleted ids, the snapshot) is the same.
 #[test]
 fn the_ranking_generation_moves_alike_on_both_backends() {

@@ -1,4 +1,4 @@
--- SQLite's V30 and V31: the ranking generation (a counter every change ranking can see moves
+-- SQLite's V38 and V39: the ranking generation (a counter every change ranking can see moves
 -- on, stamped on the learning it changed as `rank_generation`; deleted learnings recorded in
 -- `learnings_removed`), and the index of completed tasks a regeneration reads its window and
 -- the tasks owed an extraction through.
@@ -89,6 +89,6 @@ CREATE TRIGGER learnings_ranked_delete AFTER DELETE ON learnings
 CREATE TRIGGER learning_embeddings_ranked AFTER INSERT OR UPDATE OR DELETE ON learning_embeddings
     FOR EACH ROW EXECUTE FUNCTION learning_embeddings_ranked();
 
--- SQLite's V31.
+-- SQLite's V39.
 CREATE INDEX tasks_completed_for_learnings ON tasks (completed_at DESC, id DESC)
     WHERE status = 'completed' AND skip_learnings = 0;
