@@ -14,7 +14,7 @@ use crate::support::project::TestProject;
 const FENCE: &str = "<gza-learnings>";
 
 /// A project with gza's hooks installed in its .claude/settings.json.
-fn hooked_project() -> TestProject {
+pub(crate) fn hooked_project() -> TestProject {
     let p = TestProject::in_git_repo();
     p.ok(&["hook", "install"]);
     p
@@ -29,7 +29,12 @@ pub(crate) fn path_with_gza() -> std::ffi::OsString {
 }
 
 /// Run `claude -p PROMPT` in the project against `server`; returns the stream's stdout.
-fn run_claude(p: &TestProject, claude: &Path, server: &FakeAnthropic, prompt: &str) -> String {
+pub(crate) fn run_claude(
+    p: &TestProject,
+    claude: &Path,
+    server: &FakeAnthropic,
+    prompt: &str,
+) -> String {
     let mut cmd = Command::new(claude);
     cmd.args([
         "-p",
@@ -78,7 +83,7 @@ fn run_claude(p: &TestProject, claude: &Path, server: &FakeAnthropic, prompt: &s
 }
 
 /// The text of each Messages request the main conversation made, in order.
-fn conversation(server: &FakeAnthropic) -> Vec<String> {
+pub(crate) fn conversation(server: &FakeAnthropic) -> Vec<String> {
     server
         .message_requests()
         .iter()

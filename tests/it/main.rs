@@ -31,6 +31,7 @@ mod outcomes;
 mod quarantine;
 mod ranker;
 mod regeneration_window;
+mod relevance;
 mod review_loop;
 mod sandbox;
 mod scale;

@@ -279,7 +279,7 @@ fn the_ranking_index_changes_no_result_and_follows_edits() {
             .map(|q| p.json(&["learnings", "search", "--json", q]))
             .collect()
     };
-    let index = p.path(".gza/rank-index-v1.bin");
+    let index = p.path(".gza/rank-index-v2.bin");
     // The job, run here (it returns at once when one started by a search holds its lock: then
     // that one writes the index).
     let job = |until: &dyn Fn(&[u8]) -> bool| {

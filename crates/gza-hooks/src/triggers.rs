@@ -3,6 +3,10 @@
 //! Score = tool 0.4 + file 0.4 + action keyword 0.1 + context keyword 0.1, times the priority
 //! multiplier (CRITICAL 2.0, HIGH 1.5, MEDIUM 1.0, LOW 0.5) and the confidence. A CRITICAL
 //! learning whose tool and file triggers both match is always injected, whatever its score.
+//! A learning scoped to files (`--file`, with or without `--tool` and words) whose every
+//! declared condition the call meets is injected too, at MEDIUM priority or above, whatever its
+//! confidence: the score's confidence factor would otherwise leave a MEDIUM learning a person
+//! scoped to a tool and a file (0.8 × 0.7 = 0.56) under the 0.7 threshold, so it never fired.
 //!
 //! This runs before every tool call, over every learning with triggers: the file globs of all
 //! of them are matched as one set built per call, and a glob is only put in the set when the
@@ -284,6 +288,9 @@ pub struct Match {
     pub file: bool,
     pub action: bool,
     pub context: bool,
+    /// The learning names files, and the call meets every condition it declares (tools, files,
+    /// action and context words): the call is exactly the one it was scoped to.
+    pub scoped: bool,
     pub score: f64,
 }
 
@@ -292,6 +299,24 @@ impl Match {
     pub fn must_inject(&self, priority: Priority) -> bool {
         priority == Priority::Critical && self.tool && self.file
     }
+
+    /// Whether it is injected before the call: never left out (CRITICAL), scoped to this very
+    /// call (MEDIUM or above), or scoring at least `threshold`.
+    pub fn fires(&self, priority: Priority, threshold: f64) -> bool {
+        self.must_inject(priority)
+            || (self.scoped && priority != Priority::Low)
+            || (self.score > 0.0 && self.score >= threshold)
+    }
+}
+
+/// Whether the call meets every condition `triggers` declares, files among them (see
+/// [`Match::scoped`]).
+fn scoped(triggers: &Triggers, tool: bool, file: bool, action: bool, context: bool) -> bool {
+    !triggers.files.is_empty()
+        && file
+        && (triggers.tools.is_empty() || tool)
+        && (triggers.actions.is_empty() || action)
+        && (triggers.contexts.is_empty() || context)
 }
 
 fn multiplier(p: Priority) -> f64 {
@@ -346,6 +371,7 @@ pub fn score(
         file,
         action,
         context,
+        scoped: scoped(triggers, tool, file, action, context),
         score: base(tool, file, action, context)
             * multiplier(priority)
             * confidence.clamp(0.0, 1.0),
@@ -353,8 +379,8 @@ pub fn score(
 }
 
 /// The learnings to inject before `call`: every CRITICAL one whose tool and file triggers
-/// match, then the best others at or above `threshold`, at most [`MAX_INJECTED`] in all
-/// (the CRITICAL ones are never cut).
+/// match, then the best others that fire ([`Match::fires`]: scoped to this call, or at or above
+/// `threshold`), at most [`MAX_INJECTED`] in all (the CRITICAL ones are never cut).
 pub fn select<'a, L: Triggered>(
     learnings: &'a [L],
     call: &ToolCall,
@@ -383,7 +409,9 @@ pub fn select<'a, L: Triggered>(
         let best = base(tool, file, !t.actions.is_empty(), !t.contexts.is_empty()) * factor;
         let must = l.priority() == Priority::Critical && tool && file;
         let reachable = best > 0.0 && best >= threshold;
-        if !must && !reachable {
+        // Scoped to this call if its words (when it declares any) are in the call's text.
+        let may_be_scoped = l.priority() != Priority::Low && scoped(t, tool, file, true, true);
+        if !must && !reachable && !may_be_scoped {
             // Not even every keyword matching could bring it to the threshold.
             continue;
         }
@@ -395,9 +423,10 @@ pub fn select<'a, L: Triggered>(
             file,
             action,
             context,
+            scoped: scoped(t, tool, file, action, context),
             score: base(tool, file, action, context) * factor,
         };
-        if m.must_inject(l.priority()) || (m.score > 0.0 && m.score >= threshold) {
+        if m.fires(l.priority(), threshold) {
             scored.push((l, m));
         }
     }
@@ -475,6 +504,56 @@ mod tests {
         let read = call("Read", &input);
         let r = m(&t, Priority::Critical, &read);
         assert!(!r.tool && r.file && !r.must_inject(Priority::Critical));
+    }
+
+    #[test]
+    fn a_learning_scoped_to_a_tool_and_a_file_fires_on_that_call_whatever_its_confidence() {
+        let t = triggers(&["Edit"], &["**/plugin.json"], &[]);
+        let input =
+            json!({"file_path": "/work/proj/plugin.json", "old_string": "1", "new_string": "2"});
+        let edit = call("Edit", &input);
+        let at = |p: Priority, confidence: f64, c: &ToolCall| {
+            score(&t, p, confidence, c, &c.paths(), &c.text())
+        };
+        let m = at(Priority::Medium, 0.7, &edit);
+        assert!(
+            (m.score - 0.56).abs() < 1e-9,
+            "under the threshold by score"
+        );
+        assert!(m.scoped && m.fires(Priority::Medium, 0.7));
+        assert!(at(Priority::High, 0.3, &edit).fires(Priority::High, 0.7));
+        assert!(
+            !at(Priority::Low, 0.7, &edit).fires(Priority::Low, 0.7),
+            "LOW goes by its score"
+        );
+        // Another tool, or another file, is not the call it was scoped to.
+        let write = call("Write", &input);
+        assert!(!at(Priority::Medium, 0.7, &write).fires(Priority::Medium, 0.7));
+        let other = json!({"file_path": "/work/proj/package.json"});
+        let other = call("Edit", &other);
+        assert!(!at(Priority::Medium, 1.0, &other).fires(Priority::Medium, 0.7));
+        // Declared words must be met too.
+        let worded = triggers(&["Edit"], &["**/plugin.json"], &["version"]);
+        let m = score(
+            &worded,
+            Priority::Medium,
+            0.7,
+            &edit,
+            &edit.paths(),
+            &edit.text(),
+        );
+        assert!(!m.scoped && !m.fires(Priority::Medium, 0.7));
+        // A tool alone is not a scope: it goes by its score.
+        let tool_only = triggers(&["Edit"], &[], &[]);
+        let m = score(
+            &tool_only,
+            Priority::High,
+            1.0,
+            &edit,
+            &edit.paths(),
+            &edit.text(),
+        );
+        assert!(!m.scoped && !m.fires(Priority::High, 0.7));
     }
 
     #[test]

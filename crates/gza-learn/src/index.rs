@@ -1,39 +1,46 @@
-//! The ranking index: what ranking needs of every learning in use and is costly to get per
-//! call, in one file beside the database (`.gza/rank-index-v1.bin`), read in one go.
+//! The ranking index: what ranking needs of every learning in use, in one file beside the
+//! database (`.gza/rank-index-v2.bin`), read in one go, kept in step with the records by the
+//! database's ranking generation (migration V38).
 //!
-//! For each learning text it holds the sentence embedding as int8 (one scale per vector: 384
-//! bytes where the database keeps 1,536 bytes of f32 in a row of its own) and its BM25 terms
-//! as 64-bit hashes (so ranking tokenises only the texts the index lacks). Entries are keyed by
-//! a hash of what they were made from (text, keywords, "applies when" hints), never by a
-//! learning's id: an entry is a pure function of that content and the model, so a stale entry
-//! cannot be used for a learning whose text changed; it is simply not found. The index names
-//! the model its vectors were made by, and carries an XXH3 checksum of itself; a damaged one, or
-//! one for another model's vectors, is not used (its terms still are when only the model
-//! differs).
+//! For each learning in use it holds its id, whether it is a draft, its priority, its BM25
+//! terms as 64-bit hashes (so ranking tokenises no text it has) and its sentence embedding as
+//! int8 (one scale per vector: 384 bytes where the database keeps 1,536 bytes of f32 in a row
+//! of its own), sorted by id. The index names the generation of the records it was built from:
+//! when that is the database's generation now, a search ranks from the index alone and reads no
+//! row; when the database has moved on, the rows changed since (and the learnings deleted since)
+//! are read from the database and take the place of what the index holds of them, so a stale
+//! entry is never used. The index names the model its vectors were made by, and carries an XXH3
+//! checksum of itself; a damaged one, or one for another model's vectors, is not used (its terms
+//! still are when only the model differs).
 //!
 //! The database stays the truth: the index is rebuilt from it by the background job
-//! (`gza hook embed`), whole, through a temporary file and a rename, and holds only the
-//! learnings in use when it was built, so it does not grow with the history. A learning the
-//! index lacks is ranked from the database as before (its stored vector looked up by key, its
-//! text tokenised), and the job is started to bring the index up to date.
+//! (`gza hook embed`), whole, through a temporary file and a rename, from one read transaction,
+//! and holds only the learnings in use when it was built, so it does not grow with the history.
 
 use std::path::{Path, PathBuf};
 
-use gza_store::RankRow;
-use xxhash_rust::xxh3::{Xxh3, xxh3_64, xxh3_64_with_seed};
+use gza_core::learning::Priority;
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
-const MAGIC: &[u8; 8] = b"GZARIX01";
-/// Magic, model hash, dimension, entries, terms, vectors, checksum.
-const HEADER: usize = 40;
+const MAGIC: &[u8; 8] = b"GZARIX02";
+/// Magic, model hash, generation, dimension, entries, terms, vectors, reserved, checksum.
+const HEADER: usize = 56;
+/// Id, term start, term count, vector, flags.
 const ENTRY: usize = 24;
 /// No vector for this entry.
 const NONE: u32 = u32::MAX;
 /// A larger index is not read.
-const MAX_BYTES: u64 = 1 << 30;
+const MAX_BYTES: u64 = 1 << 31;
+const DRAFT: u32 = 1;
 
 /// The index file of the project whose state folder is `state_dir`.
 pub fn path(state_dir: &Path) -> PathBuf {
-    state_dir.join("rank-index-v1.bin")
+    state_dir.join("rank-index-v2.bin")
+}
+
+/// Index files of earlier formats, removed when a new one is written.
+pub fn old_paths(state_dir: &Path) -> [PathBuf; 1] {
+    [state_dir.join("rank-index-v1.bin")]
 }
 
 /// The hash of a model's fingerprint as the index records it (0: no model).
@@ -41,28 +48,35 @@ pub fn model_hash(fingerprint: Option<&str>) -> u64 {
     fingerprint.map_or(0, |f| xxh3_64(f.as_bytes()).max(1))
 }
 
-/// The key of a learning's ranking content: its text, keywords and hints.
-pub fn key(row: &RankRow) -> u64 {
-    let mut h = Xxh3::new();
-    h.update(row.text.as_bytes());
-    for (i, list) in [&row.keywords, &row.applies_when].into_iter().enumerate() {
-        h.update(&[0, i as u8]);
-        for item in list {
-            h.update(item.as_bytes());
-            h.update(&[0x1f]);
-        }
-    }
-    h.digest()
-}
-
 /// The hash of one BM25 term.
 pub fn term_hash(term: &str) -> u64 {
     xxh3_64(term.as_bytes())
 }
 
-/// One learning's entry: its BM25 terms (hashed, in text order, repeats kept: 8 bytes each,
-/// little-endian) and its vector.
+fn priority_code(p: Priority) -> u32 {
+    match p {
+        Priority::Critical => 0,
+        Priority::High => 1,
+        Priority::Medium => 2,
+        Priority::Low => 3,
+    }
+}
+
+fn priority_of(code: u32) -> Priority {
+    match code {
+        0 => Priority::Critical,
+        1 => Priority::High,
+        3 => Priority::Low,
+        _ => Priority::Medium,
+    }
+}
+
+/// One learning's entry: its id, kind, BM25 terms (hashed, in text order, repeats kept: 8
+/// bytes each, little-endian) and its vector.
 pub struct Entry<'a> {
+    pub id: i64,
+    pub draft: bool,
+    pub priority: Priority,
     pub terms: &'a [u8],
     vector: Option<(&'a [u8], f32)>,
 }
@@ -75,6 +89,11 @@ pub fn term_hashes(terms: &[u8]) -> impl Iterator<Item = u64> + '_ {
 }
 
 impl Entry<'_> {
+    /// Whether the entry has a vector (of the model it was asked for).
+    pub fn has_vector(&self) -> bool {
+        self.vector.is_some()
+    }
+
     /// Cosine similarity of the unit query `q` with this entry's vector (approximate: int8),
     /// when it has one of `q`'s length.
     pub fn similarity(&self, q: &[f32]) -> Option<f64> {
@@ -106,6 +125,7 @@ impl Entry<'_> {
 pub struct Index {
     bytes: Vec<u8>,
     model: u64,
+    generation: i64,
     dim: usize,
     count: usize,
     terms_at: usize,
@@ -136,40 +156,66 @@ impl Index {
             return None;
         }
         let model = u64_at(&bytes, 8);
-        let dim = u32_at(&bytes, 16) as usize;
-        let count = u32_at(&bytes, 20) as usize;
-        let terms = u32_at(&bytes, 24) as usize;
-        let vectors = u32_at(&bytes, 28) as usize;
-        let terms_at = HEADER + count * ENTRY;
-        let vectors_at = terms_at + terms * 8;
-        let total = vectors_at + vectors * (4 + dim);
-        if bytes.len() != total || u64_at(&bytes, 32) != checksum(&bytes) {
+        let generation = u64_at(&bytes, 16) as i64;
+        let dim = u32_at(&bytes, 24) as usize;
+        let count = u32_at(&bytes, 28) as usize;
+        let terms = u32_at(&bytes, 32) as usize;
+        let vectors = u32_at(&bytes, 36) as usize;
+        let terms_at = HEADER.checked_add(count.checked_mul(ENTRY)?)?;
+        let vectors_at = terms_at.checked_add(terms.checked_mul(8)?)?;
+        let total = vectors_at.checked_add(vectors.checked_mul(4 + dim)?)?;
+        if bytes.len() != total || u64_at(&bytes, 48) != checksum(&bytes) {
             return None;
         }
         let index = Index {
             bytes,
             model,
+            generation,
             dim,
             count,
             terms_at,
             vectors_at,
         };
-        // Every entry's ranges lie within the file (checked once, so lookups cannot panic).
+        // Every entry's ranges lie within the file, and ids ascend (checked once, so scans and
+        // lookups cannot panic).
+        let mut last = i64::MIN;
         let ok = (0..count).all(|i| {
-            let (start, len, vector) = index.entry_fields(i);
-            start.checked_add(len).is_some_and(|end| end <= terms)
+            let (id, start, len, vector, _) = index.fields(i);
+            let ascending = i == 0 || id > last;
+            last = id;
+            ascending
+                && start.checked_add(len).is_some_and(|end| end <= terms)
                 && (vector == NONE || (vector as usize) < vectors)
         });
         ok.then_some(index)
     }
 
-    fn entry_fields(&self, i: usize) -> (usize, usize, u32) {
-        let at = HEADER + i * ENTRY + 8;
+    fn fields(&self, i: usize) -> (i64, usize, usize, u32, u32) {
+        let at = HEADER + i * ENTRY;
         (
-            u32_at(&self.bytes, at) as usize,
-            u32_at(&self.bytes, at + 4) as usize,
-            u32_at(&self.bytes, at + 8),
+            u64_at(&self.bytes, at) as i64,
+            u32_at(&self.bytes, at + 8) as usize,
+            u32_at(&self.bytes, at + 12) as usize,
+            u32_at(&self.bytes, at + 16),
+            u32_at(&self.bytes, at + 20),
         )
+    }
+
+    fn entry(&self, i: usize, model: u64) -> Entry<'_> {
+        let (id, start, len, vector, flags) = self.fields(i);
+        let t = self.terms_at + start * 8;
+        let vector = (vector != NONE && model != 0 && model == self.model).then(|| {
+            let at = self.vectors_at + vector as usize * (4 + self.dim);
+            let scale = f32::from_le_bytes(self.bytes[at..at + 4].try_into().unwrap());
+            (&self.bytes[at + 4..at + 4 + self.dim], scale)
+        });
+        Entry {
+            id,
+            draft: flags & DRAFT != 0,
+            priority: priority_of((flags >> 8) & 0xff),
+            terms: &self.bytes[t..t + len * 8],
+            vector,
+        }
     }
 
     /// How many learnings it holds.
@@ -181,74 +227,84 @@ impl Index {
         self.count == 0
     }
 
-    /// The entry for content `key`; its vector only when the index was made with `model`.
-    pub fn get(&self, key: u64, model: u64) -> Option<Entry<'_>> {
+    /// The ranking generation of the records it was built from.
+    pub fn generation(&self) -> i64 {
+        self.generation
+    }
+
+    /// Whether its vectors were made by `model` (a [`model_hash`]).
+    pub fn has_model(&self, model: u64) -> bool {
+        model != 0 && model == self.model
+    }
+
+    /// Every entry in id order; vectors only when the index was made with `model`.
+    pub fn entries(&self, model: u64) -> impl Iterator<Item = Entry<'_>> {
+        (0..self.count).map(move |i| self.entry(i, model))
+    }
+
+    /// The entry of learning `id`; its vector only when the index was made with `model`.
+    pub fn get(&self, id: i64, model: u64) -> Option<Entry<'_>> {
         let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match u64_at(&self.bytes, HEADER + mid * ENTRY).cmp(&key) {
+            match (u64_at(&self.bytes, HEADER + mid * ENTRY) as i64).cmp(&id) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => {
-                    let (start, len, vector) = self.entry_fields(mid);
-                    let t = self.terms_at + start * 8;
-                    let terms = &self.bytes[t..t + len * 8];
-                    let vector = (vector != NONE && model != 0 && model == self.model).then(|| {
-                        let at = self.vectors_at + vector as usize * (4 + self.dim);
-                        let scale = f32::from_le_bytes(self.bytes[at..at + 4].try_into().unwrap());
-                        (&self.bytes[at + 4..at + 4 + self.dim], scale)
-                    });
-                    return Some(Entry { terms, vector });
-                }
+                std::cmp::Ordering::Equal => return Some(self.entry(mid, model)),
             }
         }
         None
     }
 }
 
-/// What the index holds of one learning: its content key, hashed terms and vector.
-pub type Source = (u64, Vec<u64>, Option<Vec<f32>>);
+/// What the index holds of one learning.
+pub struct Source {
+    pub id: i64,
+    pub draft: bool,
+    pub priority: Priority,
+    pub terms: Vec<u64>,
+    pub vector: Option<Vec<f32>>,
+}
 
-/// The bytes of an index of `entries`, made with `model`.
-pub fn build(model: u64, dim: usize, entries: &mut [Source]) -> Vec<u8> {
-    entries.sort_by_key(|e| e.0);
+/// The bytes of an index of `entries` (learnings of generation `generation`), made with `model`.
+pub fn build(model: u64, generation: i64, dim: usize, entries: &mut [Source]) -> Vec<u8> {
+    entries.sort_by_key(|e| e.id);
     let mut unique: Vec<&Source> = Vec::with_capacity(entries.len());
     for e in entries.iter() {
-        if unique.last().is_none_or(|u| u.0 != e.0) {
+        if unique.last().is_none_or(|u| u.id != e.id) {
             unique.push(e);
         }
     }
-    let terms: usize = unique.iter().map(|e| e.1.len()).sum();
-    let vectors = unique
-        .iter()
-        .filter(|e| e.2.as_ref().is_some_and(|v| v.len() == dim))
-        .count();
+    let has = |e: &Source| e.vector.as_ref().is_some_and(|v| v.len() == dim && dim > 0);
+    let terms: usize = unique.iter().map(|e| e.terms.len()).sum();
+    let vectors = unique.iter().filter(|e| has(e)).count();
     let mut out =
         Vec::with_capacity(HEADER + unique.len() * ENTRY + terms * 8 + vectors * (4 + dim));
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&model.to_le_bytes());
+    out.extend_from_slice(&(generation as u64).to_le_bytes());
     for n in [dim, unique.len(), terms, vectors] {
         out.extend_from_slice(&(n as u32).to_le_bytes());
     }
-    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&[0; 16]);
     let (mut term_at, mut vector_at) = (0u32, 0u32);
-    for (key, t, v) in &unique {
-        out.extend_from_slice(&key.to_le_bytes());
+    for e in &unique {
+        out.extend_from_slice(&e.id.to_le_bytes());
         out.extend_from_slice(&term_at.to_le_bytes());
-        out.extend_from_slice(&(t.len() as u32).to_le_bytes());
-        let has = v.as_ref().is_some_and(|v| v.len() == dim);
-        out.extend_from_slice(&(if has { vector_at } else { NONE }).to_le_bytes());
-        out.extend_from_slice(&[0; 4]);
-        term_at += t.len() as u32;
-        vector_at += u32::from(has);
+        out.extend_from_slice(&(e.terms.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(if has(e) { vector_at } else { NONE }).to_le_bytes());
+        let flags = (u32::from(e.draft) * DRAFT) | (priority_code(e.priority) << 8);
+        out.extend_from_slice(&flags.to_le_bytes());
+        term_at += e.terms.len() as u32;
+        vector_at += u32::from(has(e));
     }
-    for (_, t, _) in &unique {
-        for h in t {
+    for e in &unique {
+        for h in &e.terms {
             out.extend_from_slice(&h.to_le_bytes());
         }
     }
-    for (_, _, v) in &unique {
-        if let Some(v) = v.as_ref().filter(|v| v.len() == dim) {
+    for e in &unique {
+        if let Some(v) = e.vector.as_ref().filter(|_| has(e)) {
             // Symmetric int8 with one scale per vector: v ≈ scale · q.
             let max = v.iter().fold(0f32, |a, x| a.max(x.abs()));
             let scale = if max > 0.0 && max.is_finite() {
@@ -264,7 +320,7 @@ pub fn build(model: u64, dim: usize, entries: &mut [Source]) -> Vec<u8> {
         }
     }
     let sum = checksum(&out);
-    out[32..40].copy_from_slice(&sum.to_le_bytes());
+    out[48..56].copy_from_slice(&sum.to_le_bytes());
     out
 }
 
@@ -291,20 +347,42 @@ mod tests {
         v.into_iter().map(|x| x / n).collect()
     }
 
+    fn source(id: i64, terms: Vec<u64>, vector: Option<Vec<f32>>) -> Source {
+        Source {
+            id,
+            draft: id == 20,
+            priority: if id == 30 {
+                Priority::Critical
+            } else {
+                Priority::Medium
+            },
+            terms,
+            vector,
+        }
+    }
+
     #[test]
-    fn round_trips_terms_and_near_exact_vectors_and_refuses_damage() {
+    fn round_trips_entries_and_near_exact_vectors_and_refuses_damage() {
         let dim = 384;
         let mut entries = vec![
-            (30, vec![1, 2, 2], Some(unit(1, dim))),
-            (10, vec![], None),
-            (20, vec![7], Some(unit(2, dim))),
-            (20, vec![7], Some(unit(2, dim))),
+            source(30, vec![1, 2, 2], Some(unit(1, dim))),
+            source(10, vec![], None),
+            source(20, vec![7], Some(unit(2, dim))),
+            source(20, vec![7], Some(unit(2, dim))),
         ];
-        let bytes = build(5, dim, &mut entries);
+        let bytes = build(5, 42, dim, &mut entries);
         let index = Index::parse(bytes.clone()).unwrap();
-        assert_eq!(index.len(), 3, "duplicate content kept once");
+        assert_eq!(index.len(), 3, "duplicate ids kept once");
+        assert_eq!(index.generation(), 42);
+        assert_eq!(
+            index.entries(5).map(|e| e.id).collect::<Vec<_>>(),
+            vec![10, 20, 30],
+            "in id order"
+        );
         let q = unit(1, dim);
         let e = index.get(30, 5).unwrap();
+        assert_eq!(e.priority, Priority::Critical);
+        assert!(!e.draft && index.get(20, 5).unwrap().draft);
         assert_eq!(term_hashes(e.terms).collect::<Vec<_>>(), vec![1, 2, 2]);
         let exact: f32 = q.iter().zip(&unit(1, dim)).map(|(a, b)| a * b).sum();
         assert!((e.similarity(&q).unwrap() - f64::from(exact)).abs() < 0.01);
@@ -318,7 +396,7 @@ mod tests {
         assert!(e.similarity(&q).is_none());
         assert_eq!(term_hashes(e.terms).collect::<Vec<_>>(), vec![1, 2, 2]);
         // Any flipped byte, or a file cut short, is refused whole.
-        for at in [9, 45, bytes.len() - 1] {
+        for at in [9, 17, 60, bytes.len() - 1] {
             let mut bad = bytes.clone();
             bad[at] ^= 1;
             assert!(Index::parse(bad).is_none(), "byte {at}");

@@ -116,15 +116,20 @@ fn select(
         let ranker = rank::Ranker::load(project);
         let recall = project.config.learnings.recall as usize;
         let skip: HashSet<i64> = injected.file_ids.iter().copied().collect();
-        let all = ranker.rank_all(store, &query, project.config.learnings.inject_drafts)?;
-        let mut picked: Vec<i64> = rank::calibrate(all.clone())
+        let ranking = ranker.rank_all(store, &query, project.config.learnings.inject_drafts)?;
+        let all = ranking.hits.clone();
+        let vectors = ranking.vectors.clone();
+        let cut: Vec<rank::Hit> = rank::calibrate(ranking)
+            .into_iter()
+            .filter(|h| !skip.contains(&h.id))
+            .collect();
+        let mut picked: Vec<i64> = rank::diversify(store, cut, &vectors, recall)?
             .into_iter()
             .map(|h| h.id)
-            .filter(|id| !skip.contains(id))
-            .take(recall)
             .collect();
         if mode == InjectMode::Relevant {
-            // Every CRITICAL learning that matches at all, even below the usual cut.
+            // Every CRITICAL learning that matches at all, even below the usual cut (the
+            // ranking keeps every CRITICAL one).
             for h in &all {
                 let matches = h.lexical > 0.0 || h.semantic.is_some_and(|s| s >= CRITICAL_FLOOR);
                 if matches && h.priority == Priority::Critical && !picked.contains(&h.id) {
@@ -332,7 +337,7 @@ fn regenerate_and_log(
         extract: true,
         respect_backoff: true,
     };
-    let ranker = rank::Ranker::load(project);
+    let ranker = rank::Ranker::deferred(project);
     match regenerate::regenerate(project, store, client, Some(&ranker), options) {
         Ok(report) => {
             for (id, err) in &report.failures {

@@ -172,6 +172,12 @@ fn edits_in(project: &Project, store: &Store, text: &str) -> Result<FileEdits> {
         Some(t) => Some(t),
         None => store.last_learnings_version()?.map(|v| v.content),
     };
+    if file.version.is_some() && base_text.as_deref() == Some(text) {
+        // The file is the version gza wrote, byte for byte: nobody edited it. (Every search
+        // and task start asks; reading every record to diff an unedited file grew with the
+        // history.)
+        return Ok(FileEdits::default());
+    }
     let base: Option<ParsedView> = base_text.as_deref().map(view::parse);
     let records: HashMap<i64, Learning> = store
         .learnings(true)?
@@ -543,9 +549,10 @@ fn apply(
     }
     // Tasks left by the deadline stay counted, so the next regeneration comes for them.
     let consumed = (plan.consumed - report.deferred.len() as i64).max(0);
-    if let Some(ranker) = ranker {
+    if let Some(ranker) = ranker.filter(|_| !tasks.is_empty() || !plan.edits.is_empty()) {
         // New learnings are embedded by the background job, so neither a regeneration (inside
-        // `gza work`) nor a search pays for it.
+        // `gza work`) nor a search pays for it. (With nothing taught or edited there is
+        // nothing new, and the model is not loaded to look.)
         if let Err(e) = ranker.hand_off(store) {
             super::log(project, &format!("embedding new learnings failed: {e}"));
         }

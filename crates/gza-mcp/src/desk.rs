@@ -139,7 +139,7 @@ impl Desk {
                 },
             )
             .map_err(|e| one_clean_line(&e.to_string()))?;
-        let words_only = ranker.model_problem.clone();
+        let words_only = ranker.model_problem().map(str::to_string);
         let found = rank::hits_with_records(&store, &hits).map_err(|e| e.to_string())?;
         let shown = one_line(&query, 120);
         let mut head = String::new();

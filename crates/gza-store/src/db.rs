@@ -817,6 +817,31 @@ impl Db {
         })
     }
 
+    /// Begin a transaction that only reads, every statement in it seeing the database as it was
+    /// at its first read (SQLite's deferred `BEGIN`, which holds one read snapshot in WAL mode;
+    /// PostgreSQL's `REPEATABLE READ`, where the default `READ COMMITTED` gives each statement a
+    /// snapshot of its own). No write lock is taken: writers go on. Ends with [`Tx::commit`] or
+    /// rolls back when dropped.
+    pub fn read_transaction(&self) -> DbResult<Tx<'_>> {
+        if self.in_tx.get() {
+            return Err(DbError::Other(
+                "a transaction was begun inside another".into(),
+            ));
+        }
+        match &self.inner {
+            Inner::Sqlite(conn) => conn.execute_batch("BEGIN DEFERRED")?,
+            Inner::Postgres(pg) => pg
+                .borrow_mut()
+                .client
+                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")?,
+        }
+        self.in_tx.set(true);
+        Ok(Tx {
+            db: self,
+            done: false,
+        })
+    }
+
     /// On PostgreSQL, the statement that takes the project's write lock inside a transaction
     /// (what [`Db::transaction`] runs after `BEGIN`), for tools and tests that hold the lock
     /// as a writer would; `None` on SQLite, where `BEGIN IMMEDIATE` is the lock.

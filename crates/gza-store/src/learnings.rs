@@ -127,6 +127,10 @@ pub struct InjectionCount {
     pub injected: i64,
 }
 
+/// How far past the window and what is owed a regeneration looks for tasks still owed an
+/// extraction (see [`Store::learnings_scope`]).
+pub const OWED_REACH: i64 = 100;
+
 /// What the ranker reads of an active learning.
 #[derive(Debug, Clone)]
 pub struct RankRow {
@@ -137,6 +141,44 @@ pub struct RankRow {
     pub applies_when: Vec<String>,
     pub priority: Priority,
     pub confidence: f64,
+    /// A draft (usable at once unless `learnings.inject_drafts` is off), not yet active.
+    pub draft: bool,
+}
+
+/// What ranking reads in one read transaction: the generation the rows and vectors are of
+/// (migration V38), every learning in use and its stored vector for one model.
+#[derive(Debug, Default)]
+pub struct RankSnapshot {
+    pub generation: i64,
+    pub rows: Vec<RankRow>,
+    pub vectors: std::collections::HashMap<i64, Vec<f32>>,
+}
+
+/// What changed for ranking since a generation: rows changed (those in use, and the ids of all
+/// of them, in use or not) and learnings deleted.
+#[derive(Debug, Default)]
+pub struct RankChanges {
+    pub generation: i64,
+    /// Changed learnings still in use (drafts included: the caller filters).
+    pub rows: Vec<RankRow>,
+    /// Every learning changed or deleted since: what an older index holds of them is stale.
+    pub stale: std::collections::HashSet<i64>,
+}
+
+const RANK_COLUMNS: &str =
+    "id, section, text, keywords, applies_when, priority, confidence, status = 'draft'";
+
+fn rank_row(r: &Row) -> DbResult<RankRow> {
+    Ok(RankRow {
+        id: r.get(0)?,
+        section: r.get(1)?,
+        text: r.get(2)?,
+        keywords: json_list(r.get(3)?),
+        applies_when: json_list(r.get(4)?),
+        priority: Priority::parse(&r.get::<String>(5)?).unwrap_or_default(),
+        confidence: r.get(6)?,
+        draft: r.get(7)?,
+    })
 }
 
 /// A change to a learning's content.
@@ -645,20 +687,94 @@ impl Store {
     pub fn rank_rows(&self, drafts: bool) -> Result<Vec<RankRow>> {
         self.db
             .query_map(
-                "SELECT id, section, text, keywords, applies_when, priority, confidence FROM learnings NOT INDEXED \
-                 WHERE status IN ('active', ?1) AND quarantine_reason IS NULL ORDER BY id",
+                &format!(
+                    "SELECT {RANK_COLUMNS} FROM learnings NOT INDEXED \
+                     WHERE status IN ('active', ?1) AND quarantine_reason IS NULL ORDER BY id"
+                ),
                 params![if drafts { "draft" } else { "active" }],
-                |r| {
-                Ok(RankRow {
-                    id: r.get(0)?,
-                    section: r.get(1)?,
-                    text: r.get(2)?,
-                    keywords: json_list(r.get(3)?),
-                    applies_when: json_list(r.get(4)?),
-                    priority: Priority::parse(&r.get::<String>(5)?).unwrap_or_default(),
-                    confidence: r.get(6)?,
-                })
-            },)
+                rank_row,
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// The ranking generation now (migration V38): it moves on with every change ranking sees.
+    pub fn ranking_generation(&self) -> Result<i64> {
+        self.db
+            .one(
+                "SELECT generation FROM learnings_generation WHERE id = 1",
+                params![],
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every learning in use (drafts included) and, with `model`, its stored vector, with the
+    /// generation they are of, read in one transaction (what the ranking index is built from).
+    pub fn rank_snapshot(&self, model: Option<&str>) -> Result<RankSnapshot> {
+        let tx = self.db.read_transaction().map_err(|e| self.err(e))?;
+        let generation = self.ranking_generation()?;
+        let rows = self.rank_rows(true)?;
+        let vectors = match model {
+            Some(m) => self.learning_embeddings(m)?.into_iter().collect(),
+            None => Default::default(),
+        };
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(RankSnapshot {
+            generation,
+            rows,
+            vectors,
+        })
+    }
+
+    /// What changed for ranking after `generation`, in one transaction: the rows changed (those
+    /// in use), and the ids of every learning changed or deleted since. Its cost follows the
+    /// changes, not the table (an index on `rank_generation`).
+    pub fn rank_changes_since(&self, generation: i64) -> Result<RankChanges> {
+        let tx = self.db.read_transaction().map_err(|e| self.err(e))?;
+        let now = self.ranking_generation()?;
+        let mut out = RankChanges {
+            generation: now,
+            ..RankChanges::default()
+        };
+        if now != generation {
+            let rows = self
+                .db
+                .query_map(
+                    &format!(
+                        "SELECT {RANK_COLUMNS}, status IN ('active', 'draft') AND quarantine_reason IS NULL \
+                         FROM learnings WHERE rank_generation > ?1 ORDER BY id"
+                    ),
+                    params![generation],
+                    |r| Ok((rank_row(r)?, r.get::<bool>(8)?)),
+                )
+                .map_err(|e| self.err(e))?;
+            for (row, in_use) in rows {
+                out.stale.insert(row.id);
+                if in_use {
+                    out.rows.push(row);
+                }
+            }
+            let removed: Vec<i64> = self
+                .db
+                .query_map(
+                    "SELECT learning_id FROM learnings_removed WHERE generation > ?1",
+                    params![generation],
+                    |r| r.get(0),
+                )
+                .map_err(|e| self.err(e))?;
+            out.stale.extend(removed);
+        }
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(out)
+    }
+
+    /// Forget deletions at or before `generation` (an index of that generation has seen them).
+    pub fn forget_removed(&self, generation: i64) -> Result<()> {
+        self.db
+            .execute(
+                "DELETE FROM learnings_removed WHERE generation <= ?1",
+                params![generation],
+            )
+            .map(|_| ())
             .map_err(|e| self.err(e))
     }
 
@@ -788,37 +904,70 @@ impl Store {
     }
 
     /// The last `window` completed tasks, and with them the last `owed` completed tasks not
-    /// extracted yet (those counted since the last regeneration, however many completed since),
-    /// newest first. The first `window` rows are the window.
+    /// extracted yet (those counted since the last regeneration), newest first. The first
+    /// `window` rows are the window.
+    ///
+    /// Tasks owed an extraction are looked for only among the newest `window + owed +`
+    /// [`OWED_REACH`] completed tasks (through the index of migration V39): a task still owed
+    /// further back (its extraction failed again and again, or it was counted and then deleted)
+    /// is retired, never extracted, so the cost follows the window and what is owed, not the
+    /// history. Nothing is lost by retiring: its agent's own list was taken in when it failed.
     pub fn learnings_scope(&self, window: u32, owed: u32) -> Result<Vec<WindowTask>> {
-        self.db
+        let reach = i64::from(window) + i64::from(owed) + OWED_REACH;
+        let recent: Vec<(TaskId, bool)> = self
+            .db
             .query_map(
-                "SELECT t.id, t.prompt, t.task_type, t.output, e.task_id IS NOT NULL FROM tasks t \
+                "SELECT t.id, e.task_id IS NOT NULL FROM tasks t INDEXED BY tasks_completed_for_learnings \
                  LEFT JOIN learning_extractions e ON e.task_id = t.id \
-                 WHERE t.id IN (SELECT id FROM tasks WHERE status = 'completed' AND skip_learnings = 0 \
-                                ORDER BY completed_at DESC, id DESC LIMIT ?1) \
-                    OR t.id IN (SELECT u.id FROM tasks u LEFT JOIN learning_extractions x ON x.task_id = u.id \
-                                WHERE u.status = 'completed' AND u.skip_learnings = 0 AND x.task_id IS NULL \
-                                ORDER BY u.completed_at DESC, u.id DESC LIMIT ?2) \
-                 ORDER BY t.completed_at DESC, t.id DESC",
-                params![window, owed],
-                |r| {
-                Ok(WindowTask {
-                    id: r.get(0)?,
-                    prompt: r.get(1)?,
-                    task_type: {
-                        let text: String = r.get(2)?;
-                        TaskType::parse(&text).ok_or_else(|| DbError::Column {
-                            index: 2,
+                 WHERE t.status = 'completed' AND t.skip_learnings = 0 \
+                 ORDER BY t.completed_at DESC, t.id DESC LIMIT ?1",
+                params![reach],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| self.err(e))?;
+        let mut owed_left = owed as usize;
+        let chosen: Vec<(TaskId, bool)> = recent
+            .into_iter()
+            .enumerate()
+            .filter(|(i, (_, extracted))| {
+                if *i < window as usize {
+                    true
+                } else if !extracted && owed_left > 0 {
+                    owed_left -= 1;
+                    true
+                } else {
+                    false
+                }
+            })
+            .map(|(_, t)| t)
+            .collect();
+        let mut out = Vec::with_capacity(chosen.len());
+        for (id, extracted) in chosen {
+            let task = self
+                .db
+                .query_row(
+                    "SELECT prompt, task_type, output FROM tasks WHERE id = ?1",
+                    params![id.0],
+                    |r| {
+                        let text: String = r.get(1)?;
+                        let task_type = TaskType::parse(&text).ok_or_else(|| DbError::Column {
+                            index: 1,
                             name: "task_type".into(),
                             message: format!("unexpected value {text:?}"),
-                        })?
+                        })?;
+                        Ok(WindowTask {
+                            id,
+                            prompt: r.get(0)?,
+                            task_type,
+                            output: r.get(2)?,
+                            extracted,
+                        })
                     },
-                    output: r.get(3)?,
-                    extracted: r.get(4)?,
-                })
-            },)
-            .map_err(|e| self.err(e))
+                )
+                .map_err(|e| self.err(e))?;
+            out.push(task);
+        }
+        Ok(out)
     }
 
     /// Store what a task taught (new learnings, or confirmations of existing ones), in one
@@ -885,22 +1034,13 @@ impl Store {
     ) -> Result<Vec<RankRow>> {
         self.db
             .query_map(
-                "SELECT l.id, l.section, l.text, l.keywords, l.applies_when, l.priority, l.confidence \
-                 FROM learnings l WHERE l.status IN ('active', ?1) AND l.quarantine_reason IS NULL \
+                "SELECT l.id, l.section, l.text, l.keywords, l.applies_when, l.priority, l.confidence, \
+                 l.status = 'draft' FROM learnings l WHERE l.status IN ('active', ?1) AND l.quarantine_reason IS NULL \
                  AND NOT EXISTS (SELECT 1 FROM learning_embeddings e WHERE e.learning_id = l.id AND e.model = ?2) \
                  ORDER BY l.id LIMIT ?3",
                 params![if drafts { "draft" } else { "active" }, model, limit as i64],
-                |r| {
-                    Ok(RankRow {
-                        id: r.get(0)?,
-                        section: r.get(1)?,
-                        text: r.get(2)?,
-                        keywords: json_list(r.get(3)?),
-                        applies_when: json_list(r.get(4)?),
-                        priority: Priority::parse(&r.get::<String>(5)?).unwrap_or_default(),
-                        confidence: r.get(6)?,
-                    })
-                },)
+                rank_row,
+            )
             .map_err(|e| self.err(e))
     }
 

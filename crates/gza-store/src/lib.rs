@@ -36,8 +36,8 @@ pub use hooks::{HookLearning, HookSnapshot};
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
     FileEdits, Injection, InjectionCount, LearningEdit, LearningEvent, LearningsMetadata,
-    LearningsTotals, LearningsVersion, RankRow, Source, Tally, Taught, VersionRecord, WindowTask,
-    count_towards_regeneration,
+    LearningsTotals, LearningsVersion, RankChanges, RankRow, RankSnapshot, Source, Tally, Taught,
+    VersionRecord, WindowTask, count_towards_regeneration,
 };
 pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease, TaskLease};
 pub use lifecycle::{

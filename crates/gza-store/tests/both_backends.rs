@@ -1027,6 +1027,7 @@ fn hook_counter_transcript(store: &Store) -> String {
             "tier_level" => "'high'",
             "triggers" => r#"'{"tools": ["Bash"]}'"#,
             "checklist" | "keywords" | "applies_when" => r#"'["x"]'"#,
+            "rank_generation" => "7",
             _ => "'changed'",
         };
         let sql = format!("UPDATE learnings SET {column} = {value} WHERE id = ?1");
@@ -1078,6 +1079,161 @@ fn the_hooks_counter_moves_alike_on_both_backends() {
     })
     .unwrap();
     let on_postgres = hook_counter_transcript(&pg);
+    assert_eq!(on_sqlite, on_postgres);
+    cluster.drop_database(&name);
+}
+
+/// What moves the ranking generation (SQLite V38, PostgreSQL V9), and what `rank_changes_since`
+/// then finds, as a transcript: each column of `learnings` changed, a vector stored, replaced
+/// and deleted with its learning, an archive, a delete; and the snapshot the index is built from.
+fn ranking_generation_transcript(store: &Store) -> String {
+    let db = store.db();
+    let mut t = String::new();
+    let id = store
+        .add_learning(&NewLearning::new(
+            "General",
+            "Run make check before pushing",
+            Origin::User,
+        ))
+        .unwrap();
+    let list = match db.backend() {
+        Backend::Sqlite => "SELECT name FROM pragma_table_info('learnings')",
+        Backend::Postgres => {
+            "SELECT CAST(column_name AS TEXT) FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = 'learnings'"
+        }
+    };
+    let mut columns: Vec<String> = db.query_map(list, params![], |r| r.get(0)).unwrap();
+    columns.sort();
+    for column in columns
+        .iter()
+        .filter(|c| !["id", "rank_generation", "status"].contains(&c.as_str()))
+    {
+        let value = match column.as_str() {
+            "confidence" => "0.55",
+            "priority" => "'HIGH'",
+            "origin" => "'agent'",
+            "tier" => "2",
+            "tier_level" => "'high'",
+            "triggers" => r#"'{"tools": ["Bash"]}'"#,
+            "checklist" | "keywords" | "applies_when" => r#"'["x"]'"#,
+            _ => "'changed'",
+        };
+        let before = store.ranking_generation().unwrap();
+        let sql = format!("UPDATE learnings SET {column} = {value} WHERE id = ?1");
+        db.execute(&sql, params![id]).unwrap();
+        let changes = store.rank_changes_since(before).unwrap();
+        let moved = changes.generation > before;
+        let mut stale: Vec<i64> = changes.stale.iter().copied().collect();
+        stale.sort();
+        writeln!(
+            t,
+            "{column}: moved {moved}, stale {stale:?}, rows {}",
+            changes.rows.len()
+        )
+        .unwrap();
+        if column == "quarantine_reason" {
+            db.execute(
+                "UPDATE learnings SET quarantine_reason = NULL WHERE id = ?1",
+                params![id],
+            )
+            .unwrap();
+        }
+    }
+    let mut step = |what: &str, f: &dyn Fn()| {
+        let before = store.ranking_generation().unwrap();
+        f();
+        let c = store.rank_changes_since(before).unwrap();
+        let mut stale: Vec<i64> = c.stale.iter().copied().collect();
+        stale.sort();
+        let rows: Vec<(i64, bool)> = c.rows.iter().map(|r| (r.id, r.draft)).collect();
+        writeln!(
+            t,
+            "{what}: +{}, stale {stale:?}, rows {rows:?}",
+            c.generation - before
+        )
+        .unwrap();
+    };
+    let other = std::cell::Cell::new(0);
+    step("insert", &|| {
+        other.set(
+            store
+                .add_learning(&NewLearning::new(
+                    "General",
+                    "Prefer small commits",
+                    Origin::User,
+                ))
+                .unwrap(),
+        )
+    });
+    step("store a vector", &|| {
+        store
+            .store_embeddings("m", &[(other.get(), vec![0.5, -0.25])])
+            .unwrap()
+    });
+    step("replace it", &|| {
+        store
+            .store_embeddings("m", &[(other.get(), vec![0.25, 0.5])])
+            .unwrap()
+    });
+    step("archive", &|| {
+        db.execute(
+            "UPDATE learnings SET status = 'archived' WHERE id = ?1",
+            params![id],
+        )
+        .unwrap();
+    });
+    step("draft", &|| {
+        db.execute(
+            "UPDATE learnings SET status = 'draft' WHERE id = ?1",
+            params![id],
+        )
+        .unwrap();
+    });
+    let at_delete = store.ranking_generation().unwrap();
+    step("delete with its vector", &|| {
+        db.execute("DELETE FROM learnings WHERE id = ?1", params![other.get()])
+            .unwrap();
+    });
+    let snapshot = store.rank_snapshot(Some("m")).unwrap();
+    let ids: Vec<(i64, bool)> = snapshot.rows.iter().map(|r| (r.id, r.draft)).collect();
+    writeln!(
+        t,
+        "snapshot: current {}, rows {ids:?}, vectors {}",
+        snapshot.generation == store.ranking_generation().unwrap(),
+        snapshot.vectors.len()
+    )
+    .unwrap();
+    store.forget_removed(at_delete).unwrap();
+    let still = store.rank_changes_since(at_delete).unwrap().stale.len();
+    store.forget_removed(snapshot.generation).unwrap();
+    let gone = store.rank_changes_since(at_delete).unwrap().stale.len();
+    writeln!(t, "forgotten: before the delete {still}, after it {gone}").unwrap();
+    t
+}
+
+/// PostgreSQL's V9 mirrors SQLite's V38: the same changes move the ranking generation, and what
+/// ranking reads of them (the changed rows, the deleted ids, the snapshot) is the same.
+#[test]
+fn the_ranking_generation_moves_alike_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = Store::create_database(&Database::Sqlite(dir.path().join("gza.db"))).unwrap();
+    let on_sqlite = ranking_generation_transcript(&sqlite);
+    assert!(on_sqlite.contains("text: moved true"), "{on_sqlite}");
+    assert!(
+        on_sqlite.contains("validated_at: moved false"),
+        "{on_sqlite}"
+    );
+    assert!(on_sqlite.contains("store a vector: +1"), "{on_sqlite}");
+
+    let cluster = postgres::cluster();
+    let name = cluster.new_database();
+    let pg = Store::create_database(&Database::Postgres {
+        spec: Box::new(DatabaseSpec::parse(&cluster.url(&name), None).unwrap()),
+        project: "github.com/acme/app".into(),
+    })
+    .unwrap();
+    let on_postgres = ranking_generation_transcript(&pg);
     assert_eq!(on_sqlite, on_postgres);
     cluster.drop_database(&name);
 }

@@ -189,13 +189,9 @@ fn present(
         )?;
         super::stats::write_flag_evidence(&mut out, f, "    ", None)?;
     }
-    let query = rank::Query {
-        text: &l.text,
-        k: 4,
-        calibrated: true,
-        drafts: true,
-    };
-    let similar = ranker.search(store, query)?;
+    // Near-duplicates are what a reviewer wants to see here: the cut, without diversity.
+    let mut similar = rank::calibrate(ranker.rank_all(store, &l.text, true)?);
+    similar.truncate(4);
     for (_, s) in rank::hits_with_records(store, &similar)?
         .into_iter()
         .filter(|(_, s)| s.id != l.id)

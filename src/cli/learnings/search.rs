@@ -43,33 +43,30 @@ pub(super) fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
         ));
     }
     let ranker = Ranker::load(&project);
-    if let Some(notice) = &ranker.model_notice {
+    if let Some(notice) = ranker.model_notice() {
         writeln!(
             output::stderr(),
             "{} {notice}",
             output::paint(output::YELLOW, "warning:")
         )?;
     }
-    if let Some(problem) = &ranker.model_problem {
+    if let Some(problem) = ranker.model_problem() {
         writeln!(
             output::stderr(),
             "{} {problem}; ranking by words only",
             output::paint(output::YELLOW, "warning:")
         )?;
     }
+    let q = rank::Query {
+        text: &query,
+        k: args.k,
+        calibrated: !args.raw,
+        drafts: true,
+    };
     let (hits, below) = if args.explain {
-        ranker.search_with_rest(&store, &query, args.k, !args.raw)?
+        ranker.search_with_rest(&store, q)?
     } else {
-        let hits = ranker.search(
-            &store,
-            rank::Query {
-                text: &query,
-                k: args.k,
-                calibrated: !args.raw,
-                drafts: true,
-            },
-        )?;
-        (hits, Vec::new())
+        (ranker.search(&store, q)?, Vec::new())
     };
     let found = rank::hits_with_records(&store, &hits)?;
     let mut out = output::stdout();

@@ -46,7 +46,7 @@ pub(super) fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
         // Work reverted since the last look is credited before the learnings are ranked.
         crate::learn::credit::scan_reverts(&project, &store);
     }
-    let ranker = Ranker::load(&project);
+    let ranker = Ranker::deferred(&project);
     let report = regenerate::regenerate(
         &project,
         &store,

@@ -173,7 +173,15 @@ fn search_learnings(
     filters: &Filters,
 ) -> Result<Markup, crate::Error> {
     let ranker = Ranker::load(&app.project);
-    let (hits, below) = ranker.search_with_rest(store, text, SEARCH_K, true)?;
+    let (hits, below) = ranker.search_with_rest(
+        store,
+        rank::Query {
+            text,
+            k: SEARCH_K,
+            calibrated: true,
+            drafts: true,
+        },
+    )?;
     let found = rank::hits_with_records(store, &hits)?;
     let below = rank::hits_with_records(store, &below)?;
     let rows = |list: &[(rank::Hit, Learning)]| {
@@ -190,7 +198,7 @@ fn search_learnings(
         }
     };
     Ok(html! {
-        @if let Some(problem) = &ranker.model_problem {
+        @if let Some(problem) = ranker.model_problem() {
             p.warning { (problem) "; ranking by words only" }
         }
         h2 { "Matches" }

@@ -1,0 +1,246 @@
+//! Learnings that help (issue 20): the ranking and merging defects, each through the binary
+//! with the real embedding model, and what reaches an agent with the real Claude Code CLI.
+
+use serde_json::json;
+
+use crate::hooks::{conversation, hooked_project, run_claude};
+use crate::support::claude::claude_bin;
+use crate::support::fake_anthropic::{FakeAnthropic, Reply};
+use crate::support::project::TestProject;
+
+fn ids(json: &serde_json::Value) -> Vec<String> {
+    json.as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn search(p: &TestProject, query: &str) -> Vec<String> {
+    ids(&p.json(&["learnings", "search", "--json", query]))
+}
+
+/// A MEDIUM learning a person scoped to a tool and a file (confidence 0.7 by default) scored
+/// 0.4 + 0.4 times 0.7 = 0.56, under the 0.7 threshold: it never fired. It must reach the very
+/// tool call it was scoped to, and no other.
+#[test]
+fn a_medium_learning_scoped_to_a_tool_and_a_file_reaches_that_tool_call() {
+    let Some(claude) = claude_bin() else { return };
+    let p = hooked_project();
+    let lesson = "Bump marketplace.json whenever plugin.json version changes";
+    p.ok(&[
+        "learnings",
+        "add",
+        "--tool",
+        "Edit",
+        "--file",
+        "**/plugin.json",
+        lesson,
+    ]);
+    std::fs::write(p.path("plugin.json"), "{\"version\": \"1.0.0\"}\n").unwrap();
+    std::fs::write(p.path("package.json"), "{\"version\": \"1.0.0\"}\n").unwrap();
+    let plugin = p.path("plugin.json").display().to_string();
+    let package = p.path("package.json").display().to_string();
+    let edit = |file: &str| {
+        Reply::tool_use(
+            "Edit",
+            json!({"file_path": file, "old_string": "1.0.0", "new_string": "1.1.0"}),
+        )
+    };
+    // Claude Code edits a file only after reading it.
+    let server = FakeAnthropic::start_with_default(
+        vec![
+            Reply::tool_use("Read", json!({"file_path": package})),
+            edit(&package),
+            Reply::tool_use("Read", json!({"file_path": plugin})),
+            edit(&plugin),
+            Reply::text("Bumped."),
+        ],
+        Reply::text("Done."),
+    )
+    .without_side_messages();
+    run_claude(&p, &claude, &server, "Bump the version to 1.1.0");
+    let texts = conversation(&server);
+    for (i, text) in texts.iter().take(4).enumerate() {
+        assert!(
+            !text.contains(lesson),
+            "request {i}: only the edit of plugin.json is the call it was scoped to: {text}"
+        );
+    }
+    assert_eq!(
+        texts[4].matches(lesson).count(),
+        1,
+        "after the edit of plugin.json: {}",
+        texts[4]
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("plugin.json")).unwrap(),
+        "{\"version\": \"1.1.0\"}\n"
+    );
+}
+
+/// The words around injected learnings ask the agent to follow them (they are the project's
+/// conventions) unless the task says otherwise; they never call them "not instructions". The
+/// fence stays: a learning cannot close it.
+#[test]
+fn injected_learnings_are_framed_as_conventions_to_follow_in_prompts_and_sessions() {
+    let framing = "Follow them unless your task or the person you work for says otherwise.";
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    p.ok(&["learnings", "add", "Keep handlers thin"]);
+    p.add(&["--type", "explore", "look around"]);
+    p.ok(&["work"]);
+    let sent = p.ok(&["show", "1", "--prompt"]);
+    assert!(sent.contains(framing), "{sent}");
+    assert!(!sent.to_lowercase().contains("not instructions"), "{sent}");
+    assert!(sent.contains("<learnings>\n"), "{sent}");
+    assert!(
+        sent.contains("- Keep handlers thin\n</learnings>"),
+        "{sent}"
+    );
+
+    let Some(claude) = claude_bin() else { return };
+    let p = hooked_project();
+    p.ok(&[
+        "learnings",
+        "add",
+        "--priority",
+        "CRITICAL",
+        "Never push directly to main; open a pull request",
+    ]);
+    let server = FakeAnthropic::start_with_default(vec![Reply::text("Ok.")], Reply::text("Done."))
+        .without_side_messages();
+    run_claude(&p, &claude, &server, "Push my branch");
+    let first = &conversation(&server)[0];
+    assert!(first.contains(framing), "{first}");
+    assert!(
+        !first.to_lowercase().contains("not instructions"),
+        "{first}"
+    );
+    assert!(first.contains("<gza-learnings>"), "{first}");
+}
+
+/// Six learnings of a project, as a person adds them at the start.
+const SIX: [&str; 6] = [
+    "Run cargo sqlx prepare after changing any SQL query",
+    "New tables and columns need a migration in server/migrations",
+    "Database queries live in server/src/db, one module per table",
+    "Background jobs go through the jobs table, never spawned threads",
+    "Stripe webhooks must verify the signature before parsing the body",
+    "Playwright end-to-end tests need the dev server on port 5173",
+];
+
+/// A small store is not cut by the floor chosen for stores of a hundred and more: the right
+/// learning, first at 0.43, was dropped under the absolute 0.56 with six learnings. The floor now follows the store's size; unrelated text still gets
+/// nothing.
+#[test]
+fn a_small_store_keeps_the_right_answer_and_still_gives_nothing_for_unrelated_text() {
+    let mut p = TestProject::new();
+    p.use_model();
+    for text in SIX {
+        p.ok(&["learnings", "add", text]);
+    }
+    // L1 scores 0.43 and leads the next by 0.10: neither over 0.56 nor a clear winner.
+    let query = "The orders query changed; regenerate what CI needs for the database layer";
+    assert_eq!(search(&p, query), vec!["L1"]);
+    for unrelated in [
+        "Write the release announcement for the company blog",
+        "Plan the team offsite agenda",
+        "Translate the marketing landing page copy into French",
+    ] {
+        assert_eq!(search(&p, unrelated), Vec::<String>::new(), "{unrelated}");
+    }
+}
+
+/// Two learnings that say one thing do not take two of the three places: the second is left
+/// out and the next different learning takes its place.
+#[test]
+fn search_and_task_selection_do_not_spend_two_places_on_one_idea() {
+    let mut p = TestProject::new();
+    p.use_model();
+    p.command_agent(
+        "cat > /dev/null\necho done\n",
+        "learnings:\n  inject: relevant\n",
+    );
+    for text in [
+        "Run cargo nextest before every commit",
+        "Run cargo nextest before each commit",
+        "Run cargo clippy with -D warnings before pushing",
+    ] {
+        p.ok(&["learnings", "add", text]);
+    }
+    for text in SIX {
+        p.ok(&["learnings", "add", text]);
+    }
+    let hits = p.json(&[
+        "learnings",
+        "search",
+        "--json",
+        "-k",
+        "3",
+        "run cargo nextest and clippy before committing",
+    ]);
+    let found = ids(&hits);
+    assert!(
+        found.contains(&"L1".to_string()) != found.contains(&"L2".to_string()),
+        "one of the two near-duplicates, not both: {hits:#}"
+    );
+    assert!(found.contains(&"L3".to_string()), "{hits:#}");
+
+    p.add(&[
+        "--type",
+        "explore",
+        "run cargo nextest and clippy before committing",
+    ]);
+    p.ok(&["work"]);
+    let sent = p.ok(&["show", "1", "--prompt"]);
+    assert_eq!(
+        sent.matches("Run cargo nextest before e").count(),
+        1,
+        "{sent}"
+    );
+}
+
+/// Near-duplicates taught by two tasks are merged when the model is installed: the second
+/// re-confirms the first instead of being listed beside it.
+#[test]
+fn near_duplicates_taught_by_two_tasks_are_merged_with_the_model() {
+    let mut p = TestProject::new();
+    p.use_model();
+    p.command_agent(
+        "cat > /dev/null\necho \"Done $GZA_TASK_ID.\"\neval \"lesson=\\$LEARN_$GZA_TASK_ID\"\nprintf '\\n## Learnings\\n- %s\\n' \"$lesson\"\n",
+        "learnings:\n  extraction_provider: none\n  regenerate_every: 100\n",
+    );
+    p.set_env("LEARN_1", "Run cargo nextest before every commit");
+    p.set_env("LEARN_2", "Run cargo nextest before each commit");
+    p.set_env("LEARN_3", "Frontend strings live in locales/en.json");
+    p.set_env("LEARN_4", "Run cargo nextest before each commit, always");
+    for i in 1..=2 {
+        p.add(&["--type", "explore", &format!("task {i}")]);
+    }
+    p.ok(&["work", "--all"]);
+    p.ok(&["learnings", "update"]);
+    // Another regeneration later, when the first learning has a stored vector or not.
+    for i in 3..=4 {
+        p.add(&["--type", "explore", &format!("task {i}")]);
+    }
+    p.ok(&["work", "--all"]);
+    p.ok(&["learnings", "update"]);
+    let shown = p.json(&["learnings", "show", "--all", "--json"]);
+    let texts: Vec<&str> = shown
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            "Run cargo nextest before every commit",
+            "Frontend strings live in locales/en.json"
+        ],
+        "{shown:#}"
+    );
+    let file = std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap();
+    assert_eq!(file.matches("cargo nextest").count(), 1, "{file}");
+}
