@@ -10,7 +10,7 @@ use crate::config::ProviderKind;
 use crate::error::Error;
 use crate::project::Project;
 use crate::store::{NewTask, TaskEdit};
-use crate::task::{TaskId, TaskStatus, TaskType};
+use crate::task::{Tag, TaskId, TaskStatus, TaskType};
 
 /// Prompts above this size are refused: far beyond any agent's context window.
 const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
@@ -53,6 +53,9 @@ struct TaskOptions {
     /// Do not inject learnings into this task's prompt, nor learn from it.
     #[arg(long)]
     no_learnings: bool,
+    /// Label the task (repeatable); its reviews, improve tasks and retries carry the label.
+    #[arg(long = "tag", value_name = "TAG", value_parser = super::tags::parse_tag)]
+    tags: Vec<Tag>,
 }
 
 #[derive(Debug, Args)]
@@ -87,6 +90,9 @@ pub struct EditArgs {
     /// Make the task urgent (run before other pending tasks).
     #[arg(long)]
     next: bool,
+    /// Take a tag off the task (repeatable). Tags can be changed whatever the task's status.
+    #[arg(long = "untag", value_name = "TAG", value_parser = super::tags::parse_tag)]
+    untag: Vec<Tag>,
 }
 
 /// Longest group name accepted; names are labels, not text.
@@ -139,6 +145,7 @@ pub fn cmd_add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
         skip_learnings: o.no_learnings,
         urgent: args.next,
         resume_session_id: None,
+        tags: o.tags.clone(),
     };
     let id = store.insert_task(&new)?;
     let mut out = output::stdout();
@@ -174,7 +181,8 @@ pub fn cmd_edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
         || o.model.is_some()
         || o.provider.is_some()
         || args.next;
-    if !changes_definition && edit.skip_learnings.is_none() {
+    let retags = !o.tags.is_empty() || !args.untag.is_empty();
+    if !changes_definition && edit.skip_learnings.is_none() && !retags {
         // `gza edit ID` alone opens the prompt in the editor.
         if !std::io::stdin().is_terminal() {
             return Err(usage(format!(
@@ -213,6 +221,9 @@ pub fn cmd_edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
         edit.urgent = args.next.then_some(true);
     }
     store.edit_task(args.id, &edit)?;
+    if retags {
+        store.retag(args.id, &o.tags, &args.untag)?;
+    }
     writeln!(
         output::stdout(),
         "{} Updated task {}",

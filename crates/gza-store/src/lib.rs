@@ -2,13 +2,17 @@
 //!
 //! Nothing in here knows about the command line.
 
+mod comments;
 mod extraction_backoff;
 mod imports;
 mod learnings;
 mod leases;
 mod lifecycle;
+mod lineage;
 mod review_loop;
 mod runs;
+mod search;
+mod tags;
 mod tasks;
 
 use std::path::{Path, PathBuf};
@@ -18,6 +22,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use gza_core::error::{Error, Result};
 
+pub use comments::{Addressed, Comment, MAX_COMMENT_BYTES};
 pub use extraction_backoff::ExtractionBackoff;
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
@@ -29,7 +34,10 @@ pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease};
 pub use lifecycle::{
     EvolutionEntry, FailingLearning, InjectionOutcome, LifecycleCounts, TierChange,
 };
+pub use lineage::{LineageNode, UnmergedTask};
 pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
+pub use search::{SearchFilter, SearchHit, SearchOrder};
+pub use tags::Scope;
 pub use tasks::{
     Figure, HistoryFilter, LinkedTask, NewTask, PendingCounts, QueueEntry, Stats, StatusCounts,
     TaskEdit, TaskSummary, Tokens,

@@ -79,19 +79,21 @@ impl Outcome {
 
 impl Store {
     /// Atomically take the next ready task (pending, dependency completed, pickup order) for
-    /// `worker`, optionally only among `only` and only in `group`. The write lock is taken before
-    /// reading, so any number of workers in any number of processes never take the same task twice.
+    /// `worker`, optionally only among `only` and only in `scope` (a group, tags). The write lock
+    /// is taken before reading, so any number of workers in any number of processes never take
+    /// the same task twice.
     ///
     /// With `max_running`, nothing is claimed while that many agents already run in the project
     /// (tasks in progress under a live lease, counted in the same transaction): [`Claim::Full`].
-    pub fn claim_next_task(
+    pub fn claim_next_task<'a>(
         &self,
         worker: WorkerId,
         only: &[TaskId],
         skip: &[TaskId],
-        group: Option<&str>,
+        scope: impl Into<super::Scope<'a>>,
         max_running: Option<u32>,
     ) -> Result<Claim> {
+        let scope = scope.into();
         let list = |ids: &[TaskId]| -> String {
             ids.iter()
                 .map(TaskId::to_string)
@@ -106,11 +108,7 @@ impl Store {
         if !skip.is_empty() {
             filter.push_str(&format!(" AND t.id NOT IN ({})", list(skip)));
         }
-        if group.is_some() {
-            filter.push_str(" AND t.group_name = ?4");
-        } else {
-            filter.push_str(" AND ?4 IS NULL");
-        }
+        filter.push_str(&scope.condition("t", 4, 5));
         let sql = format!(
             "UPDATE tasks SET status = 'in_progress', started_at = ?1, running_pid = ?2, \
                running_pid_start = ?3, completed_at = NULL, failure_reason = NULL \
@@ -128,7 +126,13 @@ impl Store {
             }
             tx.query_row(
                 &sql,
-                params![now_timestamp(), worker.pid, worker.start, group],
+                params![
+                    now_timestamp(),
+                    worker.pid,
+                    worker.start,
+                    scope.group,
+                    scope.tags_param()
+                ],
                 |r| r.get(0),
             )
             .optional()

@@ -5,10 +5,11 @@ use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::Store;
+use super::tags::Scope;
 use gza_core::error::{Error, Result};
 use gza_core::task::{
-    Base, FailureReason, Merge, ReviewVerdict, StateColumns, Task, TaskId, TaskState, TaskStatus,
-    TaskType, Usage, now_timestamp,
+    Base, FailureReason, Merge, ReviewVerdict, StateColumns, Tag, Task, TaskId, TaskState,
+    TaskStatus, TaskType, Usage, now_timestamp,
 };
 
 pub(super) const TASK_COLUMNS: &str = "id, prompt, task_type, status, based_on, depends_on, group_name, spec, \
@@ -36,6 +37,8 @@ pub struct NewTask {
     pub provider: Option<String>,
     pub skip_learnings: bool,
     pub urgent: bool,
+    /// Tags besides those of the task it is based on, which it always carries.
+    pub tags: Vec<Tag>,
 }
 
 impl NewTask {
@@ -56,6 +59,7 @@ impl NewTask {
             provider: task.provider.clone(),
             skip_learnings: task.skip_learnings,
             urgent: false,
+            tags: Vec::new(),
         }
     }
 }
@@ -175,6 +179,20 @@ pub struct HistoryFilter {
     pub status: Option<TaskStatus>,
     pub task_type: Option<TaskType>,
     pub group: Option<String>,
+    /// Only tasks with any of these tags (all of them, with `all_tags`).
+    pub tags: Vec<Tag>,
+    pub all_tags: bool,
+}
+
+impl HistoryFilter {
+    /// The group and tags asked for.
+    pub fn scope(&self) -> Scope<'_> {
+        Scope {
+            group: self.group.as_deref(),
+            tags: &self.tags,
+            all_tags: self.all_tags,
+        }
+    }
 }
 
 /// Counts and totals for `gza stats`, in the shape `gza stats --json` prints.
@@ -401,15 +419,15 @@ pub(super) fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
     })
 }
 
-const SUMMARY_COLUMNS: &str = "t.id, substr(t.prompt, 1, ?1), t.task_type, t.status, t.urgent, \
+pub(crate) const SUMMARY_COLUMNS: &str = "t.id, substr(t.prompt, 1, ?1), t.task_type, t.status, t.urgent, \
      t.depends_on, t.group_name, t.created_at, t.completed_at, t.failure_reason, t.cost_usd, \
      t.duration_seconds, t.review_verdict, t.started_at, t.running_pid, t.running_pid_start, \
      t.agent_pid, t.agent_start";
 
 /// Columns after [`SUMMARY_COLUMNS`] start here.
-const AFTER_SUMMARY: usize = 18;
+pub(crate) const AFTER_SUMMARY: usize = 18;
 
-fn summary_from_row(row: &Row) -> rusqlite::Result<TaskSummary> {
+pub(crate) fn summary_from_row(row: &Row) -> rusqlite::Result<TaskSummary> {
     let state = state_from_row(
         row,
         &StateAt {
@@ -444,35 +462,42 @@ pub(crate) const NEXT_TASK_ID: &str = "(SELECT MAX(COALESCE((SELECT MAX(id) FROM
      COALESCE((SELECT MAX(id) FROM task_id_floor), 0)) + 1)";
 
 impl Store {
-    /// Insert a task and return its id. References must name existing tasks.
+    /// Insert a task and return its id. References must name existing tasks. A task based on
+    /// another carries that task's tags, besides its own.
     pub fn insert_task(&self, new: &NewTask) -> Result<TaskId> {
         for id in [new.based_on, new.depends_on].into_iter().flatten() {
             self.require_task(id)?;
         }
-        self.conn
-            .execute(
-                &format!(
-                    "INSERT INTO tasks (id, prompt, task_type, based_on, depends_on, group_name, \
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        tx.execute(
+            &format!(
+                "INSERT INTO tasks (id, prompt, task_type, based_on, depends_on, group_name, \
                      spec, model, provider, skip_learnings, urgent, created_at, resume_session_id) \
                      VALUES ({NEXT_TASK_ID}, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
-                ),
-                params![
-                    new.prompt,
-                    new.task_type.unwrap_or(TaskType::Implement).as_str(),
-                    new.based_on,
-                    new.depends_on,
-                    new.group,
-                    new.spec,
-                    new.model,
-                    new.provider,
-                    new.skip_learnings,
-                    new.urgent,
-                    now_timestamp(),
-                    new.resume_session_id,
-                ],
-            )
-            .map_err(|e| self.err(e))?;
-        Ok(TaskId(self.conn.last_insert_rowid()))
+            ),
+            params![
+                new.prompt,
+                new.task_type.unwrap_or(TaskType::Implement).as_str(),
+                new.based_on,
+                new.depends_on,
+                new.group,
+                new.spec,
+                new.model,
+                new.provider,
+                new.skip_learnings,
+                new.urgent,
+                now_timestamp(),
+                new.resume_session_id,
+            ],
+        )
+        .map_err(|e| self.err(e))?;
+        let id = TaskId(tx.last_insert_rowid());
+        if let Some(from) = new.based_on {
+            super::tags::inherit(&tx, from, id).map_err(|e| self.err(e))?;
+        }
+        super::tags::add(&tx, id, &new.tags).map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(id)
     }
 
     /// The task with `id`, or [`Error::TaskNotFound`].
@@ -488,7 +513,7 @@ impl Store {
             .ok_or(Error::TaskNotFound(id))
     }
 
-    fn require_task(&self, id: TaskId) -> Result<()> {
+    pub(crate) fn require_task(&self, id: TaskId) -> Result<()> {
         let exists: bool = self
             .conn
             .query_row(
@@ -513,12 +538,9 @@ impl Store {
         if filter.task_type.is_some() {
             sql.push_str(" AND t.task_type = ?3");
         }
-        // The highest parameter must appear in the statement; an absent group binds NULL.
-        if filter.group.is_some() {
-            sql.push_str(" AND t.group_name = ?5");
-        } else {
-            sql.push_str(" AND ?5 IS NULL");
-        }
+        // The highest parameter must appear in the statement; an absent group or tag binds NULL.
+        let scope = filter.scope();
+        sql.push_str(&scope.condition("t", 5, 6));
         sql.push_str(" ORDER BY t.id DESC LIMIT ?4");
         let limit = filter.limit.map(i64::from).unwrap_or(-1);
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
@@ -529,7 +551,8 @@ impl Store {
                     filter.status.map(|s| s.as_str()),
                     filter.task_type.map(|t| t.as_str()),
                     limit,
-                    filter.group
+                    filter.group,
+                    scope.tags_param(),
                 ],
                 summary_from_row,
             )
@@ -538,20 +561,17 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Pending tasks in pickup order (urgent first, then oldest), of one group when `group` is
-    /// given. With `include_blocked`, tasks whose dependency is not completed are listed too,
-    /// marked with what blocks them. `limit` bounds the number of entries returned.
-    pub fn pickup_queue(
+    /// Pending tasks in pickup order (urgent first, then oldest), of the scope (a group, tags)
+    /// when given. With `include_blocked`, tasks whose dependency is not completed are listed
+    /// too, marked with what blocks them. `limit` bounds the number of entries returned.
+    pub fn pickup_queue<'a>(
         &self,
         include_blocked: bool,
         limit: Option<u32>,
-        group: Option<&str>,
+        scope: impl Into<Scope<'a>>,
     ) -> Result<Vec<QueueEntry>> {
-        let in_group = if group.is_some() {
-            " AND t.group_name = ?4"
-        } else {
-            " AND ?4 IS NULL"
-        };
+        let scope = scope.into();
+        let in_group = scope.condition("t", 4, 5);
         let sql = format!(
             "SELECT {SUMMARY_COLUMNS}, d.status FROM tasks t \
              LEFT JOIN tasks d ON d.id = t.depends_on \
@@ -563,7 +583,13 @@ impl Store {
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(
-                params![SUMMARY_PROMPT_CHARS, include_blocked, limit, group],
+                params![
+                    SUMMARY_PROMPT_CHARS,
+                    include_blocked,
+                    limit,
+                    scope.group,
+                    scope.tags_param()
+                ],
                 |row| {
                     let task = summary_from_row(row)?;
                     let dep_status: Option<String> = row.get(AFTER_SUMMARY)?;
@@ -585,15 +611,17 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// How many pending tasks (of `group`, when given) are ready to run, and how many wait on an
-    /// unfinished dependency, each counted up to `cap` (so the cost is bounded however long the
+    /// How many pending tasks (of the scope, when given) are ready to run, and how many wait on
+    /// an unfinished dependency, each counted up to `cap` (so the cost is bounded however long the
     /// queue is): ready ones along the pickup index, blocked ones from the pending-dependency index.
-    pub fn pending_counts_capped(&self, group: Option<&str>, cap: i64) -> Result<PendingCounts> {
-        let in_group = if group.is_some() {
-            " AND t.group_name = ?1"
-        } else {
-            " AND ?1 IS NULL"
-        };
+    pub fn pending_counts_capped<'a>(
+        &self,
+        scope: impl Into<Scope<'a>>,
+        cap: i64,
+    ) -> Result<PendingCounts> {
+        let scope = scope.into();
+        let tags = scope.tags_param();
+        let in_group = scope.condition("t", 1, 3);
         let ready = self
             .conn
             .query_row(
@@ -603,7 +631,7 @@ impl Store {
                      WHERE t.status = 'pending'{in_group} \
                        AND (t.depends_on IS NULL OR d.status = 'completed') LIMIT ?2)"
                 ),
-                params![group, cap],
+                params![scope.group, cap, tags],
                 |r| r.get(0),
             )
             .map_err(|e| self.err(e))?;
@@ -616,7 +644,7 @@ impl Store {
                      WHERE t.status = 'pending' AND t.depends_on IS NOT NULL{in_group} \
                        AND (d.status IS NULL OR d.status != 'completed') LIMIT ?2)"
                 ),
-                params![group, cap],
+                params![scope.group, cap, tags],
                 |r| r.get(0),
             )
             .map_err(|e| self.err(e))?;

@@ -1,0 +1,146 @@
+//! Tags on tasks, and the scope a command looks at (a group, tags).
+
+use rusqlite::{Connection, params};
+
+use super::Store;
+use gza_core::error::Result;
+use gza_core::task::{Tag, TaskId};
+
+/// Which tasks a command looks at: those of one group (when given) that carry any of `tags` (or
+/// all of them, with `all_tags`; no tags: every task).
+///
+/// Commands that scoped by group alone pass `Option<&str>`, which converts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scope<'a> {
+    pub group: Option<&'a str>,
+    pub tags: &'a [Tag],
+    pub all_tags: bool,
+}
+
+impl<'a> From<Option<&'a str>> for Scope<'a> {
+    fn from(group: Option<&'a str>) -> Self {
+        Scope {
+            group,
+            ..Scope::default()
+        }
+    }
+}
+
+impl<'a> From<&Scope<'a>> for Scope<'a> {
+    fn from(scope: &Scope<'a>) -> Self {
+        *scope
+    }
+}
+
+impl Scope<'_> {
+    /// The SQL condition (` AND …`) on tasks aliased `alias`, binding the group to `?{group}` and
+    /// the tags (a JSON array, [`Scope::tags_param`]) to `?{tags}`. Both parameters always
+    /// appear, so statements can number the parameters after them as they like.
+    pub(crate) fn condition(&self, alias: &str, group: usize, tags: usize) -> String {
+        let mut sql = if self.group.is_some() {
+            format!(" AND {alias}.group_name = ?{group}")
+        } else {
+            format!(" AND ?{group} IS NULL")
+        };
+        if self.tags.is_empty() {
+            sql.push_str(&format!(" AND ?{tags} IS NULL"));
+        } else if self.all_tags && self.tags.len() > 1 {
+            sql.push_str(&format!(
+                " AND (SELECT COUNT(*) FROM task_tags tg WHERE tg.task_id = {alias}.id \
+                   AND tg.tag IN (SELECT value FROM json_each(?{tags}))) = json_array_length(?{tags})"
+            ));
+        } else {
+            sql.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM task_tags tg WHERE tg.task_id = {alias}.id \
+                   AND tg.tag IN (SELECT value FROM json_each(?{tags})))"
+            ));
+        }
+        sql
+    }
+
+    /// The tags as the JSON array [`Scope::condition`] binds; `None` without tags.
+    pub(crate) fn tags_param(&self) -> Option<String> {
+        if self.tags.is_empty() {
+            return None;
+        }
+        let mut tags: Vec<&str> = self.tags.iter().map(Tag::as_str).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        Some(serde_json::to_string(&tags).expect("strings serialize"))
+    }
+}
+
+/// Give task `to` the tags of task `from` (a task queued from another carries its labels).
+pub(crate) fn inherit(conn: &Connection, from: TaskId, to: TaskId) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR IGNORE INTO task_tags (task_id, tag) SELECT ?2, tag FROM task_tags WHERE task_id = ?1",
+        params![from, to],
+    )?;
+    Ok(())
+}
+
+/// Put `tags` on task `id` (those it has already stay once).
+pub(crate) fn add(conn: &Connection, id: TaskId, tags: &[Tag]) -> rusqlite::Result<()> {
+    let mut stmt =
+        conn.prepare_cached("INSERT OR IGNORE INTO task_tags (task_id, tag) VALUES (?1, ?2)")?;
+    for tag in tags {
+        stmt.execute(params![id, tag])?;
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Task `id`'s tags, in order.
+    pub fn tags_of(&self, id: TaskId) -> Result<Vec<Tag>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT tag FROM task_tags WHERE task_id = ?1 ORDER BY tag")
+            .map_err(|e| self.err(e))?;
+        let tags = stmt
+            .query_map([id], |r| r.get(0))
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        Ok(tags)
+    }
+
+    /// Put `add` on task `id` and take `remove` off it, in one transaction.
+    pub fn retag(&self, id: TaskId, add: &[Tag], remove: &[Tag]) -> Result<()> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        {
+            let mut delete = tx
+                .prepare("DELETE FROM task_tags WHERE task_id = ?1 AND tag = ?2")
+                .map_err(|e| self.err(e))?;
+            for tag in remove {
+                delete.execute(params![id, tag]).map_err(|e| self.err(e))?;
+            }
+        }
+        self::add(&tx, id, add).map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// Whether any task carries `tag`.
+    pub fn tag_exists(&self, tag: &Tag) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM task_tags WHERE tag = ?1)",
+                [tag],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// The tags in use, by name, at most `limit` of them.
+    pub fn tag_names(&self, limit: u32) -> Result<Vec<Tag>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT DISTINCT tag FROM task_tags ORDER BY tag LIMIT ?1")
+            .map_err(|e| self.err(e))?;
+        let tags = stmt
+            .query_map([limit], |r| r.get(0))
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        Ok(tags)
+    }
+}
