@@ -476,6 +476,17 @@ fn prepare(
         };
         store.set_base(task.id, &base)?;
     }
+    // The comments this improve task is given close when it completes (read before its prompt
+    // is built, so one added meanwhile stays open for the next).
+    let comments: Vec<i64> = if task.task_type == TaskType::Improve {
+        crate::review::improve_comments(store, task)
+            .map_err(|e| early(FailureReason::PromptError, e.to_string()))?
+            .iter()
+            .map(|c| c.id)
+            .collect()
+    } else {
+        Vec::new()
+    };
     let prompt = if task.resume_session_id.is_some() {
         resume_prompt(task)
     } else {
@@ -485,6 +496,9 @@ fn prepare(
             .map_err(|e| early(FailureReason::PromptError, e.to_string()))?
     };
     store.set_prompt_sent(task.id, &prompt)?;
+    if !comments.is_empty() && task.resume_session_id.is_none() {
+        store.comments_given_to(task.id, &comments)?;
+    }
     let learnings_guard = super::agent_rules::LearningsFileGuard::before(
         &project.learnings_path(),
         workspace.dir == project.root,
