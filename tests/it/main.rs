@@ -13,6 +13,7 @@ mod disk_full;
 mod exit_codes;
 mod extraction_http;
 mod fake_claude_e2e;
+mod finding;
 mod groups;
 mod hook_budget;
 mod hooks;
