@@ -1,6 +1,6 @@
 //! Queries that run tasks: claiming, progress, outcomes, and finding abandoned work.
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::Store;
 use super::tasks::{LinkedTask, TASK_COLUMNS, task_from_row};
@@ -77,6 +77,12 @@ impl Outcome {
     }
 }
 
+thread_local! {
+    /// The preview running on this thread ([`Store::preview`]): its connection and transaction.
+    static PREVIEW: std::cell::Cell<Option<(*const Connection, *const Transaction<'static>)>> =
+        const { std::cell::Cell::new(None) };
+}
+
 impl Store {
     /// Atomically take the next ready task (pending, dependency completed, pickup order) for
     /// `worker`, optionally only among `only` and only in `scope` (a group, tags). The write lock
@@ -145,12 +151,62 @@ impl Store {
         })
     }
 
+    /// Run `f` as [`Store::immediate`] would run its writes, then undo everything it wrote: a
+    /// preview that goes through the very code of the real thing (`learnings update --dry-run`).
+    /// Statements run in one transaction; each [`Store::immediate`] inside is a savepoint of it;
+    /// at the end it is rolled back, whatever `f` returned. Files and processes `f` touches are
+    /// its own to leave alone.
+    pub fn preview<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let tx = Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Deferred)
+            .map_err(|e| self.err(e))?;
+        // SAFETY: the pointer is to `tx`, which lives on this frame until after the pointer is
+        // taken back out below, and is read only by `immediate` on this thread (a Store is not
+        // Sync) while `f` runs, for calls on this same connection.
+        let erased: *const Transaction<'static> = (&tx as *const Transaction<'_>).cast();
+        /// Takes the pointer back out however `f` ends, a panic included.
+        struct Restore(Option<(*const Connection, *const Transaction<'static>)>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                PREVIEW.with(|p| p.set(self.0));
+            }
+        }
+        let restore =
+            Restore(PREVIEW.with(|p| p.replace(Some((&self.conn as *const Connection, erased)))));
+        let value = f();
+        drop(restore);
+        tx.rollback().map_err(|e| self.err(e))?;
+        value
+    }
+
     /// Run `f` in a transaction that holds the write lock from its start. A wait for the lock or
-    /// a transaction of [`SLOW`] or more is traced (`-vv`).
+    /// a transaction of [`SLOW`] or more is traced (`-vv`). Inside [`Store::preview`], `f` runs
+    /// in a savepoint of the preview's transaction instead.
     pub(crate) fn immediate<T>(
         &self,
         f: impl FnOnce(&Transaction) -> rusqlite::Result<T>,
     ) -> Result<T> {
+        let previewing = PREVIEW
+            .with(|p| p.get())
+            .filter(|(conn, _)| std::ptr::eq(*conn, &self.conn))
+            .map(|(_, tx)| tx);
+        if let Some(tx) = previewing {
+            // SAFETY: set by `preview`, whose transaction outlives this call (see there).
+            let tx: &Transaction = unsafe { &*tx };
+            tx.execute_batch("SAVEPOINT gza_preview_step")
+                .map_err(|e| self.err(e))?;
+            return match f(tx) {
+                Ok(value) => {
+                    tx.execute_batch("RELEASE gza_preview_step")
+                        .map_err(|e| self.err(e))?;
+                    Ok(value)
+                }
+                Err(e) => {
+                    let _ =
+                        tx.execute_batch("ROLLBACK TO gza_preview_step; RELEASE gza_preview_step");
+                    Err(self.err(e))
+                }
+            };
+        }
         let asked = std::time::Instant::now();
         let tx = Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| self.err(e))?;
