@@ -14,6 +14,7 @@ mod exit_codes;
 mod extraction_http;
 mod fake_claude_e2e;
 mod finding;
+mod friction;
 mod groups;
 mod hook_budget;
 mod hooks;
