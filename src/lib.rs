@@ -18,6 +18,7 @@ pub use gza_core::{
 pub use gza_hooks as hooks;
 pub use gza_learn as learn;
 pub use gza_llm as llm;
+pub use gza_mcp as mcp;
 pub use gza_runner as runner;
 pub use gza_runner::{branch, review};
 pub use gza_store as store;

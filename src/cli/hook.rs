@@ -91,7 +91,7 @@ impl ScopeArgs {
     }
 }
 
-fn home() -> Option<PathBuf> {
+pub(super) fn home() -> Option<PathBuf> {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)

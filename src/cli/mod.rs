@@ -19,6 +19,7 @@ mod lineage;
 mod log;
 mod logging;
 mod manage;
+mod mcp;
 mod model;
 mod next;
 pub(crate) mod output;
@@ -141,6 +142,8 @@ pub enum Command {
     Learnings(learnings::LearningsArgs),
     /// Put learnings into every Claude Code session: install gza's hooks, and their handlers.
     Hook(hook::HookArgs),
+    /// Serve learnings and tasks to agents over MCP (stdio); `gza mcp install` registers it.
+    Mcp(mcp::McpArgs),
     /// Say which agent sandboxes (none, bwrap, docker) work on this machine, and what an agent
     /// of this project sees inside one.
     Doctor(doctor::DoctorArgs),
@@ -249,6 +252,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Work(args) => return work::cmd_work(ctx, args),
         Command::Doctor(args) => return doctor::cmd_doctor(ctx, args),
         Command::Model(args) => return model::cmd_model(ctx, args),
+        Command::Mcp(args) => return mcp::cmd_mcp(ctx, args),
         Command::Trust(args) => trust::cmd_trust(ctx, args),
         Command::Init(args) => init::cmd_init(ctx, args),
         Command::Add(args) => add::cmd_add(ctx, args),

@@ -38,6 +38,17 @@ fn hooked(agent: Agent, server: &FakeLlm) -> TestProject {
 /// Run the agent CLI non-interactively on `prompt` in the project, with gza on PATH (the
 /// project's settings name `gza`), the way a person runs it; returns its stdout.
 fn run_agent(agent: Agent, p: &TestProject, server: &FakeLlm, prompt: &str) -> String {
+    run_agent_with(agent, p, server, prompt, &[])
+}
+
+/// [`run_agent`] with more variables in the agent's environment.
+fn run_agent_with(
+    agent: Agent,
+    p: &TestProject,
+    server: &FakeLlm,
+    prompt: &str,
+    vars: &[(&str, &str)],
+) -> String {
     let mut cmd = Command::new(match agent {
         Agent::Codex => codex_bin(),
         Agent::Gemini => gemini_bin(),
@@ -69,6 +80,9 @@ fn run_agent(agent: Agent, p: &TestProject, server: &FakeLlm, prompt: &str) -> S
                 // The person trusting the folder: Gemini CLI runs no project hook otherwise.
                 .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
         }
+    }
+    for (k, v) in vars {
+        cmd.env(k, v);
     }
     let out = cmd.output().expect("the agent starts");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -248,7 +262,13 @@ fn install_for_every_agent_merges_and_names_gza_from_path() {
     let keys: Vec<&String> = codex["hooks"].as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"]
+        [
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "Stop",
+            "SessionEnd"
+        ]
     );
     assert_eq!(
         codex["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
@@ -471,4 +491,107 @@ fn gemini_and_codex_payloads_never_break_a_handler() {
         ""
     );
     assert!(!p.path(".gza/gza.db").exists());
+}
+
+/// At the session's end (Codex's and Gemini CLI's SessionEnd, which both send the session's
+/// transcript: Codex's rollout, Gemini's chat), the session is read by the extraction model in a
+/// detached process, and what it learned becomes a draft whose source is the session. The
+/// extraction sees the person's prompt and the agent's answers, not the CLI's own instructions.
+fn a_session_end_extracts_the_sessions_learnings(agent: Agent) {
+    use crate::support::fake_anthropic::{FakeAnthropic, Reply as ExtractorReply};
+    let extractor = FakeAnthropic::start_with_default(
+        Vec::new(),
+        ExtractorReply::text(
+            r#"[{"section": "Common Pitfalls", "text": "Run the migrations before the seed script, or seeding fails", "priority": "HIGH"}]"#,
+        ),
+    )
+    .without_side_messages();
+    // Long enough to learn from, and not repetitive (Gemini CLI cuts a reply it takes for a loop).
+    let answer = "I ran the migrations first and then the seed script worked. The error said \
+        relation does not exist because the users table is created by migration 0004, which had \
+        not run on this fresh database. After `make migrate` the seed inserted its 120 rows, the \
+        API started, and the login page loaded with the demo account. Next time, run the \
+        migrations before seeding any new database, including the one the integration tests \
+        create in CI; the Makefile's `reset` target does both in the right order.";
+    let server = FakeLlm::start(vec![Reply::text(answer)]);
+    let mut p = project_for(
+        agent,
+        &server,
+        &format!(
+            "learnings:\n  extraction_provider: anthropic\n  base_url: {}\n",
+            extractor.url()
+        ),
+    );
+    p.use_model();
+    let name = match agent {
+        Agent::Codex => "codex",
+        Agent::Gemini => "gemini",
+    };
+    p.ok(&["hook", "install", "--agent", name]);
+    run_agent_with(
+        agent,
+        &p,
+        &server,
+        "The seed script fails with relation does not exist",
+        &[(
+            "ANTHROPIC_API_KEY",
+            "sk-ant-api03-TESTKEYTESTKEYTESTKEYTESTKEY",
+        )],
+    );
+    let started = std::time::Instant::now();
+    while p
+        .json(&["learnings", "show", "--all", "--json"])
+        .as_array()
+        .is_some_and(|a| a.is_empty())
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "no draft from the session\nhooks.log: {}\nlearnings.log: {}",
+            hooks_log(&p),
+            std::fs::read_to_string(p.path(".gza/logs/learnings.log")).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let drafts = p.json(&["learnings", "show", "--all", "--json"]);
+    assert_eq!(
+        drafts[0]["text"],
+        "Run the migrations before the seed script, or seeding fails",
+        "{drafts}\nhooks.log: {}",
+        hooks_log(&p)
+    );
+    assert_eq!(drafts[0]["status"], "draft");
+    let session: String = p
+        .db()
+        .query_row(
+            "SELECT session_id FROM learning_sources WHERE learning_id = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(!session.is_empty());
+    let requests = extractor.message_requests();
+    assert_eq!(requests.len(), 1, "one extraction per session");
+    let sent = requests[0].all_text();
+    assert!(sent.contains("relation does not exist"), "{sent}");
+    assert!(sent.contains("I ran the migrations first"), "{sent}");
+    for harness in [
+        "<environment_context>",
+        "<session_context>",
+        "You are a coding agent",
+    ] {
+        assert!(
+            !sent.contains(harness),
+            "the CLI's own text was sent: {sent}"
+        );
+    }
+}
+
+#[test]
+fn codex_session_end_extracts_the_sessions_learnings() {
+    a_session_end_extracts_the_sessions_learnings(Agent::Codex);
+}
+
+#[test]
+fn gemini_session_end_extracts_the_sessions_learnings() {
+    a_session_end_extracts_the_sessions_learnings(Agent::Gemini);
 }

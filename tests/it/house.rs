@@ -52,6 +52,10 @@ fn the_crate_graph_is_the_layering() {
             &["gza-core", "gza-embed", "gza-learn", "gza-llm", "gza-store"][..],
         ),
         (
+            "gza-mcp",
+            &["gza-core", "gza-hooks", "gza-learn", "gza-store"][..],
+        ),
+        (
             "gza",
             &[
                 "gza-core",
@@ -59,6 +63,7 @@ fn the_crate_graph_is_the_layering() {
                 "gza-hooks",
                 "gza-learn",
                 "gza-llm",
+                "gza-mcp",
                 "gza-runner",
                 "gza-store",
             ][..],

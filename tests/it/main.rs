@@ -25,6 +25,8 @@ mod learning_records;
 mod learnings;
 mod lifecycle;
 mod limits;
+mod mcp;
+mod mcp_agents;
 mod model_files;
 mod model_install;
 mod quarantine;

@@ -29,22 +29,26 @@ pub const EVENTS: [Event; 5] = [
 
 /// The Codex events gza handles (Codex 0.169 speaks Claude Code's hook wire: the same input
 /// fields and `hookSpecificOutput.additionalContext`). No matcher means every occurrence.
-/// SessionEnd is left out: Codex's rollout is not the transcript the extraction reads.
-pub const CODEX_EVENTS: [Event; 4] = [
+/// SessionEnd (sent by `codex exec` too, with the rollout as `transcript_path`) starts the
+/// session's extraction, as Claude Code's does.
+pub const CODEX_EVENTS: [Event; 5] = [
     ("SessionStart", None, "session-start"),
     ("UserPromptSubmit", None, "user-prompt-submit"),
     ("PreToolUse", None, "pre-tool-use"),
     ("Stop", None, "stop"),
+    ("SessionEnd", None, "session-end"),
 ];
 
 /// The Gemini CLI events gza handles. BeforeTool is left out: Gemini CLI 0.61 takes no
 /// `additionalContext` from it (only from AfterTool, after the call), so process knowledge
-/// cannot arrive before a tool call there. SessionEnd is left out: Gemini does not wait for it
-/// and gives it no final message.
-pub const GEMINI_EVENTS: [Event; 3] = [
+/// cannot arrive before a tool call there. SessionEnd gives no final message (AfterAgent has
+/// it) and Gemini does not wait for it; it gives the chat's `transcript_path`, so it starts the
+/// session's extraction, which runs detached.
+pub const GEMINI_EVENTS: [Event; 4] = [
     ("SessionStart", None, "session-start"),
     ("BeforeAgent", None, "user-prompt-submit"),
     ("AfterAgent", None, "stop"),
+    ("SessionEnd", None, "session-end"),
 ];
 
 /// Seconds an agent waits for a handler.
@@ -206,7 +210,7 @@ pub struct Changes {
 
 /// Read a settings file: `{}` when missing; an error naming the file when it is not a JSON
 /// object (comments included: Claude Code's files are plain JSON).
-fn read_settings(path: &Path) -> Result<Map<String, Value>> {
+pub fn read_settings(path: &Path) -> Result<Map<String, Value>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
@@ -317,7 +321,15 @@ fn unmerge(settings: &mut Map<String, Value>, agent: Agent) -> Vec<String> {
 }
 
 /// Write `settings` to `path` (through a symlink to its target), keeping a backup of the old file.
-fn write_settings(path: &Path, settings: &Map<String, Value>) -> Result<Option<PathBuf>> {
+pub fn write_settings(path: &Path, settings: &Map<String, Value>) -> Result<Option<PathBuf>> {
+    let mut text = serde_json::to_string_pretty(settings).expect("JSON values serialise");
+    text.push('\n');
+    write_with_backup(path, &text)
+}
+
+/// Write `text` to `path` (through a symlink to its target) atomically, keeping a backup of the
+/// old file as `<file>.gza-backup`; a read-only file is refused, not replaced.
+pub fn write_with_backup(path: &Path, text: &str) -> Result<Option<PathBuf>> {
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     if let Some(dir) = target.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
@@ -335,8 +347,6 @@ fn write_settings(path: &Path, settings: &Map<String, Value>) -> Result<Option<P
         std::fs::copy(&target, &bak).map_err(|e| Error::io(&bak, "back up settings to", e))?;
         backup = Some(bak);
     }
-    let mut text = serde_json::to_string_pretty(settings).expect("JSON values serialise");
-    text.push('\n');
     gza_core::fsutil::write_atomically(&target, text.as_bytes())?;
     Ok(backup)
 }
@@ -477,7 +487,7 @@ mod tests {
         );
         // Another agent's events are not touched by this one's uninstall.
         merge(&mut s, Agent::Codex, Path::new("gza")).unwrap();
-        assert_eq!(unmerge(&mut s, Agent::Gemini).len(), 3);
+        assert_eq!(unmerge(&mut s, Agent::Gemini).len(), 4);
         assert!(s["hooks"].get("UserPromptSubmit").is_some());
         assert!(s["hooks"].get("BeforeAgent").is_none());
     }

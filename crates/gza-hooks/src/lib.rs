@@ -226,7 +226,7 @@ fn context_output(input: &Input, event: &str, context: &str) -> String {
 
 /// Learnings fenced (gza_core::fence: any tag that could close the fence is neutralised, in any
 /// case or look-alike), after the framing every prompt shares.
-fn fenced(intro: &str, body: &str) -> String {
+pub fn fenced(intro: &str, body: &str) -> String {
     format!(
         "{intro} {}\n{}",
         gza_core::fence::FRAMING,
@@ -235,7 +235,7 @@ fn fenced(intro: &str, body: &str) -> String {
 }
 
 /// One learning as a line (and its checklist as checkboxes).
-fn render(l: &Learning) -> String {
+pub fn render(l: &Learning) -> String {
     let mut line = format!("- {} ", label(l.id));
     if l.priority != Priority::Medium {
         let _ = write!(line, "[{}] ", l.priority);
@@ -627,7 +627,7 @@ fn store_session_drafts(
 }
 
 /// Whether an embedding model folder is there to embed with (a cheap check: no loading).
-fn model_installed(project: &Project) -> bool {
+pub fn model_installed(project: &Project) -> bool {
     let configured = project
         .config
         .learnings

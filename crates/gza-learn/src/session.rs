@@ -1,4 +1,4 @@
-//! Learning from a Claude Code session's transcript (seed 000): once per session, in a process
+//! Learning from an agent session's transcript (seed 000: Claude Code's, Codex's and Gemini CLI's): once per session, in a process
 //! the SessionEnd hook starts detached. Trivial sessions are skipped, secrets are redacted
 //! first, the input is bounded, and what is learned lands as drafts.
 
@@ -26,42 +26,108 @@ const TAIL_CHARS: usize = 9_000;
 const MIN_PROMPTS: usize = 1;
 const MIN_ASSISTANT_CHARS: usize = 400;
 
-/// What a session said, in order: (role, text).
+/// What a session said, in order: (role, text), from the transcript of any of the agent CLIs
+/// gza has hooks for (each line is read as the format it is in; other lines are skipped):
+///
+/// - Claude Code: `{"type": "user"|"assistant", "message": {"content": [{"type": "text", …}]}}`;
+/// - Codex 0.169's rollout: `{"type": "response_item", "payload": {"type": "message", "role":
+///   "user"|"assistant", "content": [{"type": "input_text"|"output_text", "text": …}]}}`
+///   (developer messages are Codex's own instructions, and are left out);
+/// - Gemini CLI 0.61's chat: `{"id": …, "type": "user"|"gemini", "content": "…" | [{"text": …}]}`,
+///   where a message written again under the same id (with its tool calls) replaces the first.
+///
+/// User messages that are a harness's context, not the person (`<environment_context>…`,
+/// `<session_context>…`), are left out.
 fn conversation(transcript: &Path) -> Result<Vec<(String, String)>> {
     // Bounded: only the end of a huge transcript is read, and only from a regular file.
     let text = gza_core::fsutil::read_regular_tail(transcript, TRANSCRIPT_TAIL_BYTES)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .map_err(|e| gza_core::fsutil::read_refused(transcript, e))?;
-    let mut turns = Vec::new();
+    let mut turns: Vec<(String, String)> = Vec::new();
+    let mut by_id: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for line in text.lines() {
         let Ok(entry) = serde_json::from_str::<Value>(line) else {
             continue;
         };
-        let role = match entry.get("type").and_then(Value::as_str) {
-            Some(r @ ("user" | "assistant")) => r.to_string(),
-            _ => continue,
+        let Some((role, content, id)) = turn_of(&entry) else {
+            continue;
         };
-        let content = entry.pointer("/message/content");
-        let mut said = String::new();
-        match content {
-            Some(Value::String(s)) => said.push_str(s),
-            Some(Value::Array(blocks)) => {
-                for b in blocks {
-                    if b.get("type").and_then(Value::as_str) == Some("text")
-                        && let Some(t) = b.get("text").and_then(Value::as_str)
-                    {
-                        said.push_str(t);
-                        said.push('\n');
-                    }
-                }
-            }
-            _ => {}
+        let said = content_text(content);
+        if said.trim().is_empty() || (role == "user" && is_harness_context(&said)) {
+            continue;
         }
-        if !said.trim().is_empty() {
-            turns.push((role, said));
+        match id.and_then(|id| by_id.get(id).copied()) {
+            Some(i) => turns[i] = (role.to_string(), said),
+            None => {
+                if let Some(id) = id {
+                    by_id.insert(id.to_string(), turns.len());
+                }
+                turns.push((role.to_string(), said));
+            }
         }
     }
     Ok(turns)
+}
+
+/// A transcript line's role, content and (Gemini) message id, in whichever CLI's format it is.
+fn turn_of(entry: &Value) -> Option<(&'static str, &Value, Option<&str>)> {
+    let kind = entry.get("type").and_then(Value::as_str)?;
+    let role = |r: &str| match r {
+        "user" => Some("user"),
+        "assistant" | "gemini" => Some("assistant"),
+        _ => None,
+    };
+    if kind == "response_item" {
+        let payload = entry.get("payload")?;
+        if payload.get("type").and_then(Value::as_str) != Some("message") {
+            return None;
+        }
+        let r = role(payload.get("role").and_then(Value::as_str)?)?;
+        return Some((r, payload.get("content")?, None));
+    }
+    let r = role(kind)?;
+    if let Some(content) = entry.pointer("/message/content") {
+        return Some((r, content, None));
+    }
+    // Gemini CLI: the content is on the entry, which has an id.
+    let content = entry.get("content")?;
+    Some((r, content, entry.get("id").and_then(Value::as_str)))
+}
+
+/// The text of a message's content: a string, or the text of its blocks (tool calls, tool
+/// results and images are left out).
+fn content_text(content: &Value) -> String {
+    let mut said = String::new();
+    match content {
+        Value::String(s) => said.push_str(s),
+        Value::Array(blocks) => {
+            for b in blocks {
+                let kind = b.get("type").and_then(Value::as_str);
+                if matches!(kind, None | Some("text" | "input_text" | "output_text"))
+                    && let Some(t) = b.get("text").and_then(Value::as_str)
+                {
+                    said.push_str(t);
+                    said.push('\n');
+                }
+            }
+        }
+        _ => {}
+    }
+    said
+}
+
+/// Whether a user message is context a CLI added (`<environment_context>…</environment_context>`,
+/// `<session_context>…`) rather than what the person typed.
+fn is_harness_context(text: &str) -> bool {
+    let t = text.trim_start();
+    let Some(rest) = t.strip_prefix('<') else {
+        return false;
+    };
+    let tag: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+        .collect();
+    tag.len() > 2 && rest[tag.len()..].starts_with('>') && tag.contains('_')
 }
 
 /// The extraction message for a conversation, redacted and bounded; `None` when trivial.
@@ -151,6 +217,84 @@ pub fn extract_session(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn transcript(lines: &[serde_json::Value]) -> tempfile::NamedTempFile {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        std::fs::write(f.path(), text.join("\n")).unwrap();
+        f
+    }
+
+    #[test]
+    fn codex_rollouts_are_read_without_codexs_own_instructions() {
+        use serde_json::json;
+        let msg = |role: &str, kind: &str, text: &str| {
+            json!({"timestamp": "t", "type": "response_item", "payload": {"type": "message",
+                "role": role, "content": [{"type": kind, "text": text}]}})
+        };
+        let f = transcript(&[
+            json!({"type": "session_meta", "payload": {"id": "x"}}),
+            msg(
+                "developer",
+                "input_text",
+                "You are Codex; follow the sandbox rules",
+            ),
+            msg(
+                "user",
+                "input_text",
+                "<environment_context>\n  <cwd>/p</cwd>\n</environment_context>",
+            ),
+            msg("user", "input_text", "Seed the database"),
+            json!({"type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": "{}"}}),
+            msg(
+                "assistant",
+                "output_text",
+                "The seed needs the migrations first.",
+            ),
+            json!({"type": "event_msg", "payload": {"type": "task_complete"}}),
+        ]);
+        let turns = conversation(f.path()).unwrap();
+        assert_eq!(
+            turns,
+            [
+                ("user".to_string(), "Seed the database\n".to_string()),
+                (
+                    "assistant".to_string(),
+                    "The seed needs the migrations first.\n".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn gemini_chats_are_read_with_a_rewritten_message_once() {
+        use serde_json::json;
+        let f = transcript(&[
+            json!({"sessionId": "s", "projectHash": "h", "kind": "main"}),
+            json!({"$set": {"messages": [{"id": "c", "type": "user", "content": [{"text": "<session_context>\nThis is the Gemini CLI.</session_context>"}]}]}}),
+            json!({"id": "u1", "type": "user", "content": [{"text": "Seed the database"}]}),
+            json!({"id": "g1", "type": "gemini", "content": "", "tokens": {}}),
+            json!({"$set": {"lastUpdated": "t"}}),
+            json!({"id": "g1", "type": "gemini", "content": "Running the migrations.", "toolCalls": []}),
+            json!({"id": "u2", "type": "user", "content": [{"functionResponse": {"name": "run_shell_command", "response": {}}}]}),
+            json!({"id": "g2", "type": "gemini", "content": "The seed needs the migrations first."}),
+        ]);
+        let turns = conversation(f.path()).unwrap();
+        assert_eq!(
+            turns,
+            [
+                ("user".to_string(), "Seed the database\n".to_string()),
+                (
+                    "assistant".to_string(),
+                    "Running the migrations.".to_string()
+                ),
+                (
+                    "assistant".to_string(),
+                    "The seed needs the migrations first.".to_string()
+                ),
+            ]
+        );
+    }
 
     #[test]
     fn trivial_sessions_are_skipped_and_long_ones_bounded_and_redacted() {

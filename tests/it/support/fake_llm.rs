@@ -68,6 +68,16 @@ pub enum Reply {
     StreamFailed(String),
     /// Accept and never answer until the server is dropped.
     Hang,
+    /// A call of the tool the request offers whose name ends with `name_ends_with` (an MCP
+    /// tool's name carries its server's prefix, spelled differently by each CLI), with `args`.
+    /// No such tool offered: the reply is a text saying so, which the test then sees.
+    CallTool { name_ends_with: String, args: Value },
+    /// `CallTool` resolved against the request: the tool's namespace, when it has one.
+    Call {
+        namespace: Option<String>,
+        name: String,
+        args: Value,
+    },
 }
 
 impl Reply {
@@ -83,6 +93,35 @@ impl Reply {
     pub fn shell(cmd: impl Into<String>) -> Reply {
         Reply::Shell(cmd.into())
     }
+    pub fn call_tool(name_ends_with: impl Into<String>, args: Value) -> Reply {
+        Reply::CallTool {
+            name_ends_with: name_ends_with.into(),
+            args,
+        }
+    }
+}
+
+/// The first tool in `tools` whose name ends with `suffix`, and the namespace it is offered in
+/// (Codex 0.169 offers an MCP server's tools as `{"type": "namespace", "name": "mcp__gza",
+/// "tools": [{"name": "search_learnings", …}]}`, and its call names both).
+fn offered_tool(tools: &Value, suffix: &str) -> Option<(Option<String>, String)> {
+    let list = tools.as_array()?;
+    for t in list {
+        if t["type"] == "namespace" {
+            if let Some((_, name)) = offered_tool(&t["tools"], suffix) {
+                return Some((t["name"].as_str().map(str::to_string), name));
+            }
+            continue;
+        }
+        // Gemini: `[{"functionDeclarations": [...]}]`.
+        if let Some(found) = offered_tool(&t["functionDeclarations"], suffix) {
+            return Some(found);
+        }
+        if let Some(name) = t["name"].as_str().filter(|n| n.ends_with(suffix)) {
+            return Some((None, name.to_string()));
+        }
+    }
+    None
 }
 
 /// One request as received.
@@ -240,6 +279,8 @@ fn serve(stream: TcpStream, inner: &Inner) -> io::Result<()> {
         body,
     };
     let agent_call = rec.is_agent_call();
+    // What tools this request offers (a scripted `CallTool` picks its name from them).
+    let tools = rec.body["tools"].clone();
     inner.requests.lock().unwrap().push(rec);
 
     if !agent_call {
@@ -266,6 +307,20 @@ fn serve(stream: TcpStream, inner: &Inner) -> io::Result<()> {
             .unwrap_or(Reply::Text("done".into()));
         *consumed += 1;
         (*consumed - 1, reply)
+    };
+    let reply = match reply {
+        Reply::CallTool {
+            name_ends_with,
+            args,
+        } => match offered_tool(&tools, &name_ends_with) {
+            Some((namespace, name)) => Reply::Call {
+                namespace,
+                name,
+                args,
+            },
+            None => Reply::Text(format!("no tool named *{name_ends_with} was offered")),
+        },
+        other => other,
     };
     if path.ends_with("/responses") {
         respond_openai(&mut w, inner, i, reply)
@@ -345,6 +400,19 @@ fn respond_openai(w: &mut TcpStream, inner: &Inner, i: usize, reply: Reply) -> i
             shell_quote(&path)
         )),
         Reply::Shell(cmd) => call(cmd),
+        Reply::Call {
+            namespace,
+            name,
+            args,
+        } => {
+            let mut call = json!({"type": "function_call", "id": format!("fc_{i}"),
+                "call_id": format!("call_{i}"), "name": name, "arguments": args.to_string()});
+            if let Some(ns) = namespace {
+                call["namespace"] = json!(ns);
+            }
+            call
+        }
+        Reply::CallTool { .. } => unreachable!("resolved against the request in serve"),
     };
     let events = [
         (
@@ -395,6 +463,8 @@ fn respond_gemini(w: &mut TcpStream, inner: &Inner, i: usize, reply: Reply) -> i
         Reply::Shell(cmd) => {
             json!([{"functionCall": {"name": "run_shell_command", "args": {"command": cmd}}}])
         }
+        Reply::Call { name, args, .. } => json!([{"functionCall": {"name": name, "args": args}}]),
+        Reply::CallTool { .. } => unreachable!("resolved against the request in serve"),
     };
     let chunk = json!({
         "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
