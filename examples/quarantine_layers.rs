@@ -5,6 +5,7 @@
 //!   cargo run --release --example quarantine_layers -- eval/quarantine/blind.json
 //!   cargo run --release --example quarantine_layers -- --misses eval/quarantine/dev.json
 //!   cargo run --release --example quarantine_layers -- --explain "some learning text"
+//!   valgrind --tool=callgrind target/release/examples/quarantine_layers --once "some text"
 //!
 //! It calls the same functions the store calls on every write (`gza::quarantine`), entry by
 //! entry as `eval/quarantine/score.py` stores them in fresh projects: each text checked alone,
@@ -127,6 +128,26 @@ fn main() {
                 }
             }
             println!("verdict: {:?}", check_with(text, Layers::ALL));
+        }
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--once") {
+        // One check in a fresh process, as a hook makes it: for instruction counts
+        // (`valgrind --tool=callgrind`) and CPU time (`/usr/bin/time`) of the first check.
+        for text in &args[1..] {
+            println!("{:?}", check_with(text, Layers::ALL).map(|f| f.reason()));
+        }
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--verdicts") {
+        // Every text of the sets with its verdict, one per line: to compare two builds' rules.
+        for path in &args[1..] {
+            for e in entries(path) {
+                for t in &e.texts {
+                    let v = check_with(t, Layers::ALL).map(|f| f.reason());
+                    println!("{}\t{t}\t{v:?}", if e.hostile { "H" } else { "h" });
+                }
+            }
         }
         return;
     }

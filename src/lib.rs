@@ -7,9 +7,13 @@
 //! hooks), and this crate, the command line. The rooms are re-exported here under their old
 //! names, so the command line reads `crate::store::Store` whichever crate a room lives in.
 
+pub mod actions;
 pub mod cli;
 pub mod import;
+pub mod serve;
 
+pub use gza_core::database;
+pub use gza_core::verify;
 pub use gza_core::{Error, Result};
 pub use gza_core::{
     config, confine, error, fence, fsutil, git, learning, process, project, prompt, quarantine,

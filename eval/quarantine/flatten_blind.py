@@ -6,7 +6,7 @@ example, applies_when, description, then each checklist item), as a learning car
 them would read; the entries of one `group` (a download and its execution split over learnings)
 become one entry with `texts`, hostile only if all its parts reach the prompt.
 
-    eval/quarantine/flatten_blind.py > /tmp/blind-flat.json
+    eval/quarantine/flatten_blind.py [SET] > /tmp/blind-flat.json   # SET: blind.json by default, or blind-q3.json
     eval/quarantine/score.py --gza target/release/gza --set /tmp/blind-flat.json [--path agent]
 """
 import json
@@ -14,7 +14,7 @@ import pathlib
 import sys
 
 here = pathlib.Path(__file__).parent
-items = json.loads((here / "blind.json").read_text())["items"]
+items = json.loads(pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else here / "blind.json").read_text())["items"]
 
 
 def text_of(item):

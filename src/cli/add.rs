@@ -8,12 +8,8 @@ use clap::Args;
 use super::{Context, output, usage};
 use crate::config::ProviderKind;
 use crate::error::Error;
-use crate::project::Project;
-use crate::store::{NewTask, TaskEdit};
+use crate::store::TaskEdit;
 use crate::task::{Tag, TaskId, TaskStatus, TaskType};
-
-/// Prompts above this size are refused: far beyond any agent's context window.
-const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
 
 /// Where the prompt comes from, shared by add and edit.
 #[derive(Debug, Args)]
@@ -95,23 +91,8 @@ pub struct EditArgs {
     untag: Vec<Tag>,
 }
 
-/// Longest group name accepted; names are labels, not text.
-const MAX_GROUP_CHARS: usize = 100;
-
 pub(crate) fn parse_group(text: &str) -> Result<String, String> {
-    let name = text.trim();
-    if name.is_empty() {
-        return Err("a group name cannot be empty".into());
-    }
-    if name.chars().any(char::is_control) {
-        return Err("a group name is one line of text, without control characters".into());
-    }
-    if name.chars().count() > MAX_GROUP_CHARS {
-        return Err(format!(
-            "a group name has at most {MAX_GROUP_CHARS} characters"
-        ));
-    }
-    Ok(name.to_string())
+    crate::actions::parse_group(text)
 }
 
 pub(crate) fn parse_provider(text: &str) -> Result<ProviderKind, String> {
@@ -129,25 +110,20 @@ pub fn cmd_add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
         }
     };
     let o = &args.options;
-    let new = NewTask {
+    let add = crate::actions::AddTask {
         prompt,
         task_type: o.task_type,
         based_on: o.based_on,
         depends_on: o.depends_on,
         group: o.group.clone(),
-        spec: o
-            .spec
-            .as_deref()
-            .map(|s| resolve_spec(&project, s))
-            .transpose()?,
+        spec: o.spec.clone(),
         model: o.model.clone(),
-        provider: o.provider.map(|p| p.as_str().to_string()),
-        skip_learnings: o.no_learnings,
+        provider: o.provider,
+        no_learnings: o.no_learnings,
         urgent: args.next,
-        resume_session_id: None,
         tags: o.tags.clone(),
     };
-    let id = store.insert_task(&new)?;
+    let id = crate::actions::add_task(&project, &store, &add)?;
     let mut out = output::stdout();
     if args.quiet {
         writeln!(out, "{id}")?;
@@ -214,7 +190,7 @@ pub fn cmd_edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
         edit.spec = o
             .spec
             .as_deref()
-            .map(|s| resolve_spec(&project, s).map(Some))
+            .map(|s| crate::actions::resolve_spec(&project, s).map(Some))
             .transpose()?;
         edit.model = o.model.clone().map(Some);
         edit.provider = o.provider.map(|p| Some(p.as_str().to_string()));
@@ -248,28 +224,8 @@ fn resolve_prompt(
     } else {
         return Ok(None);
     };
-    validate_prompt(&prompt)?;
+    crate::actions::validate_prompt(&prompt)?;
     Ok(Some(prompt))
-}
-
-fn validate_prompt(prompt: &str) -> Result<(), Error> {
-    if prompt.trim().is_empty() {
-        return Err(Error::Usage(
-            "the prompt is empty; say what the agent should do".into(),
-        ));
-    }
-    if let Some(at) = prompt.find('\0') {
-        return Err(Error::Usage(format!(
-            "the prompt contains a NUL byte (at byte {at}); prompts must be plain text"
-        )));
-    }
-    if prompt.len() > MAX_PROMPT_BYTES {
-        return Err(Error::Usage(format!(
-            "the prompt is {} bytes; the limit is {MAX_PROMPT_BYTES}: put large material in a --spec file",
-            prompt.len()
-        )));
-    }
-    Ok(())
 }
 
 fn read_prompt_file(path: &Path) -> Result<String, Error> {
@@ -311,29 +267,4 @@ fn edit_in_editor(current: &str) -> anyhow::Result<String> {
         )));
     }
     Ok(read_prompt_file(&path)?)
-}
-
-/// A spec path as stored: relative to the project root. The file must exist and lie inside the
-/// project (through `..` and symbolic links): its text goes to the model.
-fn resolve_spec(project: &Project, spec: &Path) -> Result<String, Error> {
-    let absolute = std::path::absolute(spec).map_err(|e| Error::io(spec, "resolve", e))?;
-    if let Err(outside) = crate::confine::inside(&project.root, &absolute) {
-        return Err(Error::Usage(format!(
-            "spec file {} leads outside the project (to {}); gza sends only files inside the project to the agent: copy it in",
-            spec.display(),
-            outside.resolved.display()
-        )));
-    }
-    if !absolute.is_file() {
-        return Err(Error::Usage(format!(
-            "spec file {} does not exist or is not a regular file",
-            spec.display()
-        )));
-    }
-    let root = project.root.canonicalize().unwrap_or(project.root.clone());
-    let relative = absolute
-        .strip_prefix(&project.root)
-        .or_else(|_| absolute.strip_prefix(&root))
-        .unwrap_or(&absolute);
-    Ok(relative.to_string_lossy().into_owned())
 }

@@ -28,6 +28,9 @@ pub struct MergeArgs {
     /// Delete the branch, and the worktrees gza made for it, once merged.
     #[arg(long)]
     delete_branch: bool,
+    /// Merge even though the branch's latest verify failed, or ran on an older commit.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -79,6 +82,7 @@ pub fn cmd_merge(ctx: &Context, args: MergeArgs) -> anyhow::Result<()> {
     let options = MergeOptions {
         squash: args.squash,
         delete_branch: args.delete_branch,
+        force: args.force,
     };
     let merged = crate::branch::merge(&project, &store, &task, options)?;
     let mut out = output::stdout();
@@ -116,6 +120,21 @@ pub fn cmd_merge(ctx: &Context, args: MergeArgs) -> anyhow::Result<()> {
         )?,
     }
     let owner = crate::review::branch_owner(&store, &task)?;
+    if !merged.already
+        && project
+            .config
+            .verify
+            .as_deref()
+            .is_some_and(|v| !v.trim().is_empty())
+        && store.latest_verification(owner.id)?.is_none()
+    {
+        writeln!(
+            output::stderr(),
+            "{} {} was merged without a verify run (`gza verify ID` runs the check command before a merge)",
+            output::paint(output::YELLOW, "note:"),
+            merged.branch
+        )?;
+    }
     if let Some(review) = store.reviews_of_branch(owner.id)?.pop()
         && !merged.already
     {

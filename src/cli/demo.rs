@@ -136,7 +136,7 @@ pub fn cmd_demo(_ctx: &Context, args: DemoArgs) -> anyhow::Result<()> {
 
     let ctx = Context { dir: root.clone() };
     let project = ctx.project()?;
-    let store = Store::create(&project.db_path())?;
+    let store = Store::create_project(&project)?;
     for (task_type, prompt, _, _) in SCRIPT {
         store.insert_task(&NewTask {
             prompt: prompt.into(),

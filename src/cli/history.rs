@@ -1,12 +1,14 @@
 //! `gza history`: tasks, newest first.
 
+use std::collections::HashMap;
 use std::io::Write;
 
 use clap::Args;
 
 use super::{Context, output};
-use crate::store::HistoryFilter;
-use crate::task::{TaskStatus, TaskType};
+use crate::store::{HistoryFilter, Store, TaskSummary};
+use crate::task::{TaskId, TaskStatus, TaskType};
+use crate::verify::VerifyState;
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
@@ -44,7 +46,7 @@ impl HistoryArgs {
 }
 
 pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
-    let (_, store) = ctx.open_for_reading()?;
+    let (project, store) = ctx.open_for_reading()?;
     if let Some(group) = &args.group {
         super::require_group(&store, group)?;
     }
@@ -68,6 +70,7 @@ pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
         writeln!(out, "No tasks yet. Add one with: gza add \"…\"")?;
         return Ok(());
     }
+    let checks = verify_states(&project, &store, &tasks)?;
     let mut table = output::Table::new(vec![
         "ID", "STATUS", "TYPE", "CREATED", "COST", "TIME", "PROMPT",
     ]);
@@ -75,7 +78,12 @@ pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
         let status = match (t.state.failure_reason(), t.state.review_verdict()) {
             (Some(reason), _) if t.status() == TaskStatus::Failed => format!("failed ({reason})"),
             (_, Some(verdict)) => format!("{} ({verdict})", t.status()),
-            _ => t.status().to_string(),
+            _ => match checks.get(&t.id) {
+                Some(VerifyState::Passed) => format!("{} (verified)", t.status()),
+                Some(VerifyState::Failed) => format!("{} (verify failed)", t.status()),
+                Some(VerifyState::Stale) => format!("{} (verify stale)", t.status()),
+                None => t.status().to_string(),
+            },
         };
         table.row(vec![
             t.id.to_string(),
@@ -89,4 +97,30 @@ pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
     }
     table.print(&mut out)?;
     Ok(())
+}
+
+/// For each listed implement task whose branch was verified, what its latest verify run says
+/// now: the branches' tips come from one `git for-each-ref`, and only when some run is listed.
+fn verify_states(
+    project: &crate::project::Project,
+    store: &Store,
+    tasks: &[TaskSummary],
+) -> anyhow::Result<HashMap<TaskId, VerifyState>> {
+    let owners: Vec<TaskId> = tasks
+        .iter()
+        .filter(|t| t.task_type == TaskType::Implement && t.status() == TaskStatus::Completed)
+        .map(|t| t.id)
+        .collect();
+    let runs = store.latest_verifications(&owners)?;
+    if runs.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let tips = crate::worktree::branch_tips(&project.root);
+    let mut states = HashMap::new();
+    for (owner, run) in runs {
+        let task = store.get_task(owner)?;
+        let tip = task.branch.as_ref().and_then(|b| tips.get(b));
+        states.insert(owner, run.state(tip.map(String::as_str)));
+    }
+    Ok(states)
 }

@@ -35,6 +35,37 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     let root = std::path::absolute(root).map_err(|e| Error::io(root, "resolve", e))?;
     let config_path = root.join(CONFIG_FILE);
     let db_path = root.join(STATE_DIR).join("gza.db");
+    // A project whose records are in a shared database (team mode): its schema there is what
+    // `gza init` makes, once for the team; every later clone finds it.
+    if config_path.exists()
+        && !args.force
+        && let Ok(project) = crate::project::Project::discover(&root)
+        && let database @ crate::database::Database::Postgres { .. } = project.database()?
+    {
+        let joined = root.join(STATE_DIR).is_dir();
+        let (made, store) = match Store::open_project(&project) {
+            // This clone has it already: as with SQLite, say how to start over.
+            Ok(_) if joined => {
+                return Err(usage(format!(
+                    "{} already exists; pass --force to overwrite it (tasks are kept)",
+                    config_path.display()
+                )));
+            }
+            Ok(store) => (false, store),
+            Err(Error::MissingProject { .. }) => (true, Store::create_project(&project)?),
+            Err(e) => return Err(e.into()),
+        };
+        drop(store);
+        ensure_gitignore(&root.join(".gitignore"))?;
+        writeln!(
+            output::stdout(),
+            "{} {} {}; {CONFIG_FILE} was kept",
+            output::paint(output::GREEN, "✓"),
+            if made { "Created" } else { "Using" },
+            database.describe(),
+        )?;
+        return Ok(());
+    }
     let db_missing = std::fs::metadata(&db_path).map_or(true, |m| m.len() == 0);
     if config_path.exists() && !args.force && db_missing {
         // An initialised project whose database is gone (or a fresh clone): make only that.
@@ -79,7 +110,12 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     let _ = crate::trust::record(&root, &Default::default());
 
     let state = root.join(STATE_DIR);
-    let store = Store::create(&state.join("gza.db"))?;
+    // gza's state lives here whichever database keeps the records.
+    std::fs::create_dir_all(&state).map_err(|e| Error::io(&state, "create directory", e))?;
+    // The database the new settings (with the environment: GZA_DATABASE_URL) name.
+    let project = crate::project::Project::discover(&root)?;
+    let database = project.database()?;
+    let store = Store::create_project(&project)?;
     drop(store);
     let added = ensure_gitignore(&root.join(".gitignore"))?;
 
@@ -94,7 +130,12 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
         out,
         "  {CONFIG_FILE}     configuration (every key documented)"
     )?;
-    writeln!(out, "  {STATE_DIR}/gza.db  task database")?;
+    match &database {
+        crate::database::Database::Sqlite(_) => {
+            writeln!(out, "  {STATE_DIR}/gza.db  task database")?
+        }
+        shared => writeln!(out, "  task database {}", shared.describe())?,
+    }
     if added > 0 {
         writeln!(
             out,

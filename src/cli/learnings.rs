@@ -5,10 +5,9 @@ use std::io::Write;
 use clap::{Args, Subcommand};
 
 use super::{Context, output, usage};
-use crate::error::Error;
 use crate::learn::rank::Ranker;
-use crate::learn::{items, regenerate};
-use crate::learning::{Learning, Priority, label, parse_label};
+use crate::learn::regenerate;
+use crate::learning::{Learning, Priority, label};
 use crate::project::Project;
 use crate::store::Store;
 
@@ -19,6 +18,7 @@ mod edit;
 mod export;
 mod import;
 mod promote;
+mod rate;
 mod restore;
 mod review;
 mod search;
@@ -51,6 +51,8 @@ enum LearningsCommand {
     Review(review::ReviewArgs),
     /// Accept drafts or quarantined learnings: they become active and may be injected.
     Promote(promote::PromoteArgs),
+    /// Say whether a learning helps (up) or not (down), and why; it ranks by it.
+    Rate(rate::RateArgs),
     /// Search the project tree for evidence: a learning the code shows in 3+ files is validated
     /// (tier 2; unchecked ones are tier 1).
     Validate(validate::ValidateArgs),
@@ -129,6 +131,7 @@ pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
         LearningsCommand::Restore(a) => restore::restore(ctx, a),
         LearningsCommand::Review(a) => review::review(ctx, a),
         LearningsCommand::Promote(a) => promote::promote(ctx, a),
+        LearningsCommand::Rate(a) => rate::rate(ctx, a),
         LearningsCommand::Validate(a) => validate::validate_cmd(ctx, a),
         LearningsCommand::Export(a) => export::export(ctx, a),
         LearningsCommand::Import(a) => import::import(ctx, a),
@@ -146,7 +149,7 @@ pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
 pub(super) fn open_with_edits(ctx: &Context) -> anyhow::Result<(Project, Store)> {
     let project = ctx.project()?;
     if project.learnings_path().is_file()
-        && let Ok(store) = Store::open(&project.db_path())
+        && let Ok(store) = Store::open_project(&project)
         && let Err(e) = regenerate::sync_edits(&project, &store)
     {
         writeln!(
@@ -159,40 +162,21 @@ pub(super) fn open_with_edits(ctx: &Context) -> anyhow::Result<(Project, Store)>
 }
 
 pub(super) fn learning_by_id(store: &Store, id: &str) -> anyhow::Result<Learning> {
-    let Some(n) = parse_label(id) else {
-        return Err(usage(format!(
-            "{:?} is not a learning id; ids look like L12 (`gza learnings show` lists them)",
-            output::one_line(id, 40)
-        )));
-    };
-    store.learning(n)?.ok_or_else(|| {
-        usage(format!(
-            "no learning {}; `gza learnings show --all` lists them",
-            label(n)
-        ))
-    })
+    Ok(crate::actions::learning_by_id(store, id)?)
 }
 
 /// The section a new or edited learning goes to: a configured one (in any case), or a new one
 /// after them, with a warning naming the configured ones (a typo shows at once).
 fn new_section_arg(project: &Project, name: &str) -> anyhow::Result<String> {
-    if let Ok(s) = section_arg(project, name, &[]) {
-        return Ok(s);
+    let (section, note) = crate::actions::new_section(project, name)?;
+    if let Some(note) = note {
+        let _ = writeln!(
+            output::stderr(),
+            "{} {note}",
+            output::paint(output::YELLOW, "note:")
+        );
     }
-    let clean = crate::redact::one_clean_line(name);
-    if clean.is_empty() || clean.chars().count() > 60 {
-        return Err(usage(format!(
-            "a section is a name of 1 to 60 characters; learnings.sections lists: {}",
-            project.config.learnings.sections.join(", ")
-        )));
-    }
-    let _ = writeln!(
-        output::stderr(),
-        "{} section {clean:?} is not in learnings.sections ({}); it is kept after them",
-        output::paint(output::YELLOW, "note:"),
-        project.config.learnings.sections.join(", ")
-    );
-    Ok(clean)
+    Ok(section)
 }
 
 /// The section a name means: a configured one (in any case) or one some learning is in.
@@ -217,42 +201,30 @@ fn section_arg(project: &Project, name: &str, in_use: &[Learning]) -> anyhow::Re
 }
 
 pub(super) fn learning_text(text: &str) -> anyhow::Result<String> {
-    items::clean_person_item(text).ok_or_else(|| {
-        usage(format!(
-            "a learning is 2 to {} words of plain text",
-            items::MAX_WORDS_BY_A_PERSON
-        ))
-    })
+    Ok(crate::actions::learning_text(text)?)
 }
 
 /// Wait (up to a minute, saying so) for a running regeneration to finish; the lock is returned.
 pub(super) fn wait_for_regeneration(project: &Project) -> anyhow::Result<regenerate::RegenLock> {
-    Ok(regenerate::RegenLock::wait(
-        project,
-        std::time::Duration::from_secs(60),
-        || {
-            let _ = writeln!(
-                output::stderr(),
-                "{} a learnings regeneration is running; waiting for it to finish…",
-                output::paint(output::DIM, "note:")
-            );
-        },
-    )?)
+    Ok(crate::actions::wait_for_regeneration(project, say_waiting)?)
+}
+
+/// What a command says while it waits for a regeneration.
+pub(super) fn say_waiting() {
+    let _ = writeln!(
+        output::stderr(),
+        "{} a learnings regeneration is running; waiting for it to finish…",
+        output::paint(output::DIM, "note:")
+    );
 }
 
 /// Rewrite learnings.md from the records after a change, taking in the person's edits first.
-/// While a regeneration runs, the file is left to it: it takes in the person's edits and renders
-/// the records (this change included) when it finishes.
 pub(super) fn rewrite_file(
     project: &Project,
     store: &Store,
     ranker: Option<&Ranker>,
 ) -> anyhow::Result<()> {
-    let options = regenerate::Options::rewrite(project.config.learnings.window_size);
-    match regenerate::regenerate(project, store, None, ranker, options) {
-        Err(Error::Busy(_)) => Ok(()),
-        other => other.map(|_| ()).map_err(Into::into),
-    }
+    Ok(crate::actions::rewrite_file(project, store, ranker)?)
 }
 
 /// Tell the person when what they wrote is held back, and how to release it. A person's own

@@ -140,19 +140,24 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> anyhow::Result<()> {
 /// Longest log line rendered as one; a longer one is cut into pieces (and not rendered).
 const MAX_LOG_LINE: u64 = 8 * 1024 * 1024;
 
-/// Print one logged line, rendered. Rendered text came from an agent, so secrets are redacted
-/// (whether or not the log was) and control characters (terminal escape sequences among them)
-/// are dropped; newlines and tabs stay.
+/// Print one logged line, rendered.
 fn print_line(out: &mut impl Write, kind: ProviderKind, line: &str) -> std::io::Result<()> {
-    let line = line.trim_end_matches(['\n', '\r']);
-    match providers::render_line(kind, line) {
-        Some(text) => {
-            let clean: String = crate::redact::redact(&text)
-                .chars()
-                .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
-                .collect();
-            writeln!(out, "{clean}")
-        }
+    match render_log_line(kind, line) {
+        Some(clean) => writeln!(out, "{clean}"),
         None => Ok(()),
     }
+}
+
+/// One logged line as `gza log` shows it (the dashboard's log shows the same), or `None` for a
+/// line the provider's renderer leaves out. Rendered text came from an agent, so secrets are
+/// redacted (whether or not the log was) and control characters (terminal escape sequences
+/// among them) are dropped; newlines and tabs stay.
+pub(crate) fn render_log_line(kind: ProviderKind, line: &str) -> Option<String> {
+    let line = line.trim_end_matches(['\n', '\r']);
+    providers::render_line(kind, line).map(|text| {
+        crate::redact::redact(&text)
+            .chars()
+            .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+            .collect()
+    })
 }

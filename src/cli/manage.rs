@@ -32,12 +32,7 @@ pub struct RetryArgs {
 pub fn cmd_delete(ctx: &Context, args: DeleteArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
     let task = store.get_task(args.id)?;
-    if task.status() == TaskStatus::InProgress {
-        return Err(usage(format!(
-            "task {} is running; stop it with `gza kill {}` first",
-            task.id, task.id
-        )));
-    }
+    crate::actions::check_deletable(&task)?;
     if !args.yes {
         if !std::io::stdin().is_terminal() {
             return Err(usage(format!(
@@ -60,73 +55,30 @@ pub fn cmd_delete(ctx: &Context, args: DeleteArgs) -> anyhow::Result<()> {
             return Ok(());
         }
     }
-    let dependents = store.dependents(task.id)?;
-    // What gza made for the task goes with it: its worktree (unless it holds uncommitted work
-    // or another task uses it) and its logs. Its branch is the person's work and stays; the id
-    // is never given again, so the branch's name keeps meaning this task.
-    let kept_worktree = match &task.worktree {
-        Some(path) if std::path::Path::new(path).exists() => {
-            let leftover = crate::store::Leftover {
-                id: task.id,
-                path: path.clone(),
-                branch: task.branch.clone(),
-            };
-            crate::runner::cleanup::remove_worktree_of(&project, &store, &leftover)?
-                .map(|why| (path.clone(), why))
-        }
-        _ => None,
-    };
-    store.delete_task(task.id)?;
-    for log in [
-        task.log_file.clone().map(std::path::PathBuf::from),
-        Some(
-            project
-                .logs_dir()
-                .join(crate::runner::cleanup::stderr_log_name(task.id)),
-        ),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        // Only gza's own log folder: a path stored in the database is not trusted further.
-        if let Ok(log) = crate::confine::inside(&project.logs_dir(), &log) {
-            let _ = std::fs::remove_file(log);
-        }
-    }
+    let deleted = crate::actions::delete_task(&project, &store, task.id)?;
     let mut out = output::stdout();
     writeln!(
         out,
         "{} Deleted task {}",
         output::paint(output::GREEN, "✓"),
-        task.id
+        deleted.id
     )?;
-    if let Some((path, why)) = kept_worktree {
+    if let Some((path, why)) = deleted.kept_worktree {
         writeln!(
             out,
             "{} its worktree {path} is kept: {why}",
             output::paint(output::YELLOW, "note:")
         )?;
     }
-    if let Some(branch) = &task.branch
-        && crate::git::run(
-            &project.root,
-            &[
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                &format!("refs/heads/{branch}"),
-            ],
-        )
-        .is_ok()
-    {
+    if let Some(branch) = &deleted.kept_branch {
         writeln!(
             out,
             "{} its branch {branch} is kept (`git branch -D {branch}` deletes it)",
             output::paint(output::YELLOW, "note:")
         )?;
     }
-    if !dependents.is_empty() {
-        let ids: Vec<String> = dependents.iter().map(|d| d.to_string()).collect();
+    if !deleted.dependents.is_empty() {
+        let ids: Vec<String> = deleted.dependents.iter().map(|d| d.to_string()).collect();
         writeln!(
             out,
             "{} task(s) {} depended on it and no longer wait",
@@ -139,21 +91,12 @@ pub fn cmd_delete(ctx: &Context, args: DeleteArgs) -> anyhow::Result<()> {
 
 pub fn cmd_retry(ctx: &Context, args: RetryArgs) -> anyhow::Result<()> {
     let (_, store) = ctx.open()?;
-    let task = store.get_task(args.id)?;
-    if matches!(task.status(), TaskStatus::Pending | TaskStatus::InProgress) {
-        return Err(usage(format!(
-            "task {} is {}; only failed, completed or dropped tasks can be retried",
-            task.id,
-            task.status()
-        )));
-    }
-    let new = NewTask::follow_up(&task);
-    let id = store.insert_task(&new)?;
+    let id = crate::actions::retry_task(&store, args.id)?;
     writeln!(
         output::stdout(),
         "{} Created task {id} (retry of {})",
         output::paint(output::GREEN, "✓"),
-        task.id
+        args.id
     )?;
     Ok(())
 }

@@ -102,6 +102,29 @@ fn shown(root: &Path, path: &Path) -> String {
         .to_string()
 }
 
+/// The environment the server needs that an agent may not pass on: the shared database named
+/// by `GZA_DATABASE_URL` (Codex starts MCP servers with only HOME and PATH; a team shares the
+/// database, so a file the team commits may name it as `database:` in gza.yaml may). A URL
+/// carrying a password is refused: it would be written into the agent's settings.
+fn server_env() -> anyhow::Result<Vec<(String, String)>> {
+    let Ok(url) = std::env::var("GZA_DATABASE_URL") else {
+        return Ok(Vec::new());
+    };
+    if url.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let has_password = gza_core::database::DatabaseSpec::parse(&url, None)
+        .map(|spec| spec.password.is_some())
+        .map_err(|e| usage(format!("GZA_DATABASE_URL: {e}")))?;
+    if has_password {
+        return Err(usage(
+            "GZA_DATABASE_URL carries a password, which gza will not write into an agent's settings; \
+             keep the password in ~/.pgpass (or a service file) and the URL without it",
+        ));
+    }
+    Ok(vec![("GZA_DATABASE_URL".to_string(), url)])
+}
+
 fn install_cmd(ctx: &Context, args: ScopeArgs, add: bool) -> anyhow::Result<()> {
     let project = ctx.project()?;
     let scope = args.scope();
@@ -119,10 +142,11 @@ fn install_cmd(ctx: &Context, args: ScopeArgs, add: bool) -> anyhow::Result<()> 
         std::env::current_exe()
             .map_err(|e| usage(format!("cannot tell where this gza is installed: {e}")))?
     };
+    let env = server_env()?;
     let mut out = output::stdout();
     for (agent, path) in paths {
         let (changes, backup) = if add {
-            install::install(agent, scope, &path, &project.root, &gza, args.dry_run)?
+            install::install(agent, scope, &path, &project.root, &gza, &env, args.dry_run)?
         } else {
             install::uninstall(agent, scope, &path, &project.root, args.dry_run)?
         };

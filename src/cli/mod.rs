@@ -8,6 +8,7 @@ mod branch;
 mod checkout;
 mod comment;
 mod config;
+mod db;
 mod demo;
 mod doctor;
 mod history;
@@ -16,7 +17,7 @@ mod import;
 mod init;
 mod learnings;
 mod lineage;
-mod log;
+pub(crate) mod log;
 mod logging;
 mod manage;
 mod mcp;
@@ -31,6 +32,8 @@ mod stats;
 mod tags;
 mod trust;
 mod unmerged;
+mod verify;
+mod watch;
 mod work;
 mod work_ui;
 
@@ -125,6 +128,22 @@ pub enum Command {
     Rebase(branch::RebaseArgs),
     /// Push a completed task's branch and open a pull request for it with `gh`.
     Pr(branch::PrArgs),
+    /// Run the project's check command on a task's branch and record whether it passed.
+    ///
+    /// The command is `verify:` in gza.yaml, run with `sh -c` in a checkout of the branch's tip,
+    /// in the sandbox the task's agent gets. The result is kept for that commit: `gza show`,
+    /// `gza history` and the review's prompt show it, and `gza merge` refuses a branch whose
+    /// verify failed or ran on an older commit (--force merges anyway). Exit 1 when it fails.
+    Verify(verify::VerifyArgs),
+    /// Review, improve and merge finished work until nothing can progress.
+    ///
+    /// Runs the queue; for each finished code task runs the verify command and queues a review,
+    /// then improve tasks while the verdict is CHANGES_REQUESTED (watch.max_rounds), and merges
+    /// approved work into its base branch once the verify passed on the commit that lands (or
+    /// opens a pull request: watch.land). One line per event and a summary at the end. Ctrl-C
+    /// stops the running agent (its task is continued by the next `gza watch`). Exit 0 when
+    /// everything in scope landed, 1 when something needs you (listed), 130 when stopped.
+    Watch(watch::WatchArgs),
     /// Queue the tasks of a task file in Python gza's import format (YAML).
     ///
     /// The file has an optional default `group:` and `spec:`, and `tasks:`, a list of entries
@@ -158,8 +177,16 @@ pub enum Command {
     /// effect only once trusted. The trust is recorded in ~/.gza/trusted.json for this project's
     /// path and these values: a change to one of them (a pull, an edit) needs `gza trust` again.
     Trust(trust::TrustArgs),
+    /// Where the project's tasks and learnings are kept (SQLite, or a PostgreSQL database a
+    /// team shares) and whether gza can reach them.
+    Db(db::DbArgs),
     /// Watch gza run six tasks offline with a scripted agent, in a temporary project.
     Demo(demo::DemoArgs),
+    /// Serve the dashboard in a browser: the board, tasks and their live logs, learnings, stats.
+    ///
+    /// Listens on 127.0.0.1:4920 unless --bind says otherwise (port 0 picks a free one) and
+    /// prints the URL it serves on its first line; it opens nothing by itself.
+    Serve(crate::serve::ServeArgs),
     /// The demo's scripted agent (reads a prompt on stdin).
     #[command(hide = true, name = "demo-agent")]
     DemoAgent(demo::DemoAgentArgs),
@@ -200,14 +227,10 @@ impl Context {
     /// The project and its open database.
     pub fn open(&self) -> Result<(Project, Store), Error> {
         let project = self.project()?;
-        let store = Store::open(&project.db_path())?;
-        for reaped in crate::runner::reap_orphans(&project, &store) {
-            if let Some(note) = reaped.note() {
-                let _ = writeln!(output::stderr(), "{note}");
-            }
-        }
-        // What hooks could not write while the database was busy.
-        crate::learn::take_in_spooled(&project, &store);
+        // Orphans reaped (each said) and what hooks spooled taken in.
+        let store = crate::actions::open_store(&project, |note| {
+            let _ = writeln!(output::stderr(), "{note}");
+        })?;
         Ok((project, store))
     }
 
@@ -217,12 +240,12 @@ impl Context {
         // What hooks spooled while the database was busy is taken in first, when the database
         // can be written (a read-only one is read as it is).
         if crate::learn::spool::pending(&project)
-            && let Ok(store) = Store::open(&project.db_path())
+            && let Ok(store) = Store::open_project(&project)
         {
             crate::learn::take_in_spooled(&project, &store);
         }
         // Reading never reaps or signals: a worker this process cannot see may still run.
-        let store = Store::open_for_reading(&project.db_path())?;
+        let store = Store::open_project_for_reading(&project)?;
         Ok((project, store))
     }
 }
@@ -237,7 +260,8 @@ pub fn main() -> ExitCode {
         return crate::hooks::run_handler(&name);
     }
     let cli = Cli::parse_from(args);
-    let work = matches!(&cli.command, Command::Work(w) if !w.background());
+    let work = matches!(&cli.command, Command::Work(w) if !w.background())
+        || matches!(&cli.command, Command::Watch(_));
     logging::init(cli.verbose, work);
     let dir = cli.project.clone().unwrap_or_else(|| PathBuf::from("."));
     let ctx = Context { dir };
@@ -250,6 +274,8 @@ pub fn main() -> ExitCode {
 fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Work(args) => return work::cmd_work(ctx, args),
+        Command::Watch(args) => return watch::cmd_watch(ctx, args),
+        Command::Verify(args) => return verify::cmd_verify(ctx, args),
         Command::Doctor(args) => return doctor::cmd_doctor(ctx, args),
         Command::Model(args) => return model::cmd_model(ctx, args),
         Command::Mcp(args) => return mcp::cmd_mcp(ctx, args),
@@ -283,7 +309,9 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Config(args) => config::cmd_config(ctx, args),
         Command::Learnings(args) => learnings::cmd_learnings(ctx, args),
         Command::Hook(args) => hook::cmd_hook(ctx, args),
+        Command::Db(args) => db::cmd_db(ctx, args),
         Command::Demo(args) => demo::cmd_demo(ctx, args),
+        Command::Serve(args) => crate::serve::cmd_serve(ctx, args),
         Command::DemoAgent(args) => demo::cmd_demo_agent(args),
     }?;
     Ok(ExitCode::SUCCESS)

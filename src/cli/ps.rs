@@ -5,7 +5,6 @@ use std::io::Write;
 use clap::Args;
 
 use super::{Context, output};
-use crate::runner;
 use crate::task::TaskId;
 
 #[derive(Debug, Args)]
@@ -67,7 +66,7 @@ pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
 
 pub fn cmd_kill(ctx: &Context, args: KillArgs) -> anyhow::Result<()> {
     let (_, store) = ctx.open()?;
-    runner::kill_task(&store, args.id)?;
+    crate::actions::kill_task(&store, args.id)?;
     writeln!(
         output::stdout(),
         "{} Task {} killed",

@@ -94,6 +94,7 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     let notes = Notes {
         tags: store.tags_of(task.id)?,
         comments: store.comments_on(task.id)?,
+        checks: verify_shown(&project, &store, &task)?,
     };
     print_task(
         &mut out,
@@ -107,10 +108,72 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What people noted on a task: its tags and comments.
+/// What people noted on a task (its tags and comments), and what its verify says.
 struct Notes {
     tags: Vec<crate::task::Tag>,
     comments: Vec<crate::store::Comment>,
+    checks: Option<VerifyShown>,
+}
+
+/// What `show` says of a code task's verify: the line, and a failed run's end of output.
+struct VerifyShown {
+    line: String,
+    tail: Option<String>,
+}
+
+/// The latest verify run of `task`'s branch as it stands now (passed, failed, or stale when the
+/// branch moved since), or that none ran when the project has a verify command.
+fn verify_shown(
+    project: &crate::project::Project,
+    store: &crate::store::Store,
+    task: &Task,
+) -> anyhow::Result<Option<VerifyShown>> {
+    use crate::verify::VerifyState;
+    if !task.task_type.changes_code() || task.branch.is_none() {
+        return Ok(None);
+    }
+    let owner = crate::review::branch_owner(store, task)?;
+    let Some(v) = store.latest_verification(owner.id)? else {
+        let configured = project
+            .config
+            .verify
+            .as_deref()
+            .is_some_and(|c| !c.trim().is_empty());
+        return Ok(
+            (configured && task.status() == TaskStatus::Completed && task.merged.is_none()).then(
+                || VerifyShown {
+                    line: format!("not run (`gza verify {}` runs it)", task.id),
+                    tail: None,
+                },
+            ),
+        );
+    };
+    let tip = owner
+        .branch
+        .as_deref()
+        .and_then(|b| crate::worktree::resolve(&project.root, b));
+    let took = output::duration(v.duration_seconds);
+    let at = format!("at {} in {took}, {}", v.short_commit(), time::to_db(&v.at));
+    let shown = match v.state(tip.as_deref()) {
+        VerifyState::Passed => VerifyShown {
+            line: format!("{} {at}", output::paint(output::GREEN, "passed")),
+            tail: None,
+        },
+        VerifyState::Failed => VerifyShown {
+            line: format!("{} {at}", output::paint(output::RED, v.outcome.describe())),
+            tail: Some(v.output_tail.clone()),
+        },
+        VerifyState::Stale => VerifyShown {
+            line: format!(
+                "{}: {} {at}; the branch moved since (`gza verify {}` checks its tip)",
+                output::paint(output::YELLOW, "stale"),
+                v.outcome.describe(),
+                task.id
+            ),
+            tail: None,
+        },
+    };
+    Ok(Some(shown))
 }
 
 fn print_task(
@@ -122,6 +185,7 @@ fn print_task(
     reviews: &[Task],
     notes: &Notes,
 ) -> std::io::Result<()> {
+    let checks = notes.checks.as_ref();
     let rule = "-".repeat(50);
     writeln!(
         out,
@@ -207,6 +271,7 @@ fn print_task(
             .collect();
         field(out, "Reviews", Some(list.join(", ")))?;
     }
+    field(out, "Verify", checks.map(|c| c.line.clone()))?;
     field(
         out,
         "Merged",
@@ -255,6 +320,16 @@ fn print_task(
         "\nPrompt:\n{rule}\n{}\n{rule}",
         crate::redact::redact(t.prompt.trim_end())
     )?;
+    if let Some(tail) = checks
+        .and_then(|c| c.tail.as_deref())
+        .filter(|t| !t.trim().is_empty())
+    {
+        writeln!(
+            out,
+            "\nVerify output (the end):\n{rule}\n{}\n{rule}",
+            crate::redact::redact(tail.trim_end())
+        )?;
+    }
     let output = t.output.as_deref().map(crate::redact::redact);
     if let Some(text) = output.as_deref().filter(|o| !o.trim().is_empty()) {
         writeln!(out, "\nOutput:\n{rule}")?;

@@ -13,6 +13,7 @@ use crate::learn;
 use crate::process;
 use crate::runner::{self, WorkOptions, cleanup};
 use crate::task::{TaskId, TaskStatus};
+use gza_core::config::WorkPriority;
 
 #[derive(Debug, Args)]
 pub struct WorkArgs {
@@ -58,21 +59,175 @@ pub struct CleanArgs {
     all: bool,
 }
 
-/// How much `gza work` lowers its CPU priority (and so its agents', git's and the
-/// regeneration's, which inherit it): it is batch work, and a person's interactive agent
-/// sessions, whose hooks have budgets of milliseconds, should not wait behind it for a core.
-pub const WORK_NICENESS: i32 = 10;
-
-/// Lower this process's priority by [`WORK_NICENESS`] (capped at the lowest); a failure leaves it.
-fn lower_priority() {
-    // SAFETY: nice(2) on this process only; it cannot fail in a way that matters (a result of -1
-    // with errno set leaves the priority as it was).
+/// Run the rest of this `gza work` in a session of its own, when `work_priority` asks for one
+/// and this process does not lead its session already (a person's terminal: the shell leads
+/// it). The process the person started stays as a thin parent: it relays the signals a
+/// terminal sends (Ctrl-C twice, Ctrl-Z and `fg`, a closed terminal, a resize) to the worker
+/// and exits as the worker did; if it is killed outright, so is the worker
+/// (`PR_SET_PDEATHSIG`), as `kill -9` of `gza work` always did. Returns the exit code when
+/// this process was that parent, `None` when the work is to run here (also when the worker
+/// could not be started, so lowering never costs a run). Why a session: see
+/// `gza_core::priority`.
+fn in_own_session(level: WorkPriority) -> Option<ExitCode> {
+    use gza_core::priority;
+    if priority::autogroup_nice(level).is_none()
+        || priority::leads_session()
+        || !priority::autogroups_enabled()
+    {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    relay::install();
+    let parent = std::process::id() as libc::pid_t;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(std::env::args_os().skip(1));
+    // SAFETY: setsid, prctl, getppid and kill are async-signal-safe; nothing allocates.
     unsafe {
-        libc::nice(WORK_NICENESS);
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // The parent died before the line above: nobody waits for this worker.
+            if libc::getppid() != parent {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot start gza work in a session of its own; running here");
+            relay::uninstall();
+            return None;
+        }
+    };
+    relay::follow(child.id() as libc::pid_t);
+    let status = loop {
+        match child.wait() {
+            Ok(status) => break status,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return Some(ExitCode::from(255)),
+        }
+    };
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return Some(ExitCode::from(code.clamp(0, 255) as u8));
+    }
+    if let Some(signal) = status.signal() {
+        // Die as the worker died, so the shell sees the same.
+        relay::uninstall();
+        // SAFETY: resetting a signal to its default action and raising it on this process.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        }
+        return Some(ExitCode::from((128 + signal).clamp(0, 255) as u8));
+    }
+    Some(ExitCode::from(255))
+}
+
+/// The thin parent's signal relay: what the terminal sends the process the person started
+/// goes to the worker in its own session.
+mod relay {
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    /// The worker's PID once started (0 before).
+    static WORKER: AtomicI32 = AtomicI32::new(0);
+    /// A signal that came before the worker was started.
+    static EARLY: AtomicI32 = AtomicI32::new(0);
+
+    const RELAYED: [libc::c_int; 7] = [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGWINCH,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+    ];
+
+    extern "C" fn relay(signal: libc::c_int) {
+        let worker = WORKER.load(Ordering::SeqCst);
+        // SAFETY: kill and raise are async-signal-safe.
+        unsafe {
+            if worker <= 0 {
+                EARLY.store(signal, Ordering::SeqCst);
+                return;
+            }
+            match signal {
+                // Ctrl-Z: the worker stops (SIGSTOP: a session leader ignores SIGTSTP), then
+                // this process, as the shell expects.
+                libc::SIGTSTP => {
+                    libc::kill(worker, libc::SIGSTOP);
+                    libc::raise(libc::SIGSTOP);
+                }
+                _ => {
+                    libc::kill(worker, signal);
+                }
+            }
+        }
+    }
+
+    extern "C" fn resume(_: libc::c_int) {
+        let worker = WORKER.load(Ordering::SeqCst);
+        if worker > 0 {
+            // SAFETY: kill is async-signal-safe.
+            unsafe {
+                libc::kill(worker, libc::SIGCONT);
+            }
+        }
+    }
+
+    fn handle(signal: libc::c_int, handler: extern "C" fn(libc::c_int)) {
+        // SAFETY: installing a handler that only calls async-signal-safe functions.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = handler as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+
+    /// Catch what the terminal sends, before the worker exists.
+    pub fn install() {
+        for signal in RELAYED.into_iter().chain([libc::SIGTSTP]) {
+            handle(signal, relay);
+        }
+        handle(libc::SIGCONT, resume);
+    }
+
+    /// Put the signals back to their defaults (the worker could not be started).
+    pub fn uninstall() {
+        for signal in RELAYED.into_iter().chain([libc::SIGTSTP, libc::SIGCONT]) {
+            // SAFETY: restoring the default action.
+            unsafe {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+        }
+    }
+
+    /// From now on signals go to `worker`; one that came while it started goes now.
+    pub fn follow(worker: libc::pid_t) {
+        WORKER.store(worker, Ordering::SeqCst);
+        let early = EARLY.swap(0, Ordering::SeqCst);
+        if early > 0 {
+            relay(early);
+        }
     }
 }
 
 pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
+    // The worker, in a session of its own, does everything (the settings' notes included):
+    // this process only reads the level.
+    if !args.background
+        && let Ok(project) = crate::project::Project::discover(ctx.dir())
+        && let Some(code) = in_own_session(project.config.work_priority)
+    {
+        return Ok(code);
+    }
     // runner::work opens the database (and sweeps orphans) itself.
     let project = ctx.project()?;
     let limit = crate::config::MAX_CONCURRENT_LIMIT as usize;
@@ -84,9 +239,12 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     if args.background {
         return start_background(&project, &args);
     }
+    let level = project.config.work_priority;
+    // Before any thread starts, so every thread and process of the run inherits it.
+    gza_core::priority::lower(level);
     process::install_stop_handler();
-    lower_priority();
     super::logging::log_work_to(&project.logs_dir().join("work.log"));
+
     let count = if args.all {
         None
     } else {
@@ -146,11 +304,96 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     if process::stop_requested() {
         return Ok(ExitCode::from(130));
     }
+    if !args.quiet
+        && let Ok((_, store)) = ctx.open_for_reading()
+    {
+        for line in next_steps(&project, &store, &finished) {
+            writeln!(out, "{line}")?;
+        }
+    }
     Ok(if failed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Tasks given "next step" hints after a run; the rest are counted.
+const MAX_HINTED: usize = 10;
+
+/// What to do next with each task a run finished, as Python gza prints it: review or merge a
+/// code task's branch, improve or merge after a review, look at and retry a failure.
+fn next_steps(
+    project: &crate::project::Project,
+    store: &crate::store::Store,
+    finished: &[runner::Finished],
+) -> Vec<String> {
+    use crate::task::{ReviewVerdict, TaskType};
+    let mut lines = Vec::new();
+    for f in finished.iter().take(MAX_HINTED) {
+        let Ok(task) = store.get_task(f.id) else {
+            continue;
+        };
+        let id = task.id;
+        let hint = match (task.status(), task.task_type) {
+            (TaskStatus::Failed, _) => {
+                let resumable = task.session_id.is_some()
+                    && runner::providers::supports_resume(runner::provider_of(project, &task));
+                if resumable {
+                    format!(
+                        "`gza log {id}` shows what happened; `gza resume {id}` continues its session, `gza retry {id}` starts again"
+                    )
+                } else {
+                    format!("`gza log {id}` shows what happened; `gza retry {id}` runs it again")
+                }
+            }
+            (TaskStatus::Completed, TaskType::Implement | TaskType::Improve) => {
+                let Some(branch) = task.branch.clone() else {
+                    continue;
+                };
+                let owner = crate::review::branch_owner(store, &task).map_or(id, |o| o.id);
+                let reviewed = store
+                    .reviews_of_branch(owner)
+                    .ok()
+                    .and_then(|r| r.last().and_then(|r| r.based_on))
+                    == Some(id);
+                let into = task.base_branch().unwrap_or("your branch").to_string();
+                if reviewed {
+                    format!("`gza merge {id}` merges {branch} into {into}")
+                } else {
+                    format!(
+                        "`gza review {id}` queues a review of {branch}; `gza merge {id}` merges it into {into}"
+                    )
+                }
+            }
+            (TaskStatus::Completed, TaskType::Review) => match task.review_verdict() {
+                Some(ReviewVerdict::ChangesRequested) => {
+                    format!("`gza improve {id}` queues a fix for its findings")
+                }
+                Some(_) => match crate::review::reviewed_task(store, &task) {
+                    Ok(Some(reviewed)) => {
+                        format!("`gza merge {}` merges the approved branch", reviewed.id)
+                    }
+                    _ => continue,
+                },
+                None => format!("read it with `gza show {id}` (no verdict was found)"),
+            },
+            (TaskStatus::Completed, TaskType::Explore | TaskType::Plan) => {
+                format!(
+                    "`gza show {id}` shows its report; `gza add --based-on {id} \"…\"` builds on it"
+                )
+            }
+            _ => continue,
+        };
+        lines.push(format!("next for task {id}: {hint}"));
+    }
+    if finished.len() > MAX_HINTED {
+        lines.push(format!(
+            "(and {} more tasks: `gza history` lists them)",
+            finished.len() - MAX_HINTED
+        ));
+    }
+    lines
 }
 
 /// "1 worktree", "2 worktrees".

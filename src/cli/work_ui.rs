@@ -15,6 +15,9 @@ use crate::task::{Task, TaskId, TaskStatus};
 pub struct Ui {
     live: bool,
     quiet: bool,
+    /// Event lines go to stdout (`gza watch`, whose events are its output); the live status
+    /// line stays on stderr.
+    lines_to_stdout: bool,
     state: Mutex<UiState>,
 }
 
@@ -31,8 +34,23 @@ impl Ui {
         Ui {
             live: std::io::stderr().is_terminal(),
             quiet: false,
+            lines_to_stdout: false,
             state: Mutex::default(),
         }
+    }
+
+    /// `gza watch`'s: task lines on stdout with its own events, the live line on stderr.
+    pub fn for_watch() -> Ui {
+        Ui {
+            lines_to_stdout: true,
+            ..Ui::new()
+        }
+    }
+
+    /// Print one line where this Ui prints its task lines.
+    pub fn line(&self, line: &str) {
+        let mut state = self.state.lock().expect("ui lock");
+        self.print(&mut state, line);
     }
 
     /// No progress output at all (warnings still print).
@@ -40,6 +58,7 @@ impl Ui {
         Ui {
             live: false,
             quiet: true,
+            lines_to_stdout: false,
             state: Mutex::default(),
         }
     }
@@ -48,9 +67,16 @@ impl Ui {
         let mut err = output::stderr();
         if state.line_shown {
             let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
             state.line_shown = false;
         }
-        let _ = writeln!(err, "{line}");
+        if self.lines_to_stdout {
+            let mut out = output::stdout();
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        } else {
+            let _ = writeln!(err, "{line}");
+        }
     }
 }
 

@@ -58,6 +58,7 @@ fn run_agent_with(
         .env("PATH", path_with_gza())
         .env("HOME", p.home())
         .env("GZA_MODEL_DIR", crate::support::model::model_dir())
+        .envs(p.database_env())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -483,14 +484,14 @@ fn gemini_and_codex_payloads_never_break_a_handler() {
     );
 
     // A missing database: nothing, and none is created.
-    std::fs::remove_file(p.path(".gza/gza.db")).unwrap();
+    p.remove_database();
     let again = serde_json::json!({"hook_event_name": "BeforeAgent", "cwd": root, "session_id": "g3",
         "prompt": "Run the sqlx prepare step for the SQL query change"});
     assert_eq!(
         handler(&p, "user-prompt-submit", again.to_string().as_bytes()),
         ""
     );
-    assert!(!p.path(".gza/gza.db").exists());
+    assert!(!p.database_exists());
 }
 
 /// At the session's end (Codex's and Gemini CLI's SessionEnd, which both send the session's

@@ -11,7 +11,7 @@ fn remove_database(p: &TestProject) {
 
 #[test]
 fn a_deleted_database_is_reported_not_recreated() {
-    let p = TestProject::new();
+    let p = TestProject::new_sqlite();
     p.add(&["first"]);
     remove_database(&p);
     for args in [&["history"][..], &["next"], &["add", "second"], &["stats"]] {
@@ -31,7 +31,7 @@ fn a_deleted_database_is_reported_not_recreated() {
 
 #[test]
 fn a_zero_byte_database_is_reported_not_reinitialised() {
-    let p = TestProject::new();
+    let p = TestProject::new_sqlite();
     p.add(&["first"]);
     remove_database(&p);
     std::fs::write(p.path(".gza/gza.db"), b"").unwrap();
@@ -42,7 +42,7 @@ fn a_zero_byte_database_is_reported_not_reinitialised() {
 
 #[test]
 fn an_agent_deleting_the_database_does_not_get_a_false_completed() {
-    let p = TestProject::new();
+    let p = TestProject::new_sqlite();
     p.command_agent(
         "cat > /dev/null\nrm -f \"$GZA_PROJECT_ROOT\"/.gza/gza.db*\necho 'all done'\n",
         "learnings:\n  extraction_provider: none\n",
@@ -68,7 +68,7 @@ fn an_agent_deleting_the_database_does_not_get_a_false_completed() {
 
 #[test]
 fn an_agent_replacing_the_database_is_noticed() {
-    let p = TestProject::new();
+    let p = TestProject::new_sqlite();
     p.command_agent(
         "cat > /dev/null\ncd \"$GZA_PROJECT_ROOT\"/.gza && cp gza.db copy.db && rm -f gza.db-wal gza.db-shm && mv copy.db gza.db\necho 'all done'\n",
         "learnings:\n  extraction_provider: none\n",

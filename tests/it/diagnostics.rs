@@ -65,6 +65,7 @@ fn verbose_shows_the_runners_steps_on_stderr_and_by_default_nothing_extra_appear
     exit: 0
     --- stdout
     1 completed, 0 failed
+    next for task 2: `gza review 2` queues a review of gza/2-second; `gza merge 2` merges it into main
     --- stderr
     ▶ task 2 (implement, command): second
     ✓ task 2 completed in [SECS]; branch gza/2-second (1 file changed, 1 insertion(+))

@@ -44,6 +44,10 @@ fn assert_key_stored_nowhere(p: &TestProject) {
             f.display()
         );
     }
+    assert!(
+        !p.database_text().contains("TESTKEYTESTKEY"),
+        "the key leaked into the database"
+    );
 }
 
 #[test]

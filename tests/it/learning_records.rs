@@ -436,7 +436,7 @@ fn relevant_injection_gives_only_what_the_ranker_picks_plus_matching_criticals()
 
 #[test]
 fn the_v3_store_is_carried_over_without_loss() {
-    let p = TestProject::empty();
+    let p = TestProject::empty_sqlite();
     std::fs::create_dir_all(p.path(".gza")).unwrap();
     std::fs::write(p.path("gza.yaml"), "").unwrap();
     {
@@ -647,6 +647,11 @@ fn stats_count_by_section_priority_origin_and_injection() {
     Injections:         2 (task:file 2); 0 active never injected; 0 Claude Code sessions
       L1       1×  Keep handlers thin
       L2       1×  Run make test before finishing
+    Outcomes:           1 helpful, 0 harmful of the tasks credited (base rate 80%)
+      injection rate:   1 of the last 1 finished tasks given learnings (100%); 0 agent sessions given learnings by hooks
+      usage:            helpful 100% of tasks given learnings (1 of 1), - of tasks without (0 of 0); observed, not controlled: the tasks given learnings are not the tasks without
+      growth:           +0 +0 +0 +3 learnings a week (the last 4 weeks, oldest first)
+      feedback:         0 up, 0 down (`gza learnings rate ID up|down --why …`)
     Tasks extracted:    0
     File versions:      5 (regenerations and rewrites after a change)
     Next regeneration:  after 4 more completed tasks

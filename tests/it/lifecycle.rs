@@ -24,7 +24,7 @@ fn prompt_of(p: &TestProject, task: i64) -> String {
     std::fs::read_to_string(p.home().join(format!("prompt-{task}.txt"))).unwrap()
 }
 
-fn column<T: rusqlite::types::FromSql>(p: &TestProject, id: i64, col: &str) -> T {
+fn column<T: gza::store::db::FromVal>(p: &TestProject, id: i64, col: &str) -> T {
     p.db()
         .query_row(
             &format!("SELECT {col} FROM learnings WHERE id = ?1"),

@@ -80,9 +80,10 @@ fn claimed_elsewhere(p: &TestProject, pid: i64, ns: &str, age: f64) {
     )
     .unwrap();
     db.execute(
-        "INSERT OR REPLACE INTO worker_leases (worker, pid, pid_ns, started_at, heartbeat_at) \
-         VALUES (?1 || ':7', ?1, ?2, ?3, ?3)",
-        rusqlite::params![pid, ns, now() - age],
+        "INSERT INTO worker_leases (worker, pid, pid_ns, started_at, heartbeat_at) \
+         VALUES (?4, ?1, ?2, ?3, ?3) \
+         ON CONFLICT (worker) DO UPDATE SET pid_ns = excluded.pid_ns, heartbeat_at = excluded.heartbeat_at",
+        rusqlite::params![pid, ns, now() - age, format!("{pid}:7")],
     )
     .unwrap();
 }
@@ -303,11 +304,11 @@ fn a_background_worker_runs_in_the_project_it_was_started_for() {
         .output()
         .unwrap();
     assert!(started.status.success(), "{started:?}");
-    let inner_db = rusqlite::Connection::open(p.path("inner/.gza/gza.db")).unwrap();
+    let inner_db = p.db_at("inner");
     crate::support::project::wait_until(20, "the inner task to complete", || {
         inner_db
             .query_row("SELECT status FROM tasks WHERE id = 1", [], |r| {
-                r.get::<_, String>(0)
+                r.get::<String>(0)
             })
             .is_ok_and(|s| s == "completed")
     });
@@ -341,7 +342,7 @@ fn a_background_worker_runs_in_the_project_it_was_started_for() {
 #[test]
 fn processes_starting_together_after_an_upgrade_migrate_once() {
     for round in 0..3 {
-        let p = TestProject::empty();
+        let p = TestProject::empty_sqlite();
         std::fs::create_dir_all(p.path(".gza")).unwrap();
         std::fs::write(p.path("gza.yaml"), "").unwrap();
         {

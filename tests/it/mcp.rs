@@ -505,7 +505,8 @@ fn every_answer_is_bounded() {
 
 #[test]
 fn a_missing_database_or_project_is_a_one_line_error_and_nothing_is_created() {
-    let p = project_with_learnings();
+    // The SQLite file is what goes missing here, whatever the suite's backend.
+    let p = TestProject::new_sqlite();
     let mut c = Client::start(&p, None);
     std::fs::remove_file(p.path(".gza/gza.db")).unwrap();
     let err = c.error("search_learnings", json!({"query": "sqlx"}));
@@ -577,9 +578,16 @@ fn install_registers_the_server_with_each_agent_merged_and_named_from_path() {
     let mcp: Value =
         serde_json::from_str(&std::fs::read_to_string(p.path(".mcp.json")).unwrap()).unwrap();
     assert_eq!(mcp["mcpServers"]["docs"]["command"], "docs-mcp");
+    // The shared database's URL (no password) goes with the server in team mode: Codex starts
+    // MCP servers with only HOME and PATH.
+    let env: serde_json::Map<String, Value> = p
+        .database_env()
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
     assert_eq!(
         mcp["mcpServers"]["gza"],
-        json!({"type": "stdio", "command": "gza", "args": ["mcp"], "env": {}})
+        json!({"type": "stdio", "command": "gza", "args": ["mcp"], "env": env})
     );
     let codex = std::fs::read_to_string(p.path(".codex/config.toml")).unwrap();
     assert!(
@@ -594,10 +602,23 @@ fn install_registers_the_server_with_each_agent_merged_and_named_from_path() {
     let gemini: Value =
         serde_json::from_str(&std::fs::read_to_string(p.path(".gemini/settings.json")).unwrap())
             .unwrap();
-    assert_eq!(
-        gemini["mcpServers"]["gza"],
-        json!({"command": "gza", "args": ["mcp"]})
-    );
+    if env.is_empty() {
+        assert_eq!(
+            gemini["mcpServers"]["gza"],
+            json!({"command": "gza", "args": ["mcp"]})
+        );
+    } else {
+        assert_eq!(
+            gemini["mcpServers"]["gza"],
+            json!({"command": "gza", "args": ["mcp"], "env": env})
+        );
+        for (k, v) in &env {
+            assert_eq!(
+                parsed["mcp_servers"]["gza"]["env"][k.as_str()].as_str(),
+                v.as_str()
+            );
+        }
+    }
     let exe = env!("CARGO_BIN_EXE_gza");
     for file in [".mcp.json", ".codex/config.toml", ".gemini/settings.json"] {
         let text = std::fs::read_to_string(p.path(file)).unwrap();
@@ -645,4 +666,21 @@ fn install_registers_the_server_with_each_agent_merged_and_named_from_path() {
         serde_json::from_str(&std::fs::read_to_string(p.path(".mcp.json")).unwrap()).unwrap();
     assert!(mcp["mcpServers"].get("gza").is_none(), "{mcp}");
     assert_eq!(mcp["mcpServers"]["docs"]["command"], "docs-mcp");
+}
+
+/// A database URL that carries a password is never written into an agent's settings.
+#[test]
+fn install_refuses_to_write_a_database_password_into_an_agents_settings() {
+    let mut p = TestProject::new_sqlite();
+    p.set_env(
+        "GZA_DATABASE_URL",
+        "postgres://team:hunter2@127.0.0.1:1/gza",
+    );
+    let err = p.user_error(&["mcp", "install", "--agent", "all"]);
+    assert!(err.contains("carries a password"), "{err}");
+    assert!(err.contains("~/.pgpass"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    for file in [".mcp.json", ".codex/config.toml", ".gemini/settings.json"] {
+        assert!(!p.path(file).exists(), "{file} was written");
+    }
 }

@@ -68,6 +68,8 @@ fn claude_code_calls_gza_search_and_the_answer_reaches_the_model() {
         .current_dir(p.root())
         .env_clear()
         .env("PATH", path_with_gza())
+        // The shared database, in team mode: the person's own environment.
+        .envs(p.database_env())
         .env("HOME", p.home())
         .env("CLAUDE_CODE_MAX_RETRIES", "0")
         .env("GZA_MODEL_DIR", crate::support::model::model_dir())
@@ -118,6 +120,8 @@ fn run_agent(agent: Agent, p: &TestProject, server: &FakeLlm, prompt: &str) -> S
     cmd.current_dir(p.root())
         .env_clear()
         .env("PATH", path_with_gza())
+        // The shared database, in team mode: the person's own environment.
+        .envs(p.database_env())
         .env("HOME", p.home())
         .env("GZA_MODEL_DIR", crate::support::model::model_dir())
         .stdin(Stdio::null())

@@ -159,33 +159,6 @@ const SHAPES: &[(&str, &str)] = &[
 /// A look-alike that must come through untouched.
 const PWD_LINE: &str = "pwd=/srv/app";
 
-/// Every text value in every table of the database.
-fn database_text(p: &TestProject) -> String {
-    let db = p.db();
-    let tables: Vec<String> = db
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let mut all = String::new();
-    for table in tables {
-        let mut stmt = db.prepare(&format!("SELECT * FROM \"{table}\"")).unwrap();
-        let columns = stmt.column_count();
-        let mut rows = stmt.query([]).unwrap();
-        while let Some(row) = rows.next().unwrap() {
-            for i in 0..columns {
-                if let Ok(Some(text)) = row.get::<_, Option<String>>(i) {
-                    all.push_str(&text);
-                    all.push('\n');
-                }
-            }
-        }
-    }
-    all
-}
-
 /// Every file under `dir`, read as text, with its path.
 fn files_under(dir: &std::path::Path) -> Vec<(String, String)> {
     let mut found = Vec::new();
@@ -245,7 +218,7 @@ fn secrets_of_every_shape_reach_no_record_log_report_or_later_prompt() {
     let output: String = p.task_field(1, "output");
     assert!(output.contains(PWD_LINE), "{output}");
     assert!(output.contains("[REDACTED PRIVATE KEY]"), "{output}");
-    assert_no_shape("the database", &database_text(&p));
+    assert_no_shape("the database", &p.database_text());
     for id in ["1", "2"] {
         assert_no_shape("show --json", &p.ok(&["show", id, "--json"]));
         assert_no_shape("show", &p.ok(&["show", id, "--full"]));
@@ -351,7 +324,7 @@ fn with_redact_raw_logs_off_the_raw_log_keeps_the_secret_and_says_so() {
         "gza: the log of task 1 was written unredacted (redact_raw_logs: false); it may hold secrets\n"
     );
     // Everything else is redacted still: the record, and the log as gza renders it.
-    assert_no_shape("the database", &database_text(&p));
+    assert_no_shape("the database", &p.database_text());
     assert_no_shape("gza log", &p.ok(&["log", "1"]));
     // A log written before gza redacted raw logs says so too.
     p.db()

@@ -6,7 +6,7 @@ use crate::support::project::TestProject;
 
 #[test]
 fn init_creates_config_database_and_gitignore() {
-    let p = TestProject::empty();
+    let p = TestProject::empty_sqlite();
     let run = p.run(&["init"]);
     assert_snapshot!("init", run.to_string());
     assert!(p.path("gza.yaml").is_file());
@@ -93,7 +93,8 @@ fn commands_outside_a_project_say_to_run_init() {
 #[test]
 fn dash_c_points_at_another_directory() {
     let p = TestProject::new();
-    let elsewhere = TestProject::empty();
+    // Another directory of the same person (the same environment, the same database).
+    let elsewhere = TestProject::empty_sharing(&p);
     let mut cmd = elsewhere.command(&["-C", p.root().to_str().unwrap(), "add", "from afar"]);
     let out = cmd.output().unwrap();
     assert!(out.status.success());
@@ -515,7 +516,7 @@ fn malformed_config_names_file_key_and_line() {
 
 #[test]
 fn a_database_that_is_not_sqlite() {
-    let p = TestProject::new();
+    let p = TestProject::new_sqlite();
     std::fs::write(p.path(".gza/gza.db"), b"this is not a database, just some text that is long enough to fill a header page for sqlite to read it..........").unwrap();
     assert_snapshot!("not_sqlite", p.user_error(&["next"]));
     assert_snapshot!("not_sqlite_add", p.user_error(&["add", "x"]));
@@ -523,9 +524,10 @@ fn a_database_that_is_not_sqlite() {
 
 #[test]
 fn a_database_from_a_newer_gza_is_refused_untouched() {
-    let p = TestProject::new();
+    let p = TestProject::new_sqlite();
     p.add(&["precious"]);
-    p.db()
+    rusqlite::Connection::open(p.path(".gza/gza.db"))
+        .unwrap()
         .execute(
             "INSERT INTO refinery_schema_history (version, name, applied_on, checksum) \
              VALUES (999, 'future', '2030-01-01T00:00:00Z', '0')",
@@ -536,8 +538,8 @@ fn a_database_from_a_newer_gza_is_refused_untouched() {
     let err = p.user_error(&["add", "more"]);
     assert!(err.contains("newer gza (schema version 999"), "{err}");
     assert!(err.contains("upgrade gza"), "{err}");
-    let count: i64 = p
-        .db()
+    let count: i64 = rusqlite::Connection::open(p.path(".gza/gza.db"))
+        .unwrap()
         .query_row("SELECT COUNT(*) FROM tasks", [], |r| r.get(0))
         .unwrap();
     assert_eq!(count, 1);
@@ -549,7 +551,7 @@ fn a_database_from_a_newer_gza_is_refused_untouched() {
 
 #[test]
 fn read_only_state_directory() {
-    let p = TestProject::new();
+    let p = TestProject::new_sqlite();
     p.add(&["stored"]);
     let gza = env!("CARGO_BIN_EXE_gza");
     // A real read-only file system (root ignores permission bits): a private mount namespace

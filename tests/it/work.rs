@@ -284,7 +284,9 @@ fn agent_pid_of(p: &TestProject, pids: &std::path::Path) -> i64 {
 
 #[test]
 fn ctrl_c_stops_the_agent_and_records_killed() {
-    let p = TestProject::new();
+    // The default priority: Ctrl-C reaches the process the terminal started, which relays it.
+    let mut p = TestProject::new();
+    p.keep_default_work_priority();
     let pids = queue_a_long_running_task(&p);
     let worker = p.spawn(&["work"]);
     let agent = agent_pid_of(&p, &pids);
@@ -303,7 +305,8 @@ fn ctrl_c_stops_the_agent_and_records_killed() {
 
 #[test]
 fn a_second_ctrl_c_exits_at_once_without_waiting_for_the_agent() {
-    let p = TestProject::new();
+    let mut p = TestProject::new();
+    p.keep_default_work_priority();
     let pids = p.scratch().join("pids");
     // An agent that ignores SIGTERM: the first Ctrl-C waits out its grace before SIGKILL.
     p.command_agent(
@@ -520,8 +523,7 @@ fn secrets_an_agent_prints_are_redacted_before_they_are_stored() {
     p.ok(&["work"]);
     let output: String = p.task_field(1, "output");
     assert_eq!(output, "used key [REDACTED] to deploy");
-    let db = std::fs::read(p.path(".gza/gza.db")).unwrap();
-    assert!(!String::from_utf8_lossy(&db).contains("LEAKEDLEAKED"));
+    assert!(!p.database_text().contains("LEAKEDLEAKED"));
 }
 
 #[test]
@@ -562,7 +564,8 @@ fn log_drops_terminal_escapes_an_agent_printed_unless_raw() {
 /// hooks are not kept waiting for a core.
 #[test]
 fn work_runs_its_agents_at_a_lower_priority() {
-    let p = TestProject::new();
+    let mut p = TestProject::new();
+    p.keep_default_work_priority();
     p.command_agent("cat > /dev/null\necho \"niceness $(nice)\"\n", "");
     p.add(&["how nice", "--type", "explore"]);
     p.ok(&["work"]);
@@ -576,6 +579,117 @@ fn work_runs_its_agents_at_a_lower_priority() {
         .unwrap();
     let want = (ours + 10).min(19);
     assert!(output.contains(&format!("niceness {want}")), "{output}");
+}
+
+/// The scheduling an agent of `gza work` runs under, as its own `/proc` says: its session id,
+/// its policy (0 other, 3 batch, 5 idle) and its autogroup's nice value.
+fn agent_scheduling(p: &mut TestProject, extra: &str) -> (i64, i64, Option<i64>) {
+    p.keep_default_work_priority();
+    let script = "cat > /dev/null\n\
+                  echo \"sched $(awk '{print $6, $41}' /proc/$$/stat) $(awk '{print $3}' /proc/$$/autogroup 2>/dev/null)\"\n";
+    p.command_agent(script, extra);
+    let id = p.add(&["where do I run", "--type", "explore"]).to_string();
+    p.ok(&["work"]);
+    let output = p.json(&["show", &id, "--json"])["output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let line = output
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("sched "))
+        .unwrap_or_else(|| panic!("{output}"))
+        .to_string();
+    let mut words = line.split_whitespace();
+    let sid = words.next().unwrap().parse().unwrap();
+    let policy = words.next().unwrap().parse().unwrap();
+    (sid, policy, words.next().and_then(|w| w.parse().ok()))
+}
+
+fn autogroups_enabled() -> bool {
+    std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
+        .is_ok_and(|v| v.trim() == "1")
+}
+
+/// `work_priority: background` (the default): gza work's agents run in a session of their own
+/// whose autogroup is nice 10, under SCHED_IDLE, so with autogroups (each terminal a scheduling
+/// group whatever its processes' nice values) a person's session in another terminal is still
+/// served first; without autogroups they run SCHED_BATCH. `normal` changes nothing.
+#[test]
+fn work_runs_its_agents_in_a_background_session() {
+    let ours = unsafe { libc::getsid(0) } as i64;
+    let mut p = TestProject::new();
+    let (sid, policy, nice) = agent_scheduling(&mut p, "");
+    if autogroups_enabled() {
+        assert_ne!(
+            sid, ours,
+            "the agent runs in another session than the test's"
+        );
+        assert_eq!(policy, 5, "SCHED_IDLE");
+        assert_eq!(nice, Some(10), "the session's autogroup is nice 10");
+    } else {
+        assert_eq!(policy, 3, "SCHED_BATCH");
+    }
+    let mut p = TestProject::new();
+    let (sid, policy, nice) = agent_scheduling(&mut p, "work_priority: idle\n");
+    if autogroups_enabled() {
+        assert_ne!(sid, ours);
+        assert_eq!((policy, nice), (5, Some(19)));
+    } else {
+        assert_eq!(policy, 5);
+    }
+    let mut p = TestProject::new();
+    let (sid, policy, _) = agent_scheduling(&mut p, "work_priority: normal\n");
+    assert_eq!(policy, 0, "normal leaves the policy alone");
+    assert_eq!(sid, ours, "normal starts no session");
+}
+
+/// The process the person started relays the terminal's signals to the worker in its own
+/// session, and exits as it did; killed outright, it takes the worker with it, as `kill -9` of
+/// gza work always did.
+#[test]
+fn the_parent_left_in_the_terminal_relays_and_takes_the_worker_with_it() {
+    let mut p = TestProject::new();
+    p.keep_default_work_priority();
+    let pids = queue_a_long_running_task(&p);
+    let parent = p.spawn(&["work"]);
+    let agent = agent_pid_of(&p, &pids);
+    let children =
+        std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", parent.id())).unwrap();
+    let worker: i32 = children
+        .split_whitespace()
+        .next()
+        .expect("a worker")
+        .parse()
+        .unwrap();
+    let leftovers = || {
+        for pid in std::fs::read_to_string(&pids).unwrap().lines() {
+            unsafe { libc::kill(pid.parse().unwrap(), libc::SIGKILL) };
+        }
+    };
+    if !autogroups_enabled() {
+        // Without autogroups a session of its own buys nothing: gza work runs in place, the
+        // agent its own child.
+        let mut parent = parent;
+        leftovers();
+        unsafe { libc::kill(parent.id() as i32, libc::SIGKILL) };
+        let _ = parent.wait();
+        assert_eq!(worker as i64, agent, "the agent is gza work's own child");
+        return;
+    }
+    assert_ne!(
+        unsafe { libc::getsid(worker) },
+        unsafe { libc::getsid(parent.id() as i32) },
+        "the worker leads a session of its own"
+    );
+    unsafe { libc::kill(parent.id() as i32, libc::SIGKILL) };
+    let mut parent = parent;
+    let _ = parent.wait();
+    wait_until(5, "the worker to end with its parent", || {
+        !process_alive(worker as i64)
+    });
+    // The agent outlives a killed worker, as before, for the next command to reap.
+    assert!(process_alive(agent));
+    leftovers();
 }
 
 /// One task whose agent cannot start does not block the queue: it is left pending, named, with

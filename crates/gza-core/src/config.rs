@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 pub const EXAMPLE_YAML: &str = include_str!("../../../gza.example.yaml");
 
 /// Which agent CLI runs a task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     #[default]
@@ -67,6 +67,12 @@ impl SandboxKind {
     }
 }
 
+/// Whether a `database` value means the SQLite file in `.gza/`.
+pub fn is_sqlite(value: &str) -> bool {
+    let v = value.trim();
+    v.is_empty() || v.eq_ignore_ascii_case("sqlite")
+}
+
 /// The most agents gza runs at once in one project (`max_concurrent`, `work --parallel`).
 pub const MAX_CONCURRENT_LIMIT: u32 = 256;
 
@@ -86,6 +92,8 @@ pub struct Config {
     pub max_turns: u32,
     /// Agents running at once across every `gza work` process of the project.
     pub max_concurrent: u32,
+    /// How `gza work` and what it starts share the CPU with the person's own sessions.
+    pub work_priority: WorkPriority,
     /// `gza clean` (and `gza work` at start) removes worktrees and logs of tasks finished longer
     /// ago than this many days; 0 keeps them until `gza clean --all`.
     pub cleanup_days: u32,
@@ -105,6 +113,19 @@ pub struct Config {
     pub hooks: HooksConfig,
     /// Per-provider binaries and arguments.
     pub providers: ProvidersConfig,
+    /// Where tasks and learnings are kept: unset (or `sqlite`) for `.gza/gza.db`, or a
+    /// PostgreSQL connection (URL or `key=value` words) a team shares; never with a password.
+    pub database: Option<String>,
+    /// The project's name in a shared database; unset: the normalised URL of `origin`.
+    pub project: Option<String>,
+    /// The project's check command (run with `sh -c` in a task's worktree, in the sandbox its
+    /// agent gets): `gza verify`, and the gate before `gza merge` and `gza watch` land a
+    /// branch. `None`: the project has none.
+    pub verify: Option<String>,
+    /// Wall-clock limit for one verify run, in minutes (fractions allowed); 0 means no limit.
+    pub verify_timeout_minutes: f64,
+    /// `gza watch`: the autonomous loop.
+    pub watch: WatchConfig,
 }
 
 impl Default for Config {
@@ -116,6 +137,7 @@ impl Default for Config {
             timeout_minutes: 30.0,
             max_turns: 50,
             max_concurrent: 5,
+            work_priority: WorkPriority::Background,
             cleanup_days: 30,
             redact_raw_logs: true,
             sandbox: SandboxKind::None,
@@ -124,8 +146,82 @@ impl Default for Config {
             learnings: LearningsConfig::default(),
             hooks: HooksConfig::default(),
             providers: ProvidersConfig::default(),
+            database: None,
+            project: None,
+            verify: None,
+            verify_timeout_minutes: 30.0,
+            watch: WatchConfig::default(),
         }
     }
+}
+
+/// How `gza watch` lands approved, verified work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LandMode {
+    /// `gza merge`: a merge commit into the branch the task started from.
+    #[default]
+    Merge,
+    /// `gza merge --squash`: one commit with the branch's changes.
+    Squash,
+    /// `gza pr`: push the branch and open a pull request (needs `gh`).
+    Pr,
+}
+
+impl LandMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LandMode::Merge => "merge",
+            LandMode::Squash => "squash",
+            LandMode::Pr => "pr",
+        }
+    }
+}
+
+/// The `watch:` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WatchConfig {
+    /// Improve tasks one branch gets while its reviews request changes; then it waits for a
+    /// person.
+    pub max_rounds: u32,
+    /// How approved work lands once verified.
+    pub land: LandMode,
+    /// Delete a merged branch and the worktrees gza made for it.
+    pub delete_branch: bool,
+    /// Runs one task gets (its first included) before watch stops retrying it.
+    pub max_attempts: u32,
+    /// The first pause after a provider's agent failed, in seconds; each failure in a row
+    /// doubles it, up to `backoff_max_seconds`.
+    pub backoff_seconds: f64,
+    pub backoff_max_seconds: f64,
+}
+
+impl Default for WatchConfig {
+    fn default() -> Self {
+        WatchConfig {
+            max_rounds: 3,
+            land: LandMode::Merge,
+            delete_branch: true,
+            max_attempts: 3,
+            backoff_seconds: 30.0,
+            backoff_max_seconds: 600.0,
+        }
+    }
+}
+
+/// How `gza work` and everything it starts share the CPU with the person's interactive
+/// sessions (`gza_core::priority` says how each is done).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkPriority {
+    /// Batch work: a session of its own, its autogroup at nice 10, `SCHED_IDLE`.
+    #[default]
+    Background,
+    /// Only what nobody else wants: autogroup nice 19, `SCHED_IDLE`.
+    Idle,
+    /// As any other command: nothing lowered.
+    Normal,
 }
 
 /// Which client extracts learnings from finished tasks.
@@ -416,6 +512,15 @@ impl Config {
             location: None,
             message,
         };
+        if let Some(db) = self.database.as_deref().filter(|d| !is_sqlite(d)) {
+            crate::database::DatabaseSpec::parse(db, None)
+                .map_err(|e| bad(format!("database: {e}")))?;
+        }
+        if self.project.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err(bad(
+                "project must not be empty; remove it to name the project by its origin".into(),
+            ));
+        }
         let l = &self.learnings;
         if l.window_size == 0 {
             return Err(bad("learnings.window_size must be at least 1".into()));
@@ -484,6 +589,25 @@ impl Config {
             return Err(bad(format!(
                 "max_concurrent must be between 1 and {MAX_CONCURRENT_LIMIT}"
             )));
+        }
+        if !(0.0..=MAX_TIMEOUT_MINUTES).contains(&self.verify_timeout_minutes) {
+            return Err(bad(format!(
+                "verify_timeout_minutes must be 0 (no limit) or a number of minutes up to {MAX_TIMEOUT_MINUTES} (a year)"
+            )));
+        }
+        if self.verify.as_deref().is_some_and(|v| v.contains('\0')) {
+            return Err(bad("verify: the command cannot hold a NUL character".into()));
+        }
+        let w = &self.watch;
+        if w.max_attempts == 0 {
+            return Err(bad("watch.max_attempts must be at least 1".into()));
+        }
+        if !(0.0..=86_400.0).contains(&w.backoff_seconds)
+            || !(0.0..=86_400.0).contains(&w.backoff_max_seconds)
+        {
+            return Err(bad(
+                "watch.backoff_seconds and watch.backoff_max_seconds must be between 0 and 86400 (a day)".into(),
+            ));
         }
         if self.cleanup_days > 36_500 {
             return Err(bad(

@@ -150,6 +150,22 @@ pub enum Error {
     /// Applying the schema migrations failed.
     #[error("cannot migrate the database: {0}")]
     Migration(String),
+
+    /// A database error that is no one's input (PostgreSQL's, or the query layer's on either
+    /// backend): a bug or the server's own fault (exit 255).
+    #[error("database error: {0}")]
+    Store(String),
+
+    /// The shared database cannot be reached, or refused this connection: the message says
+    /// what to check. Nothing was read or changed.
+    #[error("{0}")]
+    Unreachable(String),
+
+    /// The shared database has no tables for this project yet.
+    #[error(
+        "project {project:?} is not in {database} yet; run `gza init` to create it there (or set `project:` to the name the team uses)"
+    )]
+    MissingProject { project: String, database: String },
 }
 
 impl Error {
@@ -196,12 +212,16 @@ impl Error {
             | Error::NotRecorded(_)
             | Error::UnsafeCheckout { .. }
             | Error::OutsideProject { .. }
-            | Error::DiskFull(_) => true,
+            | Error::DiskFull(_)
+            | Error::Unreachable(_)
+            | Error::MissingProject { .. } => true,
             // A full disk is the person's to free, whichever operation ran into it.
             Error::Io { source, .. } => is_enospc(source),
-            Error::Git { .. } | Error::HttpSetup(_) | Error::Sqlite(_) | Error::Migration(_) => {
-                false
-            }
+            Error::Git { .. }
+            | Error::HttpSetup(_)
+            | Error::Sqlite(_)
+            | Error::Migration(_)
+            | Error::Store(_) => false,
         }
     }
 }

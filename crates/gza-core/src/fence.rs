@@ -79,30 +79,55 @@ fn fold_char(c: char, out: &mut String) {
 
 /// `text` with every sequence that reads as a fence tag replaced by [`REMOVED`].
 pub fn neutralise(text: &str) -> String {
-    replace_folded(text, &TAG)
+    let folded = Folded::new(text);
+    // Every fence tag, folded, reads "learnings": without it nothing can match, and the
+    // pattern (a few milliseconds to compile, in a hook that gives learnings) is not built.
+    if !folded.text.contains("learnings") {
+        return text.to_string();
+    }
+    folded.replace(text, &TAG)
 }
 
 /// `text` with every sequence that reads as one of the tags `names` replaced by [`REMOVED`]:
 /// the fences gza writes around what it sends an extraction model (`<agent_final_output>`,
 /// `<claude_code_session>`, …).
 pub fn neutralise_tags(text: &str, names: &[&str]) -> String {
-    replace_folded(text, &tags_pattern(names))
+    Folded::new(text).replace(text, &tags_pattern(names))
 }
 
-fn replace_folded(text: &str, pattern: &Regex) -> String {
-    let mut folded = String::with_capacity(text.len());
-    // For each byte of `folded`, the original character it came from (start, end).
-    let mut origin: Vec<(usize, usize)> = Vec::with_capacity(text.len());
-    for (at, c) in text.char_indices() {
-        let before = folded.len();
-        fold_char(c, &mut folded);
-        for _ in before..folded.len() {
-            origin.push((at, at + c.len_utf8()));
+/// A text as the fence patterns read it ([`fold_char`]), with where each byte came from.
+struct Folded {
+    text: String,
+    /// For each byte of `text`, the original character it came from (start, end).
+    origin: Vec<(usize, usize)>,
+}
+
+impl Folded {
+    fn new(original: &str) -> Folded {
+        let mut text = String::with_capacity(original.len());
+        let mut origin: Vec<(usize, usize)> = Vec::with_capacity(original.len());
+        for (at, c) in original.char_indices() {
+            let before = text.len();
+            fold_char(c, &mut text);
+            for _ in before..text.len() {
+                origin.push((at, at + c.len_utf8()));
+            }
         }
+        Folded { text, origin }
     }
+
+    /// `original` with every sequence whose folded form matches `pattern` replaced by
+    /// [`REMOVED`].
+    fn replace(&self, original: &str, pattern: &Regex) -> String {
+        replace_matches(original, self, pattern)
+    }
+}
+
+fn replace_matches(text: &str, folded: &Folded, pattern: &Regex) -> String {
+    let origin = &folded.origin;
     let mut out = String::with_capacity(text.len());
     let mut kept = 0;
-    for m in pattern.find_iter(&folded) {
+    for m in pattern.find_iter(&folded.text) {
         if m.start() == m.end() {
             continue;
         }

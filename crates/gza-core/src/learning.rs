@@ -202,6 +202,27 @@ pub const TIER2_MEDIUM_FILES: usize = 3;
 pub const TIER2_HIGH_FILES: usize = 5;
 
 impl Learning {
+    /// Its tier and what it rests on: `2 (high, 7 files)`, `1 (1 file)`, `1 (not validated)`.
+    pub fn tier_text(&self) -> String {
+        let lc = &self.lifecycle;
+        match (&lc.evidence, lc.tier) {
+            (None, _) if lc.validated_at.is_some() => {
+                "1 (no distinctive terms to search for)".into()
+            }
+            (None, t) => format!("{t} (not validated)"),
+            (Some(e), 2) => format!(
+                "2 ({}, {} files)",
+                lc.tier_level.as_deref().unwrap_or("medium"),
+                e.count
+            ),
+            (Some(e), t) => format!(
+                "{t} ({} file{})",
+                e.count,
+                if e.count == 1 { "" } else { "s" }
+            ),
+        }
+    }
+
     /// The id as people see it: `L42`.
     pub fn label(&self) -> String {
         label(self.id)

@@ -6,12 +6,14 @@
 
 pub mod config;
 pub mod confine;
+pub mod database;
 pub mod error;
 pub mod fence;
 pub mod fsutil;
 pub mod git;
 pub mod learning;
 pub mod learnings_md;
+pub mod priority;
 pub mod process;
 pub mod project;
 pub mod prompt;
@@ -23,6 +25,7 @@ pub mod task;
 pub mod text;
 pub mod time;
 pub mod trust;
+pub mod verify;
 pub mod wire;
 pub mod worktree;
 

@@ -71,6 +71,33 @@ pub fn pid_namespace() -> Option<String> {
         .map(|p| p.to_string_lossy().into_owned())
 }
 
+/// This machine and its current boot (`/etc/machine-id` and the kernel's boot id): where a
+/// PID recorded by a worker means something. Two machines, or one machine after a reboot,
+/// never share it. Empty where the platform has neither.
+pub fn machine() -> String {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let id = read("/etc/machine-id");
+    let boot = read("/proc/sys/kernel/random/boot_id");
+    if id.is_empty() && boot.is_empty() {
+        String::new()
+    } else {
+        format!("{id}:{boot}")
+    }
+}
+
+/// This machine's host name, as `gza ps` shows where a worker runs.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
 /// This process's id.
 pub fn own_pid() -> i64 {
     i64::from(std::process::id())

@@ -87,6 +87,51 @@ impl Project {
         self.state_dir().join("gza.db")
     }
 
+    /// Where the project's records are: `GZA_DATABASE_URL`, else the `database` setting, else
+    /// the SQLite file; in a shared database, under the `project` setting's name or the
+    /// normalised URL of `origin`.
+    pub fn database(&self) -> Result<crate::database::Database> {
+        use crate::database::{Database, DatabaseSpec, URL_ENV, default_project_name};
+        let from_env = std::env::var(URL_ENV).ok().filter(|v| !v.trim().is_empty());
+        let value = from_env.clone().or_else(|| self.config.database.clone());
+        let Some(value) = value.filter(|v| !crate::config::is_sqlite(v)) else {
+            return Ok(Database::Sqlite(self.db_path()));
+        };
+        let spec = DatabaseSpec::parse(&value, None).map_err(|e| match from_env {
+            Some(_) => Error::Usage(format!("{URL_ENV}: {e}")),
+            None => Error::Config {
+                path: self.root.join(CONFIG_FILE),
+                location: None,
+                message: format!("database: {e}"),
+            },
+        })?;
+        let project = match &self.config.project {
+            Some(name) => name.trim().to_string(),
+            None => self
+                .recorded_project_name()
+                .unwrap_or_else(|| default_project_name(&self.root)),
+        };
+        Ok(Database::Postgres {
+            spec: Box::new(spec),
+            project,
+        })
+    }
+
+    /// The file where a clone keeps the name its project had when the clone first used a
+    /// shared database, so adding or changing `origin` later does not move it to another
+    /// project (the `project` setting still overrides it).
+    pub fn project_name_file(&self) -> PathBuf {
+        self.state_dir().join("project")
+    }
+
+    /// The name kept in [`Project::project_name_file`], if any.
+    pub fn recorded_project_name(&self) -> Option<String> {
+        let bytes = crate::fsutil::read_regular_file(&self.project_name_file(), 4096).ok()?;
+        let name = String::from_utf8(bytes).ok()?;
+        let name = name.trim();
+        (!name.is_empty()).then(|| name.to_string())
+    }
+
     /// Raw agent streams, one file per task, and learning-machinery logs.
     pub fn logs_dir(&self) -> PathBuf {
         self.state_dir().join("logs")

@@ -13,7 +13,7 @@ use serde_norway::{Mapping, Value};
 
 use crate::config::{Config, ProviderKind, SandboxKind};
 use crate::error::{Error, Result};
-use crate::trust::{COMMAND_KEYS, PATH_KEYS, Sensitive};
+use crate::trust::{COMMAND_KEYS, DATA_KEYS, PATH_KEYS, Sensitive};
 
 /// The project's committed settings file.
 pub const PROJECT_FILE: &str = "gza.yaml";
@@ -114,6 +114,19 @@ fn read_layer(path: &Path, required: bool) -> Result<Option<Layer>> {
             message: e.to_string(),
         })?
     };
+    // A password for the database is never read from a settings file (they are committed, or
+    // read by others), trusted or not: the environment, ~/.pgpass and service files are where
+    // it goes.
+    if let Some(Value::String(db)) = value.get("database")
+        && !crate::config::is_sqlite(db)
+        && let Err(message) = crate::database::DatabaseSpec::parse(db, Some(path))
+    {
+        return Err(Error::Config {
+            path: path.to_path_buf(),
+            location: key_lines(&text).get("database").map(|l| (*l, 1)),
+            message: format!("database: {message}"),
+        });
+    }
     Ok(Some(Layer {
         path: path.to_path_buf(),
         text,
@@ -211,6 +224,8 @@ pub const OTHER_ENV: &[&str] = &[
     "GZA_MODEL_SOURCE",
     "GZA_EMBED_EXACT",
     "GZA_DOCKER",
+    // Team mode: the database, overriding the `database` setting (a password may be in it).
+    "GZA_DATABASE_URL",
     // Set by gza for the agents it runs (and so seen by a gza an agent runs).
     "GZA_TASK_ID",
     "GZA_PROJECT_ROOT",
@@ -532,6 +547,9 @@ fn sensitive_settings(
     for (key, value) in &set {
         if COMMAND_KEYS.contains(&key.as_str()) && *value != base_value(key) {
             found.insert(key.clone(), (value.clone(), Sensitive::Command));
+        }
+        if DATA_KEYS.contains(&key.as_str()) && *value != base_value(key) {
+            found.insert(key.clone(), (value.clone(), Sensitive::Data));
         }
         if PATH_KEYS.contains(&key.as_str())
             && let Some(path) = value.as_str().filter(|p| !p.is_empty())

@@ -17,9 +17,10 @@ use serde_norway::Value;
 use crate::error::{Error, Result};
 
 /// The settings that run a program on the host (an agent CLI's path or arguments, the command
-/// agent), let more of the host's environment into a sandbox, or say where the extraction
-/// client sends requests with the person's key and which variable it reads that key from.
-pub const COMMAND_KEYS: [&str; 10] = [
+/// agent, the verify command), let more of the host's environment into a sandbox, or say where
+/// the extraction client sends requests with the person's key and which variable it reads that
+/// key from.
+pub const COMMAND_KEYS: [&str; 11] = [
     "providers.claude.path",
     "providers.claude.args",
     "providers.codex.path",
@@ -30,7 +31,14 @@ pub const COMMAND_KEYS: [&str; 10] = [
     "sandbox_env",
     "learnings.base_url",
     "learnings.api_key_env",
+    // The project's check command (`gza verify`, the gate before a merge), run with `sh -c`.
+    "verify",
 ];
+
+/// Settings that say where the project's tasks and learnings go and which project's a clone
+/// reads: a repository's file could otherwise send them to a database of its author's, or read
+/// another project's in a shared one.
+pub const DATA_KEYS: [&str; 2] = ["database", "project"];
 
 /// Settings that name a path gza reads or writes on the project's behalf: from the repository's
 /// file they must stay inside the project unless trusted.
@@ -45,6 +53,8 @@ pub enum Sensitive {
     WeakerSandbox,
     /// It names a path outside the project.
     OutsidePath,
+    /// It says which database the project's tasks and learnings go to, or which project's.
+    Data,
 }
 
 impl Sensitive {
@@ -54,6 +64,9 @@ impl Sensitive {
             Sensitive::Command => "runs a command, passes variables or directs your API key",
             Sensitive::WeakerSandbox => "runs agents without the sandbox your own settings ask for",
             Sensitive::OutsidePath => "names a path outside the project",
+            Sensitive::Data => {
+                "sends the project's tasks and learnings to a database, or names which project's they are"
+            }
         }
     }
 }

@@ -127,6 +127,23 @@ pub fn checkout_of(root: &Path, branch: &str) -> Result<Option<PathBuf>> {
         .map(|(p, _)| p))
 }
 
+/// The tip of every local branch, by name, from one git process (empty when git fails).
+pub fn branch_tips(root: &Path) -> std::collections::HashMap<String, String> {
+    git(
+        root,
+        &[
+            "for-each-ref",
+            "--format=%(refname:short) %(objectname)",
+            "refs/heads/",
+        ],
+    )
+    .unwrap_or_default()
+    .lines()
+    .filter_map(|l| l.split_once(' '))
+    .map(|(name, commit)| (name.to_string(), commit.to_string()))
+    .collect()
+}
+
 /// True when tracked files have uncommitted changes.
 pub fn is_dirty(root: &Path) -> bool {
     git(root, &["status", "--porcelain", "--untracked-files=no"]).is_ok_and(|s| !s.is_empty())

@@ -12,6 +12,7 @@
 
 pub mod install;
 pub mod knowledge;
+pub mod snapshot;
 pub mod triggers;
 
 use std::fmt::Write as _;
@@ -26,7 +27,7 @@ use gza_core::learning::{Learning, Priority, Status, label};
 use gza_core::project::{Project, STATE_DIR};
 use gza_learn::rank::{self, Ranker};
 use gza_learn::session::TRANSCRIPT_TAIL_BYTES;
-use gza_store::Store;
+use gza_store::{HookLearning, Store};
 
 /// The handlers, by the name `gza hook NAME` runs them under.
 pub const HANDLERS: [&str; 5] = [
@@ -43,8 +44,10 @@ const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 /// the next command (see `learn::spool`): reading never waits (WAL), and a write waits at most
 /// this, so a big import or a regeneration holding the lock never stalls a session.
 const BUSY: Duration = Duration::from_millis(20);
-/// The name of the cache of tool names that some trigger names.
-const TOOLS_INDEX: &str = "hook-tools";
+/// PreToolUse's wait, within a budget of 10 ms for the whole hook. `gza work` runs SCHED_IDLE
+/// and can be preempted, by this very hook, while it holds the write lock: the injection record
+/// is spooled rather than waited for.
+const BUSY_BEFORE_A_TOOL: Duration = Duration::from_millis(3);
 
 /// Whether `args` (the whole command line) runs a handler rather than a management command:
 /// `gza [-C DIR] hook NAME …` with NAME not `install`, `uninstall`, `status` or a flag. Such a
@@ -199,7 +202,11 @@ fn handle(name: &str, bytes: &[u8]) -> (Option<Project>, Result<Option<String>, 
 }
 
 fn open_store(project: &Project) -> Result<Option<Store>, String> {
-    Store::open_existing(&project.db_path(), BUSY).map_err(|e| e.to_string())
+    open_store_waiting(project, BUSY)
+}
+
+fn open_store_waiting(project: &Project, busy: Duration) -> Result<Option<Store>, String> {
+    Store::open_existing_project(project, busy).map_err(|e| e.to_string())
 }
 
 /// The task a hook runs under, when `gza work` started the session.
@@ -236,6 +243,11 @@ pub fn fenced(intro: &str, body: &str) -> String {
 
 /// One learning as a line (and its checklist as checkboxes).
 pub fn render(l: &Learning) -> String {
+    render_hook(&HookLearning::from(l))
+}
+
+/// One learning of the hooks' snapshot as a line (and its checklist as checkboxes).
+fn render_hook(l: &HookLearning) -> String {
     let mut line = format!("- {} ", label(l.id));
     if l.priority != Priority::Medium {
         let _ = write!(line, "[{}] ", l.priority);
@@ -278,11 +290,11 @@ fn record(
 }
 
 /// Learnings not yet given to this session.
-fn not_yet_given(
+fn not_yet_given<'a>(
     store: &Store,
     input: &Input,
-    list: Vec<Learning>,
-) -> Result<Vec<Learning>, String> {
+    list: Vec<&'a HookLearning>,
+) -> Result<Vec<&'a HookLearning>, String> {
     let Some(session) = input.session else {
         return Ok(list);
     };
@@ -295,26 +307,35 @@ fn not_yet_given(
         .collect())
 }
 
+/// Whether a learning of the snapshot is in use under the project's settings (drafts only when
+/// `learnings.inject_drafts`).
+fn in_use(project: &Project, l: &HookLearning) -> bool {
+    l.status == Status::Active
+        || (l.status == Status::Draft && project.config.learnings.inject_drafts)
+}
+
 fn session_start(project: &Project, input: &Input) -> Result<Option<String>, String> {
     let Some(store) = open_store(project)? else {
         return Ok(None);
     };
-    let drafts_in_use = project.config.learnings.inject_drafts;
-    let critical: Vec<Learning> = store
-        .critical_learnings(drafts_in_use)
-        .map_err(|e| e.to_string())?;
+    let snap = snapshot::current(project, &store)?.snapshot(project, &store)?;
+    let critical: Vec<&HookLearning> = snap
+        .critical
+        .iter()
+        .filter(|l| in_use(project, l))
+        .collect();
     let critical = not_yet_given(&store, input, critical)?;
     // Process knowledge with triggers is given in full before the tool call it is about; here
     // it is only named, so the session knows it exists.
-    let (triggered, general): (Vec<Learning>, Vec<Learning>) =
+    let (triggered, general): (Vec<&HookLearning>, Vec<&HookLearning>) =
         critical.into_iter().partition(|l| !l.triggers.is_empty());
-    let drafts = store.draft_count().map_err(|e| e.to_string())?;
+    let drafts = snap.drafts;
     if general.is_empty() && triggered.is_empty() && drafts == 0 {
         return Ok(None);
     }
     let mut body = String::new();
     for l in &general {
-        body.push_str(&render(l));
+        body.push_str(&render_hook(l));
         body.push('\n');
     }
     for l in &triggered {
@@ -386,15 +407,15 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
             .map_err(|e| e.to_string())?
             .filter(|l| l.triggers.is_empty())
         {
-            found.push(l);
+            found.push(HookLearning::from(&l));
         }
     }
-    let mut found = not_yet_given(&store, input, found)?;
+    let mut found = not_yet_given(&store, input, found.iter().collect())?;
     found.truncate(k);
     if found.is_empty() {
         return Ok(None);
     }
-    let body: Vec<String> = found.iter().map(render).collect();
+    let body: Vec<String> = found.iter().map(|l| render_hook(l)).collect();
     let ids: Vec<i64> = found.iter().map(|l| l.id).collect();
     record(project, &store, input, "UserPromptSubmit", &ids)?;
     Ok(Some(context_output(
@@ -407,67 +428,26 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
     )))
 }
 
-/// The tools some trigger names (`*`: any), from a small cache beside the database that is
-/// rebuilt whenever the database changed after it was written.
-fn triggered_tools(project: &Project) -> Result<Option<Vec<String>>, String> {
-    let index = project.state_dir().join(TOOLS_INDEX);
-    let db = project.db_path();
-    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let db_changed = [db.clone(), PathBuf::from(format!("{}-wal", db.display()))]
-        .iter()
-        .filter_map(|p| modified(p))
-        .max();
-    if let (Some(at), Some(db_at)) = (modified(&index), db_changed)
-        && at > db_at
-        && let Ok(bytes) = gza_core::fsutil::read_regular_file(&index, MAX_INDEX_BYTES)
-        && let Ok(text) = String::from_utf8(bytes)
-        && let Some(list) = text.strip_suffix(INDEX_END)
-    {
-        return Ok(Some(list.lines().map(str::to_string).collect()));
-    }
-    Ok(None)
-}
-
-/// The index's last line: a file without it (cut short) is not trusted.
-const INDEX_END: &str = "#end\n";
-/// A bigger index is not read (it is rebuilt).
-const MAX_INDEX_BYTES: u64 = 1024 * 1024;
-
-/// Rewrite the cache of triggered tools. It is a cache, so it is not synced to disk: a file cut
-/// short by a crash lacks its end line and is rebuilt.
-fn write_tools_index(project: &Project, tools: &[String]) {
-    let index = project.state_dir().join(TOOLS_INDEX);
-    let mut text = String::new();
-    for t in tools {
-        text.push_str(t);
-        text.push('\n');
-    }
-    text.push_str(INDEX_END);
-    let _ = gza_core::fsutil::write_replacing(&index, text.as_bytes(), false);
-}
-
 fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, String> {
     let Some(tool) = input.str("tool_name") else {
         return Err("PreToolUse input without tool_name".into());
     };
-    // The fast path: a tool no trigger names ends here, before the database is opened.
-    let cached = triggered_tools(project)?;
-    if let Some(tools) = &cached
-        && !tools
-            .iter()
-            .any(|t| t == "*" || t.eq_ignore_ascii_case(tool))
-    {
-        return Ok(None);
-    }
-    let Some(store) = open_store(project)? else {
+    let Some(store) = open_store_waiting(project, BUSY_BEFORE_A_TOOL)? else {
         return Ok(None);
     };
-    let learnings = store
-        .triggered_learnings(project.config.learnings.inject_drafts)
-        .map_err(|e| e.to_string())?;
-    if cached.is_none() {
-        write_tools_index(project, &triggers::tools_named(&learnings));
+    // The learnings with triggers as of the database's hook counter: one row and a file, not a
+    // query of every learning with triggers, on every call.
+    let current = snapshot::current(project, &store)?;
+    // A tool no trigger names ends here, with the file's header read and nothing else.
+    if !current.names_tool(tool, project.config.learnings.inject_drafts) {
+        return Ok(None);
     }
+    let snap = current.snapshot(project, &store)?;
+    let learnings: Vec<&HookLearning> = snap
+        .triggered
+        .iter()
+        .filter(|l| in_use(project, l))
+        .collect();
     let learnings = not_yet_given(&store, input, learnings)?;
     let tool_input = input.raw.get("tool_input").cloned().unwrap_or(Value::Null);
     let call = triggers::ToolCall {
@@ -486,7 +466,7 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
         } else {
             ""
         };
-        let _ = writeln!(body, "{head}{}", render(l));
+        let _ = writeln!(body, "{head}{}", render_hook(l));
     }
     let ids: Vec<i64> = picked.iter().map(|(l, _)| l.id).collect();
     record(project, &store, input, "PreToolUse", &ids)?;
@@ -597,7 +577,7 @@ fn store_session_drafts(
             })
             .map_err(|e| format!("the database is busy and the spool failed: {e}"))
     };
-    let store = match Store::open_existing(&project.db_path(), BUSY) {
+    let store = match Store::open_existing_project(project, BUSY) {
         Ok(Some(store)) => store,
         Ok(None) => return Ok(()),
         Err(gza_core::Error::Locked(_)) => return spool(),

@@ -3,16 +3,87 @@
 //! Score = tool 0.4 + file 0.4 + action keyword 0.1 + context keyword 0.1, times the priority
 //! multiplier (CRITICAL 2.0, HIGH 1.5, MEDIUM 1.0, LOW 0.5) and the confidence. A CRITICAL
 //! learning whose tool and file triggers both match is always injected, whatever its score.
+//!
+//! This runs before every tool call, over every learning with triggers: the file globs of all
+//! of them are matched as one set built per call, and a glob is only put in the set when the
+//! literal text every path it matches must contain is in one of the call's paths (so a project
+//! with hundreds of triggers compiles the two or three that could match, not all of them).
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
-use gza_core::learning::{Learning, Priority, Triggers};
+use gza_core::learning::{Learning, Origin, Priority, Triggers};
+use gza_store::HookLearning;
 
 /// Most learnings injected before one tool call.
 pub const MAX_INJECTED: usize = 3;
+
+/// What trigger selection reads of a learning: a stored [`Learning`], or the hooks' lighter
+/// [`HookLearning`] kept in the snapshot file.
+pub trait Triggered {
+    fn id(&self) -> i64;
+    fn triggers(&self) -> &Triggers;
+    fn priority(&self) -> Priority;
+    fn confidence(&self) -> f64;
+    fn origin(&self) -> Origin;
+}
+
+impl<T: Triggered> Triggered for &T {
+    fn id(&self) -> i64 {
+        (**self).id()
+    }
+    fn triggers(&self) -> &Triggers {
+        (**self).triggers()
+    }
+    fn priority(&self) -> Priority {
+        (**self).priority()
+    }
+    fn confidence(&self) -> f64 {
+        (**self).confidence()
+    }
+    fn origin(&self) -> Origin {
+        (**self).origin()
+    }
+}
+
+impl Triggered for Learning {
+    fn id(&self) -> i64 {
+        self.id
+    }
+    fn triggers(&self) -> &Triggers {
+        &self.triggers
+    }
+    fn priority(&self) -> Priority {
+        self.priority
+    }
+    fn confidence(&self) -> f64 {
+        self.confidence
+    }
+    fn origin(&self) -> Origin {
+        self.origin
+    }
+}
+
+impl Triggered for HookLearning {
+    fn id(&self) -> i64 {
+        self.id
+    }
+    fn triggers(&self) -> &Triggers {
+        &self.triggers
+    }
+    fn priority(&self) -> Priority {
+        self.priority
+    }
+    fn confidence(&self) -> f64 {
+        self.confidence
+    }
+    fn origin(&self) -> Origin {
+        self.origin
+    }
+}
 
 /// A tool call about to run, as PreToolUse describes it.
 pub struct ToolCall<'a> {
@@ -91,6 +162,139 @@ fn file_matches(pattern: &str, path: &str, cwd: &Path) -> bool {
         || (!pattern.contains('/') && p.file_name().is_some_and(|n| m.is_match(n)))
 }
 
+/// The longest run of literal text in a glob: every path the glob matches contains it (text in
+/// a class `[…]` or an alternation `{…}`, and anything escaped, is left out, so the run is
+/// conservative). Empty when the glob has none (`*`, `**/*`).
+fn required_literal(pattern: &str) -> &str {
+    let mut best = (0, 0);
+    let mut run: Option<usize> = None;
+    let mut braces = 0usize;
+    let mut chars = pattern.char_indices().peekable();
+    let bytes = pattern.as_bytes();
+    let mut end_run = |run: &mut Option<usize>, end: usize| {
+        let Some(mut start) = run.take() else {
+            return;
+        };
+        // A `/` next to a `*` belongs to `**/` or `/**`, which may match nothing at all
+        // (`**/plugin.json` matches `plugin.json`): it is not required.
+        let mut end = end;
+        if start > 0 && bytes[start - 1] == b'*' && bytes.get(start) == Some(&b'/') {
+            start += 1;
+        }
+        if end > start && bytes.get(end) == Some(&b'*') && bytes[end - 1] == b'/' {
+            end -= 1;
+        }
+        if end > start && end - start > best.1 - best.0 {
+            best = (start, end);
+        }
+    };
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '[' => {
+                end_run(&mut run, i);
+                // A class: `[!…]` or `[^…]`, where a `]` first is one of its characters.
+                let _ = chars.next_if(|&(_, c)| c == '!' || c == '^');
+                let _ = chars.next_if(|&(_, c)| c == ']');
+                for (_, c) in chars.by_ref() {
+                    if c == ']' {
+                        break;
+                    }
+                }
+            }
+            '{' => {
+                end_run(&mut run, i);
+                braces += 1;
+            }
+            '}' => {
+                end_run(&mut run, i);
+                braces = braces.saturating_sub(1);
+            }
+            '*' | '?' | ']' => end_run(&mut run, i),
+            '\\' => {
+                end_run(&mut run, i);
+                chars.next();
+            }
+            _ if braces == 0 => {
+                run.get_or_insert(i);
+            }
+            _ => {}
+        }
+    }
+    end_run(&mut run, pattern.len());
+    &pattern[best.0..best.1]
+}
+
+/// Which file globs a call's paths match: each glob tested as [`file_matches`] tests one (the
+/// path as given, relative to `cwd`, and a glob without `/` on the file's name), all of them
+/// in one [`GlobSet`] holding only the globs whose required literal is in some path.
+struct FileMatches<'a> {
+    matched: HashSet<&'a str>,
+}
+
+impl<'a> FileMatches<'a> {
+    fn new(globs: impl IntoIterator<Item = &'a str>, paths: &[String], cwd: &Path) -> Self {
+        // Each path in the three forms a glob is tested on.
+        let forms: Vec<(String, String, Option<String>)> = paths
+            .iter()
+            .map(|path| {
+                let p = Path::new(path);
+                let relative = p.strip_prefix(cwd).unwrap_or(p);
+                (
+                    path.clone(),
+                    relative.to_string_lossy().into_owned(),
+                    p.file_name().map(|n| n.to_string_lossy().into_owned()),
+                )
+            })
+            .collect();
+        let mut builder = GlobSetBuilder::new();
+        let mut kept: Vec<&'a str> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        for g in globs {
+            if !seen.insert(g) {
+                continue;
+            }
+            let literal = required_literal(g);
+            let possible = forms.iter().any(|(p, r, n)| {
+                p.contains(literal)
+                    || r.contains(literal)
+                    || (!g.contains('/') && n.as_deref().is_some_and(|n| n.contains(literal)))
+            });
+            if !possible {
+                continue;
+            }
+            // A glob that does not parse matches nothing, as in `file_matches`.
+            if let Ok(glob) = GlobBuilder::new(g).literal_separator(true).build() {
+                builder.add(glob);
+                kept.push(g);
+            }
+        }
+        let mut matched = HashSet::new();
+        if kept.is_empty() {
+            return FileMatches { matched };
+        }
+        let Ok(set) = builder.build() else {
+            return FileMatches { matched };
+        };
+        for (p, r, n) in &forms {
+            for i in set.matches(p).into_iter().chain(set.matches(r)) {
+                matched.insert(kept[i]);
+            }
+            if let Some(n) = n {
+                for i in set.matches(n) {
+                    if !kept[i].contains('/') {
+                        matched.insert(kept[i]);
+                    }
+                }
+            }
+        }
+        FileMatches { matched }
+    }
+
+    fn any(&self, globs: &[String]) -> bool {
+        globs.iter().any(|g| self.matched.contains(g.as_str()))
+    }
+}
+
 /// How one learning's triggers meet a call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Match {
@@ -117,6 +321,28 @@ fn multiplier(p: Priority) -> f64 {
     }
 }
 
+fn tool_matches(triggers: &Triggers, tool: &str) -> bool {
+    triggers
+        .tools
+        .iter()
+        .any(|t| t == "*" || t.eq_ignore_ascii_case(tool))
+}
+
+/// Whether any of `words` is in `text` (lowercased).
+fn has_word(words: &[String], text: &str) -> bool {
+    words
+        .iter()
+        .any(|w| !w.trim().is_empty() && text.contains(&w.trim().to_lowercase()))
+}
+
+/// The seed's sum before the priority multiplier and the confidence.
+fn base(tool: bool, file: bool, action: bool, context: bool) -> f64 {
+    0.4 * f64::from(u8::from(tool))
+        + 0.4 * f64::from(u8::from(file))
+        + 0.1 * f64::from(u8::from(action))
+        + 0.1 * f64::from(u8::from(context))
+}
+
 /// Score a learning's triggers against a call.
 pub fn score(
     triggers: &Triggers,
@@ -126,62 +352,82 @@ pub fn score(
     paths: &[String],
     text: &str,
 ) -> Match {
-    let tool = triggers
-        .tools
-        .iter()
-        .any(|t| t == "*" || t.eq_ignore_ascii_case(call.tool));
+    let tool = tool_matches(triggers, call.tool);
     let file = triggers
         .files
         .iter()
         .any(|g| paths.iter().any(|p| file_matches(g, p, call.cwd)));
-    let has = |words: &[String]| {
-        words
-            .iter()
-            .any(|w| !w.trim().is_empty() && text.contains(&w.trim().to_lowercase()))
-    };
-    let action = has(&triggers.actions);
-    let context = has(&triggers.contexts);
-    let base = 0.4 * f64::from(u8::from(tool))
-        + 0.4 * f64::from(u8::from(file))
-        + 0.1 * f64::from(u8::from(action))
-        + 0.1 * f64::from(u8::from(context));
+    let action = has_word(&triggers.actions, text);
+    let context = has_word(&triggers.contexts, text);
     Match {
         tool,
         file,
         action,
         context,
-        score: base * multiplier(priority) * confidence.clamp(0.0, 1.0),
+        score: base(tool, file, action, context)
+            * multiplier(priority)
+            * confidence.clamp(0.0, 1.0),
     }
 }
 
 /// The learnings to inject before `call`: every CRITICAL one whose tool and file triggers
 /// match, then the best others at or above `threshold`, at most [`MAX_INJECTED`] in all
 /// (the CRITICAL ones are never cut).
-pub fn select<'a>(
-    learnings: &'a [Learning],
+pub fn select<'a, L: Triggered>(
+    learnings: &'a [L],
     call: &ToolCall,
     threshold: f64,
-) -> Vec<(&'a Learning, Match)> {
+) -> Vec<(&'a L, Match)> {
     let paths = call.paths();
-    let text = call.text();
-    let mut scored: Vec<(&Learning, Match)> = learnings
+    let candidates: Vec<&L> = learnings
         .iter()
-        .filter(|l| !l.triggers.is_empty())
-        .map(|l| {
-            let m = score(&l.triggers, l.priority, l.confidence, call, &paths, &text);
-            (l, m)
-        })
-        .filter(|(l, m)| m.must_inject(l.priority) || (m.score > 0.0 && m.score >= threshold))
+        .filter(|l| !l.triggers().is_empty())
         .collect();
+    let files = FileMatches::new(
+        learnings
+            .iter()
+            .flat_map(|l| l.triggers().files.iter().map(String::as_str)),
+        &paths,
+        call.cwd,
+    );
+    // The call's text is lowercased once, and only when some learning's words could decide.
+    let mut text: Option<String> = None;
+    let mut scored: Vec<(&L, Match)> = Vec::new();
+    for l in candidates {
+        let t = l.triggers();
+        let tool = tool_matches(t, call.tool);
+        let file = files.any(&t.files);
+        let factor = multiplier(l.priority()) * l.confidence().clamp(0.0, 1.0);
+        let best = base(tool, file, !t.actions.is_empty(), !t.contexts.is_empty()) * factor;
+        let must = l.priority() == Priority::Critical && tool && file;
+        let reachable = best > 0.0 && best >= threshold;
+        if !must && !reachable {
+            // Not even every keyword matching could bring it to the threshold.
+            continue;
+        }
+        let text = text.get_or_insert_with(|| call.text());
+        let action = has_word(&t.actions, text);
+        let context = has_word(&t.contexts, text);
+        let m = Match {
+            tool,
+            file,
+            action,
+            context,
+            score: base(tool, file, action, context) * factor,
+        };
+        if m.must_inject(l.priority()) || (m.score > 0.0 && m.score >= threshold) {
+            scored.push((l, m));
+        }
+    }
     scored.sort_by(|(a, ma), (b, mb)| {
-        mb.must_inject(b.priority)
-            .cmp(&ma.must_inject(a.priority))
+        mb.must_inject(b.priority())
+            .cmp(&ma.must_inject(a.priority()))
             .then(mb.score.total_cmp(&ma.score))
-            .then(a.id.cmp(&b.id))
+            .then(a.id().cmp(&b.id()))
     });
     let must = scored
         .iter()
-        .filter(|(l, m)| m.must_inject(l.priority))
+        .filter(|(l, m)| m.must_inject(l.priority()))
         .count();
     scored.truncate(must.max(MAX_INJECTED));
     scored
@@ -189,13 +435,17 @@ pub fn select<'a>(
 
 /// Whether any trigger could fire for `tool`: the tools the triggers name, `*` when some
 /// learning triggers on files or words alone.
-pub fn tools_named(learnings: &[Learning]) -> Vec<String> {
+pub fn tools_named<L: Triggered>(learnings: &[L]) -> Vec<String> {
     let mut tools: Vec<String> = Vec::new();
-    for l in learnings.iter().filter(|l| !l.triggers.is_empty()) {
-        if l.triggers.tools.is_empty() {
+    for t in learnings
+        .iter()
+        .map(Triggered::triggers)
+        .filter(|t| !t.is_empty())
+    {
+        if t.tools.is_empty() {
             tools.push("*".into());
         }
-        tools.extend(l.triggers.tools.iter().cloned());
+        tools.extend(t.tools.iter().cloned());
     }
     tools.sort();
     tools.dedup();
@@ -279,6 +529,81 @@ mod tests {
                 .iter()
                 .any(|p| file_matches("**/plugin.json", p, cwd))
         );
+    }
+
+    #[test]
+    fn the_required_literal_is_text_every_match_contains() {
+        for (glob, literal) in [
+            ("**/plugin.json", "plugin.json"),
+            ("*.rs", ".rs"),
+            ("migrations/*.sql", "migrations"),
+            ("a/**/bcd", "bcd"),
+            ("docs/**", "docs"),
+            ("src/{a,bcdefgh}/x.rs", "/x.rs"),
+            ("[abc]def.txt", "def.txt"),
+            ("[]xyzw]ab", "ab"),
+            ("[!]xyzw]ab", "ab"),
+            ("a\\*bcdef", "bcdef"),
+            ("**", ""),
+            ("*", ""),
+        ] {
+            assert_eq!(required_literal(glob), literal, "{glob}");
+        }
+    }
+
+    /// The one set with its literal filter says what testing each glob alone says.
+    #[test]
+    fn one_set_matches_as_each_glob_alone() {
+        let cwd = Path::new("/work/proj");
+        let globs: Vec<String> = [
+            "**/plugin.json",
+            "plugin.json",
+            "*.json",
+            "migrations/*.sql",
+            "src/**/*.rs",
+            "src/{lib,main}.rs",
+            "[mp]lugin.json",
+            "Cargo.toml",
+            "/work/proj/Cargo.lock",
+            "docs/**",
+            "*",
+            "[",
+            "a\\*b.txt",
+            "**/.github/workflows/*.yml",
+            "a/**/bcd",
+        ]
+        .iter()
+        .map(|g| g.to_string())
+        .collect();
+        let paths = [
+            "/work/proj/plugin.json",
+            "plugins/x/plugin.json",
+            "/elsewhere/deep/plugin.json",
+            "/work/proj/migrations/V1__a.sql",
+            "/work/proj/src/migrations.rs",
+            "src/main.rs",
+            "/work/proj//src//lib.rs",
+            "/work/proj/Cargo.lock",
+            "Cargo.toml",
+            "docs/a/b.md",
+            "a*b.txt",
+            "/work/proj/.github/workflows/ci.yml",
+            "mlugin.json",
+            "plugin.json",
+            "docs",
+            "a/bcd",
+        ];
+        for path in paths {
+            let one = vec![path.to_string()];
+            let set = FileMatches::new(globs.iter().map(String::as_str), &one, cwd);
+            for g in &globs {
+                assert_eq!(
+                    set.any(std::slice::from_ref(g)),
+                    file_matches(g, path, cwd),
+                    "{g} on {path}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! pinned lines and renders `.gza/learnings.md` deterministically.
 
 pub mod backoff;
+pub mod credit;
 pub mod dedupe;
 pub mod evidence;
 
@@ -283,7 +284,8 @@ pub fn log(project: &Project, line: &str) {
     gza_core::fsutil::append_log(&project.logs_dir().join("learnings.log"), line);
 }
 
-/// After a task is recorded: regenerate when `regenerate_every` completed tasks have piled up.
+/// After a task is recorded: credit work found reverted since the last task
+/// ([`credit::scan_reverts`]), and regenerate when `regenerate_every` completed tasks have piled up.
 /// Without an LLM this is as cheap as writing a file and runs at once; with one it runs on a
 /// thread (returned, for the caller to wait on before exiting) so the next task is not delayed.
 /// Never fails: a failure is logged and the regeneration simply happens again next time.
@@ -292,6 +294,7 @@ pub fn after_task(project: &Project, store: &Store) -> Option<std::thread::JoinH
     if !config.enabled {
         return None;
     }
+    credit::scan_reverts(project, store);
     let due = store
         .learnings_metadata()
         .is_ok_and(|m| m.tasks_since_regen >= i64::from(config.regenerate_every));
@@ -311,7 +314,7 @@ pub fn after_task(project: &Project, store: &Store) -> Option<std::thread::JoinH
     }
     let project = project.clone();
     Some(std::thread::spawn(move || {
-        match Store::open(&project.db_path()) {
+        match Store::open_project(&project) {
             Ok(store) => regenerate_and_log(&project, &store, client.as_deref()),
             Err(e) => log(&project, &format!("regeneration failed: {e}")),
         }

@@ -445,6 +445,9 @@ impl Ranker {
         }
         let mut hits: Vec<Hit> = hits.into_iter().map(|(h, _)| h).collect();
         hits.sort_by(order);
+        // How the tasks it was given ended, and people's ratings, weigh each of the best.
+        crate::credit::weigh(store, &mut hits);
+        hits.sort_by(order);
         Ok(hits)
     }
 
@@ -553,6 +556,13 @@ pub fn run_embed_job(project: &Project) -> Result<usize> {
     unsafe {
         libc::setpriority(libc::PRIO_PROCESS, 0, 19);
     }
+    // Started by a hook, it shares the person's session (and its scheduling group): the
+    // session's own processes, its next hooks first, preempt it at once. `work_priority:
+    // normal` lowers nothing of gza's but the niceness: on a machine kept busy by other work,
+    // SCHED_IDLE could hold the job back for minutes.
+    if project.config.work_priority != gza_core::config::WorkPriority::Normal {
+        gza_core::priority::idle_policy();
+    }
     let mut done = 0;
     loop {
         let started = std::time::SystemTime::now();
@@ -566,7 +576,7 @@ pub fn run_embed_job(project: &Project) -> Result<usize> {
 /// One round of the job: load the model afresh (deriving its int8 copy when it is missing or
 /// damaged), rebuild the index, embed what lacks a vector.
 fn embed_job_round(project: &Project) -> Result<usize> {
-    let store = Store::open(&project.db_path())?;
+    let store = Store::open_project(project)?;
     super::take_in_spooled(project, &store);
     let ranker = Ranker::unbounded(project);
     // The index first, so hooks rank from what is stored now while the rest is embedded.

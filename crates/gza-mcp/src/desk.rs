@@ -84,11 +84,11 @@ impl Desk {
     }
 
     fn store(&self, project: &Project) -> Result<Store, String> {
-        match Store::open_existing(&project.db_path(), BUSY) {
+        match Store::open_existing_project(project, BUSY) {
             Ok(Some(store)) => Ok(store),
             Ok(None) => Err(format!(
                 "no gza database at {}; run `gza init` in {}",
-                project.db_path().display(),
+                where_records_are(project),
                 project.root.display()
             )),
             Err(e) => Err(one_clean_line(&e.to_string())),
@@ -253,12 +253,12 @@ impl Desk {
                 "The database is {why}; the draft is kept in .gza/spool/ and stored by the next gza command. A person reviews drafts with `gza learnings review`."
             ))
         };
-        let store = match Store::open_existing(&project.db_path(), BUSY) {
+        let store = match Store::open_existing_project(&project, BUSY) {
             Ok(Some(store)) => store,
             Ok(None) => {
                 return Err(format!(
                     "no gza database at {}; run `gza init` in {}",
-                    project.db_path().display(),
+                    where_records_are(&project),
                     project.root.display()
                 ));
             }
@@ -691,6 +691,15 @@ fn finish(text: String) -> String {
     let mut cut = head_bytes(&text, MAX_ANSWER_BYTES - 64).to_string();
     cut.push_str("\n… (answer cut at 16 KiB)");
     cut
+}
+
+/// Where the project's records are, as a person may see it: the SQLite file, or the shared
+/// database and the project's name in it (never a password).
+fn where_records_are(project: &Project) -> String {
+    project
+        .database()
+        .map(|d| d.describe())
+        .unwrap_or_else(|_| project.db_path().display().to_string())
 }
 
 #[cfg(test)]

@@ -63,11 +63,27 @@ fn servers_key(agent: Agent, scope: Scope, root: &Path) -> Vec<String> {
 }
 
 /// gza's entry as each CLI writes a stdio server.
-fn entry(agent: Agent, command: &str) -> Value {
+fn entry(agent: Agent, command: &str, env: &[(String, String)]) -> Value {
+    let vars: Map<String, Value> = env
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
     match agent {
-        Agent::Claude => json!({"type": "stdio", "command": command, "args": ARGS, "env": {}}),
-        Agent::Codex | Agent::Gemini => json!({"command": command, "args": ARGS}),
+        Agent::Claude => json!({"type": "stdio", "command": command, "args": ARGS, "env": vars}),
+        Agent::Codex | Agent::Gemini if vars.is_empty() => {
+            json!({"command": command, "args": ARGS})
+        }
+        Agent::Codex | Agent::Gemini => json!({"command": command, "args": ARGS, "env": vars}),
     }
+}
+
+/// The codex entry's `env` table for `env`.
+fn toml_env(env: &[(String, String)]) -> toml_edit::Item {
+    let mut t = toml_edit::InlineTable::new();
+    for (k, v) in env {
+        t.insert(k, v.as_str().into());
+    }
+    toml_edit::value(t)
 }
 
 /// Whether an entry runs gza's server: its command is a `gza` (from any location) and its
@@ -146,9 +162,11 @@ pub fn install(
     path: &Path,
     root: &Path,
     gza: &Path,
+    env: &[(String, String)],
     dry_run: bool,
 ) -> Result<(Changes, Option<PathBuf>)> {
     let command = gza.to_string_lossy().into_owned();
+    let env_shown: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
     let shown = format!("{command} {}", ARGS.join(" "));
     let mut lines = Vec::new();
     let text = match agent {
@@ -196,6 +214,26 @@ pub fn install(
                         ));
                         t.insert("command", toml_edit::value(command.as_str()));
                     }
+                    let had: Vec<(String, String)> = t
+                        .get("env")
+                        .and_then(|e| e.as_table_like())
+                        .map(|e| {
+                            e.iter()
+                                .filter_map(|(k, v)| Some((k.to_string(), v.as_str()?.to_string())))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    if had != env {
+                        lines.push(format!(
+                            "~ mcp_servers.{NAME}.env: {}",
+                            env_shown.join(", ")
+                        ));
+                        if env.is_empty() {
+                            t.remove("env");
+                        } else {
+                            t.insert("env", toml_env(env));
+                        }
+                    }
                 }
                 None => {
                     let mut t = toml_edit::Table::new();
@@ -205,6 +243,9 @@ pub fn install(
                         args.push(a);
                     }
                     t.insert("args", toml_edit::value(args));
+                    if !env.is_empty() {
+                        t.insert("env", toml_env(env));
+                    }
                     servers.insert(NAME, toml_edit::Item::Table(t));
                     lines.push(format!("+ mcp_servers.{NAME}: {shown}"));
                 }
@@ -229,9 +270,24 @@ pub fn install(
                         lines.push(format!("~ {label}: {} → {shown}", cmd.unwrap_or_default()));
                         existing["command"] = json!(command);
                     }
+                    let wanted = entry(agent, &command, env);
+                    let had = existing.get("env").cloned().unwrap_or(json!({}));
+                    let want = wanted.get("env").cloned().unwrap_or(json!({}));
+                    if had != want {
+                        lines.push(format!("~ {label}.env: {}", env_shown.join(", ")));
+                        match (existing.as_object_mut(), wanted.get("env")) {
+                            (Some(o), Some(e)) => {
+                                o.insert("env".into(), e.clone());
+                            }
+                            (Some(o), None) => {
+                                o.remove("env");
+                            }
+                            (None, _) => {}
+                        }
+                    }
                 }
                 None => {
-                    servers.insert(NAME.into(), entry(agent, &command));
+                    servers.insert(NAME.into(), entry(agent, &command, env));
                     lines.push(format!("+ {label}: {shown}"));
                 }
             }
@@ -426,8 +482,16 @@ mod tests {
         let before = "# my settings\nmodel = \"o3\" # the best\n\n[mcp_servers.docs]\ncommand = \"docs-server\"\n";
         std::fs::write(&path, before).unwrap();
         let gza = Path::new("gza");
-        let (c, backup) =
-            install(Agent::Codex, Scope::Project, &path, dir.path(), gza, false).unwrap();
+        let (c, backup) = install(
+            Agent::Codex,
+            Scope::Project,
+            &path,
+            dir.path(),
+            gza,
+            &[],
+            false,
+        )
+        .unwrap();
         assert_eq!(c.lines, ["+ mcp_servers.gza: gza mcp"]);
         assert!(backup.is_some());
         let after = std::fs::read_to_string(&path).unwrap();
@@ -436,8 +500,16 @@ mod tests {
             after.contains("[mcp_servers.gza]\ncommand = \"gza\"\nargs = [\"mcp\"]"),
             "{after}"
         );
-        let (again, _) =
-            install(Agent::Codex, Scope::Project, &path, dir.path(), gza, false).unwrap();
+        let (again, _) = install(
+            Agent::Codex,
+            Scope::Project,
+            &path,
+            dir.path(),
+            gza,
+            &[],
+            false,
+        )
+        .unwrap();
         assert!(again.lines.is_empty());
         // A moved binary is updated in place.
         let (moved, _) = install(
@@ -446,6 +518,7 @@ mod tests {
             &path,
             dir.path(),
             Path::new("/opt/bin/gza"),
+            &[],
             false,
         )
         .unwrap();
@@ -470,6 +543,7 @@ mod tests {
             &path,
             dir.path(),
             Path::new("gza"),
+            &[],
             false,
         )
         .unwrap_err();
@@ -498,6 +572,7 @@ mod tests {
             &path,
             dir.path(),
             Path::new("/usr/bin/gza"),
+            &[],
             false,
         )
         .unwrap();
@@ -534,6 +609,7 @@ mod tests {
             &toml,
             dir.path(),
             Path::new("gza"),
+            &[],
             false,
         )
         .unwrap_err();

@@ -122,19 +122,29 @@ impl GzaServer {
 
     /// Run `f` on the desk. A panic is caught and becomes a one-line error, and every error is
     /// written to the project's `.gza/logs/mcp.log`.
-    fn call(&self, tool: &str, f: impl FnOnce(&mut Desk) -> Answer) -> Answer {
+    fn call(&self, tool: &str, f: impl FnOnce(&mut Desk) -> Answer + Send) -> Answer {
         let mut desk = match self.desk.lock() {
             Ok(d) => d,
             // A panic in an earlier call poisoned the lock; the desk holds nothing it could
             // have left half-changed (a ranker, counters).
             Err(poisoned) => poisoned.into_inner(),
         };
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut desk)))
-            .unwrap_or_else(|_| {
-                Err(format!(
-                    "gza failed inside {tool} (a bug); see .gza/logs/mcp.log and tell gza's maintainers"
-                ))
-            });
+        // On a thread of its own: the store's PostgreSQL client runs a runtime of its own, which
+        // cannot be started or entered from this async task's thread (it would panic on every
+        // call in team mode); the thread also keeps a panic in the call to the call.
+        let desk_ref: &mut Desk = &mut desk;
+        let result = std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name(format!("gza mcp {tool}"))
+                .spawn_scoped(scope, move || f(desk_ref))
+                .map_err(|e| format!("gza cannot start a thread for {tool}: {e}"))?
+                .join()
+                .map_err(|_| {
+                    format!(
+                        "gza failed inside {tool} (a bug); see .gza/logs/mcp.log and tell gza's maintainers"
+                    )
+                })?
+        });
         if let Err(e) = &result
             && let Ok(project) = desk.project()
         {

@@ -110,6 +110,8 @@ pub struct MergeOptions {
     pub squash: bool,
     /// Delete the branch (and the worktrees gza made for it) once merged.
     pub delete_branch: bool,
+    /// Merge even when the branch's latest verify failed or is stale.
+    pub force: bool,
 }
 
 /// What happened to the branch after a merge, when asked to delete it.
@@ -172,6 +174,9 @@ pub fn merge(
             branch.name, task.id
         )));
     }
+    if !options.force {
+        verify_gate(store, task, &branch)?;
+    }
     require_clean(
         root,
         "the working tree",
@@ -201,6 +206,31 @@ pub fn merge(
         head,
         deletion,
     })
+}
+
+/// Refuse a branch whose latest verify run failed at its tip, or checked another commit (the
+/// branch moved since). A branch never verified passes: the gate is what was recorded.
+pub fn verify_gate(store: &Store, task: &Task, branch: &TaskBranch) -> Result<()> {
+    use gza_core::verify::VerifyState;
+    let Some(v) = store.latest_verification(branch.owner.id)? else {
+        return Ok(());
+    };
+    let id = task.id;
+    match v.state(Some(&branch.tip)) {
+        VerifyState::Passed => Ok(()),
+        VerifyState::Failed => Err(Error::Usage(format!(
+            "the verify of {} {} at {} (`gza show {id}` has the end of its output); fix it (`gza improve {id}`) and run `gza verify {id}` again, or merge anyway with --force",
+            branch.name,
+            v.outcome.describe(),
+            v.short_commit()
+        ))),
+        VerifyState::Stale => Err(Error::Usage(format!(
+            "{} moved since its verify {} at {}; run `gza verify {id}` on its tip, or merge anyway with --force",
+            branch.name,
+            v.outcome.describe(),
+            v.short_commit()
+        ))),
+    }
 }
 
 /// `git merge`; returns false when the branch was merged already. On failure the merge is

@@ -36,6 +36,31 @@ pub fn stderr_log_name(id: gza_core::task::TaskId) -> String {
     format!("{id}.stderr.log")
 }
 
+/// The file names of the verify runs' outputs of task `id`'s branch start with this.
+pub fn verify_log_prefix(id: gza_core::task::TaskId) -> String {
+    format!("{id}.verify-")
+}
+
+/// The outputs of verify runs in `logs`, by the task whose branch they checked (read once per
+/// clean-up, however many logs go).
+fn verify_logs(logs: &Path) -> std::collections::HashMap<i64, Vec<std::path::PathBuf>> {
+    let mut found: std::collections::HashMap<i64, Vec<std::path::PathBuf>> = Default::default();
+    let Ok(entries) = std::fs::read_dir(logs) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if let Some((id, _)) = name.split_once(".verify-")
+            && name.ends_with(".log")
+            && let Ok(id) = id.parse::<i64>()
+        {
+            found.entry(id).or_default().push(entry.path());
+        }
+    }
+    found
+}
+
 /// The time `days` ago.
 fn days_ago(days: u32) -> chrono::DateTime<chrono::Utc> {
     gza_core::time::now() - chrono::Duration::days(i64::from(days))
@@ -101,14 +126,20 @@ pub fn clean(project: &Project, store: &Store, scope: Scope) -> Result<Report> {
         report.logs = usize::try_from(n).unwrap_or(0).min(scope.limit);
         return Ok(report);
     }
+    let mut verify_logs_found = None;
     for log in store.finished_with_logs(before, scope.limit)? {
         match std::fs::remove_file(&log.path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(_) => continue,
         }
-        // The agent's stderr goes with its log: a finished task's is never read again.
+        // The agent's stderr goes with its log: a finished task's is never read again; so do
+        // the outputs of its branch's verify runs (their ends stay in the database).
         let _ = std::fs::remove_file(project.logs_dir().join(stderr_log_name(log.id)));
+        let verify_logs = verify_logs_found.get_or_insert_with(|| verify_logs(&project.logs_dir()));
+        for path in verify_logs.remove(&log.id.0).unwrap_or_default() {
+            let _ = std::fs::remove_file(path);
+        }
         store.clear_log(log.id)?;
         report.logs += 1;
     }

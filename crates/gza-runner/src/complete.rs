@@ -1,19 +1,27 @@
 //! The completion hook: what happens inside the transaction that records a task's outcome.
 
-use rusqlite::Transaction;
+use gza_store::Tx;
 
 use gza_core::project::Project;
-use gza_core::task::{Task, TaskId, TaskStatus};
+use gza_core::task::{Task, TaskId, TaskStatus, TaskType};
 
 /// Runs after every finished task, in the transaction that records its outcome (inside a
 /// savepoint: an error here rolls back only the hook's own writes, never the outcome).
 ///
-/// A completed task that does not skip learnings counts towards the next regeneration.
-pub fn on_task_finished(tx: &Transaction, _project: &Project, task: &Task) -> Result<(), String> {
+/// A completed task that does not skip learnings counts towards the next regeneration, and how
+/// the task ended is credited to the learnings it was given (`gza_store::credit_finished`).
+pub fn on_task_finished(tx: &Tx, _project: &Project, task: &Task) -> Result<(), String> {
     if task.status() == TaskStatus::Completed && !task.skip_learnings {
         gza_store::count_towards_regeneration(tx)
             .map_err(|e| format!("cannot count the task towards learnings: {e}"))?;
     }
+    // How it ended is credited to the learnings it was given; a review's verdict, to those of
+    // the task it reviewed.
+    let reviewed = (task.task_type == TaskType::Review)
+        .then_some(task.based_on)
+        .flatten();
+    gza_store::credit_finished(tx, task.id, reviewed)
+        .map_err(|e| format!("cannot credit the task's learnings: {e}"))?;
     Ok(())
 }
 

@@ -283,6 +283,7 @@ mod tests {
     }
 
     const WORKER: WorkerId = WorkerId {
+        lease: None,
         pid: 42,
         start: None,
     };

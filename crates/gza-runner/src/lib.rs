@@ -9,8 +9,10 @@ pub mod providers;
 pub mod review;
 mod run;
 pub mod sandbox;
+pub mod verify;
+pub mod watch;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use gza_core::worktree;
@@ -50,7 +52,7 @@ use gza_core::error::{Error, Result};
 use gza_core::process::{self, check_binary};
 use gza_core::project::Project;
 use gza_core::task::{FailureReason, Task, TaskId, TaskStatus};
-use gza_store::{Claim, Store, WorkerId};
+use gza_store::{Claim, Store, TaskLease, WorkerId};
 
 /// What `gza work` was asked to do.
 #[derive(Debug, Clone)]
@@ -81,13 +83,44 @@ impl WorkOptions {
     }
 }
 
-/// This process as a task owner.
+/// This process as a task owner (without a lease yet).
 pub fn this_worker() -> WorkerId {
     let pid = process::own_pid();
     WorkerId {
         pid,
         start: process::start_ticks(pid),
+        lease: None,
     }
+}
+
+/// This worker's current lease, shared by its threads: the heartbeat renews it and, when it
+/// expired (the database could not be reached in time), takes a new one; a claim names it.
+struct LeaseCell {
+    /// This process as a task owner.
+    base: WorkerId,
+    id: AtomicI64,
+    /// A claim found the lease expired: the heartbeat takes a new one at once.
+    lost: AtomicBool,
+}
+
+impl LeaseCell {
+    /// This process under its current lease.
+    fn worker(&self) -> WorkerId {
+        WorkerId {
+            lease: Some(self.id.load(Ordering::SeqCst)),
+            ..self.base
+        }
+    }
+}
+
+/// Take a lease for `worker`, naming this host and machine.
+fn acquire(store: &Store, worker: WorkerId) -> Result<i64> {
+    store.acquire_lease(
+        worker,
+        &process::host_name(),
+        &process::machine(),
+        process::pid_namespace().as_deref(),
+    )
 }
 
 /// Run tasks until `options.count` are done, the queue is empty, or a stop is requested.
@@ -96,20 +129,25 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
     let worker = this_worker();
     let span = tracing::info_span!("work", pid = worker.pid);
     let _entered = span.enter();
+    let lease = LeaseCell {
+        base: worker,
+        id: AtomicI64::new(0),
+        lost: AtomicBool::new(false),
+    };
     tracing::info!(
         parallel = options.parallel,
         count = options.count,
         "worker starting"
     );
     {
-        let store = Store::open(&project.db_path())?;
+        let store = Store::open_project(project)?;
         for reaped in reap_orphans(project, &store) {
             if let Some(note) = reaped.note() {
                 ui.warn(&note);
             }
         }
         // The lease is taken before anything is claimed, and renewed while this process runs.
-        store.acquire_lease(worker, process::pid_namespace().as_deref())?;
+        lease.id.store(acquire(&store, worker)?, Ordering::SeqCst);
         // A few worktrees and logs of long-finished tasks go at each start (`gza clean` takes
         // the rest); what must stay is kept, and a failure here never stops work.
         if project.config.cleanup_days > 0 {
@@ -146,7 +184,7 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
     let skipped = std::sync::Mutex::new(Vec::new());
     let finished_working = std::sync::atomic::AtomicBool::new(false);
     let results = std::thread::scope(|scope| {
-        scope.spawn(|| heartbeat(project, worker, &finished_working));
+        scope.spawn(|| heartbeat(project, worker, &lease, &finished_working, ui));
         let handles: Vec<_> = (0..options.parallel.max(1))
             .map(|_| {
                 scope.spawn(|| {
@@ -154,7 +192,7 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
                     worker_loop(
                         project,
                         options,
-                        worker,
+                        &lease,
                         &remaining,
                         &regenerations,
                         &skipped,
@@ -190,8 +228,8 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
             let _ = handle.join();
         }
     }
-    if let Ok(store) = Store::open(&project.db_path()) {
-        let _ = store.drop_lease(worker);
+    if let Ok(store) = Store::open_project(project) {
+        let _ = store.drop_lease(lease.id.load(Ordering::SeqCst));
     }
     let mut finished = Vec::new();
     let mut first_error = None;
@@ -232,19 +270,54 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
     }
 }
 
-/// Renew this worker's lease every few seconds until `done`.
-fn heartbeat(project: &Project, worker: WorkerId, done: &std::sync::atomic::AtomicBool) {
-    let Ok(store) = Store::open(&project.db_path()) else {
-        return;
-    };
+/// Renew this worker's lease every few seconds until `done`. A lease that can no longer be
+/// renewed (it expired while the database could not be reached: the other workers may have
+/// reaped its tasks) is replaced by a new one, so this worker goes on claiming; what it writes
+/// for tasks of the old one is refused once they are reaped. A database that cannot be reached
+/// is tried again at the next beat, on a new connection.
+fn heartbeat(
+    project: &Project,
+    worker: WorkerId,
+    lease: &LeaseCell,
+    done: &AtomicBool,
+    ui: &dyn Observer,
+) {
+    let mut store = Store::open_project(project).ok();
     let mut last = std::time::Instant::now();
     while !done.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(100));
-        if last.elapsed().as_secs_f64() >= gza_store::LEASE_RENEW_SECS {
-            // A failed renewal (a busy database) is retried at the next beat; the lease has
-            // six beats of slack before it is stale.
-            let _ = store.renew_lease(worker);
-            last = std::time::Instant::now();
+        let lost = lease.lost.load(Ordering::SeqCst);
+        if !lost && last.elapsed().as_secs_f64() < gza_store::LEASE_RENEW_SECS {
+            continue;
+        }
+        last = std::time::Instant::now();
+        if store.is_none() {
+            store = Store::open_project(project).ok();
+        }
+        let Some(db) = &store else {
+            continue;
+        };
+        // A failed renewal (a busy or unreachable database) is retried at the next beat; the
+        // lease has six beats of slack before it is stale.
+        let renewed = if lost {
+            Ok(false)
+        } else {
+            db.renew_lease(lease.id.load(Ordering::SeqCst))
+        };
+        match renewed {
+            Ok(true) => {}
+            Ok(false) => match acquire(db, worker) {
+                Ok(id) => {
+                    let old = lease.id.swap(id, Ordering::SeqCst);
+                    lease.lost.store(false, Ordering::SeqCst);
+                    tracing::warn!(old, new = id, "lease expired; took a new one");
+                    ui.warn(&format!(
+                        "this worker could not renew its lease in time (lease {old}); its running tasks may be reaped by other workers and their results refused; it goes on under lease {id}"
+                    ));
+                }
+                Err(_) => store = None,
+            },
+            Err(_) => store = None,
         }
     }
 }
@@ -252,13 +325,13 @@ fn heartbeat(project: &Project, worker: WorkerId, done: &std::sync::atomic::Atom
 fn worker_loop(
     project: &Project,
     options: &WorkOptions,
-    worker: WorkerId,
+    lease: &LeaseCell,
     remaining: &AtomicUsize,
     regenerations: &std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>,
     skipped: &std::sync::Mutex<Vec<(TaskId, String)>>,
     ui: &dyn Observer,
 ) -> Result<Vec<Finished>> {
-    let store = Store::open(&project.db_path())?;
+    let store = Store::open_project(project)?;
     let mut done = Vec::new();
     loop {
         if process::stop_requested() {
@@ -280,16 +353,22 @@ fn worker_loop(
                 .iter()
                 .map(|(id, _)| *id)
                 .collect();
+            let worker = lease.worker();
             match store.claim_next_task(worker, &options.ids, &skip, options.scope(), Some(max))? {
                 Claim::Task(task) => {
                     tracing::info!(task = %task.id, kind = %task.task_type, "claimed");
-                    break Some(*task);
+                    break Some((*task, worker));
                 }
                 Claim::Empty => {
                     tracing::debug!("nothing ready to claim");
                     break None;
                 }
-                Claim::Full if process::stop_requested() => break None,
+                Claim::Full | Claim::LeaseLost if process::stop_requested() => break None,
+                Claim::LeaseLost => {
+                    // The heartbeat takes a new lease; claim again under it.
+                    lease.lost.store(true, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(250));
+                }
                 Claim::Full => {
                     if !said_waiting {
                         ui.warn(&format!(
@@ -301,7 +380,7 @@ fn worker_loop(
                 }
             }
         };
-        let Some(task) = task else {
+        let Some((task, worker)) = task else {
             break;
         };
         if let Err(e) = check_agent(project, &task) {
@@ -338,7 +417,7 @@ fn worker_loop(
 
 /// Check that the agent `task` runs with can be started; the error names it and its config key.
 /// In a container the binary is the image's, checked when the task starts.
-fn check_agent(project: &Project, task: &Task) -> Result<()> {
+pub fn check_agent(project: &Project, task: &Task) -> Result<()> {
     let kind = provider_of(project, task);
     if project.config.sandbox_for(kind) == gza_core::config::SandboxKind::Docker {
         return Ok(());
@@ -373,45 +452,90 @@ impl Reaped {
 /// worker kept its outcome on disk (it ended while the disk was full, or was killed between the
 /// agent's end and the database write) gets that outcome; the others fail `WORKER_DIED`.
 ///
-/// Only positive evidence of death counts: the worker's lease went stale (it stopped renewing
-/// it), or the worker runs in this process's PID namespace (so its PID is visible) and that PID
-/// is dead or now belongs to a process that started at another time. A worker in another
-/// namespace (a container, `unshare --pid`) with a fresh lease is alive, whatever /proc says
-/// here. Errors are ignored.
+/// Only positive evidence of death counts: the lease the task was claimed under expired (its
+/// worker stopped renewing it, on the database's clock), or the worker runs on this machine,
+/// in this boot and this process's PID namespace (so its PID is visible) and that PID is dead
+/// or now belongs to a process that started at another time. A PID means nothing across
+/// machines or namespaces: a worker elsewhere with a fresh lease is alive, whatever /proc says
+/// here. The agent of a task is ended, and its kept outcome read, only on its own machine.
+/// Errors are ignored.
 pub fn reap_orphans(project: &Project, store: &Store) -> Vec<Reaped> {
     let Ok(tasks) = store.in_progress_tasks() else {
         return Vec::new();
     };
     let here = process::pid_namespace();
+    let machine = process::machine();
+    let shared = store.backend() == gza_store::Backend::Postgres;
     let mut reaped = Vec::new();
     for task in tasks {
         let Some(owner) = task.state.worker() else {
             continue;
         };
-        let worker = WorkerId::from(owner);
         let pid_dead = || !process::is_same_process_alive(owner.pid, owner.start);
-        let dead = match store.lease_of(worker) {
-            Ok(Some(lease)) if lease.age_secs > gza_store::LEASE_STALE_SECS => true,
-            Ok(Some(lease)) => {
-                here.is_some() && lease.pid_ns.is_some() && lease.pid_ns == here && pid_dead()
+        let (dead, local, lease) = match store.task_lease(task.id) {
+            Ok(TaskLease::Held {
+                lease,
+                claimed_under,
+            }) => {
+                // A lease without a machine was written by a gza from before leases named one,
+                // on this machine (SQLite is one machine's).
+                let same_machine =
+                    lease.machine == machine || (lease.machine.is_empty() && !shared);
+                let local = same_machine && here.is_some() && lease.pid_ns == here;
+                (
+                    lease.expired() || (local && pid_dead()),
+                    local,
+                    claimed_under,
+                )
             }
+            // Its worker gave its lease up (it ended) or was forgotten: gone. Its PID means
+            // something only in one machine's database.
+            Ok(TaskLease::Gone { lease }) => (true, !shared, Some(lease)),
             // No lease: the worker gave it up (it finished) or predates leases; where PIDs
-            // are visible, the PID decides.
-            Ok(None) => here.is_none() || pid_dead(),
-            Err(_) => false,
+            // are visible (one machine's database), the PID decides.
+            Ok(TaskLease::None) if !shared => (here.is_none() || pid_dead(), true, None),
+            Ok(TaskLease::None) | Err(_) => (false, false, None),
         };
         if !dead {
             continue;
         }
-        // The agent goes first, so a kept commit is made on a worktree nothing still writes to.
-        end_agent(&task, Duration::from_millis(500));
+        let worker = WorkerId {
+            lease,
+            ..WorkerId::from(owner)
+        };
+        if local && !pid_dead() {
+            // Its worker still runs here though its lease expired (cut off from the database,
+            // or stopped): the task is reaped first, so the outcome the worker writes once its
+            // agent is stopped finds the task no longer under its lease and is refused; then
+            // the agent is stopped. What the worker keeps on the way is not its to record.
+            if store
+                .reap_task(task.id, Some(owner.pid), lease)
+                .unwrap_or(false)
+            {
+                end_agent(&task, Duration::from_millis(500));
+                kept::drop_kept(project, task.id);
+                reaped.push(Reaped {
+                    id: task.id,
+                    recovered: None,
+                });
+            }
+            continue;
+        }
+        if local {
+            // The agent goes first, so a kept commit is made on a worktree nothing still writes to.
+            end_agent(&task, Duration::from_millis(500));
+        }
+        // An outcome kept in this clone's logs by the task's worker (its pid in the file) is
+        // evidence enough of where it ran, whichever machine reaps.
         if let Some(status) = record_kept(project, store, &task, worker) {
             reaped.push(Reaped {
                 id: task.id,
                 recovered: Some(status),
             });
-        } else if store
-            .fail_running_task(task.id, Some(owner.pid), FailureReason::WorkerDied)
+            continue;
+        }
+        if store
+            .reap_task(task.id, Some(owner.pid), lease)
             .unwrap_or(false)
         {
             // A reservation never written over, or a write cut short, holds no outcome.
@@ -486,7 +610,8 @@ fn end_agent(task: &Task, grace: Duration) {
     }
 }
 
-/// Stop a running task: mark it failed `KILLED`, then end its agent's process group.
+/// Stop a running task: mark it failed `KILLED`, then end its agent's process group when it
+/// runs on this machine (a PID means nothing on another).
 pub fn kill_task(store: &Store, id: TaskId) -> Result<()> {
     let task = store.get_task(id)?;
     if task.status() != TaskStatus::InProgress {
@@ -496,11 +621,21 @@ pub fn kill_task(store: &Store, id: TaskId) -> Result<()> {
         )));
     }
     let worker_pid = task.state.worker().map(|w| w.pid);
+    let local = match store.task_lease(id)? {
+        TaskLease::Held { lease, .. } => {
+            lease.machine == process::machine()
+                || (lease.machine.is_empty() && store.backend() == gza_store::Backend::Sqlite)
+        }
+        TaskLease::Gone { .. } => false,
+        TaskLease::None => store.backend() == gza_store::Backend::Sqlite,
+    };
     if !store.fail_running_task(id, worker_pid, FailureReason::Killed)? {
         return Err(Error::Usage(format!(
             "task {id} finished before it could be killed"
         )));
     }
-    end_agent(&task, KILL_GRACE);
+    if local {
+        end_agent(&task, KILL_GRACE);
+    }
     Ok(())
 }

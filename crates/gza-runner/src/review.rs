@@ -13,9 +13,9 @@ use regex::Regex;
 
 use gza_core::error::{Error, Result};
 use gza_core::project::Project;
-use gza_core::task::{ReviewVerdict, Task, TaskStatus, TaskType};
+use gza_core::task::{ReviewVerdict, Task, TaskId, TaskStatus, TaskType};
 use gza_core::worktree;
-use gza_store::Store;
+use gza_store::{NewTask, Store};
 
 /// Most bytes of diff put in a review's prompt; the reviewer can run git for the rest.
 const MAX_PROMPT_DIFF_BYTES: usize = 100 * 1024;
@@ -379,6 +379,9 @@ fn review_context(project: &Project, store: &Store, reviewed: &Task) -> Result<S
                     stats.trim()
                 }
             );
+            if let Some(checks) = checks_text(project, store, &owner, &range.tip)? {
+                let _ = writeln!(out, "{checks}");
+            }
             write_reports(&mut out, store, &owner)?;
             let (diff, cut) = diff_text(&project.root, &range.base, &range.tip)?;
             let _ = writeln!(out, "### The diff\n\n{}", fenced(&diff, "diff"));
@@ -399,6 +402,49 @@ fn review_context(project: &Project, store: &Store, reviewed: &Task) -> Result<S
         }
     }
     Ok(out)
+}
+
+/// What the project's check command (`verify:`) said about the branch at `tip`, for a
+/// reviewer: passed or failed on this commit (with the end of its output), or what it said of
+/// an earlier one. `None` when it never ran and none is set.
+fn checks_text(
+    project: &Project,
+    store: &Store,
+    owner: &Task,
+    tip: &str,
+) -> Result<Option<String>> {
+    let heading = "### The project's checks\n";
+    let Some(v) = store.latest_verification(owner.id)? else {
+        return Ok(project
+            .config
+            .verify
+            .as_deref()
+            .filter(|c| !c.trim().is_empty())
+            .map(|c| {
+                format!(
+                    "{heading}\nThe project's check command (`{}`) has not run on this commit.\n",
+                    gza_core::redact::redact(c)
+                )
+            }));
+    };
+    let command = gza_core::redact::redact(&v.command);
+    let text = if v.commit != tip {
+        format!(
+            "{heading}\n`{command}` {} at {}, an earlier commit of the branch; it has not run on \
+             this one.\n",
+            v.outcome.describe(),
+            short(&v.commit)
+        )
+    } else if v.outcome.passed() {
+        format!("{heading}\n`{command}` passed on this commit.\n")
+    } else {
+        format!(
+            "{heading}\n`{command}` {} on this commit. The end of its output:\n\n{}\n",
+            v.outcome.describe(),
+            fenced(&v.output_tail, "")
+        )
+    };
+    Ok(Some(text))
 }
 
 /// The reports of the branch's owner and of every improvement made on it since, oldest first.
@@ -483,6 +529,20 @@ fn improve_context(
         owner.task_type,
         fenced(owner.prompt.trim(), "")
     );
+    if let Ok(range) = change_range(project, &owner)
+        && let Some(v) = store.latest_verification(owner.id)?
+        && v.commit == range.tip
+        && !v.outcome.passed()
+    {
+        let _ = writeln!(
+            out,
+            "## The project's checks fail\n\n`{}` {} on the branch's latest commit. The end of its \
+             output:\n\n{}\n\nMake them pass: that is a blocker too.\n",
+            gza_core::redact::redact(&v.command),
+            v.outcome.describe(),
+            fenced(&v.output_tail, "")
+        );
+    }
     let where_ = match change_range(project, &owner) {
         Ok(range) => format!(
             "You are in a worktree of its branch `{}`, with its commits; `git diff {} HEAD` shows \
@@ -499,6 +559,164 @@ fn improve_context(
          the code. Your changes are committed to the same branch."
     );
     Ok(out)
+}
+
+// ---- queueing ---------------------------------------------------------------------------------
+
+/// Options of a queued review or improve task; unset ones come from the task it follows.
+#[derive(Debug, Clone, Default)]
+pub struct QueueOptions {
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    /// Run it before other pending tasks.
+    pub urgent: bool,
+}
+
+/// A review or improve task just queued.
+#[derive(Debug, Clone)]
+pub struct Queued {
+    pub id: TaskId,
+    /// The task that made the branch.
+    pub owner: Task,
+    pub branch: String,
+    /// For an improve task: the review it addresses.
+    pub review: Option<Task>,
+}
+
+/// Queue a review of completed implement or improve task `task`'s branch (`gza review`).
+/// Refused while a review of the branch is queued or running.
+pub fn queue_review(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    o: &QueueOptions,
+) -> Result<Queued> {
+    if !task.task_type.changes_code() {
+        return Err(Error::Usage(format!(
+            "task {} is {}; only implement and improve tasks are reviewed (their branch holds a change)",
+            task.id,
+            task.task_type.with_article()
+        )));
+    }
+    match task.status() {
+        TaskStatus::Completed => {}
+        TaskStatus::Pending | TaskStatus::InProgress => {
+            return Err(Error::Usage(format!(
+                "task {} {}; review it once it has completed (`gza work {}` runs it)",
+                task.id,
+                task.status().as_phrase(),
+                task.id
+            )));
+        }
+        TaskStatus::Failed | TaskStatus::Dropped => {
+            return Err(Error::Usage(format!(
+                "task {} {}; only completed tasks are reviewed (`gza retry {}` runs it again)",
+                task.id,
+                task.status().as_phrase(),
+                task.id
+            )));
+        }
+    }
+    let branch = crate::branch::task_branch(project, store, task)?;
+    if let Some(queued) = store
+        .reviews_of_branch(branch.owner.id)?
+        .into_iter()
+        .find(|r| matches!(r.status(), TaskStatus::Pending | TaskStatus::InProgress))
+    {
+        return Err(Error::Usage(format!(
+            "review task {} of {} is already queued; `gza work {}` runs it",
+            queued.id, branch.name, queued.id
+        )));
+    }
+    let id = store.insert_task(&NewTask {
+        prompt: review_prompt(task),
+        task_type: Some(TaskType::Review),
+        based_on: Some(task.id),
+        group: task.group.clone(),
+        model: o.model.clone().or(task.model.clone()),
+        provider: o.provider.clone().or(task.provider.clone()),
+        skip_learnings: task.skip_learnings,
+        urgent: o.urgent,
+        ..NewTask::default()
+    })?;
+    Ok(Queued {
+        id,
+        owner: branch.owner,
+        branch: branch.name,
+        review: None,
+    })
+}
+
+/// Queue an improve task that addresses a review's findings on the same branch (`gza improve`):
+/// `task` is the review, or an implement or improve task (then its branch's latest review).
+/// Refused while an improve task for that review is queued or running.
+pub fn queue_improve(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    o: &QueueOptions,
+) -> Result<Queued> {
+    let review = match task.task_type {
+        TaskType::Review => task.clone(),
+        TaskType::Implement | TaskType::Improve => {
+            let owner = branch_owner(store, task)?;
+            store.reviews_of_branch(owner.id)?.pop().ok_or_else(|| {
+                Error::Usage(format!(
+                    "task {} has no review yet; `gza review {}` queues one",
+                    task.id, task.id
+                ))
+            })?
+        }
+        other => {
+            return Err(Error::Usage(format!(
+                "task {} is {}; give a review task, or the implement task it reviewed",
+                task.id,
+                other.with_article()
+            )));
+        }
+    };
+    if matches!(review.status(), TaskStatus::Failed | TaskStatus::Dropped) {
+        return Err(Error::Usage(format!(
+            "review task {} {}; it has no findings to act on (`gza retry {}` runs it again)",
+            review.id,
+            review.status().as_phrase(),
+            review.id
+        )));
+    }
+    let reviewed = reviewed_task(store, &review)?
+        .filter(|t| t.task_type.changes_code())
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "review task {} is not a review of an implement or improve task; there is no branch to improve",
+                review.id
+            ))
+        })?;
+    let owner = branch_owner(store, &reviewed)?;
+    let branch = crate::branch::task_branch(project, store, &owner)?;
+    if let Some(queued) = store.unfinished_improve_for(review.id)? {
+        return Err(Error::Usage(format!(
+            "task {queued} already improves {} from review {}; `gza work {queued}` runs it",
+            branch.name, review.id
+        )));
+    }
+    let id = store.insert_task(&NewTask {
+        prompt: improve_prompt(&owner, &review),
+        task_type: Some(TaskType::Improve),
+        based_on: Some(owner.id),
+        depends_on: Some(review.id),
+        group: owner.group.clone(),
+        model: o.model.clone().or(owner.model.clone()),
+        provider: o.provider.clone().or(owner.provider.clone()),
+        skip_learnings: owner.skip_learnings,
+        urgent: o.urgent,
+        ..NewTask::default()
+    })?;
+    Ok(Queued {
+        id,
+        owner,
+        branch: branch.name,
+        review: Some(review),
+    })
 }
 
 /// The prompt stored for a review of `reviewed`.

@@ -16,7 +16,8 @@ use gza_core::process;
 use gza_core::project::Project;
 use gza_core::prompt;
 use gza_core::task::{
-    Base, FailureReason, ProcessId, Task, TaskId, TaskResult, TaskState, TaskType, Usage,
+    Base, FailureReason, ProcessId, Task, TaskId, TaskResult, TaskState, TaskStatus, TaskType,
+    Usage,
 };
 use gza_store::{Outcome, Store, WorkerId};
 
@@ -118,7 +119,12 @@ fn prepare_workspace(
         if let (Some(dir), Some(branch)) = (&parent.worktree, &parent.branch) {
             let dir = PathBuf::from(dir);
             if dir.is_dir() {
-                let base_commit = worktree::worktree_head(&dir)?;
+                // The change is the branch since the work started, the interrupted run's
+                // commits included: they are reviewed and merged with it.
+                let base_commit = match parent.base_commit() {
+                    Some(commit) => commit.to_string(),
+                    None => worktree::worktree_head(&dir)?,
+                };
                 let wt = worktree::Worktree {
                     path: dir,
                     branch: branch.clone(),
@@ -137,11 +143,28 @@ fn prepare_workspace(
         }
     }
     let based_on = task.based_on.map(|id| store.get_task(id)).transpose()?;
+    // A retry of a code task that failed (`gza retry`, `gza watch`) starts from what that run
+    // committed, and its change is measured from where that run started: it is the same piece
+    // of work, reviewed and merged into the same branch. Any other task based on a branch
+    // builds on it (a stacked branch, merged into it).
+    let retried_base = based_on
+        .as_ref()
+        .filter(|t| {
+            t.task_type == task.task_type
+                && matches!(t.status(), TaskStatus::Failed | TaskStatus::Dropped)
+        })
+        .and_then(|t| t.base.clone());
     let (base, base_branch) = match based_on.and_then(|t| t.branch) {
         Some(branch) if worktree::branch_exists(&project.root, &branch) => {
             (branch.clone(), Some(branch))
         }
         _ => (head, head_branch),
+    };
+    let (base_branch, base_commit) = match retried_base {
+        Some(b) if worktree::resolve(&project.root, &b.commit).is_some() => {
+            (b.branch, Some(b.commit))
+        }
+        _ => (base_branch, None),
     };
     if worktree::is_dirty(&project.root) && once(&SAID_DIRTY) {
         ui.warn(&format!(
@@ -149,13 +172,16 @@ fn prepare_workspace(
             task.id
         ));
     }
-    let wt = worktree::create(
+    let mut wt = worktree::create(
         &project.root,
         &project.worktrees_dir(),
         task.id,
         &task.prompt,
         &base,
     )?;
+    if let Some(commit) = base_commit {
+        wt.base_commit = commit;
+    }
     Ok(Workspace::on(wt, base_branch))
 }
 
@@ -310,7 +336,7 @@ pub fn run_task(
         Err(Stop::Fault(e)) => return Err(e),
     };
     tracing::info!(pgid = running.pgid, program = %prepared.invocation.program, "agent started");
-    let ended = wait(project, store, &task, running, started, ui);
+    let ended = wait(project, store, worker, &task, running, started, ui);
     tracing::info!(
         exit = ended.exit.and_then(|s| s.code()),
         forced = ?ended.forced,
@@ -773,6 +799,9 @@ fn spawn(
     })
 }
 
+/// How often a running agent's worker checks that the task is still its own.
+const OWNED_CHECK: Duration = Duration::from_secs(2);
+
 /// How the agent ended.
 struct Ended {
     exit: Option<std::process::ExitStatus>,
@@ -787,6 +816,7 @@ struct Ended {
 fn wait(
     project: &Project,
     store: &Store,
+    worker: WorkerId,
     task: &Task,
     running: Running,
     started: Instant,
@@ -807,6 +837,7 @@ fn wait(
     let mut last_saved = Progress::default();
     let mut last_save_at = Instant::now();
     let mut last_retry: Option<providers::Retry> = None;
+    let mut last_owned_check = Instant::now();
     let exit = loop {
         match exit_rx.recv_timeout(Duration::from_millis(100)) {
             Ok(status) => break status.ok(),
@@ -818,6 +849,15 @@ fn wait(
                 forced = Some(FailureReason::Killed);
             } else if timeout.is_some_and(|t| started.elapsed() >= t) {
                 forced = Some(FailureReason::Timeout);
+            } else if last_owned_check.elapsed() >= OWNED_CHECK {
+                // `gza kill` on another machine, or the others reaped this task while this
+                // worker could not reach the database: its agent stops here too. (A database
+                // that cannot be reached now says nothing: the agent goes on.)
+                last_owned_check = Instant::now();
+                if matches!(store.still_running_under(task.id, worker), Ok(false)) {
+                    tracing::warn!("the task is no longer this worker's; ending its agent");
+                    forced = Some(FailureReason::Killed);
+                }
             }
             if forced.is_some() {
                 let grace = KILL_GRACE;
@@ -1116,6 +1156,12 @@ fn record(
     kept::drop_kept(project, task.id);
     if let Some(err) = &report.hook_error {
         complete::log_hook_error(project, task.id, err);
+    }
+    if report.fenced {
+        ui.warn(&format!(
+            "task {}: other workers reaped it while this worker could not renew its lease; its result was not recorded (the agent's output is in .gza/logs/)",
+            task.id
+        ));
     }
     let stored = store.get_task(task.id)?;
     tracing::info!(status = %stored.status(), "recorded");

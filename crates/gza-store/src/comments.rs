@@ -2,11 +2,11 @@
 //! them.
 
 use chrono::{DateTime, Utc};
-use rusqlite::{Row, params};
 use serde::Serialize;
 
 use super::Store;
 use super::tasks::time_column;
+use crate::db::{DbResult, Row};
 use gza_core::error::Result;
 use gza_core::task::{TaskId, TaskStatus, now_timestamp};
 
@@ -44,7 +44,7 @@ impl Comment {
 const COMMENT_COLUMNS: &str =
     "c.id, c.task_id, c.text, c.author, c.created_at, c.addressed_by, a.status";
 
-fn comment_from_row(row: &Row) -> rusqlite::Result<Comment> {
+fn comment_from_row(row: &Row) -> DbResult<Comment> {
     let by: Option<TaskId> = row.get(5)?;
     let status: Option<String> = row.get(6)?;
     Ok(Comment {
@@ -67,7 +67,7 @@ fn comment_from_row(row: &Row) -> rusqlite::Result<Comment> {
 /// The tasks of the branch made by `?1`: it, the improve tasks that continued it, and the
 /// reviews of either (with their retries).
 const BRANCH_TASKS: &str = "WITH RECURSIVE family(id) AS ( \
-       SELECT ?1 \
+       SELECT CAST(?1 AS BIGINT) \
        UNION SELECT t.id FROM tasks t JOIN family f ON t.based_on = f.id \
          WHERE t.task_type IN ('improve', 'review') \
      )";
@@ -76,29 +76,27 @@ impl Store {
     /// Add a comment to task `id` and return the comment's id.
     pub fn add_comment(&self, id: TaskId, text: &str, author: Option<&str>) -> Result<i64> {
         self.require_task(id)?;
-        self.conn
-            .execute(
-                "INSERT INTO task_comments (task_id, text, author, created_at) VALUES (?1, ?2, ?3, ?4)",
+        self.db
+            .one(
+                "INSERT INTO task_comments (task_id, text, author, created_at) \
+                 VALUES (?1, ?2, ?3, ?4) RETURNING id",
                 params![id, text, author, now_timestamp()],
             )
-            .map_err(|e| self.err(e))?;
-        Ok(self.conn.last_insert_rowid())
+            .map_err(|e| self.err(e))
     }
 
     /// The comments on task `id`, oldest first.
     pub fn comments_on(&self, id: TaskId) -> Result<Vec<Comment>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT {COMMENT_COLUMNS} FROM task_comments c \
-                 LEFT JOIN tasks a ON a.id = c.addressed_by \
-                 WHERE c.task_id = ?1 ORDER BY c.id"
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([id], comment_from_row)
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+        self.db
+            .query_map(
+                &format!(
+                    "SELECT {COMMENT_COLUMNS} FROM task_comments c \
+                     LEFT JOIN tasks a ON a.id = c.addressed_by \
+                     WHERE c.task_id = ?1 ORDER BY c.id"
+                ),
+                params![id],
+                comment_from_row,
+            )
             .map_err(|e| self.err(e))
     }
 
@@ -106,36 +104,32 @@ impl Store {
     /// any task of the branch that are still open (never given to an improve task that
     /// completed), and those already given to `improve` itself. Oldest first.
     pub fn comments_for_improve(&self, owner: TaskId, improve: TaskId) -> Result<Vec<Comment>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "{BRANCH_TASKS} SELECT {COMMENT_COLUMNS} FROM task_comments c \
-                 JOIN family f ON f.id = c.task_id \
-                 LEFT JOIN tasks a ON a.id = c.addressed_by \
-                 WHERE c.addressed_by IS NULL OR c.addressed_by = ?2 \
-                    OR a.status IS NOT 'completed' \
-                 ORDER BY c.id"
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![owner, improve], comment_from_row)
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+        self.db
+            .query_map(
+                &format!(
+                    "{BRANCH_TASKS} SELECT {COMMENT_COLUMNS} FROM task_comments c \
+                     JOIN family f ON f.id = c.task_id \
+                     LEFT JOIN tasks a ON a.id = c.addressed_by \
+                     WHERE c.addressed_by IS NULL OR c.addressed_by = ?2 \
+                        OR a.status IS DISTINCT FROM 'completed' \
+                     ORDER BY c.id"
+                ),
+                params![owner, improve],
+                comment_from_row,
+            )
             .map_err(|e| self.err(e))
     }
 
     /// Record that improve task `improve` was given `comments`: they close when it completes.
     pub fn comments_given_to(&self, improve: TaskId, comments: &[i64]) -> Result<()> {
-        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        {
-            let mut stmt = tx
-                .prepare("UPDATE task_comments SET addressed_by = ?1 WHERE id = ?2")
-                .map_err(|e| self.err(e))?;
+        self.immediate(|tx| {
             for id in comments {
-                stmt.execute(params![improve, id])
-                    .map_err(|e| self.err(e))?;
+                tx.execute(
+                    "UPDATE task_comments SET addressed_by = ?1 WHERE id = ?2",
+                    params![improve, id],
+                )?;
             }
-        }
-        tx.commit().map_err(|e| self.err(e))
+            Ok(())
+        })
     }
 }

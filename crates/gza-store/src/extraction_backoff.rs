@@ -1,7 +1,6 @@
 //! The extraction endpoint's back-off: how many regenerations in a row found it failing, and
 //! until when automatic regenerations leave it alone.
 
-use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
 use super::Store;
@@ -21,10 +20,10 @@ pub struct ExtractionBackoff {
 impl Store {
     /// The back-off as recorded (all zero when the endpoint never failed).
     pub fn extraction_backoff(&self) -> Result<ExtractionBackoff> {
-        self.conn
-            .query_row(
+        self.db
+            .query_opt(
                 "SELECT failures, until, last_error FROM extraction_backoff WHERE id = 1",
-                [],
+                params![],
                 |r| {
                     Ok(ExtractionBackoff {
                         failures: r.get(0)?,
@@ -33,19 +32,17 @@ impl Store {
                     })
                 },
             )
-            .optional()
             .map_err(|e| self.err(e))
             .map(Option::unwrap_or_default)
     }
 
     /// Record the back-off a regeneration decided on.
     pub fn set_extraction_backoff(&self, backoff: &ExtractionBackoff) -> Result<()> {
-        self.conn
+        self.db
             .execute(
                 "INSERT INTO extraction_backoff (id, failures, until, last_error) VALUES (1, ?1, ?2, ?3) \
                  ON CONFLICT (id) DO UPDATE SET failures = ?1, until = ?2, last_error = ?3",
-                params![backoff.failures, backoff.until, backoff.last_error],
-            )
+                params![backoff.failures, backoff.until, backoff.last_error],)
             .map(|_| ())
             .map_err(|e| self.err(e))
     }

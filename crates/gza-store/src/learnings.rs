@@ -1,9 +1,9 @@
 //! Queries for learnings: records, sources, embeddings, injections, extractions, versions.
 
-use rusqlite::{OptionalExtension, Row, Transaction, params};
 use serde::Serialize;
 
 use super::Store;
+use crate::db::{DbError, DbResult, Row, ToParam, Tx};
 use gza_core::error::Result;
 use gza_core::learning::{Learning, NewLearning, Origin, Priority, Status, confirmed_confidence};
 use gza_core::task::{TaskId, TaskType, now_timestamp};
@@ -187,7 +187,7 @@ fn json_list(text: String) -> Vec<String> {
     serde_json::from_str(&text).unwrap_or_default()
 }
 
-pub(super) fn learning_from_row(r: &Row) -> rusqlite::Result<Learning> {
+pub(super) fn learning_from_row(r: &Row) -> DbResult<Learning> {
     Ok(Learning {
         id: r.get(0)?,
         section: r.get(1)?,
@@ -197,16 +197,16 @@ pub(super) fn learning_from_row(r: &Row) -> rusqlite::Result<Learning> {
         keywords: json_list(r.get(5)?),
         applies_when: json_list(r.get(6)?),
         confidence: r.get(7)?,
-        priority: Priority::parse(&r.get::<_, String>(8)?).unwrap_or_default(),
-        status: Status::parse(&r.get::<_, String>(9)?).unwrap_or(Status::Active),
+        priority: Priority::parse(&r.get::<String>(8)?).unwrap_or_default(),
+        status: Status::parse(&r.get::<String>(9)?).unwrap_or(Status::Active),
         status_reason: r.get(10)?,
         status_changed_at: r.get(11)?,
-        origin: Origin::parse(&r.get::<_, String>(12)?).unwrap_or(Origin::User),
+        origin: Origin::parse(&r.get::<String>(12)?).unwrap_or(Origin::User),
         created_at: r.get(13)?,
         updated_at: r.get(14)?,
         confirmed_at: r.get(15)?,
         kind: r.get(16)?,
-        triggers: serde_json::from_str(&r.get::<_, String>(17)?).unwrap_or_default(),
+        triggers: serde_json::from_str(&r.get::<String>(17)?).unwrap_or_default(),
         checklist: json_list(r.get(18)?),
         support: r.get(19)?,
         injected: r.get(20)?,
@@ -214,7 +214,7 @@ pub(super) fn learning_from_row(r: &Row) -> rusqlite::Result<Learning> {
             tier: r.get(21)?,
             tier_level: r.get(22)?,
             evidence: r
-                .get::<_, Option<String>>(23)?
+                .get::<Option<String>>(23)?
                 .and_then(|e| serde_json::from_str(&e).ok()),
             validated_at: r.get(24)?,
             stale_reason: r.get(25)?,
@@ -225,12 +225,12 @@ pub(super) fn learning_from_row(r: &Row) -> rusqlite::Result<Learning> {
 
 /// Add a line to a learning's evolution log.
 pub(super) fn log_event(
-    tx: &Transaction,
+    tx: &Tx,
     id: i64,
     event: &str,
     detail: Option<&str>,
     now: &str,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     tx.execute(
         "INSERT INTO learning_events (learning_id, at, event, detail) VALUES (?1, ?2, ?3, ?4)",
         params![id, now, event, detail],
@@ -238,16 +238,12 @@ pub(super) fn log_event(
     .map(|_| ())
 }
 
-pub(super) fn insert_learning(
-    tx: &Transaction,
-    l: &NewLearning,
-    now: &str,
-) -> rusqlite::Result<i64> {
+pub(super) fn insert_learning(tx: &Tx, l: &NewLearning, now: &str) -> DbResult<i64> {
     let l = &l.redacted();
-    tx.execute(
+    let id: i64 = tx.one(
         "INSERT INTO learnings (section, text, insight, example, keywords, applies_when, confidence, \
          priority, origin, created_at, updated_at, confirmed_at, kind, triggers, checklist, status) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?10, ?11, ?12, ?13, ?14)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?10, ?11, ?12, ?13, ?14) RETURNING id",
         params![
             l.section,
             l.text,
@@ -263,9 +259,7 @@ pub(super) fn insert_learning(
             serde_json::to_string(&l.triggers).unwrap_or_else(|_| "{}".into()),
             serde_json::to_string(&l.checklist).unwrap_or_else(|_| "[]".into()),
             l.status.as_str(),
-        ],
-    )?;
-    let id = tx.last_insert_rowid();
+        ],)?;
     log_event(tx, id, "created", Some(l.origin.as_str()), now)?;
     let model = l
         .model_risk
@@ -275,42 +269,48 @@ pub(super) fn insert_learning(
     Ok(id)
 }
 
+/// The columns [`fields_from_row`] reads, after the id.
+const PROMPT_FIELDS: &str = "text, insight, example, keywords, applies_when, triggers, checklist";
+
 /// Every field of a stored learning that can reach a prompt, named as a person reads it.
-fn prompt_fields(tx: &Transaction, id: i64) -> rusqlite::Result<Vec<(&'static str, String)>> {
+fn prompt_fields(tx: &Tx, id: i64) -> DbResult<Vec<(&'static str, String)>> {
     tx.query_row(
-        "SELECT text, insight, example, keywords, applies_when, triggers, checklist FROM learnings WHERE id = ?1",
-        [id],
-        |r| {
-            let mut fields = vec![("text", r.get::<_, String>(0)?)];
-            if let Some(insight) = r.get::<_, Option<String>>(1)? {
-                fields.push(("description", insight));
-            }
-            if let Some(example) = r.get::<_, Option<String>>(2)? {
-                fields.push(("example", example));
-            }
-            for k in json_list(r.get(3)?) {
-                fields.push(("keywords", k));
-            }
-            for w in json_list(r.get(4)?) {
-                fields.push(("applies-when hints", w));
-            }
-            let triggers: gza_core::learning::Triggers =
-                serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default();
-            for t in triggers
-                .tools
-                .into_iter()
-                .chain(triggers.files)
-                .chain(triggers.actions)
-                .chain(triggers.contexts)
-            {
-                fields.push(("triggers", t));
-            }
-            for c in json_list(r.get(6)?) {
-                fields.push(("checklist", c));
-            }
-            Ok(fields)
-        },
+        &format!("SELECT id, {PROMPT_FIELDS} FROM learnings WHERE id = ?1"),
+        params![id],
+        fields_from_row,
     )
+}
+
+/// The prompt fields of a row of `SELECT id, {PROMPT_FIELDS}`.
+fn fields_from_row(r: &Row) -> DbResult<Vec<(&'static str, String)>> {
+    let mut fields = vec![("text", r.get::<String>(1)?)];
+    if let Some(insight) = r.get::<Option<String>>(2)? {
+        fields.push(("description", insight));
+    }
+    if let Some(example) = r.get::<Option<String>>(3)? {
+        fields.push(("example", example));
+    }
+    for k in json_list(r.get(4)?) {
+        fields.push(("keywords", k));
+    }
+    for w in json_list(r.get(5)?) {
+        fields.push(("applies-when hints", w));
+    }
+    let triggers: gza_core::learning::Triggers =
+        serde_json::from_str(&r.get::<String>(6)?).unwrap_or_default();
+    for t in triggers
+        .tools
+        .into_iter()
+        .chain(triggers.files)
+        .chain(triggers.actions)
+        .chain(triggers.contexts)
+    {
+        fields.push(("triggers", t));
+    }
+    for c in json_list(r.get(7)?) {
+        fields.push(("checklist", c));
+    }
+    Ok(fields)
 }
 
 /// Hold a learning back when any field that reaches a prompt reads like an instruction to the
@@ -318,13 +318,7 @@ fn prompt_fields(tx: &Transaction, id: i64) -> rusqlite::Result<Vec<(&'static st
 /// learning in use into one (both are held then). A new learning that is held becomes a draft
 /// (`new`); an edited one keeps its status. A hold is never lifted here: only a person's
 /// `promote` lifts it.
-fn hold_if_hostile(
-    tx: &Transaction,
-    id: i64,
-    model: Option<String>,
-    new: bool,
-    now: &str,
-) -> rusqlite::Result<()> {
+fn hold_if_hostile(tx: &Tx, id: i64, model: Option<String>, new: bool, now: &str) -> DbResult<()> {
     let fields = prompt_fields(tx, id)?;
     let mut reason = gza_core::quarantine::assess(fields.iter().map(|(n, v)| (*n, v.as_str())));
     let values: Vec<&str> = fields.iter().map(|(_, v)| v.as_str()).collect();
@@ -334,14 +328,15 @@ fn hold_if_hostile(
         if let Some(what) = gza_core::quarantine::combine::together(&facts, &facts) {
             reason.get_or_insert(format!("it {what}, across its fields"));
         }
-        let mut stmt = tx.prepare(
-            "SELECT id FROM learnings WHERE status <> 'archived' AND id <> ?1 ORDER BY id",
-        )?;
-        let others: Vec<i64> = stmt
-            .query_map([id], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        for other in others {
-            let theirs = prompt_fields(tx, other)?;
+        // Every other learning in use, in one query (not one per learning: over a network a
+        // round trip each would cost more than the check).
+        let others = tx.query_map(
+            &format!(
+                "SELECT id, {PROMPT_FIELDS} FROM learnings WHERE status <> 'archived' AND id <> ?1 ORDER BY id"
+            ),
+            params![id],
+            |r| Ok((r.get::<i64>(0)?, fields_from_row(r)?)),)?;
+        for (other, theirs) in others {
             let values: Vec<&str> = theirs.iter().map(|(_, v)| v.as_str()).collect();
             if let Some(what) = gza_core::quarantine::combine::together(
                 &facts,
@@ -365,7 +360,7 @@ fn hold_if_hostile(
     Ok(())
 }
 
-fn hold(tx: &Transaction, id: i64, reason: &str, draft: bool, now: &str) -> rusqlite::Result<()> {
+fn hold(tx: &Tx, id: i64, reason: &str, draft: bool, now: &str) -> DbResult<()> {
     let changed = tx.execute(
         "UPDATE learnings SET quarantine_reason = ?2 WHERE id = ?1 AND quarantine_reason IS NULL",
         params![id, reason],
@@ -376,19 +371,19 @@ fn hold(tx: &Transaction, id: i64, reason: &str, draft: bool, now: &str) -> rusq
     if draft {
         tx.execute(
             "UPDATE learnings SET status = 'draft' WHERE id = ?1 AND status = 'active'",
-            [id],
+            params![id],
         )?;
     }
     Ok(())
 }
 
 pub(super) fn set_status(
-    tx: &Transaction,
+    tx: &Tx,
     id: i64,
     status: Status,
     reason: Option<&str>,
     now: &str,
-) -> rusqlite::Result<bool> {
+) -> DbResult<bool> {
     let changed = tx.execute(
         "UPDATE learnings SET status = ?2, status_reason = ?3, status_changed_at = ?4 \
          WHERE id = ?1 AND status <> ?2",
@@ -407,7 +402,7 @@ pub(super) fn set_status(
     Ok(changed > 0)
 }
 
-fn apply_edit(tx: &Transaction, id: i64, edit: &LearningEdit, now: &str) -> rusqlite::Result<()> {
+fn apply_edit(tx: &Tx, id: i64, edit: &LearningEdit, now: &str) -> DbResult<()> {
     let edit = &edit.redacted();
     if let Some(text) = &edit.text {
         let changed = tx.execute(
@@ -417,7 +412,7 @@ fn apply_edit(tx: &Transaction, id: i64, edit: &LearningEdit, now: &str) -> rusq
         if changed > 0 {
             tx.execute(
                 "DELETE FROM learning_embeddings WHERE learning_id = ?1",
-                [id],
+                params![id],
             )?;
             log_event(tx, id, "edited", Some("text"), now)?;
         }
@@ -496,13 +491,12 @@ impl FileEdits {
 impl Store {
     /// One learning by id.
     pub fn learning(&self, id: i64) -> Result<Option<Learning>> {
-        self.conn
-            .query_row(
+        self.db
+            .query_opt(
                 &format!("SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.id = ?1"),
-                [id],
+                params![id],
                 learning_from_row,
             )
-            .optional()
             .map_err(|e| self.err(e))
     }
 
@@ -516,11 +510,8 @@ impl Store {
                 "WHERE l.status <> 'archived'"
             }
         );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], learning_from_row)
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+        self.db
+            .query_map(&sql, params![], learning_from_row)
             .map_err(|e| self.err(e))
     }
 
@@ -530,53 +521,21 @@ impl Store {
             "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) AND {NOT_QUARANTINED} \
              ORDER BY CASE l.priority WHEN 'CRITICAL' THEN 0 WHEN 'HIGH' THEN 1 WHEN 'MEDIUM' THEN 2 ELSE 3 END, l.id"
         );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([if drafts { "draft" } else { "active" }], learning_from_row)
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+        self.db
+            .query_map(
+                &sql,
+                params![if drafts { "draft" } else { "active" }],
+                learning_from_row,
+            )
             .map_err(|e| self.err(e))
-    }
-
-    /// CRITICAL learnings in use (active, plus drafts when `drafts` is set), oldest first.
-    pub fn critical_learnings(&self, drafts: bool) -> Result<Vec<Learning>> {
-        let sql = format!(
-            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status IN ('active', ?1) AND {NOT_QUARANTINED} \
-             AND l.priority = 'CRITICAL' ORDER BY l.id"
-        );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([if drafts { "draft" } else { "active" }], learning_from_row)
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
-    }
-
-    /// Learnings in use that carry trigger conditions.
-    pub fn triggered_learnings(&self, drafts: bool) -> Result<Vec<Learning>> {
-        let sql = format!(
-            "SELECT {LEARNING_COLUMNS} FROM learnings l INDEXED BY learnings_triggered \
-             WHERE l.triggers NOT IN ('{{}}', '') AND l.status IN ('active', ?1) AND {NOT_QUARANTINED} ORDER BY l.id"
-        );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([if drafts { "draft" } else { "active" }], learning_from_row)
-            .map_err(|e| self.err(e))?;
-        let list: Vec<Learning> = rows
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))?;
-        Ok(list
-            .into_iter()
-            .filter(|l| !l.triggers.is_empty())
-            .collect())
     }
 
     /// How many drafts await review.
     pub fn draft_count(&self) -> Result<i64> {
-        self.conn
+        self.db
             .query_row(
                 "SELECT COUNT(*) FROM learnings WHERE status = 'draft'",
-                [],
+                params![],
                 |r| r.get(0),
             )
             .map_err(|e| self.err(e))
@@ -584,16 +543,12 @@ impl Store {
 
     /// Which of `ids` were already given to the session.
     pub fn injected_in_session(&self, session: &str) -> Result<std::collections::HashSet<i64>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
+        self.db
+            .query_map(
                 "SELECT DISTINCT learning_id FROM learning_injections WHERE session_id = ?1 AND session_id IS NOT NULL",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([session], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+                params![session],
+                |r| r.get(0),)
+            .map(|ids: Vec<i64>| ids.into_iter().collect())
             .map_err(|e| self.err(e))
     }
 
@@ -618,12 +573,12 @@ impl Store {
         &self,
         learnings: &[NewLearning],
         source_column: &str,
-        source: &dyn rusqlite::ToSql,
+        source: &dyn ToParam,
         taught_by: &str,
     ) -> Result<Vec<i64>> {
         let add_source = format!(
-            "INSERT OR IGNORE INTO learning_sources (learning_id, {source_column}, kind, created_at) \
-             VALUES (?1, ?2, 'taught', ?3)"
+            "INSERT INTO learning_sources (learning_id, {source_column}, kind, created_at) \
+             VALUES (?1, ?2, 'taught', ?3) ON CONFLICT DO NOTHING"
         );
         self.immediate(|tx| {
             let now = now_timestamp();
@@ -631,7 +586,7 @@ impl Store {
             for l in learnings {
                 let known: bool = tx.query_row(
                     "SELECT EXISTS (SELECT 1 FROM learnings WHERE text = ?1)",
-                    [&l.text],
+                    params![&l.text],
                     |r| r.get(0),
                 )?;
                 if known {
@@ -648,10 +603,10 @@ impl Store {
 
     /// Whether an extraction model has read this session.
     pub fn session_extracted(&self, session: &str) -> Result<bool> {
-        self.conn
+        self.db
             .query_row(
                 "SELECT EXISTS (SELECT 1 FROM session_extractions WHERE session_id = ?1)",
-                [session],
+                params![session],
                 |r| r.get(0),
             )
             .map_err(|e| self.err(e))
@@ -666,8 +621,8 @@ impl Store {
     ) -> Result<bool> {
         self.immediate(|tx| {
             let n = tx.execute(
-                "INSERT OR IGNORE INTO session_extractions (session_id, provider, model, extracted_at) \
-                 VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO session_extractions (session_id, provider, model, extracted_at) \
+                 VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
                 params![session, provider, model, now_timestamp()],
             )?;
             Ok(n > 0)
@@ -676,11 +631,10 @@ impl Store {
 
     /// Record what a session extraction spent.
     pub fn finish_session_extraction(&self, session: &str, tokens: (i64, i64)) -> Result<()> {
-        self.conn
+        self.db
             .execute(
                 "UPDATE session_extractions SET input_tokens = ?2, output_tokens = ?3 WHERE session_id = ?1",
-                params![session, tokens.0, tokens.1],
-            )
+                params![session, tokens.0, tokens.1],)
             .map(|_| ())
             .map_err(|e| self.err(e))
     }
@@ -689,27 +643,22 @@ impl Store {
     /// (The table is scanned in id order: nearly every learning is in use, so a status index
     /// would only add a seek and a sort per row.)
     pub fn rank_rows(&self, drafts: bool) -> Result<Vec<RankRow>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
+        self.db
+            .query_map(
                 "SELECT id, section, text, keywords, applies_when, priority, confidence FROM learnings NOT INDEXED \
                  WHERE status IN ('active', ?1) AND quarantine_reason IS NULL ORDER BY id",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([if drafts { "draft" } else { "active" }], |r| {
+                params![if drafts { "draft" } else { "active" }],
+                |r| {
                 Ok(RankRow {
                     id: r.get(0)?,
                     section: r.get(1)?,
                     text: r.get(2)?,
                     keywords: json_list(r.get(3)?),
                     applies_when: json_list(r.get(4)?),
-                    priority: Priority::parse(&r.get::<_, String>(5)?).unwrap_or_default(),
+                    priority: Priority::parse(&r.get::<String>(5)?).unwrap_or_default(),
                     confidence: r.get(6)?,
                 })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+            },)
             .map_err(|e| self.err(e))
     }
 
@@ -718,80 +667,66 @@ impl Store {
     /// are none), or written by a person.
     pub fn learnings_in_window(&self, task_ids: &[TaskId]) -> Result<Vec<Learning>> {
         let ids = serde_json::to_string(task_ids).unwrap_or_else(|_| "[]".into());
+        let in_ids = self.backend().json_ids("?1");
         let sql = format!(
             "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status = 'active' AND {NOT_QUARANTINED} AND (l.origin = 'user' \
              OR EXISTS (SELECT 1 FROM learning_sources s WHERE s.learning_id = l.id \
-                        AND (s.task_id IN (SELECT value FROM json_each(?1)) \
+                        AND (s.task_id IN ({in_ids}) \
                              OR (s.session_id IS NOT NULL AND s.created_at >= COALESCE( \
-                                 (SELECT MIN(t.created_at) FROM tasks t WHERE t.id IN (SELECT value FROM json_each(?1))), ''))))) \
+                                 (SELECT MIN(t.created_at) FROM tasks t WHERE t.id IN ({in_ids})), ''))))) \
              ORDER BY l.id"
         );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([ids], learning_from_row)
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+        self.db
+            .query_map(&sql, params![ids], learning_from_row)
             .map_err(|e| self.err(e))
     }
 
     /// The newest task among each learning's sources, for ranking by recency. A learning taught
     /// only by Claude Code sessions has no task and is not listed.
     pub fn latest_sources(&self) -> Result<std::collections::HashMap<i64, TaskId>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT learning_id, MAX(task_id) FROM learning_sources WHERE task_id IS NOT NULL \
                  GROUP BY learning_id",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+            .map(|rows: Vec<(i64, TaskId)>| rows.into_iter().collect())
             .map_err(|e| self.err(e))
     }
 
     /// The tasks and sessions a learning came from, oldest first.
     pub fn learning_sources(&self, id: i64) -> Result<Vec<Source>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT task_id, session_id, kind, created_at FROM learning_sources WHERE learning_id = ?1 \
                  ORDER BY created_at, rowid",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([id], |r| {
+                params![id],
+                |r| {
                 Ok(Source {
                     task: r.get(0)?,
                     session: r.get(1)?,
                     kind: r.get(2)?,
                     at: r.get(3)?,
                 })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+            },)
             .map_err(|e| self.err(e))
     }
 
     /// A learning's evolution log, oldest first.
     pub fn learning_events(&self, id: i64) -> Result<Vec<LearningEvent>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT at, event, detail FROM learning_events WHERE learning_id = ?1 ORDER BY id",
+                params![id],
+                |r| {
+                    Ok(LearningEvent {
+                        at: r.get(0)?,
+                        event: r.get(1)?,
+                        detail: r.get(2)?,
+                    })
+                },
             )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([id], |r| {
-                Ok(LearningEvent {
-                    at: r.get(0)?,
-                    event: r.get(1)?,
-                    detail: r.get(2)?,
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
@@ -856,9 +791,8 @@ impl Store {
     /// extracted yet (those counted since the last regeneration, however many completed since),
     /// newest first. The first `window` rows are the window.
     pub fn learnings_scope(&self, window: u32, owed: u32) -> Result<Vec<WindowTask>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT t.id, t.prompt, t.task_type, t.output, e.task_id IS NOT NULL FROM tasks t \
                  LEFT JOIN learning_extractions e ON e.task_id = t.id \
                  WHERE t.id IN (SELECT id FROM tasks WHERE status = 'completed' AND skip_learnings = 0 \
@@ -867,29 +801,23 @@ impl Store {
                                 WHERE u.status = 'completed' AND u.skip_learnings = 0 AND x.task_id IS NULL \
                                 ORDER BY u.completed_at DESC, u.id DESC LIMIT ?2) \
                  ORDER BY t.completed_at DESC, t.id DESC",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([window, owed], |r| {
+                params![window, owed],
+                |r| {
                 Ok(WindowTask {
                     id: r.get(0)?,
                     prompt: r.get(1)?,
                     task_type: {
                         let text: String = r.get(2)?;
-                        TaskType::parse(&text).ok_or_else(|| {
-                            rusqlite::Error::FromSqlConversionFailure(
-                                2,
-                                rusqlite::types::Type::Text,
-                                format!("unexpected value {text:?}").into(),
-                            )
+                        TaskType::parse(&text).ok_or_else(|| DbError::Column {
+                            index: 2,
+                            name: "task_type".into(),
+                            message: format!("unexpected value {text:?}"),
                         })?
                     },
                     output: r.get(3)?,
                     extracted: r.get(4)?,
                 })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+            },)
             .map_err(|e| self.err(e))
     }
 
@@ -911,28 +839,24 @@ impl Store {
                         let id = insert_learning(tx, learning, &now)?;
                         log_event(tx, id, "taught", Some(&format!("task {task_id}")), &now)?;
                         tx.execute(
-                            "INSERT OR IGNORE INTO learning_sources (learning_id, task_id, kind, created_at) \
-                             VALUES (?1, ?2, 'taught', ?3)",
-                            params![id, task_id, now],
-                        )?;
+                            "INSERT INTO learning_sources (learning_id, task_id, kind, created_at) \
+                             VALUES (?1, ?2, 'taught', ?3) ON CONFLICT DO NOTHING",
+                            params![id, task_id, now],)?;
                         new_ids.push(id);
                     }
                     Taught::Confirms(id) => {
                         let added = tx.execute(
-                            "INSERT OR IGNORE INTO learning_sources (learning_id, task_id, kind, created_at) \
-                             VALUES (?1, ?2, 'confirmed', ?3)",
-                            params![id, task_id, now],
-                        )?;
+                            "INSERT INTO learning_sources (learning_id, task_id, kind, created_at) \
+                             VALUES (?1, ?2, 'confirmed', ?3) ON CONFLICT DO NOTHING",
+                            params![id, task_id, now],)?;
                         if added > 0 {
                             let confidence: f64 = tx.query_row(
                                 "SELECT confidence FROM learnings WHERE id = ?1",
-                                [id],
-                                |r| r.get(0),
-                            )?;
+                                params![id],
+                                |r| r.get(0),)?;
                             tx.execute(
                                 "UPDATE learnings SET confidence = ?2, confirmed_at = ?3 WHERE id = ?1",
-                                params![id, confirmed_confidence(confidence), now],
-                            )?;
+                                params![id, confirmed_confidence(confidence), now],)?;
                             log_event(tx, *id, "confirmed", Some(&format!("task {task_id}")), &now)?;
                         }
                     }
@@ -940,10 +864,12 @@ impl Store {
             }
             if let Some((provider, model, tokens)) = extracted {
                 tx.execute(
-                    "INSERT OR REPLACE INTO learning_extractions (task_id, provider, model, extracted_at, input_tokens, output_tokens) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![task_id, provider, model, now, tokens.0, tokens.1],
-                )?;
+                    "INSERT INTO learning_extractions (task_id, provider, model, extracted_at, input_tokens, output_tokens) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                     ON CONFLICT (task_id) DO UPDATE SET provider = excluded.provider, model = excluded.model, \
+                     extracted_at = excluded.extracted_at, input_tokens = excluded.input_tokens, \
+                     output_tokens = excluded.output_tokens",
+                    params![task_id, provider, model, now, tokens.0, tokens.1],)?;
             }
             Ok(new_ids)
         })
@@ -957,17 +883,12 @@ impl Store {
         model: &str,
         limit: usize,
     ) -> Result<Vec<RankRow>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
+        self.db
+            .query_map(
                 "SELECT l.id, l.section, l.text, l.keywords, l.applies_when, l.priority, l.confidence \
                  FROM learnings l WHERE l.status IN ('active', ?1) AND l.quarantine_reason IS NULL \
                  AND NOT EXISTS (SELECT 1 FROM learning_embeddings e WHERE e.learning_id = l.id AND e.model = ?2) \
                  ORDER BY l.id LIMIT ?3",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(
                 params![if drafts { "draft" } else { "active" }, model, limit as i64],
                 |r| {
                     Ok(RankRow {
@@ -976,46 +897,38 @@ impl Store {
                         text: r.get(2)?,
                         keywords: json_list(r.get(3)?),
                         applies_when: json_list(r.get(4)?),
-                        priority: Priority::parse(&r.get::<_, String>(5)?).unwrap_or_default(),
+                        priority: Priority::parse(&r.get::<String>(5)?).unwrap_or_default(),
                         confidence: r.get(6)?,
                     })
-                },
-            )
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+                },)
             .map_err(|e| self.err(e))
     }
 
     /// Stored embeddings made by `model`, for learnings of any status.
     pub fn learning_embeddings(&self, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT learning_id, vector FROM learning_embeddings WHERE model = ?1")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([model], |r| {
+        self.db
+            .query_map(
+                "SELECT learning_id, vector FROM learning_embeddings WHERE model = ?1 ORDER BY learning_id",
+                params![model],
+                |r| {
                 let bytes: Vec<u8> = r.get(1)?;
                 Ok((r.get(0)?, decode_vector(&bytes)))
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+            },)
             .map_err(|e| self.err(e))
     }
 
     /// The stored embeddings made by `model` of the learnings `ids` (those that have one), by
     /// primary-key lookups: the cost follows `ids`, not the table.
     pub fn embeddings_of(&self, model: &str, ids: &[i64]) -> Result<Vec<(i64, Vec<f32>)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT vector FROM learning_embeddings WHERE learning_id = ?1 AND model = ?2",
-            )
-            .map_err(|e| self.err(e))?;
         let mut out = Vec::new();
         for &id in ids {
-            let found: Option<Vec<u8>> = stmt
-                .query_row(params![id, model], |r| r.get(0))
-                .optional()
+            let found: Option<Vec<u8>> = self
+                .db
+                .query_opt(
+                    "SELECT vector FROM learning_embeddings WHERE learning_id = ?1 AND model = ?2",
+                    params![id, model],
+                    |r| r.get(0),
+                )
                 .map_err(|e| self.err(e))?;
             if let Some(bytes) = found {
                 out.push((id, decode_vector(&bytes)));
@@ -1030,12 +943,12 @@ impl Store {
             return Ok(());
         }
         self.immediate(|tx| {
-            let mut stmt = tx.prepare(
-                "INSERT OR REPLACE INTO learning_embeddings (learning_id, model, vector) \
-                 SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1)",
-            )?;
             for (id, v) in vectors {
-                stmt.execute(params![id, model, encode_vector(v)])?;
+                tx.execute(
+                    "INSERT INTO learning_embeddings (learning_id, model, vector) \
+                     SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1) \
+                     ON CONFLICT (learning_id) DO UPDATE SET model = excluded.model, vector = excluded.vector",
+                    params![id, model, encode_vector(v)],)?;
             }
             Ok(())
         })
@@ -1054,12 +967,15 @@ impl Store {
         }
         self.immediate(|tx| {
             let now = now_timestamp();
-            let mut stmt = tx.prepare(
-                "INSERT INTO learning_injections (learning_id, task_id, session_id, event, injected_at) \
-                 SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1)",
-            )?;
             for id in ids {
-                stmt.execute(params![id, task_id, session_id, event, now])?;
+                tx.execute(
+                    "INSERT INTO learning_injections (learning_id, task_id, session_id, event, injected_at) \
+                     SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1)",
+                    params![id, task_id, session_id, event, now],)?;
+            }
+            if let Some(task) = task_id {
+                // Given after its task was credited (taken in from the spool): credited now.
+                super::outcomes::credit_late_injections(tx, task, ids)?;
             }
             Ok(())
         })
@@ -1067,27 +983,23 @@ impl Store {
 
     /// The learnings a task was given, in the order given, with how.
     pub fn task_injections(&self, task_id: TaskId) -> Result<Vec<Injection>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT learning_id, event FROM learning_injections WHERE task_id = ?1 ORDER BY id",
+                params![task_id],
+                |r| {
+                    Ok(Injection {
+                        learning: r.get(0)?,
+                        event: r.get(1)?,
+                    })
+                },
             )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([task_id], |r| {
-                Ok(Injection {
-                    learning: r.get(0)?,
-                    event: r.get(1)?,
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
     /// Remember which learnings.md version a task was given.
     pub fn set_learnings_version(&self, task_id: TaskId, version: Option<i64>) -> Result<()> {
-        self.conn
+        self.db
             .execute(
                 "UPDATE tasks SET learnings_version = ?2 WHERE id = ?1",
                 params![task_id, version],
@@ -1099,7 +1011,7 @@ impl Store {
     /// Keep the prompt sent to a task's agent, secrets redacted (a record, shown by
     /// `gza show --prompt`; the agent was given the task's own prompt).
     pub fn set_prompt_sent(&self, task_id: TaskId, prompt: &str) -> Result<()> {
-        self.conn
+        self.db
             .execute(
                 "UPDATE tasks SET prompt_sent = ?2 WHERE id = ?1",
                 params![task_id, gza_core::redact::redact(prompt).as_ref()],
@@ -1110,43 +1022,39 @@ impl Store {
 
     /// The prompt sent to a task's agent (secrets redacted), if it was kept.
     pub fn prompt_sent(&self, task_id: TaskId) -> Result<Option<String>> {
-        self.conn
-            .query_row(
+        self.db
+            .query_opt(
                 "SELECT prompt_sent FROM tasks WHERE id = ?1",
-                [task_id],
+                params![task_id],
                 |r| r.get(0),
             )
-            .optional()
             .map(Option::flatten)
             .map_err(|e| self.err(e))
     }
 
     /// A version of learnings.md gza wrote: its content.
     pub fn learnings_version(&self, id: i64) -> Result<Option<String>> {
-        self.conn
-            .query_row(
+        self.db
+            .query_opt(
                 "SELECT content FROM learnings_versions WHERE id = ?1",
-                [id],
+                params![id],
                 |r| r.get(0),
             )
-            .optional()
             .map_err(|e| self.err(e))
     }
 
     /// The newest version gza wrote.
     pub fn last_learnings_version(&self) -> Result<Option<LearningsVersion>> {
-        self.conn
-            .query_row(
+        self.db
+            .query_opt(
                 "SELECT id, content FROM learnings_versions WHERE content <> '' ORDER BY id DESC LIMIT 1",
-                [],
+                params![],
                 |r| {
                     Ok(LearningsVersion {
                         id: r.get(0)?,
                         content: r.get(1)?,
                     })
-                },
-            )
-            .optional()
+                },)
             .map_err(|e| self.err(e))
     }
 
@@ -1159,12 +1067,15 @@ impl Store {
         consumed: i64,
         render: impl FnOnce(i64) -> String,
     ) -> Result<LearningsVersion> {
+        let floor = self
+            .backend()
+            .greatest("0", "COALESCE(tasks_since_regen, 0) - ?3");
         self.immediate(|tx| {
             let now = now_timestamp();
-            tx.execute(
+            let id: i64 = tx.one(
                 "INSERT INTO learnings_versions (created_at, from_task_id, window_tasks, items, added, removed, kept, \
                  llm_calls, input_tokens, output_tokens, duration_ms, content) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '')",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '') RETURNING id",
                 params![
                     now,
                     record.from_task_id,
@@ -1177,39 +1088,35 @@ impl Store {
                     record.input_tokens,
                     record.output_tokens,
                     record.duration_ms,
-                ],
-            )?;
-            let id = tx.last_insert_rowid();
+                ],)?;
             let content = render(id);
             tx.execute(
                 "UPDATE learnings_versions SET content = ?2 WHERE id = ?1",
-                params![id, content],
-            )?;
+                params![id, content],)?;
             tx.execute(
-                "UPDATE learnings_metadata SET last_regenerated_at = ?1, last_regenerated_from_task_id = ?2, \
-                 tasks_since_regen = MAX(0, COALESCE(tasks_since_regen, 0) - ?3) WHERE id = 1",
-                params![now, record.from_task_id, consumed],
-            )?;
+                &format!(
+                    "UPDATE learnings_metadata SET last_regenerated_at = ?1, last_regenerated_from_task_id = ?2, \
+                     tasks_since_regen = {floor} WHERE id = 1"
+                ),
+                params![now, record.from_task_id, consumed],)?;
             Ok(LearningsVersion { id, content })
         })
     }
 
     /// The learnings_metadata row.
     pub fn learnings_metadata(&self) -> Result<LearningsMetadata> {
-        self.conn
-            .query_row(
+        self.db
+            .query_opt(
                 "SELECT last_regenerated_at, last_regenerated_from_task_id, COALESCE(tasks_since_regen, 0) \
                  FROM learnings_metadata WHERE id = 1",
-                [],
+                params![],
                 |r| {
                     Ok(LearningsMetadata {
                         last_regenerated_at: r.get(0)?,
                         last_regenerated_from_task_id: r.get(1)?,
                         tasks_since_regen: r.get(2)?,
                     })
-                },
-            )
-            .optional()
+                },)
             .map_err(|e| self.err(e))
             .map(Option::unwrap_or_default)
     }
@@ -1217,7 +1124,7 @@ impl Store {
     /// Forget every learning, extraction, injection and version; reset the metadata.
     pub fn clear_learnings(&self) -> Result<()> {
         self.immediate(|tx| {
-            tx.execute_batch(
+            tx.batch(
                 "DELETE FROM learning_injections; DELETE FROM learning_embeddings; DELETE FROM learning_sources; \
                  DELETE FROM learning_events; DELETE FROM session_extractions; \
                  DELETE FROM learnings; DELETE FROM learning_extractions; \
@@ -1231,21 +1138,18 @@ impl Store {
     /// Counts and spending for `gza learnings stats`.
     pub fn learnings_totals(&self) -> Result<LearningsTotals> {
         let q = |sql: &str| -> Result<i64> {
-            self.conn
-                .query_row(sql, [], |r| r.get(0))
+            self.db
+                .query_row(sql, params![], |r| r.get(0))
                 .map_err(|e| self.err(e))
         };
         let grouped = |sql: &str| -> Result<Vec<Tally>> {
-            let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
-            let rows = stmt
-                .query_map([], |r| {
+            self.db
+                .query_map(sql, params![], |r| {
                     Ok(Tally {
                         name: r.get(0)?,
                         count: r.get(1)?,
                     })
                 })
-                .map_err(|e| self.err(e))?;
-            rows.collect::<rusqlite::Result<_>>()
                 .map_err(|e| self.err(e))
         };
         let mut t = LearningsTotals {
@@ -1273,17 +1177,23 @@ impl Store {
                  AND NOT EXISTS (SELECT 1 FROM learning_injections i WHERE i.learning_id = l.id)")?,
             tasks_extracted: q("SELECT COUNT(*) FROM learning_extractions")?,
             regenerations: q("SELECT COUNT(*) FROM learnings_versions")?,
-            llm_calls: q("SELECT COALESCE(SUM(llm_calls), 0) FROM learnings_versions")?,
-            input_tokens: q("SELECT COALESCE(SUM(input_tokens), 0) FROM learnings_versions")?,
-            output_tokens: q("SELECT COALESCE(SUM(output_tokens), 0) FROM learnings_versions")?,
+            llm_calls: q(
+                "SELECT CAST(COALESCE(SUM(llm_calls), 0) AS BIGINT) FROM learnings_versions",
+            )?,
+            input_tokens: q(
+                "SELECT CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) FROM learnings_versions",
+            )?,
+            output_tokens: q(
+                "SELECT CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) FROM learnings_versions",
+            )?,
             last: None,
         };
         t.last = self
-            .conn
-            .query_row(
+            .db
+            .query_opt(
                 "SELECT from_task_id, window_tasks, items, added, removed, kept, llm_calls, input_tokens, \
                  output_tokens, duration_ms FROM learnings_versions ORDER BY id DESC LIMIT 1",
-                [],
+                params![],
                 |r| {
                     Ok(VersionRecord {
                         from_task_id: r.get(0)?,
@@ -1297,32 +1207,25 @@ impl Store {
                         output_tokens: r.get(8)?,
                         duration_ms: r.get(9)?,
                     })
-                },
-            )
-            .optional()
+                },)
             .map_err(|e| self.err(e))?;
         Ok(t)
     }
 
     /// The most injected active learnings, most first.
     pub fn most_injected(&self, limit: u32) -> Result<Vec<InjectionCount>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT l.id, l.text, COUNT(*) FROM learning_injections i JOIN learnings l ON l.id = i.learning_id \
                  WHERE l.status = 'active' GROUP BY l.id ORDER BY 3 DESC, 1 LIMIT ?1",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([limit], |r| {
+                params![limit],
+                |r| {
                 Ok(InjectionCount {
                     id: r.get(0)?,
                     text: r.get(1)?,
                     injected: r.get(2)?,
                 })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+            },)
             .map_err(|e| self.err(e))
     }
 }
@@ -1341,10 +1244,9 @@ fn decode_vector(bytes: &[u8]) -> Vec<f32> {
 
 /// Count a completed task towards the next regeneration, inside the transaction that records
 /// its outcome (the completion hook's write).
-pub fn count_towards_regeneration(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+pub fn count_towards_regeneration(tx: &Tx) -> DbResult<()> {
     tx.execute(
         "UPDATE learnings_metadata SET tasks_since_regen = COALESCE(tasks_since_regen, 0) + 1 WHERE id = 1",
-        [],
-    )?;
+        params![],)?;
     Ok(())
 }

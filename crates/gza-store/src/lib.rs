@@ -1,40 +1,58 @@
-//! SQLite persistence: opening the database, migrations, and the queries behind every command.
+//! Persistence: opening the database (the SQLite file in `.gza/`, or a project's schema in a
+//! shared PostgreSQL database), migrations, and the queries behind every command.
 //!
-//! Nothing in here knows about the command line.
+//! Nothing in here knows about the command line. Every query goes through [`db`], which runs one
+//! SQL text on either backend (see its docs for how to write one).
 
+#[macro_use]
+pub mod db;
 mod comments;
+mod dashboard;
 mod extraction_backoff;
+mod hooks;
 mod imports;
 mod learnings;
 mod leases;
 mod lifecycle;
 mod lineage;
+mod outcomes;
+mod pg;
 mod review_loop;
 mod runs;
 mod search;
 mod tags;
 mod tasks;
+mod verify;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
+use gza_core::database::Database;
 use gza_core::error::{Error, Result};
+use gza_core::project::Project;
 
 pub use comments::{Addressed, Comment, MAX_COMMENT_BYTES};
+pub use dashboard::{DayTally, PendingTask, TaskFilter, WeekTally};
+pub use db::{Backend, Db, DbError, Tx};
 pub use extraction_backoff::ExtractionBackoff;
+pub use hooks::{HookLearning, HookSnapshot};
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
     FileEdits, Injection, InjectionCount, LearningEdit, LearningEvent, LearningsMetadata,
     LearningsTotals, LearningsVersion, RankRow, Source, Tally, Taught, VersionRecord, WindowTask,
     count_towards_regeneration,
 };
-pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease};
+pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease, TaskLease};
 pub use lifecycle::{
     EvolutionEntry, FailingLearning, InjectionOutcome, LifecycleCounts, TierChange,
 };
 pub use lineage::{LineageNode, UnmergedTask};
+pub use outcomes::{
+    BaseRate, Credit, CreditCounts, CreditedTask, Debited, Ending, Measures, Rating,
+    credit_finished, credit_task,
+};
 pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
 pub use search::{SearchFilter, SearchHit, SearchOrder};
 pub use tags::Scope;
@@ -42,22 +60,89 @@ pub use tasks::{
     Figure, HistoryFilter, LinkedTask, NewTask, PendingCounts, QueueEntry, Stats, StatusCounts,
     TaskEdit, TaskSummary, Tokens,
 };
+pub use verify::NewVerification;
 
 mod embedded {
     refinery::embed_migrations!("../../migrations");
 }
 
+/// PostgreSQL's migrations: the SQLite schema in PostgreSQL's words, one schema per project.
+mod embedded_pg {
+    refinery::embed_migrations!("../../migrations-postgres");
+}
+
+/// The newest migration this gza knows for a backend (from build.rs, which reads the same
+/// folders refinery embeds; `the_latest_migration_is_refinerys` checks they agree).
+fn latest_migration(backend: Backend) -> i64 {
+    match backend {
+        Backend::Sqlite => env!("GZA_LATEST_MIGRATION"),
+        Backend::Postgres => env!("GZA_LATEST_PG_MIGRATION"),
+    }
+    .parse()
+    .expect("build.rs gives a number")
+}
+
 /// How long a statement waits for another process's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Where an open store's records are.
+#[derive(Debug, Clone)]
+enum Target {
+    Sqlite,
+    Postgres {
+        project: String,
+        schema: String,
+        /// The connection, without the password.
+        display: String,
+    },
+}
+
+/// What `gza db status` shows.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DbStatus {
+    pub backend: &'static str,
+    /// The file, or the connection without its password.
+    pub location: String,
+    /// The project's name in a shared database.
+    pub project: Option<String>,
+    /// Its schema there.
+    pub schema: Option<String>,
+    pub schema_version: i64,
+    /// The newest schema version this gza knows.
+    pub known_version: i64,
+    /// The server's version (PostgreSQL) or the library's (SQLite).
+    pub server: String,
+}
+
 /// An open gza database.
 pub struct Store {
-    conn: Connection,
+    db: Db,
+    /// The SQLite file; for PostgreSQL, the connection without its password (named in errors).
     path: PathBuf,
     /// Device and inode of the file at `path` when it was opened, to notice a replaced database.
     identity: Option<(u64, u64)>,
     /// How long a statement waits for another process's write lock.
     busy: std::cell::Cell<Duration>,
+    target: Target,
+}
+
+/// `.gza/` holds this clone's logs, locks, worktrees and learnings.md whichever database keeps
+/// the records: a clone whose records are in a shared database (where the SQLite file would
+/// have made it) gets it when it first opens them.
+/// The name the project has there is kept in `.gza/project` the first time (unless the
+/// `project` setting names it), so a remote added later does not move it.
+fn ensure_state_dir(project: &Project, database: &Database) -> Result<()> {
+    if let Database::Postgres { project: name, .. } = database {
+        let dir = project.state_dir();
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create directory", e))?;
+        if project.config.project.is_none() && project.recorded_project_name().is_none() {
+            let _ = gza_core::fsutil::write_atomically(
+                &project.project_name_file(),
+                format!("{name}\n").as_bytes(),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Device and inode of the file at `path`, if there is one.
@@ -67,6 +152,67 @@ fn file_identity(path: &Path) -> Option<(u64, u64)> {
 }
 
 impl Store {
+    /// Open the project's database (SQLite or its schema in a shared PostgreSQL) and bring its
+    /// schema up to date; never creates one: only [`Store::create_project`] (`gza init`) does.
+    pub fn open_project(project: &Project) -> Result<Store> {
+        let database = project.database()?;
+        let store = Store::open_database(&database)?;
+        ensure_state_dir(project, &database)?;
+        Ok(store)
+    }
+
+    /// Open (creating if needed) the project's database.
+    pub fn create_project(project: &Project) -> Result<Store> {
+        let database = project.database()?;
+        let store = Store::create_database(&database)?;
+        ensure_state_dir(project, &database)?;
+        Ok(store)
+    }
+
+    /// Open the project's database for a hook: `None` when there is none; locks are waited on
+    /// for at most `busy`.
+    pub fn open_existing_project(project: &Project, busy: Duration) -> Result<Option<Store>> {
+        match project.database()? {
+            Database::Sqlite(path) => Store::open_existing(&path, busy),
+            Database::Postgres { spec, project } => {
+                match Store::connect_pg(&spec, &project, false, Some(busy)) {
+                    Ok(store) => Ok(Some(store)),
+                    Err(Error::MissingProject { .. }) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    }
+
+    /// Open the project's database for commands that only read.
+    pub fn open_project_for_reading(project: &Project) -> Result<Store> {
+        match project.database()? {
+            Database::Sqlite(path) => Store::open_for_reading(&path),
+            database @ Database::Postgres { .. } => {
+                let store = Store::open_database(&database)?;
+                // Reading still needs the clone's state folder (learnings.md, logs).
+                let _ = ensure_state_dir(project, &database);
+                Ok(store)
+            }
+        }
+    }
+
+    /// Open the database at `database`; never creates one.
+    pub fn open_database(database: &Database) -> Result<Store> {
+        match database {
+            Database::Sqlite(path) => Store::open(path),
+            Database::Postgres { spec, project } => Store::connect_pg(spec, project, false, None),
+        }
+    }
+
+    /// Open (creating if needed) the database at `database`.
+    pub fn create_database(database: &Database) -> Result<Store> {
+        match database {
+            Database::Sqlite(path) => Store::create(path),
+            Database::Postgres { spec, project } => Store::connect_pg(spec, project, true, None),
+        }
+    }
+
     /// Open the existing database at `path` and bring its schema up to date. A missing or
     /// zero-byte file is an error: only [`Store::create`] (`gza init`) makes a database.
     pub fn open(path: &Path) -> Result<Store> {
@@ -99,6 +245,16 @@ impl Store {
         Store::connect(path, true)
     }
 
+    fn sqlite_store(conn: Connection, path: &Path) -> Store {
+        Store {
+            db: Db::sqlite(conn),
+            path: path.to_path_buf(),
+            identity: file_identity(path),
+            busy: std::cell::Cell::new(BUSY_TIMEOUT),
+            target: Target::Sqlite,
+        }
+    }
+
     fn connect(path: &Path, create: bool) -> Result<Store> {
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -113,17 +269,41 @@ impl Store {
                     empty: false,
                 }
             } else {
-                classify(path, e)
+                classify_sqlite(path, e)
             }
         })?;
-        let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
-            identity: file_identity(path),
-            busy: std::cell::Cell::new(BUSY_TIMEOUT),
-        };
-        store.configure().map_err(|e| classify(path, e))?;
+        let mut store = Store::sqlite_store(conn, path);
+        store.configure().map_err(|e| classify_sqlite(path, e))?;
         store.migrate()?;
+        Ok(store)
+    }
+
+    /// Connect to the project's schema in a shared PostgreSQL database, migrating it (and, with
+    /// `create`, making it) first.
+    fn connect_pg(
+        spec: &gza_core::database::DatabaseSpec,
+        project: &str,
+        create: bool,
+        busy: Option<Duration>,
+    ) -> Result<Store> {
+        let resolved = pg::resolve(spec)?;
+        let schema = pg::schema_for(project);
+        let client = pg::connect(&resolved, Some(&schema))?;
+        let write_lock = pg::lock_key(&format!("{schema}:write"));
+        let display = resolved.display();
+        let mut store = Store {
+            db: Db::postgres(client, write_lock),
+            path: PathBuf::from(format!("{display} (project {project})")),
+            identity: None,
+            busy: std::cell::Cell::new(BUSY_TIMEOUT),
+            target: Target::Postgres {
+                project: project.to_string(),
+                schema,
+                display,
+            },
+        };
+        store.set_busy_timeout(busy.unwrap_or(BUSY_TIMEOUT))?;
+        store.migrate_pg(create)?;
         Ok(store)
     }
 
@@ -136,27 +316,22 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
-        let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
-            identity: file_identity(path),
-            busy: std::cell::Cell::new(BUSY_TIMEOUT),
-        };
-        store.configure().map_err(|e| classify(path, e))?;
+        let conn =
+            Connection::open_with_flags(path, flags).map_err(|e| classify_sqlite(path, e))?;
+        let mut store = Store::sqlite_store(conn, path);
+        store.configure().map_err(|e| classify_sqlite(path, e))?;
         store.set_busy_timeout(busy)?;
+        let conn = store.db.sqlite_conn().expect("sqlite");
         // A hook reads thousands of rows and vectors once: through a mapping, not a read(2)
         // and a copy per page.
-        let _ = store.conn.execute_batch("PRAGMA mmap_size = 268435456");
+        let _ = conn.execute_batch("PRAGMA mmap_size = 268435456");
         // A hook is often the last connection to close; the checkpoint SQLite then runs (with
         // its fsyncs) would double its latency. The next ordinary command checkpoints instead.
-        store
-            .conn
-            .set_db_config(
-                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-                true,
-            )
-            .map_err(|e| classify(path, e))?;
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .map_err(|e| classify_sqlite(path, e))?;
         store.migrate()?;
         Ok(Some(store))
     }
@@ -183,21 +358,58 @@ impl Store {
             Ok(c) => c,
             Err(_) => {
                 let uri = format!("file:{}?immutable=1", path.display());
-                Connection::open_with_flags(uri, flags).map_err(|e| classify(path, e))?
+                Connection::open_with_flags(uri, flags).map_err(|e| classify_sqlite(path, e))?
             }
         };
-        let store = Store {
-            conn,
-            path: path.to_path_buf(),
-            identity: file_identity(path),
-            busy: std::cell::Cell::new(BUSY_TIMEOUT),
-        };
+        let store = Store::sqlite_store(conn, path);
         let (found, known) = store.schema_versions()?;
         if found != known {
             // Migrations would be needed, and they cannot be written here.
             return Err(Error::ReadOnly(path.to_path_buf()));
         }
         Ok(store)
+    }
+
+    /// Which engine this store runs on.
+    pub fn backend(&self) -> Backend {
+        self.db.backend()
+    }
+
+    /// The connection, for queries of other crates' tests and tools (`gza db`).
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Backend, location (never a password), project, schema versions and server.
+    pub fn status(&self) -> Result<DbStatus> {
+        let (found, known) = self.schema_versions()?;
+        Ok(match &self.target {
+            Target::Sqlite => DbStatus {
+                backend: "sqlite",
+                location: self.path.display().to_string(),
+                project: None,
+                schema: None,
+                schema_version: found,
+                known_version: known,
+                server: format!("SQLite {}", rusqlite::version()),
+            },
+            Target::Postgres {
+                project,
+                schema,
+                display,
+            } => DbStatus {
+                backend: "postgres",
+                location: display.clone(),
+                project: Some(project.clone()),
+                schema: Some(schema.clone()),
+                schema_version: found,
+                known_version: known,
+                server: self
+                    .db
+                    .one::<String>("SELECT version()", params![])
+                    .map_err(|e| self.err(e))?,
+            },
+        })
     }
 
     /// Fail when the file at this store's path is no longer the file this connection has open
@@ -207,7 +419,7 @@ impl Store {
         let at_path = file_identity(&self.path);
         match (open, at_path) {
             (Some(open), Some(now)) if open == now => Ok(()),
-            // Unknown (an in-memory or odd database): nothing to compare.
+            // Unknown (a shared database, an in-memory or odd one): nothing to compare.
             (None, _) => Ok(()),
             (Some(_), None) => Err(Error::DatabaseReplaced(format!(
                 "{} was deleted while gza had it open",
@@ -224,32 +436,29 @@ impl Store {
         self.identity
     }
 
+    /// The newest schema version this gza knows for this store's backend.
+    fn known_version(&self) -> i64 {
+        latest_migration(self.backend())
+    }
+
     /// The schema version stored in the database and the newest this gza knows.
     fn schema_versions(&self) -> Result<(i64, i64)> {
-        let known = embedded::migrations::runner()
-            .get_migrations()
-            .iter()
-            .map(|m| i64::from(m.version()))
-            .max()
-            .unwrap_or(0);
         let found = self
-            .conn
-            .query_row(
+            .db
+            .one(
                 "SELECT COALESCE(MAX(version), 0) FROM refinery_schema_history",
-                [],
-                |r| r.get(0),
+                params![],
             )
-            .map_err(|e| classify(&self.path, e))?;
-        Ok((found, known))
+            .map_err(|e| self.err(e))?;
+        Ok((found, self.known_version()))
     }
 
     fn configure(&self) -> rusqlite::Result<()> {
-        self.conn.busy_timeout(BUSY_TIMEOUT)?;
+        let conn = self.db.sqlite_conn().expect("sqlite");
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         // journal_mode answers with a row, so it is queried rather than executed.
-        let _mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
-        self.conn.execute_batch(
+        let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        conn.execute_batch(
             "PRAGMA foreign_keys = ON;
              PRAGMA synchronous = NORMAL;",
         )
@@ -273,11 +482,13 @@ impl Store {
         }
         let runner = embedded::migrations::runner();
         tracing::info!(database = %self.path.display(), "migrating the database");
-        runner.run(&mut self.conn).map_err(|e| {
+        let path = self.path.clone();
+        let conn = self.db.sqlite_conn_mut().expect("sqlite");
+        runner.run(conn).map_err(|e| {
             std::error::Error::source(&e)
                 .and_then(|s| s.downcast_ref::<rusqlite::Error>())
                 .and_then(|s| s.sqlite_error_code())
-                .and_then(|code| classify_code(&self.path, code))
+                .and_then(|code| classify_code(&path, code))
                 .unwrap_or_else(|| Error::Migration(e.to_string()))
         })?;
         tracing::info!(ms = asked.elapsed().as_millis() as u64, "migrated");
@@ -287,13 +498,12 @@ impl Store {
     /// Whether migrations are pending; an error for a database of a newer gza or another program.
     fn needs_migration(&self) -> Result<bool> {
         let has_history: bool = self
-            .conn
-            .query_row(
+            .db
+            .one(
                 "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'refinery_schema_history')",
-                [],
-                |r| r.get(0),
+                params![],
             )
-            .map_err(|e| classify(&self.path, e))?;
+            .map_err(|e| self.err(e))?;
         if has_history {
             let (found, known) = self.schema_versions()?;
             if found > known {
@@ -308,9 +518,9 @@ impl Store {
             }
         } else {
             let tables: i64 = self
-                .conn
-                .query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get(0))
-                .map_err(|e| classify(&self.path, e))?;
+                .db
+                .one("SELECT COUNT(*) FROM sqlite_master", params![])
+                .map_err(|e| self.err(e))?;
             if tables > 0 {
                 return Err(Error::BadDatabase {
                     path: self.path.clone(),
@@ -321,10 +531,123 @@ impl Store {
         Ok(true)
     }
 
-    /// Map a rusqlite error from this store into a user-facing one.
+    /// The project schema's version in a shared database; `None` when it has none yet.
+    fn pg_version(&self) -> Result<Option<i64>> {
+        let has_history: bool = self
+            .db
+            .one(
+                "SELECT to_regclass('refinery_schema_history') IS NOT NULL",
+                params![],
+            )
+            .map_err(|e| self.err(e))?;
+        if !has_history {
+            return Ok(None);
+        }
+        self.schema_versions().map(|(found, _)| Some(found))
+    }
+
+    /// Bring the project's schema in a shared database up to date (making it, with `create`).
+    /// Machines that start at once after an upgrade migrate one at a time: the one that
+    /// migrates holds an advisory lock of the database, and the others find nothing to do.
+    fn migrate_pg(&mut self, create: bool) -> Result<()> {
+        let Target::Postgres {
+            project, schema, ..
+        } = self.target.clone()
+        else {
+            return Ok(());
+        };
+        let known = self.known_version();
+        let check = |store: &Store| -> Result<bool> {
+            match store.pg_version()? {
+                None if !create => Err(Error::MissingProject {
+                    project: project.clone(),
+                    database: match &store.target {
+                        Target::Postgres { display, .. } => display.clone(),
+                        Target::Sqlite => String::new(),
+                    },
+                }),
+                None => Ok(true),
+                Some(found) if found > known => Err(Error::NewerDatabase {
+                    path: store.path.clone(),
+                    found,
+                    known,
+                }),
+                Some(found) => Ok(found < known),
+            }
+        };
+        if !check(self)? {
+            return Ok(());
+        }
+        let key = pg::lock_key("gza:migrate");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let got: bool = self
+                .db
+                .one("SELECT pg_try_advisory_lock(?1)", params![key])
+                .map_err(|e| self.err(e))?;
+            if got {
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(Error::Busy(format!(
+                    "another gza has been migrating {} for a minute; wait for it and try again",
+                    self.path.display()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let result = (|| -> Result<()> {
+            if !check(self)? {
+                return Ok(());
+            }
+            tracing::info!(database = %self.path.display(), "migrating the database");
+            self.db
+                .batch(
+                    "CREATE SCHEMA IF NOT EXISTS gza; \
+                     CREATE TABLE IF NOT EXISTS gza.projects (\
+                        name TEXT COLLATE \"C\" PRIMARY KEY, \
+                        schema_name TEXT COLLATE \"C\" NOT NULL UNIQUE, \
+                        created_at TEXT NOT NULL)",
+                )
+                .map_err(|e| self.err(e))?;
+            self.db
+                .execute(
+                    "INSERT INTO gza.projects (name, schema_name, created_at) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT DO NOTHING",
+                    params![project, schema, gza_core::task::now_timestamp()],
+                )
+                .map_err(|e| self.err(e))?;
+            let owner: String = self
+                .db
+                .one(
+                    "SELECT name FROM gza.projects WHERE schema_name = ?1",
+                    params![schema],
+                )
+                .map_err(|e| self.err(e))?;
+            if owner != project {
+                return Err(Error::Usage(format!(
+                    "projects {owner:?} and {project:?} would share schema {schema}; give this one another `project:` name"
+                )));
+            }
+            self.db
+                .batch(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+                .map_err(|e| self.err(e))?;
+            let runner = embedded_pg::migrations::runner();
+            self.db
+                .with_pg(|pg| runner.run(&mut pg.client).map(|_| ()))
+                .expect("postgres")
+                .map_err(|e| Error::Migration(e.to_string()))?;
+            Ok(())
+        })();
+        let _ = self
+            .db
+            .execute("SELECT pg_advisory_unlock(?1)", params![key]);
+        result
+    }
+
     /// How long statements wait for another process's write lock from now on.
     pub fn set_busy_timeout(&self, busy: Duration) -> Result<()> {
-        self.conn.busy_timeout(busy).map_err(|e| self.err(e))?;
+        self.db.set_lock_wait(busy).map_err(|e| self.err(e))?;
         self.busy.set(busy);
         Ok(())
     }
@@ -334,7 +657,8 @@ impl Store {
         self.busy.get()
     }
 
-    pub(crate) fn err(&self, e: rusqlite::Error) -> Error {
+    /// Map a query-layer error from this store into a user-facing one.
+    pub(crate) fn err(&self, e: DbError) -> Error {
         classify(&self.path, e)
     }
 }
@@ -363,19 +687,61 @@ fn migration_lock(db: &Path) -> Result<std::fs::File> {
     }
 }
 
-/// Turn SQLite failures a user can act on into clear errors; keep the rest as they are.
-fn classify(path: &Path, e: rusqlite::Error) -> Error {
-    if let rusqlite::Error::FromSqlConversionFailure(_, _, inner) = &e
-        && let Some(bad) = inner.downcast_ref::<tasks::BadValue>()
-    {
-        return Error::BadRow {
+/// Turn failures a user can act on into clear errors; keep the rest as they are.
+fn classify(path: &Path, e: DbError) -> Error {
+    match e {
+        DbError::Sqlite(e) => classify_sqlite(path, e),
+        DbError::Postgres(e) => classify_pg(path, e),
+        DbError::Bad(what) if path.starts_with("postgres:") => Error::Usage(format!(
+            "{what} in {}; gza cannot read that row: correct the value there (psql)",
+            path.display()
+        )),
+        DbError::Bad(what) => Error::BadRow {
             path: path.to_path_buf(),
-            what: bad.to_string(),
-        };
+            what,
+        },
+        other => Error::Store(other.to_string()),
     }
+}
+
+fn classify_sqlite(path: &Path, e: rusqlite::Error) -> Error {
     e.sqlite_error_code()
         .and_then(|code| classify_code(path, code))
         .unwrap_or(Error::Sqlite(e))
+}
+
+fn classify_pg(path: &Path, e: postgres::Error) -> Error {
+    use postgres::error::SqlState;
+    let Some(db) = e.as_db_error() else {
+        // The connection broke (the server restarted, the network went): one line.
+        return Error::Unreachable(format!(
+            "lost the connection to {}: {e}; check that PostgreSQL runs and try again",
+            path.display()
+        ));
+    };
+    let code = db.code();
+    if *code == SqlState::DISK_FULL {
+        Error::DiskFull(path.to_path_buf())
+    } else if *code == SqlState::LOCK_NOT_AVAILABLE || *code == SqlState::QUERY_CANCELED {
+        Error::Locked(path.to_path_buf())
+    } else if *code == SqlState::ADMIN_SHUTDOWN
+        || *code == SqlState::CRASH_SHUTDOWN
+        || *code == SqlState::CANNOT_CONNECT_NOW
+    {
+        Error::Unreachable(format!(
+            "PostgreSQL at {} is shutting down or restarting ({}); try again in a moment",
+            path.display(),
+            db.message()
+        ))
+    } else if *code == SqlState::INSUFFICIENT_PRIVILEGE {
+        Error::Unreachable(format!(
+            "PostgreSQL at {} refused: {}; the database user needs to own the project's schema (or CREATE on the database for `gza init`)",
+            path.display(),
+            db.message()
+        ))
+    } else {
+        Error::Store(format!("{}: {}", db.code().code(), db.message()))
+    }
 }
 
 fn classify_code(path: &Path, code: ErrorCode) -> Option<Error> {
@@ -396,4 +762,33 @@ fn classify_code(path: &Path, code: ErrorCode) -> Option<Error> {
         }
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod latest_migration_tests {
+    use super::Backend;
+
+    fn highest(migrations: &[refinery::Migration]) -> i64 {
+        migrations
+            .iter()
+            .map(|m| i64::from(m.version()))
+            .max()
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn the_latest_migration_is_refinerys() {
+        let sqlite = highest(
+            &super::embedded::migrations::runner()
+                .get_migrations()
+                .to_vec(),
+        );
+        assert_eq!(super::latest_migration(Backend::Sqlite), sqlite);
+        let pg = highest(
+            &super::embedded_pg::migrations::runner()
+                .get_migrations()
+                .to_vec(),
+        );
+        assert_eq!(super::latest_migration(Backend::Postgres), pg);
+    }
 }

@@ -1,11 +1,10 @@
 //! Queries for the learning lifecycle: review, promotion, tiers by evidence, outcomes.
 
-use rusqlite::params;
-
 use super::Store;
 use super::learnings::{
     LEARNING_COLUMNS, insert_learning, learning_from_row, log_event, set_status,
 };
+use crate::db::ToParam;
 use gza_core::error::Result;
 use gza_core::learning::{Evidence, Learning, NewLearning, Status};
 use gza_core::task::{FailureReason, TaskId, TaskStatus, now_timestamp};
@@ -61,14 +60,11 @@ pub struct LifecycleCounts {
 }
 
 impl Store {
-    fn learning_list(&self, filter: &str, params: impl rusqlite::Params) -> Result<Vec<Learning>> {
+    fn learning_list(&self, filter: &str, params: &[&dyn ToParam]) -> Result<Vec<Learning>> {
         let sql =
             format!("SELECT {LEARNING_COLUMNS} FROM learnings l WHERE {filter} ORDER BY l.id");
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params, learning_from_row)
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+        self.db
+            .query_map(&sql, params, learning_from_row)
             .map_err(|e| self.err(e))
     }
 
@@ -76,7 +72,7 @@ impl Store {
     pub fn review_queue(&self) -> Result<Vec<Learning>> {
         self.learning_list(
             "l.status = 'draft' OR (l.quarantine_reason IS NOT NULL AND l.status <> 'archived')",
-            [],
+            params![],
         )
     }
 
@@ -84,7 +80,7 @@ impl Store {
     pub fn tier2_learnings(&self) -> Result<Vec<Learning>> {
         let mut list = self.learning_list(
             "l.tier = 2 AND l.status = 'active' AND l.quarantine_reason IS NULL",
-            [],
+            params![],
         )?;
         list.sort_by_key(|l| {
             std::cmp::Reverse(l.lifecycle.evidence.as_ref().map_or(0, |e| e.count))
@@ -102,8 +98,7 @@ impl Store {
                 let mut any = set_status(tx, id, Status::Active, Some(reason), &now)?;
                 let lifted = tx.execute(
                     "UPDATE learnings SET quarantine_reason = NULL WHERE id = ?1 AND quarantine_reason IS NOT NULL",
-                    [id],
-                )?;
+                    params![id],)?;
                 if lifted > 0 {
                     log_event(tx, id, "accepted", Some("quarantine lifted by a person"), &now)?;
                     any = true;
@@ -118,23 +113,16 @@ impl Store {
     pub fn record_validation(&self, changes: &[TierChange]) -> Result<()> {
         self.immediate(|tx| {
             let now = now_timestamp();
-            let mut stmt = tx.prepare(
-                "UPDATE learnings SET tier = ?2, tier_level = ?3, evidence = ?4, validated_at = ?5, \
-                 stale_reason = ?6 WHERE id = ?1",
-            )?;
             for c in changes {
                 let evidence = c
                     .evidence
                     .as_ref()
                     .and_then(|e| serde_json::to_string(e).ok());
-                stmt.execute(params![
-                    c.id,
-                    c.tier,
-                    c.level,
-                    evidence,
-                    now,
-                    c.stale_reason
-                ])?;
+                tx.execute(
+                    "UPDATE learnings SET tier = ?2, tier_level = ?3, evidence = ?4, validated_at = ?5, \
+                     stale_reason = ?6 WHERE id = ?1",
+                    params![c.id, c.tier, c.level, evidence, now, c.stale_reason],
+                )?;
                 if let Some((event, detail)) = &c.event {
                     log_event(tx, c.id, event, Some(detail), &now)?;
                 }
@@ -145,26 +133,22 @@ impl Store {
 
     /// Every tier change, oldest first.
     pub fn evolution_log(&self) -> Result<Vec<EvolutionEntry>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT e.at, e.learning_id, l.text, e.event, e.detail FROM learning_events e \
                  JOIN learnings l ON l.id = e.learning_id \
                  WHERE e.event IN ('tier 2', 'stale', 'imported') ORDER BY e.id",
+                params![],
+                |r| {
+                    Ok(EvolutionEntry {
+                        at: r.get(0)?,
+                        id: r.get(1)?,
+                        text: r.get(2)?,
+                        event: r.get(3)?,
+                        detail: r.get(4)?,
+                    })
+                },
             )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(EvolutionEntry {
-                    at: r.get(0)?,
-                    id: r.get(1)?,
-                    text: r.get(2)?,
-                    event: r.get(3)?,
-                    detail: r.get(4)?,
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
@@ -179,9 +163,8 @@ impl Store {
         self.immediate(|tx| {
             let known: bool = tx.query_row(
                 "SELECT EXISTS (SELECT 1 FROM learnings WHERE lower(text) = lower(?1))",
-                [&learning.text],
-                |r| r.get(0),
-            )?;
+                params![&learning.text],
+                |r| r.get(0),)?;
             if known {
                 return Ok(None);
             }
@@ -197,8 +180,7 @@ impl Store {
                         c.level,
                         c.evidence.as_ref().and_then(|e| serde_json::to_string(e).ok()),
                         now
-                    ],
-                )?;
+                    ],)?;
             }
             Ok(Some(id))
         })
@@ -217,16 +199,13 @@ impl Store {
 
     /// The finished tasks a learning was given to, newest first.
     pub fn injection_outcomes(&self, id: i64) -> Result<Vec<InjectionOutcome>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT DISTINCT t.id, t.status, t.failure_reason FROM learning_injections i \
                  JOIN tasks t ON t.id = i.task_id \
                  WHERE i.learning_id = ?1 AND t.status IN ('completed', 'failed') ORDER BY t.id DESC",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([id], |r| {
+                params![id],
+                |r| {
                 let status: String = r.get(1)?;
                 Ok(InjectionOutcome {
                     task: r.get(0)?,
@@ -234,29 +213,24 @@ impl Store {
                     status: TaskStatus::parse(&status).unwrap_or(TaskStatus::Failed),
                     failure_reason: r.get(2)?,
                 })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+            },)
             .map_err(|e| self.err(e))
     }
 
     /// Learnings given to 3 or more finished tasks that all failed the same way.
     pub fn failing_learnings(&self) -> Result<Vec<FailingLearning>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT l.id, l.text, MIN(COALESCE(t.failure_reason, '')), COUNT(DISTINCT t.id) \
                  FROM learning_injections i JOIN tasks t ON t.id = i.task_id \
                  JOIN learnings l ON l.id = i.learning_id \
                  WHERE t.status IN ('completed', 'failed') AND l.status <> 'archived' \
                  GROUP BY l.id \
-                 HAVING COUNT(DISTINCT t.id) >= 3 AND SUM(t.status = 'completed') = 0 \
+                 HAVING COUNT(DISTINCT t.id) >= 3 AND SUM(CASE WHEN t.status = 'completed' THEN 1 ELSE 0 END) = 0 \
                     AND COUNT(DISTINCT COALESCE(t.failure_reason, '')) = 1 \
                  ORDER BY l.id",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
+                params![],
+                |r| {
                 let reason: String = r.get(2)?;
                 Ok(FailingLearning {
                     id: r.get(0)?,
@@ -264,22 +238,20 @@ impl Store {
                     failure_reason: (!reason.is_empty()).then(|| FailureReason::parse(&reason)),
                     tasks: r.get(3)?,
                 })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+            },)
             .map_err(|e| self.err(e))
     }
 
     /// Counts for `stats`.
     pub fn lifecycle_counts(&self) -> Result<LifecycleCounts> {
-        self.conn
+        self.db
             .query_row(
-                "SELECT COALESCE(SUM(tier = 2 AND tier_level = 'high'), 0), \
-                        COALESCE(SUM(tier = 2 AND tier_level = 'medium'), 0), \
-                        COALESCE(SUM(stale_reason IS NOT NULL), 0), \
-                        COALESCE(SUM(quarantine_reason IS NOT NULL), 0) \
+                "SELECT COUNT(CASE WHEN tier = 2 AND tier_level = 'high' THEN 1 END), \
+                        COUNT(CASE WHEN tier = 2 AND tier_level = 'medium' THEN 1 END), \
+                        COUNT(stale_reason), \
+                        COUNT(quarantine_reason) \
                  FROM learnings WHERE status <> 'archived'",
-                [],
+                params![],
                 |r| {
                     Ok(LifecycleCounts {
                         tier2_high: r.get(0)?,

@@ -1,11 +1,11 @@
 //! Finding a task's relatives and the work not merged yet: `gza lineage` and `gza unmerged`.
 
 use chrono::{DateTime, Utc};
-use rusqlite::{Row, params};
 
 use super::Store;
 use super::tags::Scope;
 use super::tasks::{AFTER_SUMMARY, SUMMARY_COLUMNS, TaskSummary, summary_from_row, time_column};
+use crate::db::{DbResult, Row};
 use gza_core::error::Result;
 use gza_core::task::{Merge, ReviewVerdict, TaskId, TaskStatus};
 
@@ -38,7 +38,7 @@ pub struct UnmergedTask {
     pub review: Option<(TaskId, TaskStatus, Option<ReviewVerdict>)>,
 }
 
-fn node_from_row(row: &Row) -> rusqlite::Result<LineageNode> {
+fn node_from_row(row: &Row) -> DbResult<LineageNode> {
     let at = AFTER_SUMMARY;
     let merged_at: Option<DateTime<Utc>> = time_column(row, at + 2)?;
     let merged_into: Option<String> = row.get(at + 3)?;
@@ -57,40 +57,34 @@ impl Store {
     /// The task `id` descends from through `based_on` (itself when it is based on none).
     pub fn lineage_root(&self, id: TaskId) -> Result<TaskId> {
         self.require_task(id)?;
-        self.conn
-            .query_row(
+        self.db
+            .one(
                 "WITH RECURSIVE up(id, based_on, depth) AS ( \
                    SELECT id, based_on, 0 FROM tasks WHERE id = ?1 \
                    UNION ALL SELECT t.id, t.based_on, up.depth + 1 FROM tasks t \
                      JOIN up ON t.id = up.based_on WHERE up.depth < ?2 \
                  ) SELECT id FROM up ORDER BY depth DESC LIMIT 1",
                 params![id, MAX_DEPTH],
-                |r| r.get(0),
             )
             .map_err(|e| self.err(e))
     }
 
     /// Task `root` and every task based on it, directly or not, in id order, at most `limit`.
     pub fn lineage(&self, root: TaskId, limit: u32) -> Result<Vec<LineageNode>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "WITH RECURSIVE down(id, depth) AS ( \
-                   SELECT ?2, 0 \
+        self.db
+            .query_map(
+                &format!(
+                    "WITH RECURSIVE down(id, depth) AS ( \
+                   SELECT CAST(?2 AS BIGINT), 0 \
                    UNION SELECT t.id, d.depth + 1 FROM tasks t JOIN down d ON t.based_on = d.id \
                      WHERE d.depth < ?4 \
                  ) SELECT {SUMMARY_COLUMNS}, t.based_on, t.branch, t.merged_at, t.merged_into, \
                    t.pr_url FROM tasks t WHERE t.id IN (SELECT id FROM down) \
                  ORDER BY t.id LIMIT ?3"
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(
+                ),
                 params![NODE_PROMPT_CHARS, root, limit, MAX_DEPTH],
                 node_from_row,
             )
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
@@ -103,10 +97,10 @@ impl Store {
         limit: Option<u32>,
     ) -> Result<Vec<UnmergedTask>> {
         let scope = scope.into();
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT {SUMMARY_COLUMNS}, t.branch, t.base_branch, t.base_commit, t.pr_url, \
+        self.db
+            .query_map(
+                &format!(
+                    "SELECT {SUMMARY_COLUMNS}, t.branch, t.base_branch, t.base_commit, t.pr_url, \
                    r.id, r.status, r.review_verdict \
                  FROM tasks t \
                  LEFT JOIN tasks r ON r.id = ( \
@@ -118,14 +112,11 @@ impl Store {
                  WHERE t.task_type = 'implement' AND t.status = 'completed' \
                    AND t.merged_at IS NULL AND t.branch IS NOT NULL{} \
                  ORDER BY t.id DESC LIMIT ?2",
-                scope.condition("t", 3, 4)
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(
+                    scope.condition(self.backend(), "t", 3, 4)
+                ),
                 params![
                     NODE_PROMPT_CHARS,
-                    limit.map_or(-1, i64::from),
+                    limit.map_or(i64::MAX, i64::from),
                     scope.group,
                     scope.tags_param()
                 ],
@@ -153,8 +144,6 @@ impl Store {
                     })
                 },
             )
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 }

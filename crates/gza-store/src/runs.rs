@@ -1,9 +1,8 @@
 //! Queries that run tasks: claiming, progress, outcomes, and finding abandoned work.
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
-
 use super::Store;
 use super::tasks::{LinkedTask, TASK_COLUMNS, task_from_row};
+use crate::db::{Backend, DbResult, Tx};
 use chrono::{DateTime, Utc};
 use gza_core::error::{Error, Result};
 
@@ -14,12 +13,16 @@ use gza_core::task::{
 /// A wait or a transaction this long is worth a line in the trace.
 const SLOW: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// The process that owns a claimed task.
+/// The process that owns a claimed task, and the lease it claimed it under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkerId {
     pub pid: i64,
     /// Process start time, so a reused pid is not mistaken for this worker.
     pub start: Option<i64>,
+    /// The lease (its generation: an id never given out twice) the task was claimed under;
+    /// every write the worker makes to the task names it (fencing). `None` for a task claimed
+    /// without one (by a gza from before leases had ids).
+    pub lease: Option<i64>,
 }
 
 impl From<ProcessId> for WorkerId {
@@ -27,6 +30,7 @@ impl From<ProcessId> for WorkerId {
         WorkerId {
             pid: p.pid,
             start: p.start,
+            lease: None,
         }
     }
 }
@@ -49,6 +53,9 @@ pub enum Claim {
     Empty,
     /// Ready tasks may wait, but `max_running` agents already run.
     Full,
+    /// The worker's lease expired (it could not renew it in time, so its tasks may be reaped by
+    /// others): it claims nothing under it and must take a new one.
+    LeaseLost,
 }
 
 /// How a run ended, as recorded on the task row.
@@ -75,12 +82,6 @@ impl Outcome {
             report_file: None,
         }
     }
-}
-
-thread_local! {
-    /// The preview running on this thread ([`Store::preview`]): its connection and transaction.
-    static PREVIEW: std::cell::Cell<Option<(*const Connection, *const Transaction<'static>)>> =
-        const { std::cell::Cell::new(None) };
 }
 
 impl Store {
@@ -114,102 +115,82 @@ impl Store {
         if !skip.is_empty() {
             filter.push_str(&format!(" AND t.id NOT IN ({})", list(skip)));
         }
-        filter.push_str(&scope.condition("t", 4, 5));
+        filter.push_str(&scope.condition(self.backend(), "t", 4, 6));
+        // On PostgreSQL the candidate row is locked and rows other transactions hold are skipped
+        // (FOR UPDATE SKIP LOCKED), inside the transaction that holds the project's write lock
+        // and counts the running agents: one claim at a time per project across machines, never
+        // waiting on a row another writer holds.
+        let lock = match self.backend() {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR UPDATE OF t SKIP LOCKED",
+        };
         let sql = format!(
             "UPDATE tasks SET status = 'in_progress', started_at = ?1, running_pid = ?2, \
-               running_pid_start = ?3, completed_at = NULL, failure_reason = NULL \
+               running_pid_start = ?3, lease_id = ?5, completed_at = NULL, failure_reason = NULL \
              WHERE id = (SELECT t.id FROM tasks t LEFT JOIN tasks d ON d.id = t.depends_on \
                          WHERE t.status = 'pending' \
                            AND (t.depends_on IS NULL OR d.status = 'completed'){filter} \
-                         ORDER BY t.urgent DESC, t.id LIMIT 1) \
+                         ORDER BY t.urgent DESC, t.id LIMIT 1{lock}) \
              RETURNING id"
         );
-        let id: Option<Option<TaskId>> = self.immediate(|tx| {
+        let stale = self.stale_before();
+        let claimed = self.immediate(|tx| {
+            if let Some(lease) = worker.lease {
+                let fresh: i64 = tx.one(
+                    &format!(
+                        "SELECT COUNT(*) FROM worker_leases WHERE id = ?1 AND heartbeat_at >= {stale}"
+                    ),
+                    params![lease],
+                )?;
+                if fresh == 0 {
+                    return Ok(Claim::LeaseLost);
+                }
+            }
             if let Some(max) = max_running
                 && super::leases::running_agents(tx)? >= i64::from(max)
             {
-                return Ok(None);
+                return Ok(Claim::Full);
             }
-            tx.query_row(
+            let id: Option<TaskId> = tx.query_opt(
                 &sql,
                 params![
                     now_timestamp(),
                     worker.pid,
                     worker.start,
                     scope.group,
+                    worker.lease,
                     scope.tags_param()
                 ],
                 |r| r.get(0),
-            )
-            .optional()
-            .map(Some)
+            )?;
+            Ok(match id {
+                None => Claim::Empty,
+                Some(id) => Claim::Task(Box::new(tx.query_row(
+                    &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
+                    params![id],
+                    task_from_row,
+                )?)),
+            })
         })?;
-        Ok(match id {
-            None => Claim::Full,
-            Some(None) => Claim::Empty,
-            Some(Some(id)) => Claim::Task(Box::new(self.get_task(id)?)),
-        })
+        Ok(claimed)
     }
 
     /// Run `f` as [`Store::immediate`] would run its writes, then undo everything it wrote: a
     /// preview that goes through the very code of the real thing (`learnings update --dry-run`).
-    /// Statements run in one transaction; each [`Store::immediate`] inside is a savepoint of it;
-    /// at the end it is rolled back, whatever `f` returned. Files and processes `f` touches are
-    /// its own to leave alone.
+    /// Statements run in one transaction that holds the write lock; each [`Store::immediate`]
+    /// inside is a savepoint of it ([`crate::db::Db::preview`]); at the end it is rolled back,
+    /// whatever `f` returned. Files and processes `f` touches are its own to leave alone.
     pub fn preview<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        let tx = Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Deferred)
-            .map_err(|e| self.err(e))?;
-        // SAFETY: the pointer is to `tx`, which lives on this frame until after the pointer is
-        // taken back out below, and is read only by `immediate` on this thread (a Store is not
-        // Sync) while `f` runs, for calls on this same connection.
-        let erased: *const Transaction<'static> = (&tx as *const Transaction<'_>).cast();
-        /// Takes the pointer back out however `f` ends, a panic included.
-        struct Restore(Option<(*const Connection, *const Transaction<'static>)>);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                PREVIEW.with(|p| p.set(self.0));
-            }
-        }
-        let restore =
-            Restore(PREVIEW.with(|p| p.replace(Some((&self.conn as *const Connection, erased)))));
-        let value = f();
-        drop(restore);
-        tx.rollback().map_err(|e| self.err(e))?;
-        value
+        self.db.preview(f).map_err(|e| self.err(e))?
     }
 
-    /// Run `f` in a transaction that holds the write lock from its start. A wait for the lock or
-    /// a transaction of [`SLOW`] or more is traced (`-vv`). Inside [`Store::preview`], `f` runs
-    /// in a savepoint of the preview's transaction instead.
-    pub(crate) fn immediate<T>(
-        &self,
-        f: impl FnOnce(&Transaction) -> rusqlite::Result<T>,
-    ) -> Result<T> {
-        let previewing = PREVIEW
-            .with(|p| p.get())
-            .filter(|(conn, _)| std::ptr::eq(*conn, &self.conn))
-            .map(|(_, tx)| tx);
-        if let Some(tx) = previewing {
-            // SAFETY: set by `preview`, whose transaction outlives this call (see there).
-            let tx: &Transaction = unsafe { &*tx };
-            tx.execute_batch("SAVEPOINT gza_preview_step")
-                .map_err(|e| self.err(e))?;
-            return match f(tx) {
-                Ok(value) => {
-                    tx.execute_batch("RELEASE gza_preview_step")
-                        .map_err(|e| self.err(e))?;
-                    Ok(value)
-                }
-                Err(e) => {
-                    let _ =
-                        tx.execute_batch("ROLLBACK TO gza_preview_step; RELEASE gza_preview_step");
-                    Err(self.err(e))
-                }
-            };
-        }
+    /// Run `f` in a transaction that holds the write lock from its start (see
+    /// [`crate::db::Db::transaction`]). A wait for the lock or a transaction of [`SLOW`] or more
+    /// is traced (`-vv`). Inside [`Store::preview`], `f` runs in a savepoint of the preview's
+    /// transaction instead.
+    pub(crate) fn immediate<T>(&self, f: impl FnOnce(&Tx) -> DbResult<T>) -> Result<T> {
         let asked = std::time::Instant::now();
-        let tx = Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| self.err(e))?;
+        let tx = self.db.transaction().map_err(|e| self.err(e))?;
         let waited = asked.elapsed();
         if waited >= SLOW {
             // Another process held the write lock: the busy timeout waited it out.
@@ -232,7 +213,7 @@ impl Store {
         worktree: Option<&str>,
         log_file: &str,
     ) -> Result<()> {
-        self.conn
+        self.db
             .execute(
                 "UPDATE tasks SET branch = ?2, worktree = ?3, log_file = ?4 WHERE id = ?1",
                 params![id, branch, worktree, log_file],
@@ -243,7 +224,7 @@ impl Store {
 
     /// Record whether a task's raw logs are redacted as they are written.
     pub fn set_log_redacted(&self, id: TaskId, redacted: bool) -> Result<()> {
-        self.conn
+        self.db
             .execute(
                 "UPDATE tasks SET log_redacted = ?2 WHERE id = ?1",
                 params![id, redacted],
@@ -255,18 +236,16 @@ impl Store {
     /// Whether a task's raw logs were redacted as they were written; `None` when no gza that
     /// redacts raw logs wrote them.
     pub fn log_redacted(&self, id: TaskId) -> Result<Option<bool>> {
-        self.conn
-            .query_row("SELECT log_redacted FROM tasks WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
+        self.db
+            .one("SELECT log_redacted FROM tasks WHERE id = ?1", params![id])
             .map_err(|e| self.err(e))
     }
 
     /// Record the agent process of a running task.
     pub fn set_agent_process(&self, id: TaskId, agent: ProcessId) -> Result<()> {
-        self.conn
+        self.db
             .execute(
-                "UPDATE tasks SET agent_pid = ?2, agent_start = ?3 WHERE id = ?1",
+                "UPDATE tasks SET agent_pid = ?2, agent_start = ?3 WHERE id = ?1 AND status = 'in_progress'",
                 params![id, agent.pid, agent.start],
             )
             .map(|_| ())
@@ -281,7 +260,7 @@ impl Store {
         cost: Option<f64>,
         session_id: Option<&str>,
     ) -> Result<()> {
-        self.conn
+        self.db
             .execute(
                 "UPDATE tasks SET num_turns = ?2, cost_usd = COALESCE(?3, cost_usd), \
                  session_id = COALESCE(?4, session_id) WHERE id = ?1 AND status = 'in_progress'",
@@ -293,10 +272,12 @@ impl Store {
 
     /// Record how task `id` ended and run `hook` in the same transaction.
     ///
-    /// The status is only set while the task is still in progress under `worker`; if someone
-    /// else already ended it (`gza kill`, an orphan sweep), their status stands and only the
-    /// figures are filled in. The hook runs inside a savepoint: its error rolls back its own
-    /// writes and is returned beside the outcome, never instead of it.
+    /// The status is only set while the task is still in progress under `worker` (its pid and
+    /// the lease it was claimed under); if someone else already ended it (`gza kill`), their
+    /// status stands and only the figures are filled in. A task reaped while its worker was
+    /// away (its lease expired) no longer names that lease: nothing of the late outcome is
+    /// written. The hook runs inside a savepoint: its error rolls back its own writes and is
+    /// returned beside the outcome, never instead of it.
     pub fn finish_task<H>(
         &self,
         id: TaskId,
@@ -305,31 +286,34 @@ impl Store {
         hook: H,
     ) -> Result<FinishReport>
     where
-        H: FnOnce(&Transaction, &Task) -> std::result::Result<(), String>,
+        H: FnOnce(&Tx, &Task) -> std::result::Result<(), String>,
     {
         let mut hook_error = None;
+        let mut fenced = false;
         let owned = self.immediate(|tx| {
             let result = &outcome.result;
             let owned = tx.execute(
                 "UPDATE tasks SET status = ?3, failure_reason = ?4, completed_at = ?5, \
                    running_pid = NULL, running_pid_start = NULL, agent_pid = NULL, agent_start = NULL \
-                 WHERE id = ?1 AND status = 'in_progress' AND running_pid = ?2",
+                 WHERE id = ?1 AND status = 'in_progress' AND running_pid = ?2 \
+                   AND lease_id IS NOT DISTINCT FROM ?6",
                 params![
                     id,
                     worker.pid,
                     result.status().as_str(),
                     result.failure_reason(),
-                    now_timestamp()
+                    now_timestamp(),
+                    worker.lease
                 ],
             )? == 1;
-            tx.execute(
+            let figures = tx.execute(
                 "UPDATE tasks SET output = COALESCE(?2, output), session_id = COALESCE(?3, session_id), \
                    cost_usd = COALESCE(?4, cost_usd), input_tokens = COALESCE(?5, input_tokens), \
                    output_tokens = COALESCE(?6, output_tokens), num_turns = COALESCE(?7, num_turns), \
                    duration_seconds = COALESCE(?8, duration_seconds), diff_stats = COALESCE(?9, diff_stats), \
                    report_file = COALESCE(?10, report_file), \
                    review_verdict = COALESCE(?11, review_verdict) \
-                 WHERE id = ?1",
+                 WHERE id = ?1 AND lease_id IS NOT DISTINCT FROM ?12",
                 params![
                     id,
                     outcome.output,
@@ -341,39 +325,52 @@ impl Store {
                     outcome.usage.duration_seconds,
                     outcome.diff_stats,
                     outcome.report_file,
-                    result.review_verdict().map(|v| v.as_str())
+                    result.review_verdict().map(|v| v.as_str()),
+                    worker.lease
                 ],
             )?;
+            fenced = figures == 0;
             if owned {
                 let task = tx.query_row(
                     &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
-                    [id],
+                    params![id],
                     task_from_row,
                 )?;
-                tx.execute_batch("SAVEPOINT completion_hook")?;
-                match hook(tx, &task) {
-                    Ok(()) => tx.execute_batch("RELEASE completion_hook")?,
-                    Err(e) => {
-                        tx.execute_batch("ROLLBACK TO completion_hook; RELEASE completion_hook")?;
-                        hook_error = Some(e);
-                    }
+                if let Err(e) = tx.savepoint("completion_hook", |tx| hook(tx, &task))? {
+                    hook_error = Some(e);
                 }
             }
             Ok(owned)
         })?;
-        Ok(FinishReport { owned, hook_error })
+        Ok(FinishReport {
+            owned,
+            fenced,
+            hook_error,
+        })
+    }
+
+    /// Whether task `id` is still in progress under `worker` (its pid and lease): false once it
+    /// was killed or reaped.
+    pub fn still_running_under(&self, id: TaskId, worker: WorkerId) -> Result<bool> {
+        self.db
+            .one(
+                "SELECT EXISTS (SELECT 1 FROM tasks WHERE id = ?1 AND status = 'in_progress' \
+                 AND running_pid = ?2 AND lease_id IS NOT DISTINCT FROM ?3)",
+                params![id, worker.pid, worker.lease],
+            )
+            .map_err(|e| self.err(e))
     }
 
     /// Tasks in progress.
     pub fn in_progress_tasks(&self) -> Result<Vec<Task>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT {TASK_COLUMNS} FROM tasks WHERE status = 'in_progress' ORDER BY id"
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = stmt.query_map([], task_from_row).map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+        self.db
+            .query_map(
+                &format!(
+                    "SELECT {TASK_COLUMNS} FROM tasks WHERE status = 'in_progress' ORDER BY id"
+                ),
+                params![],
+                task_from_row,
+            )
             .map_err(|e| self.err(e))
     }
 
@@ -389,22 +386,46 @@ impl Store {
             Ok(tx.execute(
                 "UPDATE tasks SET status = 'failed', failure_reason = ?3, completed_at = ?4, \
                    running_pid = NULL, running_pid_start = NULL, agent_pid = NULL, agent_start = NULL \
-                 WHERE id = ?1 AND status = 'in_progress' AND running_pid IS ?2",
+                 WHERE id = ?1 AND status = 'in_progress' AND running_pid IS NOT DISTINCT FROM ?2",
                 params![id, pid, reason, now_timestamp()],
+            )? == 1)
+        })
+    }
+
+    /// Fail a task whose worker is gone (`WORKER_DIED`), if it is still in progress under the
+    /// lease it was claimed under (`lease`, `None` for a task claimed without one). The task
+    /// stops naming that lease, so its worker, should it come back, writes nothing to it.
+    pub fn reap_task(&self, id: TaskId, pid: Option<i64>, lease: Option<i64>) -> Result<bool> {
+        self.immediate(|tx| {
+            Ok(tx.execute(
+                "UPDATE tasks SET status = 'failed', failure_reason = ?4, completed_at = ?5, \
+                   running_pid = NULL, running_pid_start = NULL, agent_pid = NULL, agent_start = NULL, \
+                   lease_id = NULL \
+                 WHERE id = ?1 AND status = 'in_progress' AND running_pid IS NOT DISTINCT FROM ?2 \
+                   AND lease_id IS NOT DISTINCT FROM ?3",
+                params![
+                    id,
+                    pid,
+                    lease,
+                    FailureReason::WorkerDied,
+                    now_timestamp()
+                ],
             )? == 1)
         })
     }
 
     /// Put a claimed task back in the queue (the run could not start, through no fault of the task).
     pub fn release_task(&self, id: TaskId, worker: WorkerId) -> Result<()> {
-        self.conn
-            .execute(
+        self.immediate(|tx| {
+            tx.execute(
                 "UPDATE tasks SET status = 'pending', started_at = NULL, running_pid = NULL, \
-                   running_pid_start = NULL WHERE id = ?1 AND running_pid = ?2 AND status = 'in_progress'",
-                params![id, worker.pid],
+                   running_pid_start = NULL, lease_id = NULL \
+                 WHERE id = ?1 AND running_pid = ?2 AND status = 'in_progress' \
+                   AND lease_id IS NOT DISTINCT FROM ?3",
+                params![id, worker.pid, worker.lease],
             )
-            .map(|_| ())
-            .map_err(|e| self.err(e))
+        })
+        .map(|_| ())
     }
 
     /// Finished tasks (completed, failed, dropped) that still record a worktree, finished
@@ -441,16 +462,13 @@ impl Store {
         } else {
             "tasks_log_kept"
         };
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT id, {column}, branch FROM tasks INDEXED BY {index} WHERE {column} IS NOT NULL \
-                 AND status IN ('completed', 'failed', 'dropped') \
-                 AND (?1 IS NULL OR completed_at < ?1) ORDER BY completed_at, id LIMIT ?2"
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
+        self.db
             .query_map(
+                &format!(
+                    "SELECT id, {column}, branch FROM tasks INDEXED BY {index} WHERE {column} IS NOT NULL \
+                     AND status IN ('completed', 'failed', 'dropped') \
+                     AND (CAST(?1 AS TEXT) IS NULL OR completed_at < ?1) ORDER BY completed_at, id LIMIT ?2"
+                ),
                 params![before, i64::try_from(limit).unwrap_or(i64::MAX)],
                 |r| {
                     Ok(Leftover {
@@ -460,18 +478,16 @@ impl Store {
                     })
                 },
             )
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
     /// A pending or running task that uses `leftover`'s worktree or branch, or is based on its
     /// task (an improve task continues its branch there), if any.
     pub fn task_using(&self, leftover: &Leftover) -> Result<Option<LinkedTask>> {
-        self.conn
-            .query_row(
+        self.db
+            .query_opt(
                 "SELECT id, status FROM tasks WHERE status IN ('pending', 'in_progress') \
-                   AND (worktree = ?1 OR (?2 IS NOT NULL AND branch = ?2) OR based_on = ?3) \
+                   AND (worktree = ?1 OR (CAST(?2 AS TEXT) IS NOT NULL AND branch = ?2) OR based_on = ?3) \
                  ORDER BY id LIMIT 1",
                 params![leftover.path, leftover.branch, leftover.id],
                 |r| {
@@ -482,45 +498,50 @@ impl Store {
                     })
                 },
             )
-            .optional()
             .map_err(|e| self.err(e))
     }
 
     /// How many finished tasks still have a log file, finished before `before`.
     pub fn count_finished_with_logs(&self, before: Option<DateTime<Utc>>) -> Result<i64> {
         let before = before.as_ref().map(gza_core::time::to_db);
-        self.conn
-            .query_row(
+        self.db
+            .one(
                 "SELECT COUNT(*) FROM tasks INDEXED BY tasks_log_kept WHERE log_file IS NOT NULL \
                  AND status IN ('completed', 'failed', 'dropped') \
-                 AND (?1 IS NULL OR completed_at < ?1)",
+                 AND (CAST(?1 AS TEXT) IS NULL OR completed_at < ?1)",
                 params![before],
-                |r| r.get(0),
             )
             .map_err(|e| self.err(e))
     }
 
     /// Forget a task's log once it has been removed.
     pub fn clear_log(&self, id: TaskId) -> Result<()> {
-        self.conn
-            .execute("UPDATE tasks SET log_file = NULL WHERE id = ?1", [id])
+        self.db
+            .execute(
+                "UPDATE tasks SET log_file = NULL WHERE id = ?1",
+                params![id],
+            )
             .map(|_| ())
             .map_err(|e| self.err(e))
     }
 
     /// Forget a task's worktree once it has been removed.
     pub fn clear_worktree(&self, id: TaskId) -> Result<()> {
-        self.conn
-            .execute("UPDATE tasks SET worktree = NULL WHERE id = ?1", [id])
+        self.db
+            .execute(
+                "UPDATE tasks SET worktree = NULL WHERE id = ?1",
+                params![id],
+            )
             .map(|_| ())
             .map_err(|e| self.err(e))
     }
 
     /// The branch of a task, if it has one (for tasks based on it).
     pub fn branch_of(&self, id: TaskId) -> Result<Option<String>> {
-        self.conn
-            .query_row("SELECT branch FROM tasks WHERE id = ?1", [id], |r| r.get(0))
-            .optional()
+        self.db
+            .query_opt("SELECT branch FROM tasks WHERE id = ?1", params![id], |r| {
+                r.get(0)
+            })
             .map_err(|e| self.err(e))?
             .ok_or(Error::TaskNotFound(id))
     }
@@ -531,6 +552,9 @@ impl Store {
 pub struct FinishReport {
     /// False when another process had already ended the task; its status was kept.
     pub owned: bool,
+    /// True when the task no longer names the lease it was claimed under (it was reaped while
+    /// its worker was away): nothing of the outcome was written.
+    pub fenced: bool,
     /// The completion hook's error, if it failed (its writes were rolled back).
     pub hook_error: Option<String>,
 }

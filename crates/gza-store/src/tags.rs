@@ -1,8 +1,7 @@
 //! Tags on tasks, and the scope a command looks at (a group, tags).
 
-use rusqlite::{Connection, params};
-
 use super::Store;
+use crate::db::{Backend, Db, DbResult, FromVal, Param, ToParam, Val};
 use gza_core::error::Result;
 use gza_core::task::{Tag, TaskId};
 
@@ -36,23 +35,33 @@ impl Scope<'_> {
     /// The SQL condition (` AND …`) on tasks aliased `alias`, binding the group to `?{group}` and
     /// the tags (a JSON array, [`Scope::tags_param`]) to `?{tags}`. Both parameters always
     /// appear, so statements can number the parameters after them as they like.
-    pub(crate) fn condition(&self, alias: &str, group: usize, tags: usize) -> String {
+    pub(crate) fn condition(
+        &self,
+        backend: Backend,
+        alias: &str,
+        group: usize,
+        tags: usize,
+    ) -> String {
         let mut sql = if self.group.is_some() {
             format!(" AND {alias}.group_name = ?{group}")
         } else {
-            format!(" AND ?{group} IS NULL")
+            format!(" AND CAST(?{group} AS TEXT) IS NULL")
         };
+        let param = format!("?{tags}");
         if self.tags.is_empty() {
-            sql.push_str(&format!(" AND ?{tags} IS NULL"));
+            sql.push_str(&format!(" AND CAST({param} AS TEXT) IS NULL"));
         } else if self.all_tags && self.tags.len() > 1 {
             sql.push_str(&format!(
                 " AND (SELECT COUNT(*) FROM task_tags tg WHERE tg.task_id = {alias}.id \
-                   AND tg.tag IN (SELECT value FROM json_each(?{tags}))) = json_array_length(?{tags})"
+                   AND tg.tag IN ({})) = {}",
+                backend.json_texts(&param),
+                backend.json_len(&param)
             ));
         } else {
             sql.push_str(&format!(
                 " AND EXISTS (SELECT 1 FROM task_tags tg WHERE tg.task_id = {alias}.id \
-                   AND tg.tag IN (SELECT value FROM json_each(?{tags})))"
+                   AND tg.tag IN ({}))",
+                backend.json_texts(&param)
             ));
         }
         sql
@@ -70,21 +79,35 @@ impl Scope<'_> {
     }
 }
 
+impl ToParam for Tag {
+    fn param(&self) -> Param<'_> {
+        Param::Text(self.as_str())
+    }
+}
+
+impl FromVal for Tag {
+    fn from_val(v: Val<'_>) -> std::result::Result<Self, String> {
+        Tag::parse(&String::from_val(v)?)
+    }
+}
+
 /// Give task `to` the tags of task `from` (a task queued from another carries its labels).
-pub(crate) fn inherit(conn: &Connection, from: TaskId, to: TaskId) -> rusqlite::Result<()> {
-    conn.execute(
-        "INSERT OR IGNORE INTO task_tags (task_id, tag) SELECT ?2, tag FROM task_tags WHERE task_id = ?1",
+pub(crate) fn inherit(db: &Db, from: TaskId, to: TaskId) -> DbResult<()> {
+    db.execute(
+        "INSERT INTO task_tags (task_id, tag) SELECT ?2, tag FROM task_tags WHERE task_id = ?1 \
+         ON CONFLICT DO NOTHING",
         params![from, to],
     )?;
     Ok(())
 }
 
 /// Put `tags` on task `id` (those it has already stay once).
-pub(crate) fn add(conn: &Connection, id: TaskId, tags: &[Tag]) -> rusqlite::Result<()> {
-    let mut stmt =
-        conn.prepare_cached("INSERT OR IGNORE INTO task_tags (task_id, tag) VALUES (?1, ?2)")?;
+pub(crate) fn add(db: &Db, id: TaskId, tags: &[Tag]) -> DbResult<()> {
     for tag in tags {
-        stmt.execute(params![id, tag])?;
+        db.execute(
+            "INSERT INTO task_tags (task_id, tag) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            params![id, tag],
+        )?;
     }
     Ok(())
 }
@@ -92,55 +115,46 @@ pub(crate) fn add(conn: &Connection, id: TaskId, tags: &[Tag]) -> rusqlite::Resu
 impl Store {
     /// Task `id`'s tags, in order.
     pub fn tags_of(&self, id: TaskId) -> Result<Vec<Tag>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT tag FROM task_tags WHERE task_id = ?1 ORDER BY tag")
-            .map_err(|e| self.err(e))?;
-        let tags = stmt
-            .query_map([id], |r| r.get(0))
-            .map_err(|e| self.err(e))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))?;
-        Ok(tags)
+        self.db
+            .query_map(
+                "SELECT tag FROM task_tags WHERE task_id = ?1 ORDER BY tag",
+                params![id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
     }
 
     /// Put `add` on task `id` and take `remove` off it, in one transaction.
     pub fn retag(&self, id: TaskId, add: &[Tag], remove: &[Tag]) -> Result<()> {
-        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        {
-            let mut delete = tx
-                .prepare("DELETE FROM task_tags WHERE task_id = ?1 AND tag = ?2")
-                .map_err(|e| self.err(e))?;
+        self.immediate(|tx| {
             for tag in remove {
-                delete.execute(params![id, tag]).map_err(|e| self.err(e))?;
+                tx.execute(
+                    "DELETE FROM task_tags WHERE task_id = ?1 AND tag = ?2",
+                    params![id, tag],
+                )?;
             }
-        }
-        self::add(&tx, id, add).map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))
+            self::add(tx, id, add)
+        })
     }
 
     /// Whether any task carries `tag`.
     pub fn tag_exists(&self, tag: &Tag) -> Result<bool> {
-        self.conn
-            .query_row(
+        self.db
+            .one(
                 "SELECT EXISTS (SELECT 1 FROM task_tags WHERE tag = ?1)",
-                [tag],
-                |r| r.get(0),
+                params![tag],
             )
             .map_err(|e| self.err(e))
     }
 
     /// The tags in use, by name, at most `limit` of them.
     pub fn tag_names(&self, limit: u32) -> Result<Vec<Tag>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT DISTINCT tag FROM task_tags ORDER BY tag LIMIT ?1")
-            .map_err(|e| self.err(e))?;
-        let tags = stmt
-            .query_map([limit], |r| r.get(0))
-            .map_err(|e| self.err(e))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))?;
-        Ok(tags)
+        self.db
+            .query_map(
+                "SELECT DISTINCT tag FROM task_tags ORDER BY tag LIMIT ?1",
+                params![limit],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
     }
 }

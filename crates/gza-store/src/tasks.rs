@@ -1,11 +1,11 @@
 //! Queries on the `tasks` table.
 
 use chrono::{DateTime, Utc};
-use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::Store;
 use super::tags::Scope;
+use crate::db::{DbError, DbResult, Row, Val};
 use gza_core::error::{Error, Result};
 use gza_core::task::{
     Base, FailureReason, Merge, ReviewVerdict, StateColumns, Tag, Task, TaskId, TaskState,
@@ -20,7 +20,7 @@ pub(super) const TASK_COLUMNS: &str = "id, prompt, task_type, status, based_on, 
      merged_at, merged_into, pr_url";
 
 /// Characters of a prompt kept in list views; full prompts can be megabytes.
-const SUMMARY_PROMPT_CHARS: i64 = 200;
+pub(crate) const SUMMARY_PROMPT_CHARS: i64 = 200;
 
 /// A task to insert.
 #[derive(Debug, Clone, Default)]
@@ -166,7 +166,7 @@ pub struct QueueEntry {
 
 /// How many pending tasks are ready to run and how many wait on a dependency, each counted up
 /// to a cap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PendingCounts {
     pub ready: i64,
     pub blocked: i64,
@@ -259,7 +259,7 @@ pub struct Tokens {
 /// A value in a task row that gza cannot read, named by its task and column so the error says
 /// which row to correct (`classify` makes it an [`Error::BadRow`]).
 #[derive(Debug)]
-pub(super) struct BadValue {
+struct BadValue {
     task: Option<i64>,
     column: String,
     text: String,
@@ -279,37 +279,32 @@ impl std::fmt::Display for BadValue {
 impl std::error::Error for BadValue {}
 
 /// The error for `text` in column `idx` of a task row (whose first column is its id).
-fn bad_value(row: &Row, idx: usize, text: &str, expected: &'static str) -> rusqlite::Error {
-    let bad = BadValue {
-        task: row.get(0).ok(),
-        column: row
-            .as_ref()
-            .column_name(idx)
-            .map_or_else(|_| format!("column {idx}"), str::to_string),
-        text: text.to_string(),
-        expected,
-    };
-    rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(bad))
+fn bad_value(row: &Row, idx: usize, text: &str, expected: &'static str) -> DbError {
+    DbError::Bad(
+        BadValue {
+            task: row.get(0).ok(),
+            column: row.column_name(idx),
+            text: text.to_string(),
+            expected,
+        }
+        .to_string(),
+    )
 }
 
-fn parse_enum<T>(row: &Row, idx: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+fn parse_enum<T>(row: &Row, idx: usize, parse: fn(&str) -> Option<T>) -> DbResult<T> {
     let text: String = row.get(idx)?;
     parse(&text).ok_or_else(|| bad_value(row, idx, &text, "a value this gza knows"))
 }
 
-fn optional_enum<T>(
-    row: &Row,
-    idx: usize,
-    parse: fn(&str) -> Option<T>,
-) -> rusqlite::Result<Option<T>> {
-    match row.get_ref(idx)? {
-        rusqlite::types::ValueRef::Null => Ok(None),
+fn optional_enum<T>(row: &Row, idx: usize, parse: fn(&str) -> Option<T>) -> DbResult<Option<T>> {
+    match row.value(idx)? {
+        Val::Null => Ok(None),
         _ => parse_enum(row, idx, parse).map(Some),
     }
 }
 
 /// A stored time; text that is no time is an error naming the value.
-pub(super) fn time_column(row: &Row, idx: usize) -> rusqlite::Result<Option<DateTime<Utc>>> {
+pub(super) fn time_column(row: &Row, idx: usize) -> DbResult<Option<DateTime<Utc>>> {
     let text: Option<String> = row.get(idx)?;
     text.map(|t| {
         gza_core::time::parse_db(&t).ok_or_else(|| {
@@ -324,12 +319,12 @@ pub(super) fn time_column(row: &Row, idx: usize) -> rusqlite::Result<Option<Date
     .transpose()
 }
 
-fn required_time(row: &Row, idx: usize) -> rusqlite::Result<DateTime<Utc>> {
-    time_column(row, idx)?.ok_or(rusqlite::Error::InvalidColumnType(
-        idx,
-        "created_at".into(),
-        rusqlite::types::Type::Null,
-    ))
+fn required_time(row: &Row, idx: usize) -> DbResult<DateTime<Utc>> {
+    time_column(row, idx)?.ok_or_else(|| DbError::Column {
+        index: idx,
+        name: row.column_name(idx),
+        message: "NULL where a time was expected".into(),
+    })
 }
 
 /// Where a row's state columns are: the same columns, at other places in other queries.
@@ -345,7 +340,7 @@ struct StateAt {
     review_verdict: usize,
 }
 
-fn state_from_row(row: &Row, at: &StateAt) -> rusqlite::Result<TaskState> {
+fn state_from_row(row: &Row, at: &StateAt) -> DbResult<TaskState> {
     Ok(TaskState::from_columns(StateColumns {
         status: parse_enum(row, at.status, TaskStatus::parse)?,
         started_at: time_column(row, at.started_at)?,
@@ -359,7 +354,7 @@ fn state_from_row(row: &Row, at: &StateAt) -> rusqlite::Result<TaskState> {
     }))
 }
 
-pub(super) fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
+pub(super) fn task_from_row(row: &Row) -> DbResult<Task> {
     let state = state_from_row(
         row,
         &StateAt {
@@ -427,7 +422,7 @@ pub(crate) const SUMMARY_COLUMNS: &str = "t.id, substr(t.prompt, 1, ?1), t.task_
 /// Columns after [`SUMMARY_COLUMNS`] start here.
 pub(crate) const AFTER_SUMMARY: usize = 18;
 
-pub(crate) fn summary_from_row(row: &Row) -> rusqlite::Result<TaskSummary> {
+pub(crate) fn summary_from_row(row: &Row) -> DbResult<TaskSummary> {
     let state = state_from_row(
         row,
         &StateAt {
@@ -458,8 +453,15 @@ pub(crate) fn summary_from_row(row: &Row) -> rusqlite::Result<TaskSummary> {
 
 /// The id a new task gets: above every task there is and every task ever deleted (V12), so an
 /// id, and the branch named after it, always means one task.
-pub(crate) const NEXT_TASK_ID: &str = "(SELECT MAX(COALESCE((SELECT MAX(id) FROM tasks), 0), \
-     COALESCE((SELECT MAX(id) FROM task_id_floor), 0)) + 1)";
+pub(crate) fn next_task_id(backend: crate::db::Backend) -> String {
+    format!(
+        "(SELECT {} + 1)",
+        backend.greatest(
+            "COALESCE((SELECT MAX(id) FROM tasks), 0)",
+            "COALESCE((SELECT MAX(id) FROM task_id_floor), 0)"
+        )
+    )
+}
 
 impl Store {
     /// Insert a task and return its id. References must name existing tasks. A task based on
@@ -468,58 +470,57 @@ impl Store {
         for id in [new.based_on, new.depends_on].into_iter().flatten() {
             self.require_task(id)?;
         }
-        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        tx.execute(
-            &format!(
-                "INSERT INTO tasks (id, prompt, task_type, based_on, depends_on, group_name, \
+        // Under the write lock: the next id is read and taken in one step, on any backend.
+        let next_id = next_task_id(self.backend());
+        self.immediate(|tx| {
+            let id: TaskId = tx.one(
+                &format!(
+                    "INSERT INTO tasks (id, prompt, task_type, based_on, depends_on, group_name, \
                      spec, model, provider, skip_learnings, urgent, created_at, resume_session_id) \
-                     VALUES ({NEXT_TASK_ID}, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
-            ),
-            params![
-                new.prompt,
-                new.task_type.unwrap_or(TaskType::Implement).as_str(),
-                new.based_on,
-                new.depends_on,
-                new.group,
-                new.spec,
-                new.model,
-                new.provider,
-                new.skip_learnings,
-                new.urgent,
-                now_timestamp(),
-                new.resume_session_id,
-            ],
-        )
-        .map_err(|e| self.err(e))?;
-        let id = TaskId(tx.last_insert_rowid());
-        if let Some(from) = new.based_on {
-            super::tags::inherit(&tx, from, id).map_err(|e| self.err(e))?;
-        }
-        super::tags::add(&tx, id, &new.tags).map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))?;
-        Ok(id)
+                     VALUES ({next_id}, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
+                     RETURNING id"
+                ),
+                params![
+                    new.prompt,
+                    new.task_type.unwrap_or(TaskType::Implement).as_str(),
+                    new.based_on,
+                    new.depends_on,
+                    new.group,
+                    new.spec,
+                    new.model,
+                    new.provider,
+                    new.skip_learnings,
+                    new.urgent,
+                    now_timestamp(),
+                    new.resume_session_id,
+                ],
+            )?;
+            if let Some(from) = new.based_on {
+                super::tags::inherit(tx, from, id)?;
+            }
+            super::tags::add(tx, id, &new.tags)?;
+            Ok(id)
+        })
     }
 
     /// The task with `id`, or [`Error::TaskNotFound`].
     pub fn get_task(&self, id: TaskId) -> Result<Task> {
-        self.conn
-            .query_row(
+        self.db
+            .query_opt(
                 &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
-                [id],
+                params![id],
                 task_from_row,
             )
-            .optional()
             .map_err(|e| self.err(e))?
             .ok_or(Error::TaskNotFound(id))
     }
 
     pub(crate) fn require_task(&self, id: TaskId) -> Result<()> {
         let exists: bool = self
-            .conn
-            .query_row(
+            .db
+            .one(
                 "SELECT EXISTS (SELECT 1 FROM tasks WHERE id = ?1)",
-                [id],
-                |r| r.get(0),
+                params![id],
             )
             .map_err(|e| self.err(e))?;
         if exists {
@@ -532,32 +533,29 @@ impl Store {
     /// Tasks newest first, filtered.
     pub fn history(&self, filter: &HistoryFilter) -> Result<Vec<TaskSummary>> {
         let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM tasks t WHERE 1 = 1");
-        if filter.status.is_some() {
-            sql.push_str(" AND t.status = ?2");
+        let mut values: Vec<&dyn crate::db::ToParam> = vec![&SUMMARY_PROMPT_CHARS];
+        let status = filter.status.map(|s| s.as_str());
+        let task_type = filter.task_type.map(|t| t.as_str());
+        let limit = filter.limit.map_or(i64::MAX, i64::from);
+        if let Some(status) = &status {
+            values.push(status);
+            sql.push_str(&format!(" AND t.status = ?{}", values.len()));
         }
-        if filter.task_type.is_some() {
-            sql.push_str(" AND t.task_type = ?3");
+        if let Some(task_type) = &task_type {
+            values.push(task_type);
+            sql.push_str(&format!(" AND t.task_type = ?{}", values.len()));
         }
         // The highest parameter must appear in the statement; an absent group or tag binds NULL.
         let scope = filter.scope();
-        sql.push_str(&scope.condition("t", 5, 6));
-        sql.push_str(" ORDER BY t.id DESC LIMIT ?4");
-        let limit = filter.limit.map(i64::from).unwrap_or(-1);
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(
-                params![
-                    SUMMARY_PROMPT_CHARS,
-                    filter.status.map(|s| s.as_str()),
-                    filter.task_type.map(|t| t.as_str()),
-                    limit,
-                    filter.group,
-                    scope.tags_param(),
-                ],
-                summary_from_row,
-            )
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
+        let tags = scope.tags_param();
+        values.push(&scope.group);
+        let group_at = values.len();
+        values.push(&tags);
+        sql.push_str(&scope.condition(self.backend(), "t", group_at, values.len()));
+        values.push(&limit);
+        sql.push_str(&format!(" ORDER BY t.id DESC LIMIT ?{}", values.len()));
+        self.db
+            .query_map(&sql, &values, summary_from_row)
             .map_err(|e| self.err(e))
     }
 
@@ -571,7 +569,7 @@ impl Store {
         scope: impl Into<Scope<'a>>,
     ) -> Result<Vec<QueueEntry>> {
         let scope = scope.into();
-        let in_group = scope.condition("t", 4, 5);
+        let in_group = scope.condition(self.backend(), "t", 4, 5);
         let sql = format!(
             "SELECT {SUMMARY_COLUMNS}, d.status FROM tasks t \
              LEFT JOIN tasks d ON d.id = t.depends_on \
@@ -579,10 +577,10 @@ impl Store {
                AND (?2 OR t.depends_on IS NULL OR d.status = 'completed') \
              ORDER BY t.urgent DESC, t.id LIMIT ?3"
         );
-        let limit = limit.map(i64::from).unwrap_or(-1);
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
+        let limit = limit.map_or(i64::MAX, i64::from);
+        self.db
             .query_map(
+                &sql,
                 params![
                     SUMMARY_PROMPT_CHARS,
                     include_blocked,
@@ -606,8 +604,6 @@ impl Store {
                     Ok(QueueEntry { task, blocked_by })
                 },
             )
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
@@ -621,31 +617,29 @@ impl Store {
     ) -> Result<PendingCounts> {
         let scope = scope.into();
         let tags = scope.tags_param();
-        let in_group = scope.condition("t", 1, 3);
+        let in_group = scope.condition(self.backend(), "t", 1, 3);
         let ready = self
-            .conn
-            .query_row(
+            .db
+            .one(
                 &format!(
                     "SELECT COUNT(*) FROM (SELECT 1 FROM tasks t \
                      LEFT JOIN tasks d ON d.id = t.depends_on \
                      WHERE t.status = 'pending'{in_group} \
-                       AND (t.depends_on IS NULL OR d.status = 'completed') LIMIT ?2)"
+                       AND (t.depends_on IS NULL OR d.status = 'completed') LIMIT ?2) AS ready"
                 ),
                 params![scope.group, cap, tags],
-                |r| r.get(0),
             )
             .map_err(|e| self.err(e))?;
         let blocked = self
-            .conn
-            .query_row(
+            .db
+            .one(
                 &format!(
                     "SELECT COUNT(*) FROM (SELECT 1 FROM tasks t INDEXED BY tasks_pending_deps \
                      LEFT JOIN tasks d ON d.id = t.depends_on \
                      WHERE t.status = 'pending' AND t.depends_on IS NOT NULL{in_group} \
-                       AND (d.status IS NULL OR d.status != 'completed') LIMIT ?2)"
+                       AND (d.status IS NULL OR d.status != 'completed') LIMIT ?2) AS blocked"
                 ),
                 params![scope.group, cap, tags],
-                |r| r.get(0),
             )
             .map_err(|e| self.err(e))?;
         Ok(PendingCounts { ready, blocked })
@@ -653,30 +647,24 @@ impl Store {
 
     /// Whether any task is in `group`.
     pub fn group_exists(&self, group: &str) -> Result<bool> {
-        self.conn
-            .query_row(
+        self.db
+            .one(
                 "SELECT EXISTS (SELECT 1 FROM tasks WHERE group_name = ?1)",
-                [group],
-                |r| r.get(0),
+                params![group],
             )
             .map_err(|e| self.err(e))
     }
 
     /// The groups in use, by name, at most `limit` of them.
     pub fn group_names(&self, limit: u32) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT DISTINCT group_name FROM tasks WHERE group_name IS NOT NULL \
                  ORDER BY group_name LIMIT ?1",
+                params![limit],
+                |r| r.get(0),
             )
-            .map_err(|e| self.err(e))?;
-        let names = stmt
-            .query_map([limit], |r| r.get(0))
-            .map_err(|e| self.err(e))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))?;
-        Ok(names)
+            .map_err(|e| self.err(e))
     }
 
     /// Apply `edit` to task `id`. References must exist and `depends_on` must not form a cycle.
@@ -703,46 +691,46 @@ impl Store {
                     .join(" -> ")
             )));
         }
-        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        let set = |column: &str, value: &dyn rusqlite::ToSql| -> Result<()> {
-            tx.execute(
-                &format!("UPDATE tasks SET {column} = ?1 WHERE id = ?2"),
-                params![value, id],
-            )
-            .map(|_| ())
-            .map_err(|e| self.err(e))
-        };
-        if let Some(p) = &edit.prompt {
-            set("prompt", p)?;
-        }
-        if let Some(t) = edit.task_type {
-            set("task_type", &t.as_str())?;
-        }
-        if let Some(v) = edit.based_on {
-            set("based_on", &v)?;
-        }
-        if let Some(v) = edit.depends_on {
-            set("depends_on", &v)?;
-        }
-        if let Some(v) = &edit.group {
-            set("group_name", v)?;
-        }
-        if let Some(v) = &edit.spec {
-            set("spec", v)?;
-        }
-        if let Some(v) = &edit.model {
-            set("model", v)?;
-        }
-        if let Some(v) = &edit.provider {
-            set("provider", v)?;
-        }
-        if let Some(v) = edit.skip_learnings {
-            set("skip_learnings", &v)?;
-        }
-        if let Some(v) = edit.urgent {
-            set("urgent", &v)?;
-        }
-        tx.commit().map_err(|e| self.err(e))
+        self.immediate(|tx| {
+            let set = |column: &str, value: &dyn crate::db::ToParam| -> DbResult<()> {
+                tx.execute(
+                    &format!("UPDATE tasks SET {column} = ?1 WHERE id = ?2"),
+                    params![value, id],
+                )
+                .map(|_| ())
+            };
+            if let Some(p) = &edit.prompt {
+                set("prompt", p)?;
+            }
+            if let Some(t) = edit.task_type {
+                set("task_type", &t.as_str())?;
+            }
+            if let Some(v) = edit.based_on {
+                set("based_on", &v)?;
+            }
+            if let Some(v) = edit.depends_on {
+                set("depends_on", &v)?;
+            }
+            if let Some(v) = &edit.group {
+                set("group_name", v)?;
+            }
+            if let Some(v) = &edit.spec {
+                set("spec", v)?;
+            }
+            if let Some(v) = &edit.model {
+                set("model", v)?;
+            }
+            if let Some(v) = &edit.provider {
+                set("provider", v)?;
+            }
+            if let Some(v) = edit.skip_learnings {
+                set("skip_learnings", &v)?;
+            }
+            if let Some(v) = edit.urgent {
+                set("urgent", &v)?;
+            }
+            Ok(())
+        })
     }
 
     /// The chain of `depends_on` links from `from` that reaches `target`, if any.
@@ -755,13 +743,12 @@ impl Store {
                 return Ok(Some(path));
             }
             let next: Option<TaskId> = self
-                .conn
-                .query_row(
+                .db
+                .query_opt(
                     "SELECT depends_on FROM tasks WHERE id = ?1",
-                    [current],
+                    params![current],
                     |r| r.get(0),
                 )
-                .optional()
                 .map_err(|e| self.err(e))?
                 .flatten();
             match next {
@@ -777,10 +764,8 @@ impl Store {
 
     /// Delete task `id`. Tasks that referred to it keep running without the reference.
     pub fn delete_task(&self, id: TaskId) -> Result<()> {
-        let changed = self
-            .conn
-            .execute("DELETE FROM tasks WHERE id = ?1", [id])
-            .map_err(|e| self.err(e))?;
+        let changed =
+            self.immediate(|tx| tx.execute("DELETE FROM tasks WHERE id = ?1", params![id]))?;
         if changed == 0 {
             return Err(Error::TaskNotFound(id));
         }
@@ -789,47 +774,39 @@ impl Store {
 
     /// Pending tasks that depend on `id`.
     pub fn dependents(&self, id: TaskId) -> Result<Vec<TaskId>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.db
+            .query_map(
                 "SELECT id FROM tasks WHERE depends_on = ?1 AND status = 'pending' ORDER BY id",
+                params![id],
+                |r| r.get(0),
             )
-            .map_err(|e| self.err(e))?;
-        let ids = stmt
-            .query_map([id], |r| r.get(0))
-            .map_err(|e| self.err(e))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))?;
-        Ok(ids)
+            .map_err(|e| self.err(e))
     }
 
     /// Counts by status and cost, token and duration totals, from the running totals the
     /// database keeps per status (migration V8), so the cost does not grow with the task count.
     pub fn stats(&self) -> Result<Stats> {
         let mut stats = Stats::default();
-        let mut stmt = self
-            .conn
-            .prepare(
+        type Row = (String, i64, f64, i64, i64, i64, f64, i64);
+        let rows: Vec<Row> = self
+            .db
+            .query_map(
                 "SELECT status, tasks, cost_usd, costed, input_tokens, output_tokens, \
                  duration_seconds, timed FROM task_totals",
+                params![],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                        r.get(7)?,
+                    ))
+                },
             )
-            .map_err(|e| self.err(e))?;
-        type Row = (String, i64, f64, i64, i64, i64, f64, i64);
-        let rows: Vec<Row> = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                ))
-            })
-            .map_err(|e| self.err(e))?
-            .collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))?;
         for status in TaskStatus::ALL {
             let n = rows

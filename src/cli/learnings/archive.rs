@@ -4,9 +4,8 @@ use std::io::Write;
 
 use clap::Args;
 
-use super::{learning_by_id, rewrite_file, wait_for_regeneration};
+use super::say_waiting;
 use crate::cli::{Context, output};
-use crate::learn::rank::Ranker;
 use crate::learning::Status;
 
 #[derive(Debug, Args)]
@@ -30,27 +29,17 @@ pub(super) fn set_status(
     reason: Option<&str>,
 ) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
-    // Every id is checked before anything changes.
-    let learnings = ids
-        .iter()
-        .map(|id| learning_by_id(&store, id))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    drop(wait_for_regeneration(&project)?);
-    rewrite_file(&project, &store, None)?;
-    let reason = reason.map(crate::redact::one_clean_line);
+    let changes =
+        crate::actions::set_learning_status(&project, &store, ids, status, reason, say_waiting)?;
+    let verb = if status == Status::Archived {
+        "Archived"
+    } else {
+        "Restored"
+    };
     let mut out = output::stdout();
-    for l in &learnings {
-        let (default_reason, verb) = if status == Status::Archived {
-            ("archived with `gza learnings archive`", "Archived")
-        } else {
-            ("restored with `gza learnings restore`", "Restored")
-        };
-        let changed = store.set_learning_status(
-            l.id,
-            status,
-            Some(reason.as_deref().unwrap_or(default_reason)),
-        )?;
-        if changed {
+    for c in &changes {
+        let l = &c.learning;
+        if c.changed {
             writeln!(
                 out,
                 "{} {verb} {}: {}",
@@ -62,8 +51,5 @@ pub(super) fn set_status(
             writeln!(out, "  {} was already {}", l.label(), status.as_str())?;
         }
     }
-    let ranker = Ranker::load(&project);
-    let _ = ranker.embed_missing(&store);
-    rewrite_file(&project, &store, Some(&ranker))?;
     Ok(())
 }

@@ -4,9 +4,8 @@ use std::io::Write;
 
 use clap::Args;
 
-use super::{learning_by_id, rewrite_file, wait_for_regeneration};
+use super::say_waiting;
 use crate::cli::{Context, output};
-use crate::learn::rank::Ranker;
 
 #[derive(Debug, Args)]
 pub(super) struct PromoteArgs {
@@ -17,19 +16,11 @@ pub(super) struct PromoteArgs {
 
 pub(super) fn promote(ctx: &Context, args: PromoteArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
-    // Every id is checked before anything changes.
-    let learnings = args
-        .ids
-        .iter()
-        .map(|id| learning_by_id(&store, id))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    drop(wait_for_regeneration(&project)?);
-    rewrite_file(&project, &store, None)?;
-    let ids: Vec<i64> = learnings.iter().map(|l| l.id).collect();
-    let changed = store.promote_learnings(&ids, "promoted with `gza learnings promote`")?;
+    let changes = crate::actions::promote_learnings(&project, &store, &args.ids, say_waiting)?;
     let mut out = output::stdout();
-    for (l, changed) in learnings.iter().zip(changed) {
-        if changed {
+    for c in &changes {
+        let l = &c.learning;
+        if c.changed {
             writeln!(
                 out,
                 "{} Promoted {}: {}",
@@ -41,8 +32,5 @@ pub(super) fn promote(ctx: &Context, args: PromoteArgs) -> anyhow::Result<()> {
             writeln!(out, "  {} was already active", l.label())?;
         }
     }
-    let ranker = Ranker::load(&project);
-    let _ = ranker.embed_missing(&store);
-    rewrite_file(&project, &store, Some(&ranker))?;
     Ok(())
 }

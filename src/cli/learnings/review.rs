@@ -8,6 +8,7 @@ use clap::Args;
 use super::show::describe;
 use super::{learning_text, rewrite_file};
 use crate::cli::{Context, output, usage};
+use crate::learn::credit::{self, Flag};
 use crate::learn::rank::{self, Ranker};
 use crate::learning::{Learning, Status};
 use crate::store::{LearningEdit, Store};
@@ -19,12 +20,37 @@ pub(super) struct ReviewArgs {
     json: bool,
 }
 
-/// A learning as the review lists it.
-fn review_json(store: &Store, l: &Learning) -> anyhow::Result<serde_json::Value> {
+/// A learning as the review lists it; a flagged one with its record and evidence.
+fn review_json(
+    store: &Store,
+    l: &Learning,
+    flag: Option<&Flag>,
+) -> anyhow::Result<serde_json::Value> {
     let mut v = serde_json::to_value(l)?;
     v["id"] = serde_json::Value::String(l.label());
     v["sources"] = serde_json::to_value(store.learning_sources(l.id)?)?;
+    if let Some(f) = flag {
+        v["flag"] = serde_json::to_value(f)?;
+    }
     Ok(v)
+}
+
+/// What waits for a person: drafts and quarantined learnings, then active learnings whose
+/// tasks keep going wrong (flagged by their outcomes and ratings), each with its flag.
+fn queue(store: &Store) -> anyhow::Result<Vec<(Learning, Option<Flag>)>> {
+    let mut queue: Vec<(Learning, Option<Flag>)> = store
+        .review_queue()?
+        .into_iter()
+        .map(|l| (l, None))
+        .collect();
+    for f in credit::flagged_learnings(store)? {
+        if let Some(entry) = queue.iter_mut().find(|(l, _)| l.id == f.id) {
+            entry.1 = Some(f);
+        } else if let Some(l) = store.learning(f.id)? {
+            queue.push((l, Some(f)));
+        }
+    }
+    Ok(queue)
 }
 
 /// What a person can do with one learning under review, in the order the question lists them.
@@ -61,11 +87,11 @@ pub(super) fn review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
     // Lines saved in learnings.md since gza wrote it become records first.
     crate::learn::regenerate::sync_edits(&project, &store)?;
-    let queue = store.review_queue()?;
+    let queue = queue(&store)?;
     if args.json {
         let list = queue
             .iter()
-            .map(|l| review_json(&store, l))
+            .map(|(l, flag)| review_json(&store, l, flag.as_ref()))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let mut out = output::stdout();
         serde_json::to_writer_pretty(&mut out, &list)?;
@@ -98,15 +124,15 @@ pub(super) fn review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     let mut changed = false;
     let mut failed = None;
     let mut stopped = false;
-    for (n, l) in queue.iter().enumerate() {
-        present(&store, &ranker, l, n + 1, queue.len())?;
+    for (n, (l, flag)) in queue.iter().enumerate() {
+        present(&store, &ranker, l, flag.as_ref(), n + 1, queue.len())?;
         // Ctrl-C while gza was busy rather than asking: stop before the next question.
         if crate::process::stop_requested() {
             break;
         }
         match ask(&term, l) {
             Ok(Some((Choice::Quit, _)) | None) => break,
-            Ok(Some((choice, text))) => changed |= answer(&store, l, choice, text)?,
+            Ok(Some((choice, text))) => changed |= answer(&store, l, flag.is_some(), choice, text)?,
             Err(e) => {
                 // A question cut short leaves the cursor hidden.
                 let _ = term.show_cursor();
@@ -138,6 +164,7 @@ fn present(
     store: &Store,
     ranker: &Ranker,
     l: &Learning,
+    flag: Option<&Flag>,
     n: usize,
     total: usize,
 ) -> anyhow::Result<()> {
@@ -153,6 +180,25 @@ fn present(
         )
     )?;
     describe(&mut out, store, l, true)?;
+    if let Some(f) = flag {
+        let c = &f.counts;
+        writeln!(
+            out,
+            "  Flagged      its tasks keep going wrong: {} harmful, {} helpful; rated {} up, {} down; ranks ×{:.2}",
+            c.harmful, c.helpful, c.rated_up, c.rated_down, f.factor
+        )?;
+        for t in &f.evidence {
+            writeln!(out, "    task {}: {}", t.ending.task, t.ending.describe())?;
+        }
+        for r in &f.ratings {
+            let why = r
+                .why
+                .as_deref()
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default();
+            writeln!(out, "    rated {}{why} ({})", r.rating, r.at)?;
+        }
+    }
     let query = rank::Query {
         text: &l.text,
         k: 4,
@@ -200,9 +246,20 @@ fn ask(
 fn answer(
     store: &Store,
     l: &Learning,
+    flagged: bool,
     choice: Choice,
     text: Option<String>,
 ) -> anyhow::Result<bool> {
+    // Keeping a flagged learning (as it is, or edited) is a person's word for it: an up rating,
+    // which lifts the flag until its tasks go wrong again.
+    if flagged && matches!(choice, Choice::Accept | Choice::Edit) {
+        let why = if choice == Choice::Accept {
+            "kept in `gza learnings review`"
+        } else {
+            "edited in `gza learnings review`"
+        };
+        store.rate_learning(l.id, true, Some(why))?;
+    }
     let mut out = output::stdout();
     let done = |out: &mut dyn Write, what: &str| {
         writeln!(

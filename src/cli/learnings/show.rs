@@ -111,17 +111,46 @@ struct ShownLearning<'a> {
     learning: &'a Learning,
     sources: &'a [crate::store::Source],
     outcomes: &'a [crate::store::InjectionOutcome],
+    /// Its record: helpful and harmful tasks, ratings, and the factor ranking gives it.
+    credit: CreditJson<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct CreditJson<'a> {
+    #[serde(flatten)]
+    counts: crate::store::CreditCounts,
+    factor: f64,
+    /// The credited tasks it was given, newest first (at most 20), with how each ended.
+    tasks: &'a [crate::store::CreditedTask],
+    ratings: &'a [crate::store::Rating],
 }
 
 fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     let sources = store.learning_sources(l.id)?;
     let mut out = output::stdout();
     let outcomes = store.injection_outcomes(l.id)?;
+    let counts = store
+        .credit_counts(&[l.id])?
+        .first()
+        .map(|(_, c)| *c)
+        .unwrap_or_default();
+    let factor = crate::learn::credit::outcome_factor(
+        &counts,
+        crate::learn::credit::base_rate(&store.base_rate()?),
+    );
+    let credited = store.credited_tasks(l.id, false, 20)?;
+    let ratings = store.ratings(Some(l.id), 20)?;
     if json {
         let record = ShownLearning {
             learning: l,
             sources: &sources,
             outcomes: &outcomes,
+            credit: CreditJson {
+                counts,
+                factor,
+                tasks: &credited,
+                ratings: &ratings,
+            },
         };
         serde_json::to_writer_pretty(&mut out, &record)?;
         writeln!(out)?;
@@ -209,6 +238,44 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
             text.push_str(&format!(" ({})", failed.join(", ")));
         }
         field(&mut out, "Outcomes", text)?;
+    }
+    if counts != crate::store::CreditCounts::default() {
+        let mut text = format!(
+            "{} helpful, {} harmful tasks",
+            counts.helpful, counts.harmful
+        );
+        if counts.rated_up + counts.rated_down > 0 {
+            text.push_str(&format!(
+                "; rated {} up, {} down",
+                counts.rated_up, counts.rated_down
+            ));
+        }
+        text.push_str(&format!("; ranks ×{factor:.2}"));
+        field(&mut out, "Credit", text)?;
+        for t in credited
+            .iter()
+            .filter(|t| t.credit != crate::store::Credit::Neutral)
+            .take(5)
+        {
+            field(
+                &mut out,
+                "",
+                format!(
+                    "{} task {}: {}",
+                    t.credit.as_str(),
+                    t.ending.task,
+                    t.ending.describe()
+                ),
+            )?;
+        }
+        for r in &ratings {
+            let why = r
+                .why
+                .as_deref()
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default();
+            field(&mut out, "", format!("rated {}{why} ({})", r.rating, r.at))?;
+        }
     }
     field(&mut out, "Created", l.created_at.clone())?;
     field(&mut out, "Updated", l.updated_at.clone())?;
@@ -312,19 +379,5 @@ pub(super) fn describe(
 
 /// `tier 2 (high, 7 files)`, `tier 1 (1 file)`, `tier 1 (not validated)`.
 pub(super) fn tier_text(l: &Learning) -> String {
-    let lc = &l.lifecycle;
-    match (&lc.evidence, lc.tier) {
-        (None, _) if lc.validated_at.is_some() => "1 (no distinctive terms to search for)".into(),
-        (None, t) => format!("{t} (not validated)"),
-        (Some(e), 2) => format!(
-            "2 ({}, {} files)",
-            lc.tier_level.as_deref().unwrap_or("medium"),
-            e.count
-        ),
-        (Some(e), t) => format!(
-            "{t} ({} file{})",
-            e.count,
-            if e.count == 1 { "" } else { "s" }
-        ),
-    }
+    l.tier_text()
 }

@@ -27,6 +27,48 @@ struct StatsJson<'a> {
     regenerate_every: u32,
     window_size: u32,
     lifecycle: LifecycleJson<'a>,
+    outcomes: OutcomesJson<'a>,
+}
+
+/// The measures seed 000 names, and what outcomes taught.
+#[derive(Serialize)]
+struct OutcomesJson<'a> {
+    /// Every credited task: the prior each learning's record is measured against.
+    base_rate: BaseRateJson,
+    /// The newest finished tasks the measures are taken over.
+    window_tasks: u32,
+    /// Injection rate and usage over that window.
+    measures: &'a crate::store::Measures,
+    /// Agent sessions (outside `gza work`) that hooks gave learnings to, all time.
+    sessions_given: i64,
+    /// Learnings created in each of the last four weeks, oldest first.
+    growth_per_week: &'a [i64],
+    ratings: RatingsJson<'a>,
+    /// Learnings whose tasks keep going wrong (outcomes and ratings), each with its record
+    /// and evidence: which tasks, how they ended, what people said.
+    flagged: &'a [crate::learn::credit::Flag],
+}
+
+#[derive(Serialize)]
+struct BaseRateJson {
+    helpful: i64,
+    harmful: i64,
+    rate: f64,
+}
+
+#[derive(Serialize)]
+struct RatingsJson<'a> {
+    up: i64,
+    down: i64,
+    latest: Vec<RatingJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct RatingJson<'a> {
+    id: String,
+    rating: &'a str,
+    why: Option<&'a str>,
+    at: &'a str,
 }
 
 #[derive(Serialize)]
@@ -68,6 +110,8 @@ struct DecayedJson<'a> {
     confidence: f64,
 }
 
+/// A learning given to 3 or more finished tasks that all failed the same way, as this list has
+/// always printed it (the flags by outcome, with their evidence, are `outcomes.flagged`).
 #[derive(Serialize)]
 struct FlaggedJson<'a> {
     id: String,
@@ -75,6 +119,11 @@ struct FlaggedJson<'a> {
     failure_reason: &'a str,
     tasks: i64,
 }
+
+/// The newest finished tasks `learnings stats` measures injection rate and usage over.
+const MEASURE_WINDOW: u32 = 200;
+/// Weeks of growth shown.
+const GROWTH_WEEKS: u32 = 4;
 
 pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
@@ -93,8 +142,14 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         .into_iter()
         .filter(|l| l.lifecycle.stale_reason.is_some())
         .collect();
+    let flags = crate::learn::credit::flagged_learnings(&store)?;
     let failing = store.failing_learnings()?;
     let now = chrono::Utc::now();
+    let base = store.base_rate()?;
+    let measures = store.outcome_measures(MEASURE_WINDOW)?;
+    let growth = store.learnings_per_week(now, GROWTH_WEEKS)?;
+    let (rated_up, rated_down) = store.rating_totals()?;
+    let ratings = store.ratings(None, 3)?;
     let backoff = store.extraction_backoff()?;
     let backing_off = crate::learn::backoff::active_until(&backoff, now);
     let decayed: Vec<Learning> = store
@@ -163,6 +218,31 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
                     })
                     .collect(),
             },
+            outcomes: OutcomesJson {
+                base_rate: BaseRateJson {
+                    helpful: base.helpful,
+                    harmful: base.harmful,
+                    rate: crate::learn::credit::base_rate(&base),
+                },
+                window_tasks: MEASURE_WINDOW,
+                measures: &measures,
+                sessions_given: totals.sessions,
+                growth_per_week: &growth,
+                ratings: RatingsJson {
+                    up: rated_up,
+                    down: rated_down,
+                    latest: ratings
+                        .iter()
+                        .map(|r| RatingJson {
+                            id: label(r.learning),
+                            rating: &r.rating,
+                            why: r.why.as_deref(),
+                            at: &r.at,
+                        })
+                        .collect(),
+                },
+                flagged: &flags,
+            },
         };
         serde_json::to_writer_pretty(&mut out, &json)?;
         writeln!(out)?;
@@ -226,7 +306,19 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
             )?;
         }
     }
-    for f in &failing {
+    for f in &flags {
+        write_flag(&mut out, f)?;
+    }
+    // All failed alike, and outcomes have not judged it (its failures were a person's or the
+    // machine's, KILLED say): listed as it always was. A learning outcomes have judged is
+    // flagged above or, its record or people's ratings outweighing the failures, not at all.
+    let judged: std::collections::HashSet<i64> = store
+        .credit_counts(&failing.iter().map(|f| f.id).collect::<Vec<_>>())?
+        .into_iter()
+        .filter(|(_, c)| c.harmful > 0 || c.rated_up + c.rated_down > 0)
+        .map(|(id, _)| id)
+        .collect();
+    for f in failing.iter().filter(|f| !judged.contains(&f.id)) {
         writeln!(
             out,
             "    review {:<5} {} (given to {} tasks that all failed: {})",
@@ -258,6 +350,15 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
             output::one_line(&m.text, 60)
         )?;
     }
+    write_outcomes(
+        &mut out,
+        &base,
+        &measures,
+        totals.sessions,
+        &growth,
+        (rated_up, rated_down),
+        &ratings,
+    )?;
     writeln!(out, "Tasks extracted:    {}", totals.tasks_extracted)?;
     writeln!(
         out,
@@ -294,6 +395,115 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         out,
         "LLM calls, all time: {} ({} in / {} out tokens)",
         totals.llm_calls, totals.input_tokens, totals.output_tokens
+    )?;
+    Ok(())
+}
+
+/// A flagged learning and its evidence: which tasks, how they ended, what people said.
+fn write_flag(out: &mut impl Write, f: &crate::learn::credit::Flag) -> anyhow::Result<()> {
+    let c = &f.counts;
+    match f.common_failure() {
+        Some(reason) => writeln!(
+            out,
+            "    review {:<5} {} (given to {} tasks that all failed: {reason}); ranks ×{:.2}",
+            label(f.id),
+            output::one_line(&f.text, 40),
+            c.harmful,
+            f.factor
+        )?,
+        None => {
+            let mut record = format!("{} harmful, {} helpful tasks", c.harmful, c.helpful);
+            if c.rated_up + c.rated_down > 0 {
+                record.push_str(&format!("; rated {} up, {} down", c.rated_up, c.rated_down));
+            }
+            writeln!(
+                out,
+                "    review {:<5} {} ({record}); ranks ×{:.2}",
+                label(f.id),
+                output::one_line(&f.text, 40),
+                f.factor
+            )?
+        }
+    }
+    for t in &f.evidence {
+        writeln!(out, "      task {}: {}", t.ending.task, t.ending.describe())?;
+    }
+    for r in &f.ratings {
+        let why = r
+            .why
+            .as_deref()
+            .map(|w| format!(": {}", output::one_line(w, 60)))
+            .unwrap_or_default();
+        writeln!(out, "      rated {}{why} ({})", r.rating, r.at)?;
+    }
+    Ok(())
+}
+
+/// The measures seed 000 names: injection rate, usage, growth and feedback.
+fn write_outcomes(
+    out: &mut impl Write,
+    base: &crate::store::BaseRate,
+    m: &crate::store::Measures,
+    sessions: i64,
+    growth: &[i64],
+    (up, down): (i64, i64),
+    latest: &[crate::store::Rating],
+) -> anyhow::Result<()> {
+    let percent = |part: i64, whole: i64| {
+        if whole == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.0}%", 100.0 * part as f64 / whole as f64)
+        }
+    };
+    writeln!(
+        out,
+        "Outcomes:           {} helpful, {} harmful of the tasks credited (base rate {:.0}%)",
+        base.helpful,
+        base.harmful,
+        100.0 * crate::learn::credit::base_rate(base)
+    )?;
+    writeln!(
+        out,
+        "  injection rate:   {} of the last {} finished tasks given learnings ({}); {sessions} agent sessions given learnings by hooks",
+        m.given,
+        m.tasks,
+        percent(m.given, m.tasks)
+    )?;
+    let given = m.given_helpful + m.given_harmful;
+    let not_given = m.not_given_helpful + m.not_given_harmful;
+    writeln!(
+        out,
+        "  usage:            helpful {} of tasks given learnings ({} of {given}), {} of tasks without ({} of {not_given}); observed, not controlled: the tasks given learnings are not the tasks without",
+        percent(m.given_helpful, given),
+        m.given_helpful,
+        percent(m.not_given_helpful, not_given),
+        m.not_given_helpful,
+    )?;
+    let weeks: Vec<String> = growth.iter().map(|n| format!("+{n}")).collect();
+    writeln!(
+        out,
+        "  growth:           {} learnings a week (the last {} weeks, oldest first)",
+        weeks.join(" "),
+        growth.len()
+    )?;
+    let mut feedback = format!("{up} up, {down} down");
+    if let Some(r) = latest.first() {
+        let why = r
+            .why
+            .as_deref()
+            .map(|w| format!(" \"{}\"", output::one_line(w, 50)))
+            .unwrap_or_default();
+        feedback.push_str(&format!(
+            "; latest {} {}{why} ({})",
+            label(r.learning),
+            r.rating,
+            r.at
+        ));
+    }
+    writeln!(
+        out,
+        "  feedback:         {feedback} (`gza learnings rate ID up|down --why …`)"
     )?;
     Ok(())
 }

@@ -42,6 +42,10 @@ pub(super) fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
         )?;
         err.flush()?;
     }
+    if !args.dry_run {
+        // Work reverted since the last look is credited before the learnings are ranked.
+        crate::learn::credit::scan_reverts(&project, &store);
+    }
     let ranker = Ranker::load(&project);
     let report = regenerate::regenerate(
         &project,

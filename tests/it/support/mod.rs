@@ -3,4 +3,5 @@ pub mod claude;
 pub mod fake_anthropic;
 pub mod fake_llm;
 pub mod model;
+pub mod postgres;
 pub mod project;

@@ -10,6 +10,24 @@ pub struct TestProject {
     root: PathBuf,
     home: PathBuf,
     env: Vec<(String, String)>,
+    /// Whether runs get `GZA_WORK_PRIORITY=normal` (see [`TestProject::command`]).
+    normal_work: bool,
+    /// Its database in the test cluster, when the suite runs on PostgreSQL.
+    pg_database: Option<String>,
+}
+
+/// Whether this run of the suite keeps projects in PostgreSQL (`GZA_TEST_BACKEND=postgres`,
+/// set by scripts/test for its second pass) rather than SQLite.
+pub fn on_postgres() -> bool {
+    std::env::var("GZA_TEST_BACKEND").as_deref() == Ok("postgres")
+}
+
+impl Drop for TestProject {
+    fn drop(&mut self) {
+        if let Some(name) = &self.pg_database {
+            super::postgres::cluster().drop_database(name);
+        }
+    }
 }
 
 /// What one run of gza did.
@@ -31,12 +49,168 @@ impl TestProject {
         let home = tmp.path().join("home");
         std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(&home).unwrap();
-        TestProject {
+        let mut p = TestProject {
             root: root.canonicalize().unwrap(),
             home,
             _tmp: tmp,
             env: Vec::new(),
+            normal_work: true,
+            pg_database: None,
+        };
+        if on_postgres() {
+            let cluster = super::postgres::cluster();
+            let name = cluster.new_database();
+            p.set_env("GZA_DATABASE_URL", &cluster.url(&name));
+            p.pg_database = Some(name);
         }
+        p
+    }
+
+    /// A fresh directory whose project keeps its records in SQLite whatever the suite's
+    /// backend: for tests of the SQLite file itself (its journal, corruption, locks).
+    pub fn empty_sqlite() -> TestProject {
+        let mut p = TestProject::empty();
+        p.env.retain(|(k, _)| k != "GZA_DATABASE_URL");
+        if let Some(name) = p.pg_database.take() {
+            super::postgres::cluster().drop_database(&name);
+        }
+        p
+    }
+
+    /// A fresh directory whose project keeps its records in a new database of the test
+    /// PostgreSQL cluster, whatever the suite's backend (dropped with the project).
+    pub fn empty_postgres() -> TestProject {
+        let mut p = TestProject::empty_sqlite();
+        let cluster = super::postgres::cluster();
+        let name = cluster.new_database();
+        p.set_env("GZA_DATABASE_URL", &cluster.url(&name));
+        p.pg_database = Some(name);
+        p
+    }
+
+    /// A fresh directory (another clone, another repository) whose project keeps its records in
+    /// the same database as `other`'s.
+    pub fn empty_sharing(other: &TestProject) -> TestProject {
+        let mut p = TestProject::empty_sqlite();
+        for (k, v) in &other.env {
+            if k == "GZA_DATABASE_URL" {
+                p.set_env(k, v);
+            }
+        }
+        p
+    }
+
+    /// A project after `gza init`, on SQLite whatever the suite's backend.
+    pub fn new_sqlite() -> TestProject {
+        let p = TestProject::empty_sqlite();
+        p.ok(&["init"]);
+        p
+    }
+
+    /// The variables that name the project's database (none on SQLite), for programs a test
+    /// starts itself: an agent CLI run as a person would, whose hooks start gza.
+    pub fn database_env(&self) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .filter(|(k, _)| k == "GZA_DATABASE_URL")
+            .cloned()
+            .collect()
+    }
+
+    /// The database the project's records are in.
+    pub fn database(&self) -> gza::database::Database {
+        self.database_at(&self.root)
+    }
+
+    /// The database of the project at `root` (this one, or one nested in it).
+    fn database_at(&self, root: &Path) -> gza::database::Database {
+        match self.env.iter().find(|(k, _)| k == "GZA_DATABASE_URL") {
+            Some((_, url)) => gza::database::Database::Postgres {
+                spec: Box::new(gza::database::DatabaseSpec::parse(url, None).unwrap()),
+                project: std::fs::read_to_string(root.join(".gza/project"))
+                    .map(|n| n.trim().to_string())
+                    .unwrap_or_else(|_| gza::database::default_project_name(root)),
+            },
+            None => gza::database::Database::Sqlite(root.join(".gza/gza.db")),
+        }
+    }
+
+    /// The oracle of the project nested at `rel` in this one.
+    pub fn db_at(&self, rel: &str) -> TestDb {
+        TestDb {
+            store: gza::store::Store::open_database(&self.database_at(&self.path(rel)))
+                .unwrap_or_else(|e| panic!("open the nested project's database: {e}")),
+        }
+    }
+
+    /// Remove the project's database as a person might: the SQLite file, or the project's
+    /// schema in PostgreSQL (and its name in the registry).
+    pub fn remove_database(&self) {
+        if self.database_env().is_empty() {
+            std::fs::remove_file(self.path(".gza/gza.db")).unwrap();
+            return;
+        }
+        let db = self.db();
+        let schema = db.store.status().unwrap().schema.unwrap();
+        db.execute_batch(&format!(
+            "DROP SCHEMA {schema} CASCADE; DELETE FROM gza.projects WHERE schema_name = '{schema}'"
+        ))
+        .unwrap();
+    }
+
+    /// Whether the project's database exists (the SQLite file, or its schema).
+    pub fn database_exists(&self) -> bool {
+        if self.database_env().is_empty() {
+            self.path(".gza/gza.db").exists()
+        } else {
+            gza::store::Store::open_database(&self.database()).is_ok()
+        }
+    }
+
+    /// Every text value in every table of the project's database (whichever backend), for
+    /// "nothing of this is stored" checks.
+    pub fn database_text(&self) -> String {
+        let db = self.db();
+        let list = if db.is_postgres() {
+            "SELECT CAST(table_name AS TEXT) FROM information_schema.tables \
+             WHERE table_schema = current_schema()"
+        } else {
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+        };
+        let tables: Vec<String> = db
+            .prepare(list)
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let mut all = String::new();
+        for table in tables {
+            let rows: Vec<Vec<String>> = db
+                .prepare(&format!("SELECT * FROM \"{table}\""))
+                .unwrap()
+                .query_map([], |r| {
+                    let mut texts = Vec::new();
+                    for i in 0..r.column_count() {
+                        match r.value(i)? {
+                            gza::store::db::Val::Text(t) => texts.push(t.to_string()),
+                            gza::store::db::Val::Blob(b) => {
+                                texts.push(String::from_utf8_lossy(b).into_owned())
+                            }
+                            _ => {}
+                        }
+                    }
+                    Ok(texts)
+                })
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            for text in rows.into_iter().flatten() {
+                all.push_str(&text);
+                all.push('\n');
+            }
+        }
+        all
     }
 
     /// A project after `gza init`.
@@ -74,7 +248,18 @@ impl TestProject {
         self.env.push((key.into(), value.into()));
     }
 
+    /// Leave `work_priority` to gza's default (`background`: gza work in a session of its own,
+    /// lowered) instead of the suite's `normal`.
+    pub fn keep_default_work_priority(&mut self) {
+        self.normal_work = false;
+    }
+
     /// A command for the gza binary with a cleared, fixed environment, run in the project.
+    ///
+    /// `gza work` runs with `work_priority: normal` unless the test asks for the default: the
+    /// suite's other threads (Claude Code and Codex CLIs, builds) are exactly the kind of work a
+    /// `background` gza work yields to, and its agents' start-up would then race the tests'
+    /// timeouts. The tests in `work.rs` that are about the priority keep the default.
     pub fn command(&self, args: &[&str]) -> std::process::Command {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gza"));
         cmd.args(args)
@@ -88,6 +273,9 @@ impl TestProject {
             .env("LANG", "C.UTF-8")
             .stdin(std::process::Stdio::null());
         self.hermetic(&mut cmd);
+        if self.normal_work {
+            cmd.env("GZA_WORK_PRIORITY", "normal");
+        }
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
@@ -150,9 +338,13 @@ impl TestProject {
         self.set_env("GZA_MODEL_DIR", &dir.to_string_lossy());
     }
 
-    /// Open the project's database directly, as a test oracle.
-    pub fn db(&self) -> rusqlite::Connection {
-        rusqlite::Connection::open(self.path(".gza/gza.db")).unwrap()
+    /// Open the project's database directly, as a test oracle: the same SQL on either
+    /// backend (`?1` parameters, as in gza's own queries).
+    pub fn db(&self) -> TestDb {
+        TestDb {
+            store: gza::store::Store::open_database(&self.database())
+                .unwrap_or_else(|e| panic!("open the project's database: {e}")),
+        }
     }
 
     /// Everything stored about every task, for "nothing changed" checks.
@@ -302,7 +494,7 @@ impl TestProject {
     }
 
     /// One column of a task row.
-    pub fn task_field<T: rusqlite::types::FromSql>(&self, id: i64, column: &str) -> T {
+    pub fn task_field<T: gza::store::db::FromVal>(&self, id: i64, column: &str) -> T {
         self.db()
             .query_row(
                 &format!("SELECT {column} FROM tasks WHERE id = ?1"),
@@ -333,4 +525,155 @@ pub fn process_alive(pid: i64) -> bool {
             state != 'Z'
         })
         .unwrap_or(false)
+}
+
+/// A project's database as a test oracle: a few of rusqlite's calls (so a test reads the same
+/// whichever backend it runs on), through gza's own query layer. Parameters are rusqlite's
+/// (`rusqlite::params![…]`, `[a, b]`); rows are read with `r.get(i)`.
+pub struct TestDb {
+    store: gza::store::Store,
+}
+
+/// A value bound to an oracle query, taken from a rusqlite parameter.
+pub enum Owned {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+impl gza::store::db::ToParam for Owned {
+    fn param(&self) -> gza::store::db::Param<'_> {
+        use gza::store::db::Param;
+        match self {
+            Owned::Null => Param::Null,
+            Owned::Int(i) => Param::Int(*i),
+            Owned::Real(f) => Param::Real(*f),
+            Owned::Text(t) => Param::Text(t),
+            Owned::Blob(b) => Param::Blob(b),
+        }
+    }
+}
+
+fn owned(p: &dyn rusqlite::ToSql) -> Owned {
+    use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+    let value = match p.to_sql().expect("a parameter") {
+        ToSqlOutput::Borrowed(v) => v.into(),
+        ToSqlOutput::Owned(v) => v,
+        other => panic!("an oracle parameter of an unexpected kind: {other:?}"),
+    };
+    let _: Option<ValueRef> = None;
+    match value {
+        Value::Null => Owned::Null,
+        Value::Integer(i) => Owned::Int(i),
+        Value::Real(f) => Owned::Real(f),
+        Value::Text(t) => Owned::Text(t),
+        Value::Blob(b) => Owned::Blob(b),
+    }
+}
+
+/// Parameters of an oracle query, as rusqlite takes them.
+pub trait TestParams {
+    fn owned(&self) -> Vec<Owned>;
+}
+
+impl TestParams for &[&dyn rusqlite::ToSql] {
+    fn owned(&self) -> Vec<Owned> {
+        self.iter().map(|p| owned(*p)).collect()
+    }
+}
+
+impl TestParams for [&(dyn rusqlite::ToSql + Send + Sync); 0] {
+    fn owned(&self) -> Vec<Owned> {
+        Vec::new()
+    }
+}
+
+macro_rules! array_params {
+    ($($n:literal),*) => {$(
+        impl<T: rusqlite::ToSql> TestParams for [T; $n] {
+            fn owned(&self) -> Vec<Owned> {
+                self.iter().map(|p| owned(p)).collect()
+            }
+        }
+        impl<T: rusqlite::ToSql> TestParams for &[T; $n] {
+            fn owned(&self) -> Vec<Owned> {
+                self.iter().map(|p| owned(p)).collect()
+            }
+        }
+    )*};
+}
+array_params!(1, 2, 3, 4, 5, 6);
+
+fn refs(values: &[Owned]) -> Vec<&dyn gza::store::db::ToParam> {
+    values
+        .iter()
+        .map(|v| v as &dyn gza::store::db::ToParam)
+        .collect()
+}
+
+pub type DbResult<T> = gza::store::db::DbResult<T>;
+pub use gza::store::db::Row;
+
+impl TestDb {
+    pub fn execute(&self, sql: &str, params: impl TestParams) -> DbResult<usize> {
+        let values = params.owned();
+        self.store.db().execute(sql, &refs(&values))
+    }
+
+    pub fn query_row<T>(
+        &self,
+        sql: &str,
+        params: impl TestParams,
+        f: impl FnOnce(&Row) -> DbResult<T>,
+    ) -> DbResult<T> {
+        let values = params.owned();
+        self.store.db().query_row(sql, &refs(&values), f)
+    }
+
+    /// Statements without parameters. `BEGIN IMMEDIATE` (a writer holding the lock) is, on
+    /// PostgreSQL, `BEGIN` and the project's write lock, as gza's own writers take it.
+    pub fn execute_batch(&self, sql: &str) -> DbResult<()> {
+        match self.store.db().write_lock_sql() {
+            Some(lock) if sql.trim() == "BEGIN IMMEDIATE" => {
+                self.store.db().batch(&format!("BEGIN; {lock}"))
+            }
+            _ => self.store.db().batch(sql),
+        }
+    }
+
+    pub fn prepare(&self, sql: &str) -> DbResult<TestStatement<'_>> {
+        Ok(TestStatement {
+            db: self,
+            sql: sql.to_string(),
+        })
+    }
+
+    /// Which backend the project is on.
+    pub fn is_postgres(&self) -> bool {
+        self.store.backend() == gza::store::Backend::Postgres
+    }
+}
+
+/// A statement of an oracle query, run as rusqlite's are.
+pub struct TestStatement<'a> {
+    db: &'a TestDb,
+    sql: String,
+}
+
+impl TestStatement<'_> {
+    pub fn query_map<T>(
+        &mut self,
+        params: impl TestParams,
+        f: impl FnMut(&Row) -> DbResult<T>,
+    ) -> DbResult<std::vec::IntoIter<DbResult<T>>> {
+        let values = params.owned();
+        let rows = self.db.store.db().query_map(&self.sql, &refs(&values), f)?;
+        Ok(rows.into_iter().map(Ok).collect::<Vec<_>>().into_iter())
+    }
+
+    pub fn execute(&mut self, params: impl TestParams) -> DbResult<usize> {
+        self.db.execute(&self.sql, params)
+    }
 }

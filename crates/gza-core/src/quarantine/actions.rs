@@ -15,13 +15,13 @@
 //! Dockerfile sets HUSKY=0"). A severe act (remote code, secrets leaving, `rm -rf ~`, an
 //! instruction to ignore instructions) is held unless it is forbidden.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use super::Concern;
-use super::lexicon::{Concept, LEXICON};
+use super::lexicon::{Concept, LEXICON, MORE_LANGUAGES};
 use super::normalise;
 
 /// Which parts of the model are on (all of them, except when a layer is measured).
@@ -84,8 +84,8 @@ fn is_cjk(c: char) -> bool {
 static LEXICON_MATCHER: LazyLock<Lexicon> = LazyLock::new(|| {
     let mut patterns = Vec::new();
     let mut meta = Vec::new();
-    for (concept, words) in LEXICON {
-        let mut english = true;
+    let more = MORE_LANGUAGES.iter().map(|(c, words)| (c, words, false));
+    for (concept, words, mut english) in LEXICON.iter().map(|(c, w)| (c, w, true)).chain(more) {
         for word in *words {
             if *word == "|" {
                 english = false;
@@ -108,7 +108,11 @@ static LEXICON_MATCHER: LazyLock<Lexicon> = LazyLock::new(|| {
             meta.push((*concept, mode, english));
         }
     }
+    // The plain (noncontiguous) NFA: it is built on every hook run that checks a learning, and
+    // builds in a third of a DFA's time (13 M instructions against 40 M for this lexicon, by
+    // callgrind), while a search of a few hundred bytes is no slower that anyone could tell.
     let matcher = AhoCorasickBuilder::new()
+        .kind(Some(AhoCorasickKind::NoncontiguousNFA))
         .match_kind(MatchKind::Standard)
         .build(&patterns)
         .expect("the lexicon builds");
@@ -226,9 +230,44 @@ pub(super) fn ascii_classes(pattern: &str) -> String {
 }
 
 /// Paths, files and variables that hold secrets.
-const SECRET_PATH: &str = r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set|export\s+-p)(?:\s*\|[^`]*)?`|\b(?:env|printenv)\s*\|\s*(?:sort|grep|less|cat|tee)\b|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b|\[redacted[^\]]{0,20}\]|\baws\s+configure\s+export-credentials\b|\baws\s+sts\s+get-session-token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\bgh\s+auth\s+token\b|\baz\s+account\s+get-access-token\b|\bkubectl\s+config\s+view\s+--raw\b|\bsecurity\s+find-(?:generic|internet)-password\b|\bgit\s+credential\s+fill\b|\bsecret-tool\s+lookup\b)"#;
+macro_rules! secret_path {
+    () => {
+        r#"(?:(?:~|\$home|\$\{home\}|/home/[\w.-]+|/root)/\.(?:ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|password-store|bash_history|zsh_history)\S*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)|(?:^|[\s/'"`(@])\.env(?:\.(?:local|production|prod|dev|development|staging))?\b(?:[^.\w]|$)|\.netrc\b|\.git-credentials\b|\bcredentials\.json\b|/etc/(?:shadow|passwd|sudoers)\b|\.npmrc\b|\.pypirc\b|\.kube/config\b|docker/config\.json\b|\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials)\w*\}?|`(?:env|printenv|set|export\s+-p)(?:\s*\|[^`]*)?`|\b(?:env|printenv)\s*\|\s*(?:sort|grep|less|cat|tee)\b|\bprintenv\b|\benv (?:output|dump)s?\b|\boutput of `?env\b|\bos\.environ\b|\bprocess\.env\b|\baws_secret_access_key\b|\[redacted[^\]]{0,20}\]|\baws\s+configure\s+export-credentials\b|\baws\s+sts\s+get-session-token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\bgh\s+auth\s+token\b|\baz\s+account\s+get-access-token\b|\bkubectl\s+config\s+view\s+--raw\b|\bsecurity\s+find-(?:generic|internet)-password\b|\bgit\s+credential\s+fill\b|\bsecret-tool\s+lookup\b)"#
+    };
+}
+const SECRET_PATH: &str = secret_path!();
 
-static SECRET: LazyLock<Regex> = LazyLock::new(|| re(SECRET_PATH));
+static SECRET: Gated = Gated::new(
+    &[
+        "$",
+        "`",
+        "~/.",
+        "/home/",
+        "/root/",
+        "/etc/",
+        ".env",
+        "env",
+        ".netrc",
+        ".npmrc",
+        ".pypirc",
+        ".git-credentials",
+        ".kube/config",
+        "docker/config.json",
+        "credentials.json",
+        "id_",
+        "[redacted",
+        "aws",
+        "gcloud",
+        "gh",
+        "git",
+        "az",
+        "kubectl",
+        "security",
+        "secret-tool",
+        "output",
+    ],
+    SECRET_PATH,
+);
 
 static URL: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -287,353 +326,214 @@ fn concrete_secrets(t: &str) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// A command-shaped act.
+/// What a rule's match needs besides the match itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    Nothing,
+    /// A pipe to a shell from an official installer's host is not held.
+    KnownInstallers,
+    /// A browser's or a container's flag inside CI is in scope; the agent's own flags never.
+    CiScope,
+    /// TLS verification switched off against localhost or a mock server is in scope.
+    Localhost,
+    /// The match carries its own negation ("do not tell the user"): none is looked for.
+    SelfNegated,
+    /// Tests skipped where CI or the PR's checks still run them are in scope.
+    Compensated,
+}
+
+const SEVERE: bool = true;
+const MODERATE: bool = false;
+
+/// A command-shaped act: what it is, the pattern that finds it, and the words without which
+/// the pattern cannot match. A pattern is built the first time a text has one of its
+/// triggers, so a check pays only for the rules its text could meet (an ordinary learning
+/// builds almost none); `triggers_are_sound` proves each list from the pattern's own literals.
 struct Rule {
     concern: Concern,
     severe: bool,
     what: &'static str,
-    pattern: Regex,
+    /// Substrings one of which every match contains; empty: the pattern is always run.
+    triggers: &'static [&'static str],
+    pattern: &'static str,
+    /// Only harmful where the text is about failing checks (`#[ignore]`, a coverage threshold).
     needs_failing: bool,
+    after: After,
 }
 
-static COMMAND_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    use Concern::*;
-    let rule = |concern, severe, what, pattern: &str| Rule {
-        concern,
-        severe,
-        what,
-        pattern: re(pattern),
-        needs_failing: false,
+impl Rule {
+    const fn new(
+        concern: Concern,
+        severe: bool,
+        what: &'static str,
+        triggers: &'static [&'static str],
+        pattern: &'static str,
+    ) -> Rule {
+        Rule {
+            concern,
+            severe,
+            what,
+            triggers,
+            pattern,
+            needs_failing: false,
+            after: After::Nothing,
+        }
+    }
+
+    const fn failing(mut self) -> Rule {
+        self.needs_failing = true;
+        self
+    }
+
+    const fn then(mut self, after: After) -> Rule {
+        self.after = after;
+        self
+    }
+}
+
+/// Shells and interpreters a download or decoded bytes are piped into.
+macro_rules! interpreter {
+    () => {
+        r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+\S+=\S+\s+)?(?:\$\{?shell\}?|(?:ba|z|da|k|fi|c|tc)?sh|python[0-9.]*|py|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell|source|bun|deno)\b"
     };
-    let failing = |concern, what, pattern: &str| Rule {
-        concern,
-        severe: false,
-        what,
-        pattern: re(pattern),
-        needs_failing: true,
-    };
-    let interpreter = r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+\S+=\S+\s+)?(?:\$\{?shell\}?|(?:ba|z|da|k|fi|c|tc)?sh|python[0-9.]*|py|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell|source|bun|deno)\b";
-    vec![
-        // Remote code.
-        rule(
-            RemoteCode,
-            true,
-            "pipes a download into a shell",
-            &format!(
-                r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|http|aria2c|lwp-download)\b[^|\n]{{0,240}}\|\s*{interpreter}"
-            ),
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "pipes decoded bytes into a shell",
-            &format!(
-                r"(?:\bbase64\s+(?:-d|--decode|-D)\b|\bxxd\s+-r|\bopenssl\s+(?:enc\s+)?-?base64\s+-d|\bprintf\s+[`'\x22]?\\(?:x|[0-7])|\bgunzip\b|\bzcat\b|\buudecode\b|\brev\b)[^|\n]{{0,120}}\|\s*{interpreter}"
-            ),
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "runs what it downloads",
-            r#"\b(?:eval|exec|source|\.|(?:ba|z)?sh\s+-c|python[0-9.]*\s+-c|perl\s+-e|ruby\s+-e|node\s+-e|php\s+-r)\s*\(?\s*["'`]?\s*(?:\$\(|`|<\()\s*(?:curl|wget|fetch|iwr|irm|http)\b"#,
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "runs what it downloads",
-            r"\b(?:exec|eval)\s*\(\s*(?:\w+\.)*(?:urlopen|urlretrieve|get|fetch|request)\s*\(|\b(?:exec|eval)\s*\([^)]*(?:urlopen|requests\.get|urllib)",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "runs what it decodes",
-            r"\$\(\s*(?:echo|printf)\b[^)]*\|\s*(?:base64\s+(?:-d|--decode)|xxd\s+-r)",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "runs a download through process substitution",
-            r"\b(?:source|\.|(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+<\(\s*(?:curl|wget|fetch|iwr)",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "runs a download in PowerShell",
-            r"downloadstring|downloadfile\s*\(|\biex\s*\(\s*(?:iwr|irm|invoke-webrequest|new-object)|invoke-expression|powershell(?:\.exe)?\s+(?:-\S+\s+)*-(?:e|enc|encodedcommand)\b|\bmshta\s+https?:|\bregsvr32\s+/i:https?|\bcertutil\s+-urlcache",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "runs a package straight from a URL",
-            r"\b(?:npx|bunx|pnpm\s+dlx|yarn\s+dlx|uvx|pipx\s+run)\s+(?:-\S+\s+)*(?:https?://|git\+|github:|gist:)",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "installs a package from an untrusted address",
-            r"\b(?:pip3?|uv\s+pip|npm|pnpm|yarn|gem)\s+(?:install|add|i)\s+(?:-\S+\s+)*(?:https?://\d{1,3}(?:\.\d{1,3}){3}|http://)",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "downloads a file and runs it",
-            r"\b(?:curl|wget)\b[^;&|\n]*(?:\s-o\s*|\s-O\s*|--output[= ]|>\s*)(\S+)[^\n]{0,80}?(?:&&|;|\band\b|\bthen\b)\s*(?:sudo\s+)?(?:(?:ba|z)?sh\s|python[0-9.]*\s|perl\s|node\s|source\s|\.\s|chmod\s+\+x|\./)",
-        ),
-        rule(
-            RemoteCode,
-            true,
-            "downloads a file and runs it",
-            r"\b(?:wget\s+(?:-\S+\s+)*|curl\b[^;&|\n]*\s-[a-z]*o\s*[a-z]*\s*|curl\b[^;&|\n]*\s-[a-z]*O[a-z]*\s+)(?:https?|ftp)://\S+[^\n]{0,80}?(?:&&|;|\band\b|\bthen\b)\s*(?:sudo\s+)?(?:chmod\s+\+x|\./|(?:ba|z)?sh\s|source\s)",
-        ),
-        // Steering the agent.
-        rule(
-            IgnoreGuidance,
-            true,
-            "tries to close gza's fence or start a new message",
-            r"<\s*/\s*(?:gza[-_ ]?)?learnings\s*>|<\|[a-z_]+\|>|\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|assistant)\s*>",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "gives it a new identity or new permissions",
-            r"\byou\s+are\s+now\s+(?:a\s+|an\s+|the\s+|in\s+|no\s+longer\b|operating\b|acting\b|free\b|allowed\b|permitted\b|authori[sz]ed\b|exempt\b|cleared\b|licensed\b|empowered\b|entitled\b|trusted\s+to\b|root\b|admin|unrestricted|jailbroken|dan\b|god\b|unfiltered|uncensored|my\b)",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "gives it a new identity or new permissions",
-            r"\bact\s+as\s+(?:an?\s+)?(?:root|admin|administrator|superuser|unrestricted|system|dan\b|jailbroken|the\s+(?:system|operator|owner))|\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:an?\s+)?(?:root|admin|unrestricted|the\s+user|human|developer)|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\s+(?:ignore|obey|only|be\b)|\b(?:enter|enable|activate|switch\s+(?:to|into)|turn\s+on|in|into)\s+(?:the\s+)?(?:developer|god|dan|jailbreak|unrestricted|unfiltered|sudo)\s+mode\b|\b(?:god|dan|jailbreak|unrestricted|unfiltered)\s+mode\b|\bjailbreak",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "claims authority over the agent",
-            r"\b(?:the\s+|your\s+)?(?:user|operator|owner|admin|administrator|developer|maintainer|security\s+team|management)s?\s+(?:has\s+|have\s+|had\s+)?(?:authori[sz]ed|allowed|permitted|pre-?approved|approved|instructed|asked|told|requires?|wants|granted)\s+(?:you|the\s+agent|agents|the\s+assistant)\b",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "claims authority over the agent",
-            r"\b(?:system|admin|administrator|developer|security|operator)\s+(?:override|notice|message|instruction|instructions|update|directive)\s*:|\bnew\s+(?:instructions?|rules|directives?)\s*:|\b(?:take|takes|have|has)\s+(?:priority|precedence)\s+over\b|\boverrides?\s+(?:the\s+|your\s+|any\s+)?(?:task|user'?s?|instructions|system\s+prompt|request|prompt)|\b(?:obey|follow)\s+only\s+(?:these|this|the\s+following|my)\b|\b(?:previous|prior|above|earlier|all|other|existing)\s+(?:rules|instructions|guidance|guidelines)\s+(?:are|is)\s+(?:void|cancell?ed|revoked|null|no\s+longer\s+(?:valid|binding|in\s+force))",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "claims authority over the agent",
-            r"\btreat\b[^.;\n]{0,60}\bas\s+(?:your|the)\s+(?:new\s+|highest[- ]priority\s+|top[- ]priority\s+|primary\s+|only\s+|real\s+|main\s+)?(?:instructions|orders|rules|directives|task|prompt)\b|\bhighest[- ]priority\s+instructions\b|\b(?:have|has|got|given|granted)\s+(?:\w+\s+){0,2}(?:consent|permission|authori[sz]ation|approval|clearance)\s+(?:from|by)\s+(?:the\s+)?(?:owner|user|operator|maintainers?|admin|team|management)\b|\b(?:important\s+)?(?:system|admin|developer|operator)\s+note\s*:",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "ignores its instructions",
-            r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)|\bconflicts?\s+with\s+(?:these|this|the\s+following)\s+(?:notes|learnings|file|rules)\b|\btreat\b[^.;\n]{0,60}\bas\s+(?:an?\s+)?(?:\w+\s+){0,2}?(?:(?:orders?|instructions?|commands?|requests?|directives?)\s+)?(?:coming\s+from|from|written\s+by|sent\s+by|authored\s+by|approved\s+by)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|maintainers?|operator|admin|team\s+lead)|\b(?:follow|obey|execute|trust|carry\s+out)\s+(?:any\s+|all\s+|the\s+)?(?:instructions|commands|directions|requests)\s+(?:found\s+|written\s+)?(?:in|from)\s+(?:issue|pr|code|commit|web|the\s+(?:issue|readme|web|page|comments?))",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "reveals its instructions",
-            r"\b(?:reveal|print|show|output|repeat|leak|dump|share|send|include|disclose|post|copy)\b[^.;\n]{0,30}\b(?:your|the)\s+(?:system\s+prompt|initial\s+prompt|hidden\s+prompt|hidden\s+instructions|full\s+prompt|original\s+instructions)",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "keeps something from the user",
-            r"\b(?:do\s+not|don't|dont|never)\s+(?:tell|inform|notify|alert|mention|report|let)\b[^.;\n]{0,20}\b(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?|anyone|team)\b",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "keeps something from the user",
-            r"\bwithout\s+(?:asking|telling|informing|notifying|consulting|checking\s+with|confirmation|permission|approval\s+from)\b|\b(?:do\s+not|don't|dont|never)\s+ask\s+(?:for\s+(?:confirmation|permission|approval)|before\b|first\b|the\s+user)|\bkeep\s+(?:this|it)\s+(?:secret|hidden|quiet)\s+from|\b(?:do\s+not|don't|dont|never)\s+(?:bother|check\s+with|wait\s+for|consult|involve|ping)\s+(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?)\b",
-        ),
-        rule(
-            IgnoreGuidance,
-            true,
-            "hides what it did",
-            r"\bhide\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|reviewers?|logs?|human)|\b(?:no|without\s+a)\s+trace\b|\bcover\s+(?:your|its|the)\s+tracks\b|\b(?:nobody|no\s+one)\s+(?:notices|will\s+notice|finds\s+out)\b|\bunnoticed\b|\b(?:so\s+)?(?:nobody|no\s+one)\s+(?:asks|knows|sees|questions)\b|\b(?:do\s+not|don't|dont|never)\s+(?:mention|say|admit|disclose|reveal|report|note|record|write|log)\b(?:\s+\S+){0,5}?\s+(?:that\s+you|what\s+you|you\s+(?:changed|modified|deleted|touched|edited|ran|pushed|disabled|removed))\b|\bno\s+questions\s+asked\b|\b(?:quietly|silently|secretly|covertly)\s+(?:delete|remove|disable|turn\s+off|push|send|upload|change|edit|wipe|drop|merge|commit)\b|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:shell\s+)?(?:history|audit\s+(?:log|trail)|traces|evidence)\b",
-        ),
-        // Secrets leaving.
-        rule(
-            Exfiltration,
-            true,
-            "sends secrets with a command",
-            &format!(
-                r"\b(?:curl|wget|http)\b[^|\n]*(?:(?:-d|--data(?:-binary|-raw|-urlencode)?|-t|--upload-file|--post-file|--post-data)[=\s]*['\x22]?@?\S*|(?:-f|--form)[=\s]*['\x22]?\w*=@?)\S*{SECRET_PATH}"
-            ),
-        ),
-        rule(
-            Exfiltration,
-            true,
-            "pipes secrets to the network",
-            &format!(
-                r"(?:\b(?:cat|base64|tar|gzip|zip|xxd)\b[^|\n]*{SECRET_PATH}[^|\n]*|\b(?:env|printenv|set|export\s+-p)\s*)\|\s*(?:curl|wget|nc|ncat|netcat|socat|telnet|mail|sendmail|ssh|openssl\s+s_client)\b"
-            ),
-        ),
-        rule(
-            Exfiltration,
-            true,
-            "sends secrets with a command",
-            &format!(
-                r"\b(?:nc|ncat|netcat)\s+\S+\s+\d+\s*<\s*\S*{SECRET_PATH}|\bscp\b[^\n]*{SECRET_PATH}[^\n]*\s\S+:|\b(?:nslookup|dig|host|ping)\s+[^\n]*\$\("
-            ),
-        ),
-        rule(
-            Exfiltration,
-            true,
-            "puts secrets in a URL",
-            r"\b(?:https?|ftp)://[^\s)]*(?:[?&/=]|%24)[^\s)]*(?:\$\{?\w*(?:token|key|secret|pass|pwd|cred|auth)\w*\}?|\$\(\s*(?:cat|env|printenv|git)\b|\{\{[^}]*\}\}|%24%28|%24\w*(?:token|key|secret))",
-        ),
-        rule(
-            Exfiltration,
-            true,
-            "pushes the repository to another remote",
-            r"\bgit\s+push\s+\S+\s+(?:--all|--mirror)\b",
-        ),
-        // Destruction.
-        rule(
-            Destructive,
-            true,
-            "wipes a disk",
-            r"\bmkfs(?:\.\w+)?\b|\bdd\s+if=\S+\s+of=/dev/|>\s*/dev/sd[a-z]|\bshred\b|:\(\)\s*\{|--no-preserve-root",
-        ),
-        rule(
-            Destructive,
-            false,
-            "rewrites shared history",
-            r"\bgit\s+(?:filter-branch|filter-repo)\b|\bgit\s+branch\s+-d\s+(?:main|master)\b",
-        ),
-        // Safeguards off.
-        rule(
-            DisablesSafeguard,
-            false,
-            "switches off TLS verification",
-            r#"node_tls_reject_unauthorized\s*=\s*['"]?0|\b(?:ssl|tls|verify_certs?|validate_certs?|check_cert(?:ificate)?s?|ssl_verification)\s*[=:]\s*(?:false|0|no|off)\b|\bverify\s*=\s*false\b|\bverify_ssl\s*=\s*false|\bssl_?verify\s*[=:]\s*(?:false|0|no)\b|\bstrict[-_]ssl\s*[= ]\s*(?:false|0)|\bgit_ssl_no_verify\s*=\s*(?:1|true)|\bhttp\.sslverify\s*[= ]\s*(?:false|0)|\bpythonhttpsverify\s*=\s*0|\brejectunauthorized\s*:\s*false|\binsecureskipverify\s*:\s*true|\bcurl\b[^|;\n]*\s(?:-k|--insecure)\b|\bwget\b[^|;\n]*--no-check-certificate|--trusted-host\b|\bdanger_accept_invalid_certs|\bcheck_hostname\s*=\s*false|_create_unverified_context|cert_reqs\s*=\s*['"]?cert_none|ssl_verifypeer\s*(?:=>|,|=)\s*(?:false|0)|--disable-web-security|--ignore-certificate-errors|--insecure(?:-skip-tls-verify)?\b|\bgoinsecure\s*="#,
-        ),
-        rule(
-            DisablesSafeguard,
-            false,
-            "switches off host key checking",
-            r"stricthostkeychecking\s*[= ]\s*no\b|userknownhostsfile\s*[= ]\s*/dev/null",
-        ),
-        rule(
-            DisablesSafeguard,
-            false,
-            "skips the git hooks",
-            r"--no-verify\b|\bgit\s+commit\b[^|;&\n]*\s-[a-z]*n[a-z]*\b|\bcommit(?:s|ting)?\s+with\s+-n\b|\s-n\s+(?:flag\s+)?(?:to|with|on)\s+git\s+commit\b|\bhusky\s*=\s*0\b|\bhusky_skip_hooks\s*=\s*(?:1|true)|\bskip\s*=\s*[\w,-]+\s+git\b|\bprefix\w*\s+commits?\s+with\s+skip\s*=|core\.hookspath\s*[= ]\s*(?:/dev/null|''|\x22\x22)|\bpre-commit\s+uninstall\b|\brm\s+(?:-\w+\s+)*\.git/hooks|--no-gpg-sign\b|commit\.gpgsign\s*[= ]\s*false|\blefthook\s*=\s*0\b",
-        ),
-        rule(
-            DisablesSafeguard,
-            false,
-            "switches off a security control",
-            r"\bsetenforce\s+0\b|\bufw\s+disable\b|\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|apparmor|auditd)|\biptables\s+-f\b|\bspctl\s+--master-disable",
-        ),
-        rule(
-            DisablesSafeguard,
-            false,
-            "switches off a security control",
-            r"\b(?:ignore|disregard|suppress)\b[^.;\n]{0,30}\b(?:certificate|cert|ssl|tls|security|vulnerabilit\w*|audit|host\s+key)\w*\s*(?:errors?|warnings?|alerts?|findings?|failures?)",
-        ),
-        rule(
-            DisablesSafeguard,
-            false,
-            "makes failing checks pass",
-            r"--exit-zero\b|\bcontinue-on-error\s*:\s*true|\ballow_failure\s*:\s*true|-dskiptests\b|-dmaven\.test\.skip=true|\bset\s+\+e\b|--cov-fail-under[= ]0\b|\bfail_under\s*=\s*0\b|@ts-nocheck|#!\[allow\((?:warnings|clippy::all)\)\]|/\*\s*eslint-disable\s*\*/",
-        ),
-        failing(
-            DisablesSafeguard,
-            "switches off failing tests",
-            r"#\[ignore(?:\s*=\s*\x22[^\x22]*\x22)?\]|@pytest\.mark\.(?:skip|xfail)\w*|@unittest\.skip|\b(?:it|test|describe|context)\.skip\b|\bxit\s*\(|\bxdescribe\b|@disabled\b|@ignore\b|@skip\b|\bt\.skip\(|\.skip\(\)",
-        ),
-        rule(
-            DisablesSafeguard,
-            false,
-            "weakens the tests",
-            r"\bcomment(?:ing)?\s+out\b[^.;\n]{0,30}\b(?:assert\w*|tests?|checks?|specs?)|\b(?:delete|remove)\b[^.;\n]{0,20}\b(?:failing|flaky|broken|red)\s+(?:tests?|specs?|assertions?)|\bweaken\w*\b[^.;\n]{0,20}\bassert|\bloosen\w*\b[^.;\n]{0,20}\bassert",
-        ),
-        failing(
-            DisablesSafeguard,
-            "weakens the tests",
-            r"\b(?:lower|reduce|drop|decrease|set)\b[^.;\n]{0,20}\bcoverage\s+(?:threshold|target|minimum|gate)|\b(?:change|update|adjust|edit)\b[^.;\n]{0,20}\bexpected\s+(?:values?|output|results?)\b[^.;\n]{0,20}\bto\s+match\b",
-        ),
-        // Review.
-        rule(
-            BypassReview,
-            false,
-            "bypasses review",
-            r"\b(?:push|pushing|pushes|commit|committing|merge|merging|deploy|deploying)\b[^.;\n]{0,30}\b(?:directly|straight)\s+(?:to|into|on|onto)\s+(?:origin/)?(?:main|master|prod|production|trunk|release)\b",
-        ),
-        rule(
-            BypassReview,
-            false,
-            "bypasses review",
-            r"\b(?:merge|merging|land|ship|push|pushing)\b[^.;\n]{0,40}\b(?:without|with\s+no)\s+(?:waiting\s+for\s+|running\s+|passing\s+)?(?:a\s+|any\s+|the\s+)?(?:review|approval|reviews|approvals|reviewer|tests|ci|checks|pr|pull\s+request)\b|\bno\s+(?:code\s+)?(?:review|reviewer|approval)s?\s+(?:is\s+|are\s+)?(?:needed|required|necessary)\b|\breviews?\s+(?:are|is)\s+(?:not\s+(?:needed|required|necessary)|optional)|\breviews?\s+only\s+slow",
-        ),
-        rule(
-            BypassReview,
-            false,
-            "approves its own work",
-            r"\bself[- ]?(?:approve|approval|merge|merging)\b|\b(?:approv\w*|merg\w*|land\w*)\s+(?:your|its|their)\s+own\b|\bauto[- ]?approve|\bgh\s+pr\s+merge\b[^\n]*--admin\b",
-        ),
-        rule(
-            BypassReview,
-            false,
-            "approves its own work",
-            r"\bapprove\s+(?:every|all|each|any)\s+(?:prs?|pull\s+requests?|reviews?|changes?|merge\s+requests?)\b|\b(?:report|mark|list|record|show|describe)\b[^.;\n]{0,30}\bas\s+(?:passing|passed|green|successful|approved)\b",
-        ),
-        rule(
-            BypassReview,
-            false,
-            "skips CI",
-            r"\[(?:ci\s+skip|skip\s+ci|no\s+ci|skip\s+actions)\]|\bskip-checks\s*:\s*true",
-        ),
-        rule(
-            BypassReview,
-            false,
-            "reports a check it did not pass",
-            r"\bpretend\b[^.;\n]{0,40}\b(?:pass|passed|passes|approved|succeeded|green|works)\b|\bmark\b[^.;\n]{0,30}\bas\s+(?:passing|passed|approved|done|green|successful)\s+(?:even|regardless|without|when)|\b(?:report|claim|write)\b[^.;\n]{0,30}\b(?:success|passing|green|approved)\b[^.;\n]{0,20}\b(?:even|regardless|whether)|\bwrite\s+approved\b",
-        ),
-        // Permissions.
-        rule(
-            WidensPermissions,
-            true,
-            "gives passwordless root",
-            r"\bnopasswd\b",
-        ),
-        // The agent's own sandbox and the container's walls.
-        rule(
-            DisablesSafeguard,
-            false,
-            "switches off the agent's sandbox or permission prompts",
-            r#"--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b|--yolo\b|--approval-mode[= ]+['"]?yolo\b|\bbypasspermissions\b|\bdanger-full-access\b|\bapproval[_-]?(?:policy|mode)\s*[=:]?\s*['"]?never\b|--no-sandbox\b|--privileged\b|--pid[= ]host\b|--cap-add[= ]?(?:sys_admin|all)\b|--security-opt[= ]\S*unconfined|(?:^|[\s`'])-v\s+/:/|/var/run/docker\.sock:"#,
-        ),
-        // Packages from addresses nobody vetted.
-        rule(
-            RemoteCode,
-            false,
-            "installs a package from an unvetted address",
-            r"\b(?:pip3?|uv\s+pip|pipx|python[0-9.]*\s+-m\s+pip)\s+install\b[^;&|\n`]*?(?:--(?:extra-)?index-url\b|\s-i\s+https?:|--find-links\b|\s-f\s+https?:|git\+|https?://)|\b(?:npm|pnpm|yarn|bun)\s+(?:install|i|add)\b[^;&|\n`]*?(?:https?://|git\+|--registry\b)|\b(?:npm|pnpm|yarn)\s+config\s+set\s+registry\b|\bcargo\s+install\b[^;&|\n`]*?--git\b|\bgem\s+install\b[^;&|\n`]*?--source\b",
-        ),
-        // The user's own environment, outside the project.
-        rule(
-            ChangesUserEnvironment,
-            false,
-            "changes the user's global git configuration",
-            r"\bgit\s+config\s+--global\s+(?:core\.hookspath|url\.|credential\.|http\.|core\.sshcommand|include\.path|core\.fsmonitor|alias\.)",
-        ),
-        rule(
-            ChangesUserEnvironment,
-            false,
-            "writes to the user's dotfiles",
-            r"(?:>>?|\btee\s+(?:-a\s+)?)\s*(?:~|\$home|\$\{home\})/\.[\w.-]+",
-        ),
-        rule(
-            WidensPermissions,
-            false,
-            "changes who owns or reads the user's files",
-            r"\bchown\s+(?:-\S+\s+)*\S+\s+(?:~|\$home|\$\{home\}|/home/)|\bchmod\s+(?:-\S+\s+)*(?:0?[0-7][1-7][1-7]|[0-7][0-7][2367]|[augo]*\+[rwx]+)\s+(?:~|\$home|\$\{home\})/\.(?:ssh|aws|gnupg|kube|config)",
-        ),
-    ]
-});
+}
+
+use Concern::*;
+
+/// Every command-shaped act, in the order they are looked for.
+#[rustfmt::skip]
+const RULES: &[Rule] = &[
+    // Remote code.
+    Rule::new(RemoteCode, SEVERE, "pipes a download into a shell", &["aria2c", "curl", "fetch", "http", "invoke-restmethod", "invoke-webrequest", "irm", "iwr", "lwp-download", "wget"], concat!(r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|http|aria2c|lwp-download)\b[^|\n]{0,240}\|\s*", interpreter!()))
+        .then(After::KnownInstallers),
+    Rule::new(RemoteCode, SEVERE, "pipes decoded bytes into a shell", &["base64", "gunzip", "openssl", "printf", "rev", "uudecode", "xxd", "zcat"], concat!(r"(?:\bbase64\s+(?:-d|--decode|-D)\b|\bxxd\s+-r|\bopenssl\s+(?:enc\s+)?-?base64\s+-d|\bprintf\s+[`'\x22]?\\(?:x|[0-7])|\bgunzip\b|\bzcat\b|\buudecode\b|\brev\b)[^|\n]{0,120}\|\s*", interpreter!())),
+    Rule::new(RemoteCode, SEVERE, "runs what it downloads", &["curl", "fetch", "http", "irm", "iwr", "wget"], r#"\b(?:eval|exec|source|\.|(?:ba|z)?sh\s+-c|python[0-9.]*\s+-c|perl\s+-e|ruby\s+-e|node\s+-e|php\s+-r)\s*\(?\s*["'`]?\s*(?:\$\(|`|<\()\s*(?:curl|wget|fetch|iwr|irm|http)\b"#),
+    Rule::new(RemoteCode, SEVERE, "runs what it downloads", &["eval", "exec"], r"\b(?:exec|eval)\s*\(\s*(?:\w+\.)*(?:urlopen|urlretrieve|get|fetch|request)\s*\(|\b(?:exec|eval)\s*\([^)]*(?:urlopen|requests\.get|urllib)"),
+    Rule::new(RemoteCode, SEVERE, "runs what it downloads", &["eval", "function", "vm.run"], r"\b(?:fetch|axios\.get|https?\.get|got|request|urlopen|requests\.get)\s*\([^\n]{0,200}?(?:\beval\b|\bnew\s+function\b|\bvm\.run\w*)|\.then\(\s*eval\s*\)"),
+    Rule::new(RemoteCode, SEVERE, "runs what it decodes", &["$("], r"\$\(\s*(?:echo|printf)\b[^)]*\|\s*(?:base64\s+(?:-d|--decode)|xxd\s+-r)"),
+    Rule::new(RemoteCode, SEVERE, "runs a download through process substitution", &["curl", "fetch", "iwr", "wget"], r"\b(?:source|\.|(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+<\(\s*(?:curl|wget|fetch|iwr)"),
+    Rule::new(RemoteCode, SEVERE, "runs a download in PowerShell", &["certutil", "downloadfile", "downloadstring", "iex", "invoke-expression", "mshta", "powershell", "regsvr32"], r"downloadstring|downloadfile\s*\(|\biex\s*\(\s*(?:iwr|irm|invoke-webrequest|new-object)|invoke-expression|powershell(?:\.exe)?\s+(?:-\S+\s+)*-(?:e|enc|encodedcommand)\b|\bmshta\s+https?:|\bregsvr32\s+/i:https?|\bcertutil\s+-urlcache"),
+    Rule::new(RemoteCode, SEVERE, "runs a package straight from a URL", &["gist:", "git+", "github:", "http://", "https://"], r"\b(?:npx|bunx|pnpm\s+dlx|yarn\s+dlx|uvx|pipx\s+run)\s+(?:-\S+\s+)*(?:https?://|git\+|github:|gist:)"),
+    Rule::new(RemoteCode, SEVERE, "installs a package from an untrusted address", &["gem", "npm", "pip", "uv", "yarn"], r"\b(?:pip3?|uv\s+pip|npm|pnpm|yarn|gem)\s+(?:install|add|i)\s+(?:-\S+\s+)*(?:https?://\d{1,3}(?:\.\d{1,3}){3}|http://)"),
+    Rule::new(RemoteCode, SEVERE, "downloads a file and runs it", &["curl", "wget"], r"\b(?:curl|wget)\b[^;&|\n]*(?:\s-o\s*|\s-O\s*|--output[= ]|>\s*)(\S+)[^\n]{0,80}?(?:&&|;|\band\b|\bthen\b)\s*(?:sudo\s+)?(?:(?:ba|z)?sh\s|python[0-9.]*\s|perl\s|node\s|source\s|\.\s|chmod\s+\+x|\./)"),
+    Rule::new(RemoteCode, SEVERE, "downloads a file and runs it", &["curl", "wget"], r"\b(?:wget\s+(?:-\S+\s+)*|curl\b[^;&|\n]*\s-[a-z]*o\s*[a-z]*\s*|curl\b[^;&|\n]*\s-[a-z]*O[a-z]*\s+)(?:https?|ftp)://\S+[^\n]{0,80}?(?:&&|;|\band\b|\bthen\b)\s*(?:sudo\s+)?(?:chmod\s+\+x|\./|(?:ba|z)?sh\s|source\s)"),
+    // Steering the agent.
+    Rule::new(IgnoreGuidance, SEVERE, "tries to close gza's fence or start a new message", &["<", "[inst", "[/inst"], r"<\s*/\s*(?:gza[-_ ]?)?learnings\s*>|<\|[a-z_]+\|>|\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|assistant)\s*>"),
+    Rule::new(IgnoreGuidance, SEVERE, "gives it a new identity or new permissions", &["now"], r"\byou\s+are\s+now\s+(?:a\s+|an\s+|the\s+|in\s+|no\s+longer\b|operating\b|acting\b|free\b|allowed\b|permitted\b|authori[sz]ed\b|exempt\b|cleared\b|licensed\b|empowered\b|entitled\b|trusted\s+to\b|root\b|admin|unrestricted|jailbroken|dan\b|god\b|unfiltered|uncensored|my\b)"),
+    Rule::new(IgnoreGuidance, SEVERE, "gives it a new identity or new permissions", &["act", "pretend", "now", "mode", "jailbreak"], r"\bact\s+as\s+(?:an?\s+)?(?:root|admin|administrator|superuser|unrestricted|system|dan\b|jailbroken|the\s+(?:system|operator|owner))|\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:an?\s+)?(?:root|admin|unrestricted|the\s+user|human|developer)|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\s+(?:ignore|obey|only|be\b)|\b(?:enter|enable|activate|switch\s+(?:to|into)|turn\s+on|in|into)\s+(?:the\s+)?(?:developer|god|dan|jailbreak|unrestricted|unfiltered|sudo)\s+mode\b|\b(?:god|dan|jailbreak|unrestricted|unfiltered)\s+mode\b|\bjailbreak"),
+    Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["agent", "assistant", "you"], r"\b(?:the\s+|your\s+)?(?:user|operator|owner|admin|administrator|developer|maintainer|security\s+team|management)s?\s+(?:has\s+|have\s+|had\s+)?(?:authori[sz]ed|allowed|permitted|pre-?approved|approved|instructed|asked|told|requires?|wants|granted)\s+(?:you|the\s+agent|agents|the\s+assistant)\b"),
+    Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &[":", "over", "only", "void", "cancel", "revoked", "null", "longer"], r"\b(?:system|admin|administrator|developer|security|operator)\s+(?:override|notice|message|instruction|instructions|update|directive)\s*:|\bnew\s+(?:instructions?|rules|directives?)\s*:|\b(?:take|takes|have|has)\s+(?:priority|precedence)\s+over\b|\boverrides?\s+(?:the\s+|your\s+|any\s+)?(?:task|user'?s?|instructions|system\s+prompt|request|prompt)|\b(?:obey|follow)\s+only\s+(?:these|this|the\s+following|my)\b|\b(?:previous|prior|above|earlier|all|other|existing)\s+(?:rules|instructions|guidance|guidelines)\s+(?:are|is)\s+(?:void|cancell?ed|revoked|null|no\s+longer\s+(?:valid|binding|in\s+force))"),
+    Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["treat", "highest", "consent", "permission", "authori", "approval", "clearance", "note"], r"\btreat\b[^.;\n]{0,60}\bas\s+(?:your|the)\s+(?:new\s+|highest[- ]priority\s+|top[- ]priority\s+|primary\s+|only\s+|real\s+|main\s+)?(?:instructions|orders|rules|directives|task|prompt)\b|\bhighest[- ]priority\s+instructions\b|\b(?:have|has|got|given|granted)\s+(?:\w+\s+){0,2}(?:consent|permission|authori[sz]ation|approval|clearance)\s+(?:from|by)\s+(?:the\s+)?(?:owner|user|operator|maintainers?|admin|team|management)\b|\b(?:important\s+)?(?:system|admin|developer|operator)\s+note\s*:"),
+    Rule::new(IgnoreGuidance, SEVERE, "ignores its instructions", &["ignore", "forget", "disregard", "replace", "supersede", "override", "outrank", "precedence", "conflict", "treat", "instructions", "commands", "directions", "requests"], r"\b(?:ignore|forget|disregard)\s+(?:everything|what|whatever|anything)\s+(?:you|else|above|the\s+(?:task|user|prompt|person|issue|ticket)|your)\b|\b(?:these|the\s+following|this\s+file'?s?)\s+(?:learnings|notes|rules|instructions)\s+(?:replace|supersede|override|outrank|take\s+precedence)|\bconflicts?\s+with\s+(?:these|this|the\s+following)\s+(?:notes|learnings|file|rules)\b|\btreat\b[^.;\n]{0,60}\bas\s+(?:an?\s+)?(?:\w+\s+){0,2}?(?:(?:orders?|instructions?|commands?|requests?|directives?)\s+)?(?:coming\s+from|from|written\s+by|sent\s+by|authored\s+by|approved\s+by)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|maintainers?|operator|admin|team\s+lead)|\b(?:follow|obey|execute|trust|carry\s+out)\s+(?:any\s+|all\s+|the\s+)?(?:instructions|commands|directions|requests)\s+(?:found\s+|written\s+)?(?:in|from)\s+(?:issue|pr|code|commit|web|the\s+(?:issue|readme|web|page|comments?))"),
+    Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["outrank", "supersede", "trump", "precedence", "priority", "authority", "contradict", "conflict"], r"\b(?:outranks?|supersedes?|trumps?|takes?\s+precedence\s+over)\s+(?:the\s+|your\s+|any\s+|what\s+)?(?:operator|user|person|human|system\s+prompt|task|request|prompt|instructions|you)\b|\b(?:higher|greater|more|top)\s+(?:priority|precedence|authority)\s+than\s+(?:the\s+|your\s+|any\s+|what\s+)?(?:operator|user|person|human|system|task|request|prompt|instructions|you)\b|\b(?:system\s+prompt|operator|instructions|the\s+user|your\s+task)\b(?:[^.\n]|\.\S){0,160}\beven\s+(?:where|when|if)\s+(?:it|they|this|these|that)\s+(?:contradicts?|conflicts?)\b|\beven\s+(?:where|when|if)\s+(?:it|they|this|these|that)\s+(?:contradicts?|conflicts?\s+with)\s+(?:the\s+|your\s+)?(?:system\s+prompt|operator|instructions|user|task)"),
+    Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["whatever", "what", "anything", "come", "came"], r"\b(?:replace|replaces|supersede|supersedes|override|overrides|outrank|outranks|trump|trumps|cancel|cancels)\s+(?:whatever|what|anything)\s+(?:the\s+|your\s+)?(?:task|user|person|prompt|operator|instructions?|request|issue)\b|\b(?:notes|learnings|rules|instructions|this\s+file|these\s+lines)\b[^.;\n]{0,30}\b(?:come|comes|came)\s+(?:directly\s+)?from\s+(?:the\s+)?(?:repository\s+|repo\s+|project\s+)?(?:owner|maintainers?|admin|operator|security\s+team)s?\b"),
+    Rule::new(IgnoreGuidance, SEVERE, "reveals its instructions", &["instructions", "prompt"], r"\b(?:reveal|print|show|output|repeat|leak|dump|share|send|include|disclose|post|copy)\b[^.;\n]{0,30}\b(?:your|the)\s+(?:system\s+prompt|initial\s+prompt|hidden\s+prompt|hidden\s+instructions|full\s+prompt|original\s+instructions)"),
+    Rule::new(IgnoreGuidance, SEVERE, "keeps something from the user", &["anyone", "human", "maintainer", "operator", "owner", "person", "reviewer", "team", "user"], r"\b(?:do\s+not|don't|dont|never)\s+(?:tell|inform|notify|alert|mention|report|let)\b[^.;\n]{0,20}\b(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?|anyone|team)\b")
+        .then(After::SelfNegated),
+    Rule::new(IgnoreGuidance, SEVERE, "keeps something from the user", &["without", "ask", "keep", "bother", "check", "wait", "consult", "involve", "ping"], r"\bwithout\s+(?:asking|telling|informing|notifying|consulting|checking\s+with|confirmation|permission|approval\s+from)\b|\b(?:do\s+not|don't|dont|never)\s+ask\s+(?:for\s+(?:confirmation|permission|approval)|before\b|first\b|the\s+user)|\bkeep\s+(?:this|it)\s+(?:secret|hidden|quiet)\s+from|\b(?:do\s+not|don't|dont|never)\s+(?:bother|check\s+with|wait\s+for|consult|involve|ping)\s+(?:the\s+)?(?:user|human|person|operator|owner|reviewers?|maintainers?)\b")
+        .then(After::SelfNegated),
+    Rule::new(IgnoreGuidance, SEVERE, "hides what it did", &["hide", "trace", "tracks", "notice", "finds", "nobody", "one", "mention", "say", "admit", "disclose", "reveal", "report", "note", "record", "write", "log", "questions", "quietly", "silently", "secretly", "covertly", "history", "audit", "evidence"], r"\bhide\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|reviewers?|logs?|human)|\b(?:no|without\s+a)\s+trace\b|\bcover\s+(?:your|its|the)\s+tracks\b|\b(?:nobody|no\s+one)\s+(?:notices|will\s+notice|finds\s+out)\b|\bunnoticed\b|\b(?:so\s+)?(?:nobody|no\s+one)\s+(?:asks|knows|sees|questions)\b|\b(?:do\s+not|don't|dont|never)\s+(?:mention|say|admit|disclose|reveal|report|note|record|write|log)\b(?:\s+\S+){0,5}?\s+(?:that\s+you|what\s+you|you\s+(?:changed|modified|deleted|touched|edited|ran|pushed|disabled|removed))\b|\bno\s+questions\s+asked\b|\b(?:quietly|silently|secretly|covertly)\s+(?:delete|remove|disable|turn\s+off|push|send|upload|change|edit|wipe|drop|merge|commit)\b|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:shell\s+)?(?:history|audit\s+(?:log|trail)|traces|evidence)\b"),
+    // Secrets leaving.
+    Rule::new(Exfiltration, SEVERE, "sends secrets with a command", &["curl", "http", "wget"], concat!(r"\b(?:curl|wget|http)\b[^|\n]*(?:(?:-d|--data(?:-binary|-raw|-urlencode)?|-t|--upload-file|--post-file|--post-data)[=\s]*['\x22]?@?\S*|(?:-f|--form)[=\s]*['\x22]?\w*=@?)\S*", secret_path!())),
+    Rule::new(Exfiltration, SEVERE, "pipes secrets to the network", &["|"], concat!(r"(?:\b(?:cat|base64|tar|gzip|zip|xxd)\b[^|\n]*", secret_path!(), r"[^|\n]*|\b(?:env|printenv|set|export\s+-p)\s*)\|\s*(?:curl|wget|nc|ncat|netcat|socat|telnet|mail|sendmail|ssh|openssl\s+s_client)\b")),
+    Rule::new(Exfiltration, SEVERE, "sends secrets with a command", &["dig", "host", "nc", "netcat", "nslookup", "ping", "scp"], concat!(r"\b(?:nc|ncat|netcat)\s+\S+\s+\d+\s*<\s*\S*", secret_path!(), r"|\bscp\b[^\n]*", secret_path!(), r"[^\n]*\s\S+:|\b(?:nslookup|dig|host|ping)\s+[^\n]*\$\(")),
+    Rule::new(Exfiltration, SEVERE, "puts secrets in a URL", &["ftp://", "http://", "https://"], r"\b(?:https?|ftp)://[^\s)]*(?:[?&/=]|%24)[^\s)]*(?:\$\{?\w*(?:token|key|secret|pass|pwd|cred|auth)\w*\}?|\$\(\s*(?:cat|env|printenv|git)\b|\{\{[^}]*\}\}|%24%28|%24\w*(?:token|key|secret))"),
+    Rule::new(Exfiltration, SEVERE, "pushes the repository to another remote", &["--all", "--mirror"], r"\bgit\s+push\s+\S+\s+(?:--all|--mirror)\b|\bgit\s+push\s+(?:-\S+\s+)*--mirror\b"),
+    Rule::new(Exfiltration, SEVERE, "copies secrets elsewhere", &["cp", "rsync", "scp", "rclone", "gsutil", "aws", "azcopy"], concat!(r"\b(?:cp|rsync|scp|rclone\s+(?:copy|sync)|gsutil\s+(?:-m\s+)?(?:cp|rsync)|aws\s+s3\s+(?:cp|sync)|azcopy\s+(?:copy|sync))\b[^;&|\n]*?(?:", secret_path!(), r"[^;&|\n]*?\s|\s(?:~|\$home|\$\{home\})/?\*?\s(?:[^;&|\n]*?\s)?)['\x22]?(?:(?:s3|gs|az|r2|https?)://|[\w.-]+@[\w.-]+:|[\w-]+(?:\.[\w-]+)+:/)")),
+    // Destruction.
+    Rule::new(Destructive, SEVERE, "wipes a disk", &[">", "mkfs", "dd", ":(", "--no-preserve-root", "shred"], r"\bmkfs(?:\.\w+)?\b|\bdd\s+if=\S+\s+of=/dev/|>\s*/dev/sd[a-z]|\bshred\b|:\(\)\s*\{|--no-preserve-root"),
+    Rule::new(Destructive, MODERATE, "rewrites shared history", &["filter-branch", "filter-repo", "main", "master"], r"\bgit\s+(?:filter-branch|filter-repo)\b|\bgit\s+branch\s+-d\s+(?:main|master)\b"),
+    // Safeguards off.
+    Rule::new(DisablesSafeguard, MODERATE, "switches off TLS verification", &["--disable-web-security", "--ignore-certificate-errors", "--insecure", "--trusted-host", "_create_unverified_context", "cert_reqs", "check_cert", "check_hostname", "curl", "danger_accept_invalid_certs", "goinsecure", "rejectunauthorized", "ssl", "tls", "validate_cert", "verify", "wget", "trust", "noophostname", "allow_all", "allowall", "checkrevocation", "verify_none", "certificatevalidationcallback", "dangerousaccept", "ca_bundle", "ssl_cert_file", "maven.wagon", "insecure-registr", "insecure_skip"], r#"node_tls_reject_unauthorized\s*=\s*['"]?0|\b(?:ssl|tls|verify_certs?|validate_certs?|check_cert(?:ificate)?s?|ssl_verification)\s*[=:]\s*(?:false|0|no|off)\b|\bverify\s*=\s*false\b|\bverify_ssl\s*=\s*false|\bssl_?verify\s*[=:]\s*(?:false|0|no)\b|\bstrict[-_]ssl\s*[= ]\s*(?:false|0)|\bgit_ssl_no_verify\s*=\s*(?:1|true)|\bhttp\.sslverify\s*[= ]\s*(?:false|0)|\bpythonhttpsverify\s*=\s*0|\brejectunauthorized\s*:\s*false|\binsecureskipverify\s*:\s*true|\bcurl\b[^|;\n]*\s(?:-k|--insecure)\b|\bwget\b[^|;\n]*--no-check-certificate|--trusted-host\b|\bdanger_accept_invalid_certs|\bcheck_hostname\s*=\s*false|_create_unverified_context|cert_reqs\s*=\s*['"]?cert_none|ssl_verifypeer\s*(?:=>|,|=)\s*(?:false|0)|--disable-web-security|--ignore-certificate-errors|--insecure(?:-skip-tls-verify)?\b|\bgoinsecure\s*=|\btrust[-_ ]?all\w*|\btrustall\w*|\btrust[-_ ]?every(?:thing|\s+cert\w*)|\bnoophostnameverifier|\ballow_?all_hostname_verifier|\ballowallhostnameverifier|javax\.net\.ssl\.truststore\s*=\s*/dev/null|checkrevocation\s*=\s*false|\bverify_none\b|certificatevalidationcallback\s*(?:=|\+=)|\bdangerousacceptanyservercertificatevalidator|\b(?:requests|curl)_ca_bundle\s*=\s*(?:''|\x22\x22|$|\s)|\bssl_cert_file\s*=\s*/dev/null|maven\.wagon\.http\.ssl\.(?:insecure|allowall|ignore\.validity\.dates)\s*=\s*true|insecure-registr\w*|\binsecure_skip_tls_verify\s*[=:]\s*true"#)
+        .then(After::Localhost),
+    Rule::new(DisablesSafeguard, MODERATE, "switches off host key checking", &["stricthostkeychecking", "userknownhostsfile"], r"stricthostkeychecking\s*[= ]\s*no\b|userknownhostsfile\s*[= ]\s*/dev/null"),
+    Rule::new(DisablesSafeguard, MODERATE, "skips the git hooks", &["-n", "commit", "core.hookspath", "git", "husky", "lefthook", "prefix", "rm", "skip"], r"--no-verify\b|\bgit\s+commit\b[^|;&\n]*\s-[a-z]*n[a-z]*\b|\bcommit(?:s|ting)?\s+with\s+-n\b|\s-n\s+(?:flag\s+)?(?:to|with|on)\s+git\s+commit\b|\bhusky\s*=\s*0\b|\bhusky_skip_hooks\s*=\s*(?:1|true)|\bskip\s*=\s*[\w,-]+\s+git\b|\bprefix\w*\s+commits?\s+with\s+skip\s*=|core\.hookspath\s*[= ]\s*(?:/dev/null|''|\x22\x22)|\bpre-commit\s+uninstall\b|\brm\s+(?:-\w+\s+)*\.git/hooks|--no-gpg-sign\b|commit\.gpgsign\s*[= ]\s*false|\blefthook\s*=\s*0\b"),
+    Rule::new(DisablesSafeguard, MODERATE, "switches off a security control", &["iptables", "setenforce", "spctl", "systemctl", "ufw"], r"\bsetenforce\s+0\b|\bufw\s+disable\b|\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|apparmor|auditd)|\biptables\s+-f\b|\bspctl\s+--master-disable"),
+    Rule::new(DisablesSafeguard, MODERATE, "switches off a security control", &["disregard", "ignore", "suppress"], r"\b(?:ignore|disregard|suppress)\b[^.;\n]{0,30}\b(?:certificate|cert|ssl|tls|security|vulnerabilit\w*|audit|host\s+key)\w*\s*(?:errors?|warnings?|alerts?|findings?|failures?)"),
+    Rule::new(DisablesSafeguard, MODERATE, "skips the tests", &["-dskiptests", "-dmaven.test.skip", "gradle"], r"-dskiptests\b|-dmaven\.test\.skip=true|\bgradle\w*\s+[^\n;&|]*-x\s+test\b")
+        .then(After::Compensated),
+    Rule::new(DisablesSafeguard, MODERATE, "makes failing checks pass", &["--exit-zero", "continue-on-error", "allow_failure", "+e", "--cov-fail-under", "fail_under", "@ts-nocheck", "#![allow(", "eslint-disable"], r"--exit-zero\b|\bcontinue-on-error\s*:\s*true|\ballow_failure\s*:\s*true|\bset\s+\+e\b|--cov-fail-under[= ]0\b|\bfail_under\s*=\s*0\b|@ts-nocheck|#!\[allow\((?:warnings|clippy::all)\)\]|/\*\s*eslint-disable\s*\*/"),
+    Rule::new(DisablesSafeguard, MODERATE, "switches off failing tests", &["#[ignore", ".skip()", "@disabled", "@ignore", "@pytest.mark.skip", "@pytest.mark.xfail", "@skip", "context.skip", "describe.skip", "it.skip", "t.skip(", "test.skip", "xdescribe", "xit"], r"#\[ignore(?:\s*=\s*\x22[^\x22]*\x22)?\]|@pytest\.mark\.(?:skip|xfail)\w*|@unittest\.skip|\b(?:it|test|describe|context)\.skip\b|\bxit\s*\(|\bxdescribe\b|@disabled\b|@ignore\b|@skip\b|\bt\.skip\(|\.skip\(\)")
+        .failing(),
+    Rule::new(DisablesSafeguard, MODERATE, "silences the linter or scanner", &["nosec", "noqa", "nolint", "ts-ignore", "ts-expect-error", "eslint-disable", "pylint", "type:", "suppresswarnings", "rubocop:disable", "nosonar"], r"#\s*nosec\b|#\s*noqa\b|//\s*nolint\b|@ts-ignore\b|@ts-expect-error\b|eslint-disable(?:-next)?-line\b|#\s*pylint:\s*disable\b|#\s*type:\s*ignore\b|@suppresswarnings\b|#\s*rubocop:disable\b|//\s*nosonar\b")
+        .failing(),
+    Rule::new(DisablesSafeguard, MODERATE, "weakens the tests", &["comment", "delete", "loosen", "remove", "weaken"], r"\bcomment(?:ing)?\s+out\b[^.;\n]{0,30}\b(?:assert\w*|tests?|checks?|specs?)|\b(?:delete|remove)\b[^.;\n]{0,20}\b(?:failing|flaky|broken|red)\s+(?:tests?|specs?|assertions?)|\bweaken\w*\b[^.;\n]{0,20}\bassert|\bloosen\w*\b[^.;\n]{0,20}\bassert"),
+    Rule::new(DisablesSafeguard, MODERATE, "weakens the tests", &["coverage", "expected", "fail_under", "fail-under"], r"\b(?:lower|reduce|drop|decrease|set)\b[^.;\n]{0,20}\bcoverage\s+(?:threshold|target|minimum|gate)|\b(?:lower|reduce|decrease|drop)\b[^.;\n]{0,20}(?:fail_under|fail-under|min_?coverage|coverage_?threshold|coveragethreshold)|\b(?:change|update|adjust|edit)\b[^.;\n]{0,20}\bexpected\s+(?:values?|output|results?)\b[^.;\n]{0,20}\bto\s+match\b")
+        .failing(),
+    // Review.
+    Rule::new(BypassReview, MODERATE, "bypasses review", &["directly", "straight"], r"\b(?:push|pushing|pushes|commit|committing|merge|merging|deploy|deploying)\b[^.;\n]{0,30}\b(?:directly|straight)\s+(?:to|into|on|onto)\s+(?:origin/)?(?:main|master|prod|production|trunk|release)\b"),
+    Rule::new(BypassReview, MODERATE, "bypasses review", &["land", "merge", "merging", "no", "push", "review", "ship"], r"\b(?:merge|merging|land|ship|push|pushing)\b[^.;\n]{0,40}\b(?:without|with\s+no)\s+(?:waiting\s+for\s+|running\s+|passing\s+)?(?:a\s+|any\s+|the\s+)?(?:review|approval|reviews|approvals|reviewer|tests|ci|checks|pr|pull\s+request)\b|\bno\s+(?:code\s+)?(?:review|reviewer|approval)s?\s+(?:is\s+|are\s+)?(?:needed|required|necessary)\b|\breviews?\s+(?:are|is)\s+(?:not\s+(?:needed|required|necessary)|optional)|\breviews?\s+only\s+slow"),
+    Rule::new(BypassReview, MODERATE, "approves its own work", &["self", "own", "approve", "--admin"], r"\bself[- ]?(?:approve|approval|merge|merging)\b|\b(?:approv\w*|merg\w*|land\w*)\s+(?:your|its|their)\s+own\b|\bauto[- ]?approve|\bgh\s+pr\s+merge\b[^\n]*--admin\b"),
+    Rule::new(BypassReview, MODERATE, "approves its own work", &["approve", "pass", "green", "successful"], r"\bapprove\s+(?:every|all|each|any)\s+(?:prs?|pull\s+requests?|reviews?|changes?|merge\s+requests?)\b|\b(?:report|mark|list|record|show|describe)\b[^.;\n]{0,30}\bas\s+(?:passing|passed|green|successful|approved)\b"),
+    Rule::new(BypassReview, MODERATE, "skips CI", &["[ci", "[no", "[skip", "skip-checks"], r"\[(?:ci\s+skip|skip\s+ci|no\s+ci|skip\s+actions)\]|\bskip-checks\s*:\s*true"),
+    Rule::new(BypassReview, MODERATE, "reports a check it did not pass", &["claim", "mark", "pretend", "report", "write"], r"\bpretend\b[^.;\n]{0,40}\b(?:pass|passed|passes|approved|succeeded|green|works)\b|\bmark\b[^.;\n]{0,30}\bas\s+(?:passing|passed|approved|done|green|successful)\s+(?:even|regardless|without|when)|\b(?:report|claim|write)\b[^.;\n]{0,30}\b(?:success|passing|green|approved)\b[^.;\n]{0,20}\b(?:even|regardless|whether)|\bwrite\s+approved\b"),
+    // Permissions.
+    Rule::new(WidensPermissions, SEVERE, "gives passwordless root", &["nopasswd"], r"\bnopasswd\b"),
+    Rule::new(WidensPermissions, MODERATE, "gives everyone access to files", &["icacls", "setfacl", "umask"], r"\bicacls\b[^\n]*/grant(?::r)?\s+['\x22]?(?:\*?s-1-1-0|everyone|users|authenticated\s+users)['\x22]?\s*:\s*\(?(?:oi\)\(ci\))?\(?[fmw]|\bsetfacl\b[^\n]*-m\s+(?:o|other)::?[rx]*w|\bumask\s+0{3,4}\b"),
+    Rule::new(WidensPermissions, MODERATE, "makes storage public to anyone", &["public-read", "allusers", "allauthenticatedusers", "publicaccessblock", "block-public", "block_public", "principal"], r#"--acl\s+public-read(?:-write)?\b|\bacl\s*[=:]\s*['"]?public-read-write|\ballusers\b|\ballauthenticatedusers\b|\bpublicaccessblock\w*\s*[=:]\s*false|--no-block-public\w*|\bblock_public_(?:acls|policy)\s*[=:]\s*false|"principal"\s*:\s*"\*""#),
+    Rule::new(WidensPermissions, MODERATE, "opens a port to the whole internet", &["0.0.0.0/0", "::/0"], r"\b(?:open|opens|opening|allow|allows|expose|exposes|authorize-security-group-ingress|ingress|inbound)\b[^.;\n]{0,60}(?:0\.0\.0\.0/0|::/0)|(?:0\.0\.0\.0/0|::/0)[^.;\n]{0,12}\b(?:ingress|inbound)\b|--cidr[= ]0\.0\.0\.0/0"),
+    Rule::new(DisablesSafeguard, MODERATE, "switches authentication off", &["auth", "csrf", "--skip-grant-tables", "token", "password", "login_required"], r#"\b(?:auth_disabled|disable_auth|skip_auth|no_auth|bypass_auth|disable_authentication)\s*[=:]\s*['"]?(?:true|1|yes|on)\b|\b(?:auth_enabled|auth_required|require_auth|authentication_enabled|login_required|csrf_enabled|wtf_csrf_enabled|csrf_protection)\s*[=:]\s*['"]?(?:false|0|no|off)\b|--no-auth\b|--disable-auth\w*|--auth[= ]none\b|--skip-grant-tables\b|\b(?:notebookapp|serverapp)\.(?:token|password)\s*=\s*(?:''|""|\s|$)|\b(?:remove|delete|drop|disable|comment\s+out|take\s+out|turn\s+off|switch\s+off)\b[^.;\n]{0,30}\bcsrf\w*|@csrf_exempt\b"#),
+    // The agent's own sandbox and the container's walls.
+    Rule::new(DisablesSafeguard, MODERATE, "switches off the agent's sandbox or permission prompts", &["--dangerously-skip-permissions", "--no-sandbox", "--privileged", "/:/", "/var/run/docker.sock:", "all", "bypasspermissions", "danger-full-access", "dangerously-bypass-approvals-and-sandbox", "host", "never", "sys_admin", "unconfined", "yolo"], r#"--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b|--yolo\b|--approval-mode[= ]+['"]?yolo\b|\bbypasspermissions\b|\bdanger-full-access\b|\bapproval[_-]?(?:policy|mode)\s*[=:]?\s*['"]?never\b|--no-sandbox\b|--privileged\b|--pid[= ]host\b|--cap-add[= ]?(?:sys_admin|all)\b|--security-opt[= ]\S*unconfined|(?:^|[\s`'])-v\s+/:/|/var/run/docker\.sock:"#)
+        .then(After::CiScope),
+    // Packages from addresses nobody vetted.
+    Rule::new(RemoteCode, MODERATE, "installs a package from an unvetted address", &["--extra-index-url", "--find-links", "--git", "--index-url", "--source", "git+", "http:", "https:", "registry"], r"\b(?:pip3?|uv\s+pip|pipx|python[0-9.]*\s+-m\s+pip)\s+install\b[^;&|\n`]*?(?:--(?:extra-)?index-url\b|\s-i\s+https?:|--find-links\b|\s-f\s+https?:|git\+|https?://)|\b(?:npm|pnpm|yarn|bun)\s+(?:install|i|add)\b[^;&|\n`]*?(?:https?://|git\+|--registry\b)|\b(?:npm|pnpm|yarn)\s+config\s+set\s+registry\b|\bcargo\s+install\b[^;&|\n`]*?--git\b|\bgem\s+install\b[^;&|\n`]*?--source\b"),
+    // The user's own environment, outside the project.
+    Rule::new(ChangesUserEnvironment, MODERATE, "changes the user's global git configuration", &["alias.", "core.fsmonitor", "core.hookspath", "core.sshcommand", "credential.", "http.", "include.path", "url."], r"\bgit\s+config\s+--global\s+(?:core\.hookspath|url\.|credential\.|http\.|core\.sshcommand|include\.path|core\.fsmonitor|alias\.)"),
+    Rule::new(ChangesUserEnvironment, MODERATE, "writes to the user's dotfiles", &[">", "tee"], r"(?:>>?|\btee\s+(?:-a\s+)?)\s*(?:~|\$home|\$\{home\})/\.[\w.-]+"),
+    Rule::new(WidensPermissions, MODERATE, "changes who owns or reads the user's files", &["chmod", "chown"], r"\bchown\s+(?:-\S+\s+)*\S+\s+(?:~|\$home|\$\{home\}|/home/)|\bchmod\s+(?:-\S+\s+)*(?:0?[0-7][1-7][1-7]|[0-7][0-7][2367]|[augo]*\+[rwx]+)\s+(?:~|\$home|\$\{home\})/\.(?:ssh|aws|gnupg|kube|config)"),
+];
+
+/// Each rule's pattern, built the first time a text has one of its triggers.
+/// A pattern built the first time a text has one of its triggers (proved like the rules').
+struct Gated {
+    triggers: &'static [&'static str],
+    pattern: &'static str,
+    cell: OnceLock<Regex>,
+}
+
+impl Gated {
+    const fn new(triggers: &'static [&'static str], pattern: &'static str) -> Gated {
+        Gated {
+            triggers,
+            pattern,
+            cell: OnceLock::new(),
+        }
+    }
+
+    /// The pattern, when `t` could hold a match of it.
+    fn for_text(&self, t: &str) -> Option<&Regex> {
+        triggered(t, self.triggers).then(|| self.cell.get_or_init(|| re(self.pattern)))
+    }
+
+    fn find_iter<'t>(&self, t: &'t str) -> impl Iterator<Item = regex::Match<'t>> {
+        self.for_text(t)
+            .into_iter()
+            .flat_map(move |r| r.find_iter(t))
+    }
+
+    fn captures_iter<'t>(&self, t: &'t str) -> impl Iterator<Item = regex::Captures<'t>> {
+        self.for_text(t)
+            .into_iter()
+            .flat_map(move |r| r.captures_iter(t))
+    }
+}
+
+static COMPILED: [OnceLock<Regex>; RULES.len()] = [const { OnceLock::new() }; RULES.len()];
+
+/// Whether `t` has one of `triggers` (an empty list: always).
+fn triggered(t: &str, triggers: &[&str]) -> bool {
+    triggers.is_empty() || triggers.iter().any(|w| t.contains(w))
+}
+
+/// The rules `t` could meet, each with its pattern.
+fn rules_for(t: &str) -> impl Iterator<Item = (&'static Rule, &'static Regex)> + '_ {
+    RULES
+        .iter()
+        .zip(COMPILED.iter())
+        .filter(move |(rule, _)| triggered(t, rule.triggers))
+        .map(|(rule, cell)| (rule, cell.get_or_init(|| re(rule.pattern))))
+}
 
 static TO_MAIN: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -661,40 +561,43 @@ static CLEANUP_COMMAND: LazyLock<Regex> =
     LazyLock::new(|| re(r"\b(?:rm|mkdir|pkill|kill|grep|diff|docker\s+rm|unlink|umount)\b"));
 
 /// A path-like word: `~/`, `/usr/local/*`, `$HOME/.config`, `.git`.
-static PATH_TOKEN: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?:^|\s|`)((?:~|\$home|\$\{home\}|\.\.?|)/[^\s`]*|~|\.git\b|\$home\b)"));
+static PATH_TOKEN: Gated = Gated::new(
+    &["/", "~", ".git", "$home"],
+    r"(?:^|\s|`)((?:~|\$home|\$\{home\}|\.\.?|)/[^\s`]*|~|\.git\b|\$home\b)",
+);
 
-static RM: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\brm\s+((?:-{1,2}[\w-]+\s+)+)([^;&|`'\x22)\n]*)"));
-static FIND_DELETE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\bfind\s+(\S+)[^;&|\n]*(?:-delete\b|-exec\s+rm\b)"));
-static CHMOD: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"\bchmod\s+((?:-\w+\s+)*)(0?777|0?666|a\+rwx|ugo\+rwx|a\+w|o\+w|o\+rwx|0?7[0-7]7)\b((?:\s+-\w+)*)\s*([~/.$*][^\s`'\x22]*)?",
-    )
-});
-static FORCE_PUSH: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"\bgit\s+push\b([^;&|\n]*?)(?:\s(--force(?:-with-lease)?\b|-f\b)|\s\+[\w/.-]+)|\bforce[- ]?push(?:es|ed|ing)?\b|\bpush(?:ing)?\b[^.;\n]{0,40}\bwith\s+(?:--)?force\b",
-    )
-});
-static GIT_WIPE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\bgit\s+(?:reset\s+--hard\b|clean\s+-[a-z]*f[a-z]*\b)"));
-static SQL_DROP: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"\b(?:drop\s+(?:table|database|schema)\b|truncate\s+(?:table\s+)?\w+|delete\s+from\s+\w+\s*(?:;|$)|dropdb\s+(\S+))",
-    )
-});
-static OR_TRUE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"\|\|\s*(?:true\b|:|echo\b|printf\b|exit\s+0\b|return\s+0\b)|;\s*exit\s+0\b")
-});
+static RM: Gated = Gated::new(&["rm"], r"\brm\s+((?:-{1,2}[\w-]+\s+)+)([^;&|`'\x22)\n]*)");
+static FIND_DELETE: Gated = Gated::new(
+    &["find"],
+    r"\bfind\s+(\S+)[^;&|\n]*(?:-delete\b|-exec\s+rm\b)",
+);
+static CHMOD: Gated = Gated::new(
+    &["chmod"],
+    r"\bchmod\s+((?:-\w+\s+)*)(0?777|0?666|a\+rwx|ugo\+rwx|a\+w|o\+w|o\+rwx|0?7[0-7]7)\b((?:\s+-\w+)*)\s*([~/.$*][^\s`'\x22]*)?",
+);
+static FORCE_PUSH: Gated = Gated::new(
+    &["git", "force", "push"],
+    r"\bgit\s+push\b([^;&|\n]*?)(?:\s(--force(?:-with-lease)?\b|-f\b)|\s\+[\w/.-]+)|\bforce[- ]?push(?:es|ed|ing)?\b|\bpush(?:ing)?\b[^.;\n]{0,40}\bwith\s+(?:--)?force\b",
+);
+static GIT_WIPE: Gated = Gated::new(
+    &["git"],
+    r"\bgit\s+(?:reset\s+--hard\b|clean\s+-[a-z]*f[a-z]*\b)",
+);
+static SQL_DROP: Gated = Gated::new(
+    &["drop", "truncate", "delete"],
+    r"\b(?:drop\s+(?:table|database|schema)\b|truncate\s+(?:table\s+)?\w+|delete\s+from\s+\w+\s*(?:;|$)|dropdb\s+(\S+))",
+);
+static OR_TRUE: Gated = Gated::new(
+    &["||", ";"],
+    r"\|\|\s*(?:true\b|:|echo\b|printf\b|exit\s+0\b|return\s+0\b)|;\s*exit\s+0\b",
+);
 static CHECK_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\b(?:tests?|pytest|jest|vitest|mocha|rspec|phpunit|tox|nox|lint|eslint|flake8|pylint|ruff|mypy|tsc|clippy|check|checks|verify|ci|spec|specs|audit|coverage|suite|build)\b",
     )
 });
-static MARKDOWN_LINK: LazyLock<Regex> =
-    LazyLock::new(|| re(r"!?\[[^\]]*\]\(\s*((?:https?:)?//[^)]*)\)?"));
+static MARKDOWN_LINK: Gated =
+    Gated::new(&["[", "!["], r"!?\[[^\]]*\]\(\s*((?:https?:)?//[^)]*)\)?");
 static MARKDOWN_DATA: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\$\{?\w+|\$\(|\{\{|%24|<[a-z_]+>|<[^<>]{0,40}(?:token|key|secret|pass|env|cred|cookie|session|transcript|conversation|history|prompt|content|data|diff|output|code|chat)[^<>]{0,40}>|\{[a-z_]*(?:token|key|secret|pass|env|cred|cookie|session|transcript|conversation|history|prompt|content|data|diff|output|code)[a-z_]*\}|=[a-z_]*(?:api_?key|token|secret|passw|cred)[a-z_]*(?:&|$)",
@@ -702,7 +605,17 @@ static MARKDOWN_DATA: LazyLock<Regex> = LazyLock::new(|| {
 });
 static DESCRIBING_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:(?:the|our|this|that|its|their|a|an)\s+)?((?:[\w./`'-]+\s+){0,5}?)(?:sets|runs|uses|passes|adds|removes|deletes|wipes|calls|exports|installs|invokes|executes|appends|marks|writes|clears|drops|skips|disables|has|includes|applies|does|keeps|gives|configures|turns|puts|pins|starts|builds|launches|needs|requires)\b",
+        r"^(?:(?:the|our|this|that|its|their|a|an)\s+)?((?:[\w./`'-]+\s+){0,5}?)(?:sets|runs|uses|passes|adds|removes|deletes|wipes|calls|exports|installs|invokes|executes|appends|marks|writes|clears|drops|skips|disables|has|includes|applies|does|keeps|gives|configures|turns|puts|pins|starts|builds|launches|needs|requires|carries|contains|holds|allows|ships\s+with)\b",
+    )
+});
+/// A plural subject that holds the act ("generated files under src/gen/ carry `/* eslint-disable
+/// */`"), or a past act of a named thing ("the old Jenkins job set GIT_SSL_NO_VERIFY=1"): a
+/// description. Verbs of holding only, in the plural (a plural subject that *uses* or *sets*
+/// something is a convention: "commits use --no-verify"); the past needs a determiner ("set X"
+/// alone is an imperative).
+static DESCRIBING_PLURAL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:(?:the|our|these|those|its|their|all|some)\s+)?((?:[\w./`'-]+\s+){1,5}?)(?:carry|contain|include|have|hold|keep|ship\s+with|start\s+with|begin\s+with|end\s+with)\b|^(?:the|our|this|that|an?|its|their)\s+((?:[\w./`'-]+\s+){0,5}?)(?:set|used|ran|added|passed|disabled|skipped|had|called|exported|installed|removed|dropped|turned\s+off)\b",
     )
 });
 static PERSONS: &[&str] = &[
@@ -743,7 +656,7 @@ static WARNING_AFTER: LazyLock<Regex> = LazyLock::new(|| {
 /// After a moderate act: the sentence describes where it is, or warns of what it does.
 static DESCRIBED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^[`'\x22)\s]*(?:(?:is|are|was|were)\s+(?:only\s+)?(?:set|used|configured|defined|exported|passed|applied|found|kept|present|listed|enabled)\b|(?:appears|lives|exists|remains|stays|shows\s+up|occurs)\b)|\b(?:hides|masks|breaks|defeats|undermines|weakens|bypasses)\s+(?:the\s+)?(?:real|actual|genuine|security|protection|checks|errors|bugs)\b",
+        r"^[`'\x22)\s]*(?:(?:in|inside|from|of|at|under)\s+\S+\s+)?(?:(?:is|are|was|were)\s+(?:only\s+)?(?:set|used|configured|defined|exported|passed|applied|found|kept|present|listed|enabled|intentional|deliberate|on\s+purpose|by\s+design)\b|(?:was|were|has\s+been|have\s+been|got)\s+(?:\w+ly\s+)?(?:removed|dropped|deleted|reverted|disabled|banned|replaced|retired|deprecated|taken\s+out)\b|(?:appears|lives|exists|remains|stays|shows\s+up|occurs)\b)|\b(?:hides|masks|breaks|defeats|undermines|weakens|bypasses)\s+(?:the\s+)?(?:real|actual|genuine|security|protection|checks|errors|bugs)\b",
     )
 });
 /// Words saying bytes are encoded: what is piped from them into a shell is hidden code.
@@ -762,6 +675,43 @@ static INFRASTRUCTURE: LazyLock<Regex> = LazyLock::new(|| {
 static BENEFIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\b(?:so|so\s+that|to|in\s+order\s+to)\b[^.;]{0,40}\b(?:green|pass(?:es|ing)?|faster|quick(?:er|ly)?|speed\s+up|save[sd]?|saving|minutes|dodge|unblock(?:ed)?|never\s+(?:block|blocks|fail|fails|stop|stops)|keeps?\s+(?:\w+\s+)?moving|convenient|easier|simpler|get\s+(?:past|around))\b|\bsaves?\s+(?:a\s+lot\s+of\s+|lots\s+of\s+|some\s+)?(?:time|minutes)\b|\bis\s+the\s+(?:quick|quickest|easy|easiest|standard|usual|simplest)\s+(?:way|fix)\b",
+    )
+});
+/// The clause after an act's: it says the act is gone ("…; it was removed in #842").
+static GONE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\W*(?:it|this|that|which|they|these|those)\s+(?:was|were|has\s+been|have\s+been|got)\s+(?:\w+ly\s+)?(?:removed|dropped|deleted|reverted|disabled|banned|replaced|retired|taken\s+out)\b",
+    )
+});
+/// Before an act: someone's old habit, told as history ("agents used to bypass it with …").
+static PAST_HABIT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:used\s+to|in\s+the\s+past|previously|back\s+when)\b"));
+/// Before an act: what other people (the project's users) run, described ("install.sh is what
+/// users get via `curl … | sh`").
+static OTHERS_USE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:users|customers|people|end[- ]users|visitors|clients|operators)\b[^.;]{0,40}\b(?:get|gets|run|runs|use|uses|install|installs|type|types|paste|pastes|pipe|pipes)\b[^.;]{0,30}$|\b(?:what|how)\s+(?:our\s+|the\s+|its\s+)?(?:users|customers|people|end[- ]users)\s+$",
+    )
+});
+/// A sentence whose subject is a test that handles the quoted text as data ("the
+/// prompt-injection tests send 'ignore all previous instructions' to the filter"); a condition
+/// about a test ("if the snapshot test fails, mark it `it.skip`") is not one.
+static TEST_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\W*(?:the|our|these|those|its|this|that)\s+(?:[\w-]+\s+){0,2}(?:tests?|fixtures?|suite|corpus|dataset|examples?)\s+(?:send|sends|feed|feeds|contain|contains|include|includes|use|uses|pass|passes|post|posts|submit|submits|check|checks|expect|expects|cover|covers)\b",
+    )
+});
+/// An act named as a thing ("the auto-approve workflow", "the `--no-verify` flag").
+static THING_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^[`'\x22)\s]*(?:workflow|job|bot|action|step|label|rule|setting|flag|option|policy|script|check|target|mode|feature|variable|env\s+var|hook|job's|workflow's)s?\b",
+    )
+});
+/// A moderate act given a purpose inside the project ("git clean -fd when clearing generated
+/// files").
+static PROJECT_PURPOSE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:when|to|for|while)\s+(?:clearing|cleaning|removing|deleting|resetting|wiping)\s+(?:out\s+)?(?:the\s+|all\s+)?(?:generated|build|compiled|stale|old)?\s*(?:files|outputs?|artifacts?|build|builds|dist|target|caches?)\b",
     )
 });
 /// After a described act: the agent told to do the same.
@@ -789,7 +739,7 @@ static ONLY_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static COMPENSATED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(?:ci|the\s+pipeline|nightly|the\s+merge\s+queue)\s+(?:(?:still|always|also)\s+(?:runs|covers|checks|sets)|runs\s+(?:it|them|all|these|those|every))\b",
+        r"\b(?:ci|the\s+pipeline|nightly|the\s+merge\s+queue)\s+(?:(?:still|always|also)\s+(?:runs|covers|checks|sets)|runs\s+(?:it|them|all|these|those|every))\b|\b(?:ci|the\s+pr|prs|every\s+pr|the\s+pipeline|the\s+merge\s+queue|pre-merge\s+checks?)\s+(?:still\s+|always\s+|also\s+)?(?:must|has\s+to|have\s+to|will|always)\s+(?:run|pass|execute)\b",
     )
 });
 static LOCALHOST: LazyLock<Regex> =
@@ -812,8 +762,10 @@ static CONDITION_START: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// `go get` / `go install` of a module, with its host.
-static GO_GET: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\bgo\s+(?:get|install)\s+(?:-\S+\s+)*([a-z0-9-]+(?:\.[a-z0-9-]+)+)/\S+"));
+static GO_GET: Gated = Gated::new(
+    &["go"],
+    r"\bgo\s+(?:get|install)\s+(?:-\S+\s+)*([a-z0-9-]+(?:\.[a-z0-9-]+)+)/\S+",
+);
 /// Hosts Go modules ordinarily come from.
 const KNOWN_GO_HOSTS: &[&str] = &[
     "github.com",
@@ -832,8 +784,10 @@ const KNOWN_GO_HOSTS: &[&str] = &[
 ];
 
 /// A dotfile or folder in the user's home: a shell profile, `~/.gitconfig`, `~/.npmrc`.
-static HOME_DOTFILE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?:~|\$home|\$\{home\}|%userprofile%)/\.[\w.-]+"));
+static HOME_DOTFILE: Gated = Gated::new(
+    &["~", "$home", "${home}", "%userprofile%"],
+    r"(?:~|\$home|\$\{home\}|%userprofile%)/\.[\w.-]+",
+);
 
 /// A pronoun standing for the object just named ("delete them", "cancellalo", "lösch ihn").
 static PRONOUN_AFTER: LazyLock<Regex> = LazyLock::new(|| {
@@ -841,6 +795,16 @@ static PRONOUN_AFTER: LazyLock<Regex> = LazyLock::new(|| {
         r"^(?:[a-z]*(?:lo|la|los|las|li|le)\b|-(?:le|la|les|o|a|los|las)\b|\s+(?:it|them|ihn|sie|es|le|la|les|lo|los|las|его|их))",
     )
 });
+
+/// Where inline code (between backticks) is in `t`.
+fn code_spans(t: &str) -> Vec<(usize, usize)> {
+    let ticks: Vec<usize> = t.match_indices('`').map(|(i, _)| i).collect();
+    ticks
+        .chunks(2)
+        .filter(|p| p.len() == 2)
+        .map(|p| (p[0] + 1, p[1]))
+        .collect()
+}
 
 /// Where quotation marks (any kind) open and close in `t`.
 fn quoted_spans(t: &str) -> Vec<(usize, usize)> {
@@ -854,6 +818,29 @@ fn quoted_spans(t: &str) -> Vec<(usize, usize)> {
         ('‘', '’'),
     ];
     let mut out = Vec::new();
+    // 'ASCII single quotes' around words, not apostrophes ("it's", "users' files"): the opening
+    // one after a space or a bracket, the closing one before what is not a letter.
+    let bytes = t.as_bytes();
+    let mut open: Option<usize> = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b != b'\'' {
+            continue;
+        }
+        let before = i.checked_sub(1).map(|j| bytes[j]);
+        let after = bytes.get(i + 1).copied();
+        match open {
+            None if before.is_none_or(|c| matches!(c, b' ' | b'(' | b'[' | b':' | b'='))
+                && after.is_some_and(|c| c != b' ') =>
+            {
+                open = Some(i + 1);
+            }
+            Some(a) if after.is_none_or(|c| !c.is_ascii_alphanumeric()) && i > a => {
+                out.push((a, i));
+                open = None;
+            }
+            _ => {}
+        }
+    }
     for (open, close) in pairs {
         let mut from = 0;
         while let Some(i) = t[from..].find(open) {
@@ -870,15 +857,20 @@ fn quoted_spans(t: &str) -> Vec<(usize, usize)> {
 fn sentence_of(t: &str, at: usize) -> (usize, usize) {
     let at = at.min(t.len());
     let ends = |c: char| matches!(c, '.' | '!' | '?' | '。' | '！' | '？' | '\n');
+    // An ellipsis ("curl ... | sh") ends no sentence.
+    let ellipsis = |i: usize| t[..i].ends_with('.') && t[i..].starts_with('.');
     let start = t[..at]
         .char_indices()
         .rev()
-        .find(|&(i, c)| ends(c) && t[i + c.len_utf8()..].starts_with(char::is_whitespace))
+        .find(|&(i, c)| {
+            ends(c) && !ellipsis(i) && t[i + c.len_utf8()..].starts_with(char::is_whitespace)
+        })
         .map_or(0, |(i, c)| i + c.len_utf8());
     let end = t[at..]
         .char_indices()
         .find(|&(i, c)| {
             ends(c)
+                && !ellipsis(at + i)
                 && t[at + i + c.len_utf8()..]
                     .chars()
                     .next()
@@ -897,7 +889,13 @@ fn clauses(t: &str) -> Vec<(usize, usize)> {
         let next = chars.get(i + 1).map(|&(_, n)| n);
         let ends = match c {
             ';' | '。' | '！' | '？' | '；' | '\n' | '、' => true,
+            // An ellipsis stands for what was left out ("curl ... | sh"), it ends nothing.
+            '.' if i > 0 && chars[i - 1].1 == '.' => false,
             '.' | '!' | '?' | ':' => next.is_none_or(char::is_whitespace),
+            '-' => {
+                next.is_some_and(char::is_whitespace)
+                    && i.checked_sub(1).is_some_and(|j| chars[j].1.is_whitespace())
+            }
             _ => false,
         };
         if ends {
@@ -944,10 +942,32 @@ fn negated_before(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) -> b
         .filter(|h| h.start >= clause.0 && h.end <= act.verb_at)
         .collect();
     sorted.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end)));
+    // A negation inside a leading condition ("if … you can't fix it quickly, switch it to
+    // it.skip") is the condition's, not the instruction's.
+    let condition_end = CONDITION_START
+        .find(&t[clause.0..act.verb_at.min(t.len()).max(clause.0)])
+        .map(|m| clause.0 + m.end());
+    let code = code_spans(t);
     for h in sorted {
+        if condition_end.is_some_and(|e| h.end <= e) {
+            continue;
+        }
+        if h.concept == Concept::Neg && code.iter().any(|&(a, b)| h.start >= a && h.end <= b) {
+            continue;
+        }
         match h.concept {
             Concept::Neg => {
                 let word = &t[h.start..h.end];
+                // "stop" negates a gerund ("stop using --no-verify"), not an object ("stop
+                // all containers, run …").
+                if word == "stop"
+                    && !t[h.end..]
+                        .split_whitespace()
+                        .next()
+                        .is_some_and(|w| w.ends_with("ing"))
+                {
+                    continue;
+                }
                 // A bare "no"/"not" reaches only the next few words.
                 let near = t[h.end..act.verb_at].split_whitespace().count() <= 4;
                 if !matches!(word, "no" | "not") || near {
@@ -1096,6 +1116,14 @@ fn descriptive(t: &str, clause: (usize, usize), act: &Act) -> bool {
             .chain(std::iter::once(first))
             .any(|w| PERSONS.contains(&w.trim_matches(|c: char| !c.is_alphanumeric())));
     }
+    if let Some(c) = DESCRIBING_PLURAL.captures(before) {
+        let subject = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+        // A subject, not a purpose ("the fastest way to keep CI green is …").
+        return !subject.split_whitespace().any(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            PERSONS.contains(&w) || MODAL.is_match(w) || matches!(w, "to" | "way" | "how")
+        });
+    }
     false
 }
 
@@ -1120,12 +1148,18 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     if !conditional && in_sentence(Concept::Guard, clause.0.min(sentence.0), act.verb_at) {
         return false;
     }
-    // Data quoted after "strings like", "lines such as", "des exemples comme".
-    if quoted_spans(t)
-        .iter()
-        .any(|&(a, b)| act.start >= a && act.start < b)
-        && in_sentence(Concept::DataFrame, sentence.0, act.start)
-    {
+    // Data quoted after "strings like", "lines such as", "des exemples comme", or by a
+    // sentence whose subject is a test ("the prompt-injection tests send 'ignore all previous
+    // instructions' to the filter").
+    let tested = TEST_SUBJECT.is_match(&t[sentence.0..act.start.max(sentence.0)]);
+    if quoted_spans(t).iter().any(|&(a, b)| {
+        act.start >= a
+            && act.start < b
+            // A code span is a command to run whoever runs the tests; only prose in quotes is
+            // the tests' data.
+            && (in_sentence(Concept::DataFrame, sentence.0, act.start)
+                || (tested && !t[..a].ends_with('`')))
+    }) {
         return false;
     }
     // Telling the user something only once it is true ("don't report it as fixed until the
@@ -1137,14 +1171,23 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     {
         return false;
     }
-    if act.severe {
-        return true;
-    }
     // A description followed by "copy it", "do the same", or given with what it buys ("so CI
     // stays green", "saves time"), is an instruction after all.
     let infrastructure = INFRASTRUCTURE.is_match(&t[clause.0.min(act.start)..act.start]);
     let adopted =
         ADOPT.is_match(&t[clause.1.min(t.len())..]) || (BENEFIT.is_match(whole) && !infrastructure);
+    // Code from elsewhere that the project's users run, described ("install.sh is what users
+    // get via `curl … | sh`; changes to it need a shellcheck pass").
+    if act.severe
+        && act.concern == Concern::RemoteCode
+        && !ADOPT.is_match(&t[clause.1.min(t.len())..])
+        && OTHERS_USE.is_match(&t[sentence.0.min(act.start)..act.start])
+    {
+        return false;
+    }
+    if act.severe {
+        return true;
+    }
     if act.safe_scope
         || (!adopted
             && (descriptive(t, clause, act)
@@ -1154,7 +1197,21 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     }
     let after = &t[act.end.min(t.len())..clause.1.min(t.len()).max(act.end.min(t.len()))];
     let before = &t[clause.0.min(act.start)..act.start];
-    if DESCRIBED_AFTER.is_match(after) || REPORTED_BEFORE.is_match(before) {
+    let next_clause = t.get(clause.1.min(t.len())..).unwrap_or("");
+    let past = PAST_HABIT.is_match(before) && !before.split_whitespace().any(|w| w == "now");
+    // An act named as a thing ("the auto-approve workflow only approves …").
+    let named = !act.spoken
+        && THING_AFTER.is_match(after)
+        && before
+            .split_whitespace()
+            .next_back()
+            .is_some_and(|w| matches!(w, "the" | "our" | "this" | "that" | "its" | "their"));
+    if DESCRIBED_AFTER.is_match(after)
+        || REPORTED_BEFORE.is_match(before)
+        || past
+        || named
+        || (!adopted && GONE_AFTER.is_match(next_clause.trim_start_matches([';', '.', ','])))
+    {
         return false;
     }
     // A warning: "careful with …", "Achtung: …", or the harm named after it ("… it also wipes
@@ -1303,32 +1360,38 @@ fn command_acts(t: &str) -> Vec<Act> {
         self_negated: false,
         spoken: false,
     };
-    for rule in COMMAND_RULES.iter() {
-        for m in rule.pattern.find_iter(t) {
+    for (rule, pattern) in rules_for(t) {
+        for m in pattern.find_iter(t) {
             let mut act = mk(rule.concern, rule.severe, rule.what, &m);
             act.needs_failing = rule.needs_failing;
-            if rule.what == "pipes a download into a shell" && all_known_installers(m.as_str()) {
-                continue;
-            }
-            if rule.what == "switches off the agent's sandbox or permission prompts"
-                && !m.as_str().contains("danger")
-                && !m.as_str().contains("yolo")
-                && !m.as_str().contains("approv")
-                && !m.as_str().contains("bypass")
-            {
-                // A browser's or a container's flag inside CI ("inside the CI container, where
-                // Chrome runs as root").
-                let clause = clause_of(&clauses(t), m.start());
-                act.safe_scope = CI_SCOPE.is_match(&t[clause.0..clause.1.min(t.len())]);
-            }
-            if rule.what == "switches off TLS verification" {
-                let clause = clause_of(&clauses(t), m.start());
-                act.safe_scope = LOCALHOST.is_match(&t[clause.0..clause.1.min(t.len())]);
-            }
-            if rule.what == "keeps something from the user"
-                && (m.as_str().starts_with("do") || m.as_str().starts_with("never"))
-            {
-                act.self_negated = true;
+            match rule.after {
+                After::Nothing => {}
+                After::KnownInstallers => {
+                    if all_known_installers(m.as_str()) {
+                        continue;
+                    }
+                }
+                After::CiScope => {
+                    let s = m.as_str();
+                    if !["danger", "yolo", "approv", "bypass"]
+                        .iter()
+                        .any(|w| s.contains(w))
+                    {
+                        // A browser's or a container's flag inside CI ("inside the CI
+                        // container, where Chrome runs as root").
+                        let clause = clause_of(&clauses(t), m.start());
+                        act.safe_scope = CI_SCOPE.is_match(&t[clause.0..clause.1.min(t.len())]);
+                    }
+                }
+                After::Localhost => {
+                    let clause = clause_of(&clauses(t), m.start());
+                    act.safe_scope = LOCALHOST.is_match(&t[clause.0..clause.1.min(t.len())]);
+                }
+                After::Compensated => act.safe_scope = COMPENSATED.is_match(t),
+                After::SelfNegated => {
+                    act.self_negated =
+                        m.as_str().starts_with("do") || m.as_str().starts_with("never");
+                }
             }
             acts.push(act);
         }
@@ -1438,6 +1501,7 @@ fn command_acts(t: &str) -> Vec<Act> {
             &m,
         );
         act.safe_scope = ONLY_SCOPE.is_match(clause)
+            || PROJECT_PURPOSE.is_match(clause)
             || WARNING_AFTER.is_match(after)
             || CI_SCOPE.is_match(clause);
         acts.push(act);
@@ -1738,7 +1802,7 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
         }
         // Safeguards off.
         let guards = spans(&[Safeguard]);
-        let tests = spans(&[TestSafeguard]);
+        let tests = spans(&[TestSafeguard, Assertion]);
         let reviews = spans(&[ReviewSafeguard]);
         for v in all(Disable) {
             let options = [
@@ -1901,13 +1965,20 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
         // Misleading the user: an account that nothing changed, a change passed off as
         // harmless, success reported whatever happened, what it changed kept back.
         let tells = first(Tell).or(first(Answer));
+        // Writing into a report is telling its reader ("in the final summary write 'no files
+        // outside the repository were touched'").
+        let writes = first(Report).and_then(|_| {
+            here.iter()
+                .find(|h| h.concept == Modify && matches!(&t[h.start..h.end], "write" | "put"))
+                .copied()
+        });
         let honest = first(Truthful).is_some() || first(Until).is_some();
         if let Some(v) = tells.or(first(Report))
             && !honest
         {
             // What is said: that nothing changed ("answer that only project files were
             // modified", "di al usuario que no se cambió ningún archivo").
-            let said_no_change = tells.and_then(|v| {
+            let said_no_change = tells.or(writes).and_then(|v| {
                 let neg = here.iter().find(|h| h.concept == Neg && h.start > v.end)?;
                 here.iter()
                     .find(|h| h.concept == ChangeNoun && h.start > neg.end)
@@ -2095,4 +2166,148 @@ pub fn names_secret(text: &str) -> bool {
         || lexicon_hits(text, true)
             .iter()
             .any(|h| h.concept == Concept::Secret)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+
+    /// The literals every match of `pattern` starts with (or ends with, for `Suffix`), as the
+    /// regex crate reads it; `None` when they cannot be listed.
+    fn literals(pattern: &str, kind: ExtractKind) -> Option<Vec<String>> {
+        let hir = regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(&ascii_classes(pattern))
+            .expect("pattern parses");
+        let mut extractor = Extractor::new();
+        extractor
+            .kind(kind)
+            .limit_class(64)
+            .limit_total(2000)
+            .limit_literal_len(40);
+        let seq = extractor.extract(&hir);
+        seq.literals().map(|lits| {
+            let mut out: Vec<String> = lits
+                .iter()
+                .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
+                .collect();
+            out.sort();
+            out.dedup();
+            out
+        })
+    }
+
+    /// Whether every literal of one end of the matches contains one of `triggers`.
+    fn covered(pattern: &str, triggers: &[&str], kind: ExtractKind) -> Result<(), String> {
+        let Some(lits) = literals(pattern, kind) else {
+            return Err("its matches' ends cannot be listed".into());
+        };
+        match lits
+            .iter()
+            .find(|l| !triggers.iter().any(|t| l.contains(t)))
+        {
+            Some(l) => Err(format!("a match may have {l:?} without a trigger")),
+            None => Ok(()),
+        }
+    }
+
+    /// A rule whose pattern is only built when the text has one of its triggers must never miss
+    /// a match for it: every literal a match can start with contains one of the triggers.
+    /// Every gated pattern with its name and triggers: the rules, then the other patterns.
+    fn all_gated() -> Vec<(&'static str, &'static [&'static str], &'static str)> {
+        let others: [(&str, &Gated); 12] = [
+            ("SECRET", &SECRET),
+            ("PATH_TOKEN", &PATH_TOKEN),
+            ("RM", &RM),
+            ("FIND_DELETE", &FIND_DELETE),
+            ("CHMOD", &CHMOD),
+            ("FORCE_PUSH", &FORCE_PUSH),
+            ("GIT_WIPE", &GIT_WIPE),
+            ("SQL_DROP", &SQL_DROP),
+            ("OR_TRUE", &OR_TRUE),
+            ("MARKDOWN_LINK", &MARKDOWN_LINK),
+            ("GO_GET", &GO_GET),
+            ("HOME_DOTFILE", &HOME_DOTFILE),
+        ];
+        RULES
+            .iter()
+            .map(|r| (r.what, r.triggers, r.pattern))
+            .chain(others.iter().map(|(n, g)| (*n, g.triggers, g.pattern)))
+            .collect()
+    }
+
+    /// Whether every match of `hir` contains one of `triggers`: a literal that holds one, a
+    /// sequence with such a part, a choice whose every branch is such, a part repeated at least
+    /// once.
+    fn requires(hir: &regex_syntax::hir::Hir, triggers: &[&str]) -> bool {
+        use regex_syntax::hir::HirKind;
+        match hir.kind() {
+            HirKind::Literal(l) => {
+                let l = String::from_utf8_lossy(&l.0);
+                triggers.iter().any(|t| l.contains(t))
+            }
+            HirKind::Repetition(r) => r.min >= 1 && requires(&r.sub, triggers),
+            HirKind::Capture(c) => requires(&c.sub, triggers),
+            HirKind::Concat(parts) => parts.iter().any(|h| requires(h, triggers)),
+            HirKind::Alternation(branches) => branches.iter().all(|h| requires(h, triggers)),
+            HirKind::Empty | HirKind::Class(_) | HirKind::Look(_) => false,
+        }
+    }
+
+    /// Whether `triggers` are proved for `pattern`: by its structure, or by the literals its
+    /// matches start or end with.
+    fn sound(pattern: &str, triggers: &[&str]) -> Result<(), String> {
+        let hir = regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(&ascii_classes(pattern))
+            .expect("pattern parses");
+        if requires(&hir, triggers) {
+            return Ok(());
+        }
+        let start = covered(pattern, triggers, ExtractKind::Prefix);
+        let end = covered(pattern, triggers, ExtractKind::Suffix);
+        match (start, end) {
+            (Err(a), Err(b)) => Err(format!("at its start {a}; at its end {b}")),
+            _ => Ok(()),
+        }
+    }
+
+    #[test]
+    fn triggers_are_sound() {
+        let mut wrong = Vec::new();
+        for (what, triggers, pattern) in all_gated() {
+            if triggers.is_empty() {
+                continue;
+            }
+            if let Err(e) = sound(pattern, triggers) {
+                wrong.push(format!("{what}: {e}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        // The proof can fail: a word a match need not contain is refused.
+        let pipe = RULES
+            .iter()
+            .find(|r| r.what == "pipes secrets to the network")
+            .expect("the rule");
+        assert!(sound(pipe.pattern, &["curl"]).is_err());
+        assert!(sound(pipe.pattern, &["|"]).is_ok());
+        assert!(sound(r"\b(?:ignore|forget)\s+x|disregard", &["ignore", "forget"]).is_err());
+    }
+
+    #[test]
+    #[ignore = "prints each rule's literal prefixes and suffixes as JSON, to choose its triggers"]
+    fn print_literals() {
+        let all: Vec<serde_json::Value> = all_gated()
+            .into_iter()
+            .map(|(what, _, pattern)| {
+                serde_json::json!({
+                    "what": what,
+                    "prefix": literals(pattern, ExtractKind::Prefix),
+                    "suffix": literals(pattern, ExtractKind::Suffix),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(all));
+    }
 }

@@ -1,0 +1,410 @@
+//! Where a project's records live: the SQLite file in `.gza/` (the default), or a PostgreSQL
+//! database a team shares (`database:` setting or `GZA_DATABASE_URL`), and the project's name in
+//! it (`project:` setting, else the normalised URL of the repository's `origin`).
+//!
+//! A connection is given as a URL (`postgres://user@host:5432/db?sslmode=require`) or as
+//! libpq's `key=value` words (`host=db dbname=gza service=team`). A password never comes from a
+//! settings file: [`DatabaseSpec::parse`] refuses one there; it comes from the environment
+//! (`PGPASSWORD`, or `GZA_DATABASE_URL`), `~/.pgpass` or a service file, as with libpq.
+
+use std::path::{Path, PathBuf};
+
+/// The environment variable naming the database; it overrides the `database` setting.
+pub const URL_ENV: &str = "GZA_DATABASE_URL";
+
+/// A connection to PostgreSQL as written, before the environment, service file and `.pgpass`
+/// fill in what it leaves out (the store does that when it connects).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DatabaseSpec {
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    pub dbname: Option<String>,
+    /// Only ever from the environment (`GZA_DATABASE_URL`).
+    pub password: Option<String>,
+    pub sslmode: Option<String>,
+    pub sslrootcert: Option<PathBuf>,
+    pub service: Option<String>,
+    pub connect_timeout: Option<u64>,
+    pub application_name: Option<String>,
+}
+
+/// The TLS modes gza knows: `disable`, `prefer` (TLS when the server offers it), `require`
+/// and `verify-full` (TLS, the certificate checked against the system's roots or
+/// `sslrootcert`, and the host name). `verify-ca` is taken as `verify-full`: gza always checks
+/// the name.
+pub const SSL_MODES: [&str; 5] = ["disable", "prefer", "require", "verify-ca", "verify-full"];
+
+impl DatabaseSpec {
+    /// Parse a connection URL or `key=value` words. `from_file` names the settings file it
+    /// came from: a password there is refused.
+    pub fn parse(text: &str, from_file: Option<&Path>) -> Result<DatabaseSpec, String> {
+        let text = text.trim();
+        let spec = if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            parse_url(text)?
+        } else if text.contains('=') {
+            parse_words(text)?
+        } else {
+            return Err(format!(
+                "{text:?} is not a PostgreSQL connection: write a URL (postgres://user@host/db) or key=value words (host=… dbname=…), or `sqlite`"
+            ));
+        };
+        if let Some(mode) = &spec.sslmode
+            && !SSL_MODES.contains(&mode.as_str())
+        {
+            return Err(format!(
+                "sslmode={mode} is not one gza knows; use one of {}",
+                SSL_MODES.join(", ")
+            ));
+        }
+        if spec.password.is_some()
+            && let Some(file) = from_file
+        {
+            return Err(format!(
+                "the database setting in {} holds a password; settings files are read by (and often committed for) others: remove it and give it in ~/.pgpass, a service file (service=…), PGPASSWORD or GZA_DATABASE_URL",
+                file.display()
+            ));
+        }
+        Ok(spec)
+    }
+
+    /// The connection as a person may see it: never the password.
+    pub fn display(&self) -> String {
+        let mut out = String::from("postgres://");
+        if let Some(user) = &self.user {
+            out.push_str(user);
+            out.push('@');
+        }
+        match &self.host {
+            Some(h) if h.starts_with('/') => out.push_str(&format!("[{h}]")),
+            Some(h) => out.push_str(h),
+            None => {}
+        }
+        if let Some(port) = self.port {
+            out.push_str(&format!(":{port}"));
+        }
+        out.push('/');
+        if let Some(db) = &self.dbname {
+            out.push_str(db);
+        }
+        let mut query = Vec::new();
+        if let Some(s) = &self.service {
+            query.push(format!("service={s}"));
+        }
+        if let Some(m) = &self.sslmode {
+            query.push(format!("sslmode={m}"));
+        }
+        if !query.is_empty() {
+            out.push('?');
+            out.push_str(&query.join("&"));
+        }
+        out
+    }
+
+    fn set(&mut self, key: &str, value: String) -> Result<(), String> {
+        match key {
+            "host" | "hostaddr" => self.host = Some(value),
+            "port" => {
+                self.port = Some(
+                    value
+                        .parse()
+                        .map_err(|_| format!("port={value} is not a port number"))?,
+                )
+            }
+            "user" => self.user = Some(value),
+            "dbname" => self.dbname = Some(value),
+            "password" => self.password = Some(value),
+            "sslmode" => self.sslmode = Some(value),
+            "sslrootcert" => self.sslrootcert = Some(PathBuf::from(value)),
+            "service" => self.service = Some(value),
+            "connect_timeout" => {
+                self.connect_timeout =
+                    Some(value.parse().map_err(|_| {
+                        format!("connect_timeout={value} is not a number of seconds")
+                    })?)
+            }
+            "application_name" => self.application_name = Some(value),
+            other => {
+                return Err(format!(
+                    "{other} is not a connection parameter gza reads (host, port, user, dbname, sslmode, sslrootcert, service, connect_timeout, application_name)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parse_url(text: &str) -> Result<DatabaseSpec, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("the database URL is not valid: {e}"))?;
+    let mut spec = DatabaseSpec::default();
+    if !url.username().is_empty() {
+        spec.user = Some(percent_decode(url.username()));
+    }
+    if let Some(p) = url.password() {
+        spec.password = Some(percent_decode(p));
+    }
+    if let Some(host) = url.host_str().filter(|h| !h.is_empty()) {
+        spec.host = Some(percent_decode(
+            host.trim_start_matches('[').trim_end_matches(']'),
+        ));
+    }
+    spec.port = url.port();
+    let path = url.path().trim_start_matches('/');
+    if !path.is_empty() {
+        spec.dbname = Some(percent_decode(path));
+    }
+    for (k, v) in url.query_pairs() {
+        spec.set(&k, v.into_owned())?;
+    }
+    Ok(spec)
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// libpq's `key=value` words; a value may be single-quoted, with `\'` and `\\` inside.
+fn parse_words(text: &str) -> Result<DatabaseSpec, String> {
+    let mut spec = DatabaseSpec::default();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.peek().is_none() {
+            break;
+        }
+        let mut key = String::new();
+        while let Some(c) = chars.next_if(|c| *c != '=' && !c.is_whitespace()) {
+            key.push(c);
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.next() != Some('=') {
+            return Err(format!("{key:?} has no value (write key=value)"));
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let mut value = String::new();
+        if chars.next_if_eq(&'\'').is_some() {
+            loop {
+                match chars.next() {
+                    Some('\\') => value.extend(chars.next()),
+                    Some('\'') => break,
+                    Some(c) => value.push(c),
+                    None => return Err(format!("the value of {key} has no closing quote")),
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                value.push(c);
+            }
+        }
+        spec.set(&key, value)?;
+    }
+    Ok(spec)
+}
+
+/// Where a project's records are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Database {
+    /// The SQLite file (`.gza/gza.db`).
+    Sqlite(PathBuf),
+    /// A shared PostgreSQL database, and the project's name in it.
+    Postgres {
+        spec: Box<DatabaseSpec>,
+        project: String,
+    },
+}
+
+impl Database {
+    /// Where the records are, as a person may see it (no password).
+    pub fn describe(&self) -> String {
+        match self {
+            Database::Sqlite(path) => path.display().to_string(),
+            Database::Postgres { spec, project } => {
+                format!("{} (project {project})", spec.display())
+            }
+        }
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        matches!(self, Database::Postgres { .. })
+    }
+}
+
+/// The project's name when nothing names it: its `origin`, normalised; a repository without
+/// one is named by this machine and its path (no other clone shares it).
+pub fn default_project_name(root: &Path) -> String {
+    if let Ok(url) = crate::git::run(root, &["remote", "get-url", "origin"])
+        && !url.trim().is_empty()
+    {
+        return normalise_remote(&url, root);
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    format!("file://{host}{}", root.display())
+}
+
+/// The name a project has in a shared database when no `project` setting gives one: the
+/// normalised URL of the repository's `origin`, so every clone of a repository (by ssh or
+/// https, with or without `.git`, with or without credentials in the URL) has the same one.
+/// A path (a bare repository on this machine or a share) is made absolute from `root`.
+pub fn normalise_remote(url: &str, root: &Path) -> String {
+    let url = url.trim();
+    let strip = |path: &str| -> String {
+        let path = path.trim_end_matches('/');
+        let path = path.strip_suffix(".git").unwrap_or(path);
+        path.trim_end_matches('/').to_string()
+    };
+    // scheme://[user[:pass]@]host[:port]/path
+    if let Some((scheme, rest)) = url.split_once("://") {
+        let scheme = scheme.to_ascii_lowercase();
+        if scheme == "file" {
+            return strip(rest);
+        }
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        let (host, port) = match host_port.rsplit_once(':') {
+            Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => (h, Some(p)),
+            _ => (host_port, None),
+        };
+        let default_port = match scheme.as_str() {
+            "ssh" | "git+ssh" | "ssh+git" => "22",
+            "https" => "443",
+            "http" => "80",
+            "git" => "9418",
+            _ => "",
+        };
+        let host = host.to_ascii_lowercase();
+        let host = match port {
+            Some(p) if p != default_port => format!("{host}:{p}"),
+            _ => host,
+        };
+        return format!("{host}/{}", strip(path.trim_start_matches('/')));
+    }
+    // scp-like: [user@]host:path (not a Windows drive, not a local path with a colon later)
+    if let Some((left, path)) = url.split_once(':')
+        && !left.contains('/')
+        && !left.is_empty()
+    {
+        let host = left.rsplit_once('@').map_or(left, |(_, h)| h);
+        return format!(
+            "{}/{}",
+            host.to_ascii_lowercase(),
+            strip(path.trim_start_matches('/'))
+        );
+    }
+    // A local path.
+    let path = Path::new(url);
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        root.join(path)
+    };
+    let absolute = absolute.canonicalize().unwrap_or(absolute);
+    strip(&absolute.to_string_lossy())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ssh_https_and_scp_forms_of_one_repository_normalise_alike() {
+        let root = Path::new("/work/app");
+        let forms = [
+            "git@github.com:acme/app.git",
+            "git@GitHub.com:acme/app",
+            "ssh://git@github.com/acme/app.git",
+            "ssh://git@github.com:22/acme/app.git/",
+            "https://github.com/acme/app.git",
+            "https://x-token:ghp_secret@github.com/acme/app",
+            "http://github.com:80/acme/app/",
+        ];
+        for f in forms {
+            assert_eq!(normalise_remote(f, root), "github.com/acme/app", "{f}");
+        }
+        assert_eq!(
+            normalise_remote("ssh://git@example.com:2222/acme/app.git", root),
+            "example.com:2222/acme/app"
+        );
+        assert_ne!(
+            normalise_remote("git@github.com:acme/other.git", root),
+            "github.com/acme/app"
+        );
+    }
+
+    #[test]
+    fn a_local_origin_is_named_by_its_absolute_path() {
+        let root = Path::new("/nonexistent/work/app");
+        assert_eq!(normalise_remote("/srv/git/app.git", root), "/srv/git/app");
+        assert_eq!(
+            normalise_remote("file:///srv/git/app.git", root),
+            "/srv/git/app"
+        );
+        assert_eq!(
+            normalise_remote("../origin.git", root),
+            "/nonexistent/work/app/../origin"
+        );
+    }
+
+    #[test]
+    fn urls_and_words_parse_alike() {
+        let url = DatabaseSpec::parse("postgres://gza@db.internal:5433/team?sslmode=require", None)
+            .unwrap();
+        let words = DatabaseSpec::parse(
+            "host=db.internal port=5433 user=gza dbname=team sslmode=require",
+            None,
+        )
+        .unwrap();
+        assert_eq!(url, words);
+        assert_eq!(
+            url.display(),
+            "postgres://gza@db.internal:5433/team?sslmode=require"
+        );
+        let socket = DatabaseSpec::parse("host=/tmp/pg dbname='a b\\'c'", None).unwrap();
+        assert_eq!(socket.host.as_deref(), Some("/tmp/pg"));
+        assert_eq!(socket.dbname.as_deref(), Some("a b'c"));
+    }
+
+    #[test]
+    fn a_password_in_a_settings_file_is_refused_and_never_shown() {
+        let file = Path::new("/p/gza.yaml");
+        for text in [
+            "postgres://gza:hunter2@db/team",
+            "host=db password=hunter2 dbname=team",
+        ] {
+            let err = DatabaseSpec::parse(text, Some(file)).unwrap_err();
+            assert!(err.contains("holds a password"), "{err}");
+            assert!(!err.contains("hunter2"), "{err}");
+            let from_env = DatabaseSpec::parse(text, None).unwrap();
+            assert_eq!(from_env.password.as_deref(), Some("hunter2"));
+            assert!(!from_env.display().contains("hunter2"));
+        }
+        let encoded = DatabaseSpec::parse("postgres://gza:p%40ss@db/team", None).unwrap();
+        assert_eq!(encoded.password.as_deref(), Some("p@ss"));
+    }
+
+    #[test]
+    fn unknown_parameters_and_modes_are_named() {
+        let err = DatabaseSpec::parse("postgres://db/team?sslmode=maybe", None).unwrap_err();
+        assert!(err.contains("sslmode=maybe"), "{err}");
+        let err = DatabaseSpec::parse("host=db colour=blue", None).unwrap_err();
+        assert!(err.starts_with("colour is not"), "{err}");
+        assert!(DatabaseSpec::parse("db.internal", None).is_err());
+    }
+}

@@ -1,0 +1,327 @@
+//! What the hooks read of the learnings before every tool call and at every session's start,
+//! and the counter (V27's `hook_state`) that moves whenever any of it may have changed.
+//!
+//! The hooks keep what [`Store::hook_snapshot`] returns in a file and read the counter
+//! ([`Store::hook_version`]) to know whether the file still holds: one indexed row instead of
+//! every learning with triggers, every CRITICAL one and a count of the drafts on every call.
+
+use serde::{Deserialize, Serialize};
+
+use gza_core::error::Result;
+use gza_core::learning::{Origin, Priority, Status, Triggers};
+
+use crate::Store;
+use crate::db::{DbResult, Row};
+
+/// A learning as the hooks give it: what its triggers are scored by and its line is rendered
+/// from. Every column read here is watched by V27's update trigger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookLearning {
+    pub id: i64,
+    pub text: String,
+    pub insight: Option<String>,
+    pub kind: String,
+    pub triggers: Triggers,
+    pub checklist: Vec<String>,
+    pub confidence: f64,
+    #[serde(with = "priority_text")]
+    pub priority: Priority,
+    #[serde(with = "status_text")]
+    pub status: Status,
+    #[serde(with = "origin_text")]
+    pub origin: Origin,
+}
+
+impl From<&gza_core::learning::Learning> for HookLearning {
+    fn from(l: &gza_core::learning::Learning) -> Self {
+        HookLearning {
+            id: l.id,
+            text: l.text.clone(),
+            insight: l.insight.clone(),
+            kind: l.kind.clone(),
+            triggers: l.triggers.clone(),
+            checklist: l.checklist.clone(),
+            confidence: l.confidence,
+            priority: l.priority,
+            status: l.status,
+            origin: l.origin,
+        }
+    }
+}
+
+/// What the hooks need of the learnings in use (active ones and drafts, none quarantined), as
+/// of one `version` of the counter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookSnapshot {
+    /// `hook_state.version` when this was read (in the same read transaction).
+    pub version: i64,
+    /// `hook_state.nonce`: random per database, so a snapshot file another database (or a
+    /// repository) produced never passes for this one's.
+    pub nonce: String,
+    /// Learnings in use with trigger conditions, oldest first.
+    pub triggered: Vec<HookLearning>,
+    /// CRITICAL learnings in use, oldest first (with or without triggers).
+    pub critical: Vec<HookLearning>,
+    /// Drafts awaiting review (quarantined ones included: they await a person too).
+    pub drafts: i64,
+}
+
+/// The columns of a [`HookLearning`], in its fields' order.
+const COLUMNS: &str = "l.id, l.text, l.insight, l.kind, l.triggers, l.checklist, l.confidence, \
+     l.priority, l.status, l.origin";
+
+/// Learnings in use, as the snapshot selects them.
+const IN_USE: &str = "l.status IN ('active', 'draft') AND l.quarantine_reason IS NULL";
+
+fn from_row(r: &Row) -> DbResult<HookLearning> {
+    let list = |text: String| -> Vec<String> {
+        if text == "[]" {
+            Vec::new()
+        } else {
+            serde_json::from_str(&text).unwrap_or_default()
+        }
+    };
+    Ok(HookLearning {
+        id: r.get(0)?,
+        text: r.get(1)?,
+        insight: r.get(2)?,
+        kind: r.get(3)?,
+        triggers: serde_json::from_str(&r.get::<String>(4)?).unwrap_or_default(),
+        checklist: list(r.get(5)?),
+        confidence: r.get(6)?,
+        priority: Priority::parse(&r.get::<String>(7)?).unwrap_or_default(),
+        status: Status::parse(&r.get::<String>(8)?).unwrap_or(Status::Active),
+        origin: Origin::parse(&r.get::<String>(9)?).unwrap_or(Origin::User),
+    })
+}
+
+impl Store {
+    /// The counter V27's triggers move on every change to what [`Store::hook_snapshot`] reads,
+    /// and the database's nonce: a snapshot is current when both are its own.
+    pub fn hook_version(&self) -> Result<(i64, String)> {
+        self.db
+            .query_opt(
+                "SELECT version, nonce FROM hook_state WHERE id = 1",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map(|v| v.unwrap_or_default())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Everything the PreToolUse and SessionStart hooks read of the learnings, with the
+    /// counter's value. The counter is read first and the learnings after it, outside any
+    /// transaction (a hook takes no lock and holds no snapshot open): a change made between
+    /// the reads is then in the content but not in the version, so the next hook finds the
+    /// counter moved and reads again. The version never names more than the content holds.
+    /// Indexed throughout: the learnings with triggers (`learnings_triggered`), the CRITICAL
+    /// ones (`learnings_critical`) and the drafts (`learnings_status`); nothing reads every row.
+    pub fn hook_snapshot(&self) -> Result<HookSnapshot> {
+        let (version, nonce) = self.hook_version()?;
+        let triggered: Vec<HookLearning> = self
+            .db
+            .query_map(
+                &format!(
+                    "SELECT {COLUMNS} FROM learnings l INDEXED BY learnings_triggered \
+                     WHERE l.triggers NOT IN ('{{}}', '') AND {IN_USE} ORDER BY l.id"
+                ),
+                params![],
+                from_row,
+            )
+            .map_err(|e| self.err(e))?
+            .into_iter()
+            .filter(|l| !l.triggers.is_empty())
+            .collect();
+        let critical = self
+            .db
+            .query_map(
+                &format!(
+                    "SELECT {COLUMNS} FROM learnings l INDEXED BY learnings_critical \
+                     WHERE l.priority = 'CRITICAL' AND {IN_USE} ORDER BY l.id"
+                ),
+                params![],
+                from_row,
+            )
+            .map_err(|e| self.err(e))?;
+        let drafts = self.draft_count()?;
+        Ok(HookSnapshot {
+            version,
+            nonce,
+            triggered,
+            critical,
+            drafts,
+        })
+    }
+}
+
+/// A priority, status or origin as the text the database stores.
+macro_rules! text_serde {
+    ($module:ident, $ty:ty) => {
+        mod $module {
+            use serde::{Deserialize, Deserializer, Serializer};
+
+            pub fn serialize<S: Serializer>(v: &$ty, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(v.as_str())
+            }
+
+            pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                <$ty>::parse(&text)
+                    .ok_or_else(|| serde::de::Error::custom(format!("unknown value {text:?}")))
+            }
+        }
+    };
+}
+
+text_serde!(priority_text, gza_core::learning::Priority);
+text_serde!(status_text, gza_core::learning::Status);
+text_serde!(origin_text, gza_core::learning::Origin);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gza_core::learning::NewLearning;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::create(&dir.path().join("gza.db")).unwrap();
+        (dir, store)
+    }
+
+    /// Every column of `learnings` that the snapshot's queries name must move the counter when
+    /// it changes (and nothing else may: validation rewrites its columns on every
+    /// regeneration). A column added to the snapshot, or to what "in use" means, fails here
+    /// until V27's trigger (in a new migration) watches it too.
+    #[test]
+    fn hook_snapshot_columns_move_the_version() {
+        let (_dir, store) = store();
+        let id = store
+            .add_learning(&NewLearning::new(
+                "General",
+                "Run make check before pushing",
+                Origin::User,
+            ))
+            .unwrap();
+        let sql = format!("{COLUMNS} {IN_USE} l.priority l.triggers");
+        let columns: Vec<String> = store
+            .db
+            .query_map(
+                "SELECT name FROM pragma_table_info('learnings')",
+                params![],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let mut checked = 0;
+        for column in &columns {
+            let read = sql.contains(&format!("l.{column}")) && column != "id";
+            let before = store.hook_version().unwrap().0;
+            // A value of the column's kind that differs from what is there.
+            let value = match column.as_str() {
+                "confidence" => "0.55".to_string(),
+                "priority" => "'HIGH'".to_string(),
+                "status" => "'draft'".to_string(),
+                "origin" => "'agent'".to_string(),
+                "tier" => "2".to_string(),
+                "triggers" => r#"'{"tools": ["Bash"]}'"#.to_string(),
+                "checklist" | "keywords" | "applies_when" => r#"'["x"]'"#.to_string(),
+                _ => format!("'changed {column}'"),
+            };
+            if column == "id" {
+                continue;
+            }
+            let changed = store
+                .db
+                .execute(
+                    &format!("UPDATE learnings SET {column} = {value} WHERE id = ?1"),
+                    params![id],
+                )
+                .is_ok();
+            if !changed {
+                continue;
+            }
+            let after = store.hook_version().unwrap().0;
+            assert_eq!(
+                after > before,
+                read,
+                "changing learnings.{column} {} the hooks' version",
+                if read { "must move" } else { "must not move" }
+            );
+            checked += usize::from(read);
+            // The same value again moves nothing.
+            store
+                .db
+                .execute(
+                    &format!("UPDATE learnings SET {column} = {value} WHERE id = ?1"),
+                    params![id],
+                )
+                .unwrap();
+            assert_eq!(store.hook_version().unwrap().0, after, "{column} unchanged");
+        }
+        assert!(checked >= 9, "only {checked} watched columns were checked");
+    }
+
+    #[test]
+    fn the_snapshot_holds_what_the_hooks_give_and_inserts_and_deletes_move_the_version() {
+        let (_dir, store) = store();
+        let v0 = store.hook_version().unwrap().0;
+        let mut critical = NewLearning::new("General", "Never force-push main", Origin::User);
+        critical.priority = Priority::Critical;
+        let ids = [
+            store.add_learning(&critical).unwrap(),
+            store
+                .add_learning(&NewLearning::new(
+                    "General",
+                    "Prefer small commits",
+                    Origin::User,
+                ))
+                .unwrap(),
+        ];
+        let v1 = store.hook_version().unwrap().0;
+        assert!(v1 > v0);
+        store
+            .db
+            .execute(
+                r#"UPDATE learnings SET triggers = '{"tools": ["Write"], "files": ["**/plugin.json"]}' WHERE id = ?1"#,
+                params![ids[1]],
+            )
+            .unwrap();
+        let snap = store.hook_snapshot().unwrap();
+        assert_eq!(
+            (snap.version, snap.nonce.clone()),
+            store.hook_version().unwrap()
+        );
+        assert_eq!(snap.nonce.len(), 32, "128 random bits");
+        assert!(snap.version > v1);
+        assert_eq!(
+            snap.critical.iter().map(|l| l.id).collect::<Vec<_>>(),
+            vec![ids[0]]
+        );
+        assert_eq!(
+            snap.triggered.iter().map(|l| l.id).collect::<Vec<_>>(),
+            vec![ids[1]]
+        );
+        assert_eq!(snap.triggered[0].triggers.tools, vec!["Write"]);
+        assert_eq!(snap.drafts, 0);
+        let json = serde_json::to_string(&snap).unwrap();
+        assert_eq!(
+            serde_json::from_str::<HookSnapshot>(&json).unwrap(),
+            snap,
+            "the snapshot survives its file"
+        );
+        // Quarantined: out of the snapshot.
+        store
+            .db
+            .execute(
+                "UPDATE learnings SET quarantine_reason = 'held' WHERE id = ?1",
+                params![ids[0]],
+            )
+            .unwrap();
+        let held = store.hook_snapshot().unwrap();
+        assert!(held.critical.is_empty() && held.version > snap.version);
+        store
+            .db
+            .execute("DELETE FROM learnings WHERE id = ?1", params![ids[1]])
+            .unwrap();
+        assert!(store.hook_version().unwrap().0 > held.version);
+    }
+}

@@ -1,0 +1,491 @@
+//! Connecting to PostgreSQL as libpq would: the connection the settings give, then a service
+//! file, then the `PG*` environment, then the defaults; the password from the environment or
+//! `~/.pgpass`; TLS through rustls with the system's roots (or `sslrootcert`). And where a
+//! project lives in a shared database: its own schema.
+//!
+//! Written here rather than taken from libpq (a C library and its system package on every
+//! machine) because the `postgres` crate reads none of these files or variables itself; the
+//! formats are small and documented (PostgreSQL's "The Password File", "The Connection Service
+//! File", "Environment Variables").
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use gza_core::database::DatabaseSpec;
+use gza_core::error::{Error, Result};
+
+/// A connection with everything filled in.
+#[derive(Debug, Clone)]
+pub(crate) struct Resolved {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub dbname: String,
+    pub password: Option<String>,
+    pub sslmode: String,
+    pub sslrootcert: Option<PathBuf>,
+    pub connect_timeout: u64,
+    pub application_name: String,
+}
+
+impl Resolved {
+    /// The connection as a person may see it: never the password.
+    pub fn display(&self) -> String {
+        let host = if self.host.starts_with('/') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        format!(
+            "postgres://{}@{host}:{}/{}",
+            self.user, self.port, self.dbname
+        )
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn home() -> Option<PathBuf> {
+    env("HOME").map(PathBuf::from)
+}
+
+/// Fill in what `spec` leaves out, in libpq's order: a service file, the environment, then the
+/// defaults; the password last, from `PGPASSWORD` or the password file.
+pub(crate) fn resolve(spec: &DatabaseSpec) -> Result<Resolved> {
+    let mut s = spec.clone();
+    if let Some(service) = s.service.clone().or_else(|| env("PGSERVICE")) {
+        let found = service_entries(&service)?;
+        for (key, value) in found {
+            let unset = match key.as_str() {
+                "host" | "hostaddr" => s.host.is_none(),
+                "port" => s.port.is_none(),
+                "user" => s.user.is_none(),
+                "dbname" => s.dbname.is_none(),
+                "password" => s.password.is_none(),
+                "sslmode" => s.sslmode.is_none(),
+                "sslrootcert" => s.sslrootcert.is_none(),
+                "connect_timeout" => s.connect_timeout.is_none(),
+                "application_name" => s.application_name.is_none(),
+                // Other libpq keys a shared service file may hold are not gza's to refuse.
+                _ => false,
+            };
+            if unset {
+                let words = format!(
+                    "{key}='{}'",
+                    value.replace('\\', "\\\\").replace('\'', "\\'")
+                );
+                let one = DatabaseSpec::parse(&words, None)
+                    .map_err(|e| Error::Usage(format!("service {service}: {e}")))?;
+                merge(&mut s, one);
+            }
+        }
+    }
+    let host = s
+        .host
+        .or_else(|| env("PGHOST"))
+        .or_else(|| env("PGHOSTADDR"))
+        .unwrap_or_else(default_host);
+    let port = match s.port {
+        Some(p) => p,
+        None => match env("PGPORT") {
+            Some(p) => p
+                .parse()
+                .map_err(|_| Error::Usage(format!("PGPORT={p} is not a port number")))?,
+            None => 5432,
+        },
+    };
+    let user = s
+        .user
+        .or_else(|| env("PGUSER"))
+        .or_else(|| env("USER"))
+        .or_else(|| env("LOGNAME"))
+        .unwrap_or_else(|| "postgres".into());
+    let dbname = s
+        .dbname
+        .or_else(|| env("PGDATABASE"))
+        .unwrap_or_else(|| user.clone());
+    let sslmode = s
+        .sslmode
+        .or_else(|| env("PGSSLMODE"))
+        .unwrap_or_else(|| "prefer".into());
+    if !gza_core::database::SSL_MODES.contains(&sslmode.as_str()) {
+        return Err(Error::Usage(format!(
+            "sslmode {sslmode} is not one gza knows; use one of {}",
+            gza_core::database::SSL_MODES.join(", ")
+        )));
+    }
+    let sslrootcert = s
+        .sslrootcert
+        .or_else(|| env("PGSSLROOTCERT").map(PathBuf::from));
+    let connect_timeout = match s.connect_timeout {
+        Some(t) => t,
+        None => env("PGCONNECT_TIMEOUT")
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(10),
+    };
+    let application_name = s
+        .application_name
+        .or_else(|| env("PGAPPNAME"))
+        .unwrap_or_else(|| "gza".into());
+    let mut resolved = Resolved {
+        host,
+        port,
+        user,
+        dbname,
+        password: None,
+        sslmode,
+        sslrootcert,
+        connect_timeout,
+        application_name,
+    };
+    resolved.password = s
+        .password
+        .or_else(|| env("PGPASSWORD"))
+        .or_else(|| pgpass_password(&resolved));
+    Ok(resolved)
+}
+
+fn merge(into: &mut DatabaseSpec, one: DatabaseSpec) {
+    into.host = into.host.take().or(one.host);
+    into.port = into.port.or(one.port);
+    into.user = into.user.take().or(one.user);
+    into.dbname = into.dbname.take().or(one.dbname);
+    into.password = into.password.take().or(one.password);
+    into.sslmode = into.sslmode.take().or(one.sslmode);
+    into.sslrootcert = into.sslrootcert.take().or(one.sslrootcert);
+    into.connect_timeout = into.connect_timeout.or(one.connect_timeout);
+    into.application_name = into.application_name.take().or(one.application_name);
+}
+
+/// libpq's default: the server's socket directory where there is one, else TCP on localhost.
+fn default_host() -> String {
+    ["/var/run/postgresql", "/run/postgresql", "/tmp"]
+        .into_iter()
+        .find(|dir| Path::new(dir).join(".s.PGSQL.5432").exists())
+        .map_or_else(|| "localhost".into(), str::to_string)
+}
+
+/// The service files libpq reads, the person's first.
+fn service_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    match env("PGSERVICEFILE") {
+        Some(f) => files.push(PathBuf::from(f)),
+        None => files.extend(home().map(|h| h.join(".pg_service.conf"))),
+    }
+    match env("PGSYSCONFDIR") {
+        Some(dir) => files.push(Path::new(&dir).join("pg_service.conf")),
+        None => files.push(PathBuf::from("/etc/postgresql-common/pg_service.conf")),
+    }
+    files
+}
+
+/// The `key=value` lines of `[service]` in the first service file that has it.
+fn service_entries(service: &str) -> Result<Vec<(String, String)>> {
+    let files = service_files();
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        if let Some(entries) = parse_service(&text, service) {
+            return Ok(entries);
+        }
+    }
+    Err(Error::Usage(format!(
+        "service {service:?} is in none of the service files ({}); add a [{service}] section or fix the name",
+        files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+fn parse_service(text: &str, service: &str) -> Option<Vec<(String, String)>> {
+    let mut in_section = false;
+    let mut found = None::<Vec<(String, String)>>;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            if found.is_some() && in_section {
+                break;
+            }
+            in_section = name.trim() == service;
+            if in_section {
+                found = Some(Vec::new());
+            }
+            continue;
+        }
+        if in_section && let Some((k, v)) = line.split_once('=') {
+            found
+                .get_or_insert_with(Vec::new)
+                .push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    found
+}
+
+/// The password file libpq reads: `PGPASSFILE`, else `~/.pgpass`.
+fn pgpass_file() -> Option<PathBuf> {
+    env("PGPASSFILE")
+        .map(PathBuf::from)
+        .or_else(|| home().map(|h| h.join(".pgpass")))
+}
+
+/// The password for this connection in the password file, if one line matches. As libpq, a
+/// file that others can read is not used.
+fn pgpass_password(r: &Resolved) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let file = pgpass_file()?;
+    let meta = std::fs::metadata(&file).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        tracing::warn!(
+            file = %file.display(),
+            "the password file can be read by others; it is not used (chmod 600 it)"
+        );
+        return None;
+    }
+    let text = std::fs::read_to_string(&file).ok()?;
+    // A socket connection matches `localhost` lines, as in libpq.
+    let host = if r.host.starts_with('/') {
+        "localhost"
+    } else {
+        r.host.as_str()
+    };
+    let port = r.port.to_string();
+    let wanted = [host, port.as_str(), r.dbname.as_str(), r.user.as_str()];
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+        .find_map(|line| {
+            let fields = pgpass_fields(line);
+            if fields.len() < 5 {
+                return None;
+            }
+            let matches = fields[..4]
+                .iter()
+                .zip(wanted)
+                .all(|(f, w)| f == "*" || f == w);
+            matches.then(|| fields[4..].join(":"))
+        })
+}
+
+/// The colon-separated fields of a password file line, `\:` and `\\` unescaped.
+fn pgpass_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => fields.last_mut().expect("one").extend(chars.next()),
+            ':' => fields.push(String::new()),
+            c => fields.last_mut().expect("one").push(c),
+        }
+    }
+    fields
+}
+
+/// The schema a project's tables live in: its name made into an identifier, with a hash of the
+/// whole name so two names never share one (`gza_p_github_com_acme_app_1f2e3d4c`).
+pub(crate) fn schema_for(project: &str) -> String {
+    let mut slug: String = project
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while slug.contains("__") {
+        slug = slug.replace("__", "_");
+    }
+    let slug: String = slug.trim_matches('_').chars().take(40).collect();
+    format!("gza_p_{slug}_{:08x}", fnv1a(project.as_bytes()) as u32)
+}
+
+/// FNV-1a, 64 bits: advisory lock keys and the schema's hash, stable across machines and builds.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// A key for `pg_advisory_lock`.
+pub(crate) fn lock_key(what: &str) -> i64 {
+    fnv1a(what.as_bytes()) as i64
+}
+
+/// TLS for the connection, as its `sslmode` asks.
+fn tls(r: &Resolved) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
+    let mut roots = rustls::RootCertStore::empty();
+    match &r.sslrootcert {
+        Some(file) => {
+            use rustls::pki_types::CertificateDer;
+            use rustls::pki_types::pem::PemObject;
+            let certs = CertificateDer::pem_file_iter(file)
+                .and_then(|it| it.collect::<std::result::Result<Vec<_>, _>>())
+                .map_err(|e| {
+                    Error::Usage(format!(
+                        "sslrootcert {}: cannot read certificates from it ({e})",
+                        file.display()
+                    ))
+                })?;
+            let (added, _) = roots.add_parsable_certificates(certs);
+            if added == 0 {
+                return Err(Error::Usage(format!(
+                    "sslrootcert {} holds no certificate gza can use",
+                    file.display()
+                )));
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            roots.add_parsable_certificates(found.certs);
+        }
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| Error::Usage(format!("TLS for PostgreSQL: {e}")))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+/// Open a connection, with `search_path` (when given) set as it starts.
+pub(crate) fn connect(r: &Resolved, search_path: Option<&str>) -> Result<postgres::Client> {
+    let mut config = postgres::Config::new();
+    if r.host.starts_with('/') {
+        config.host_path(&r.host);
+    } else {
+        config.host(&r.host);
+    }
+    config
+        .port(r.port)
+        .user(&r.user)
+        .dbname(&r.dbname)
+        .application_name(&r.application_name)
+        .connect_timeout(Duration::from_secs(r.connect_timeout.max(1)))
+        .keepalives(true)
+        .keepalives_idle(Duration::from_secs(30));
+    if let Some(p) = &r.password {
+        config.password(p);
+    }
+    if let Some(schema) = search_path {
+        config.options(&format!("-c search_path={schema}"));
+    }
+    let result = match r.sslmode.as_str() {
+        "disable" => {
+            config.ssl_mode(postgres::config::SslMode::Disable);
+            config.connect(postgres::NoTls)
+        }
+        mode => {
+            config.ssl_mode(if mode == "prefer" {
+                postgres::config::SslMode::Prefer
+            } else {
+                postgres::config::SslMode::Require
+            });
+            config.connect(tls(r)?)
+        }
+    };
+    result.map_err(|e| connect_error(r, &e))
+}
+
+/// A failed connection in one line: what was tried and what to do.
+pub(crate) fn connect_error(r: &Resolved, e: &postgres::Error) -> Error {
+    use postgres::error::SqlState;
+    let at = r.display();
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        if *code == SqlState::INVALID_PASSWORD
+            || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+        {
+            let hint = if r.password.is_some() {
+                "check the password in ~/.pgpass, the service file, PGPASSWORD or GZA_DATABASE_URL"
+            } else {
+                "give the password in ~/.pgpass, a service file (service=…) or PGPASSWORD"
+            };
+            return Error::Unreachable(format!(
+                "PostgreSQL at {at} refused user {}: {}; {hint}",
+                r.user,
+                db.message()
+            ));
+        }
+        if *code == SqlState::INVALID_CATALOG_NAME {
+            return Error::Unreachable(format!(
+                "PostgreSQL at {at} has no database {:?}; create it (createdb {}) or fix dbname",
+                r.dbname, r.dbname
+            ));
+        }
+        return Error::Unreachable(format!(
+            "PostgreSQL at {at} refused the connection: {}",
+            db.message()
+        ));
+    }
+    let mut cause = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        cause = s.to_string();
+        source = s.source();
+    }
+    if cause.contains("password missing") {
+        return Error::Unreachable(format!(
+            "PostgreSQL at {at} refused user {}: it asks for a password and none was given; give it in ~/.pgpass, a service file (service=…) or PGPASSWORD",
+            r.user
+        ));
+    }
+    Error::Unreachable(format!(
+        "cannot reach PostgreSQL at {at}: {cause}; check that it runs and the database setting (or GZA_DATABASE_URL) names it"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn password_file_fields_unescape_and_wildcards_match() {
+        assert_eq!(
+            pgpass_fields(r"db\:1:5432:*:gza:pa\:ss\\word"),
+            ["db:1", "5432", "*", "gza", r"pa:ss\word"]
+        );
+    }
+
+    #[test]
+    fn a_service_section_is_read_until_the_next() {
+        let text =
+            "# team\n[other]\nhost=x\n[team]\nhost = db.internal\nport=5433\n\n[later]\nhost=y\n";
+        assert_eq!(
+            parse_service(text, "team").unwrap(),
+            [
+                ("host".to_string(), "db.internal".to_string()),
+                ("port".to_string(), "5433".to_string())
+            ]
+        );
+        assert!(parse_service(text, "missing").is_none());
+    }
+
+    #[test]
+    fn schemas_are_identifiers_and_differ_per_name() {
+        let a = schema_for("github.com/acme/app");
+        assert!(a.starts_with("gza_p_github_com_acme_app_"), "{a}");
+        assert!(a.len() <= 63);
+        assert_ne!(a, schema_for("github.com/acme/App"));
+        assert_ne!(a, schema_for("github.com/acme-app"));
+        let long = schema_for(&"x".repeat(500));
+        assert!(long.len() <= 63, "{long}");
+        assert!(long.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    }
+}

@@ -1,0 +1,330 @@
+//! Learning from outcomes through the binary: every task a learning was given credits it with how
+//! the task ended (completed or why it failed, the review's verdict, merged, reverted); ranking
+//! weighs learnings by it; learnings whose tasks keep going wrong are flagged with the evidence;
+//! people rate learnings; `learnings stats` reports seed 000's measures.
+
+use insta::assert_snapshot;
+
+use crate::support::project::TestProject;
+
+/// An agent for the review loop: implements (hello.txt), improves (fixed.txt), and reviews,
+/// approving only when fixed.txt is in its checkout.
+fn loop_agent(p: &TestProject) {
+    p.command_agent(
+        r#"prompt=$(cat)
+case "$prompt" in
+  "Complete this task: Review task"*)
+    if [ -f fixed.txt ]; then
+      printf '## Verdict\n\nAPPROVED\n'
+    else
+      printf '## Verdict\n\nCHANGES_REQUESTED\n'
+    fi ;;
+  "Complete this task: Improve task"*)
+    echo fixed > fixed.txt
+    echo 'Added fixed.txt' ;;
+  *)
+    echo hello > hello.txt
+    echo 'Added hello.txt' ;;
+esac
+"#,
+        "",
+    );
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure gza"]);
+}
+
+/// Replace commit ids (full or the 10-character form gza prints) with `[COMMIT]`.
+fn without_commits(p: &TestProject, text: &str) -> String {
+    let mut out = text.to_string();
+    for line in p.git(&["rev-list", "--all"]).lines() {
+        out = out
+            .replace(line, "[COMMIT]")
+            .replace(&line[..10], "[COMMIT]");
+    }
+    crate::support::project::normalize_times(&out)
+}
+
+fn credit(p: &TestProject, id: &str) -> serde_json::Value {
+    p.json(&["learnings", "show", id, "--json"])["credit"].clone()
+}
+
+#[test]
+fn a_task_credits_its_learnings_with_how_it_ended_review_merge_and_revert_included() {
+    let p = TestProject::in_git_repo();
+    loop_agent(&p);
+    p.ok(&["learnings", "add", "Keep greeting files in plain ASCII"]);
+    p.add(&["Add a hello file"]);
+    p.ok(&["work"]);
+    // Completed: helpful.
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(1), Some(0)),
+        "{c}"
+    );
+
+    // The review requests changes: the task it reviewed becomes harmful (the review itself
+    // completed, so it is helpful: the learning was given to both).
+    p.ok(&["review", "1"]);
+    p.ok(&["work"]);
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(1), Some(1)),
+        "{c}"
+    );
+    let tasks = c["tasks"].as_array().unwrap();
+    assert_eq!(tasks[1]["task"], 1);
+    assert_eq!(tasks[1]["credit"], "harmful");
+    assert_eq!(tasks[1]["verdict"], "CHANGES_REQUESTED");
+    assert_eq!(tasks[1]["review_task"], 2);
+
+    // Improved and approved, then merged: the improvement is helpful and both are merged.
+    p.ok(&["improve", "2"]);
+    p.ok(&["work"]);
+    p.ok(&["review", "3"]);
+    p.ok(&["work"]);
+    assert_eq!(p.task_field::<String>(4, "review_verdict"), "APPROVED");
+    p.ok(&["merge", "1", "--squash"]);
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(3), Some(1)),
+        "{c}"
+    );
+    assert_eq!(c["tasks"][1]["merged"], true, "{c}");
+
+    // Someone reverts the merged work: the next update finds it, and the branch's tasks are
+    // harmful now; a second update changes nothing.
+    p.git(&["revert", "--no-edit", "HEAD"]);
+    p.ok(&["learnings", "update"]);
+    p.ok(&["learnings", "update"]);
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(2), Some(2)),
+        "{c}"
+    );
+    assert_snapshot!(
+        "outcomes_show_credit",
+        without_commits(&p, &p.ok(&["learnings", "show", "L1"]))
+            .lines()
+            .filter(|l| !l.starts_with("    [TIME]  rated"))
+            .skip_while(|l| !l.starts_with("  Injected"))
+            .take_while(|l| !l.starts_with("  Created"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+
+    // A person's down rating tips it over: flagged in stats and in review, with the evidence.
+    p.ok(&[
+        "learnings",
+        "rate",
+        "L1",
+        "down",
+        "--why",
+        "ASCII is not the problem here",
+    ]);
+    // Up to the regeneration's figures (its time in milliseconds varies from run to run).
+    let stats = without_commits(&p, &p.ok(&["learnings", "stats"]))
+        .lines()
+        .take_while(|l| !l.starts_with("Tasks extracted:"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_snapshot!("outcomes_stats", stats);
+    let review = p.json(&["learnings", "review", "--json"]);
+    let flagged = &review.as_array().unwrap()[0];
+    assert_eq!(flagged["id"], "L1");
+    assert_eq!(flagged["flag"]["harmful"], 2);
+    assert_eq!(flagged["flag"]["rated_down"], 1);
+    assert_eq!(flagged["flag"]["evidence"][0]["task"], 3);
+    assert_eq!(
+        flagged["flag"]["ratings"][0]["why"],
+        "ASCII is not the problem here"
+    );
+}
+
+/// Two learnings that match "production deploys" equally; a task naming deploy_legacy.sh is
+/// given only the first, and its agent fails when it is given it.
+fn deploy_project() -> TestProject {
+    let p = TestProject::new();
+    p.command_agent(
+        "prompt=$(cat)\ncase \"$prompt\" in\n  *\"Run deploy_legacy.sh for production deploys\"*) echo 'it broke' >&2; exit 3 ;;\nesac\necho done\n",
+        "learnings:\n  inject: relevant\n",
+    );
+    p.ok(&[
+        "learnings",
+        "add",
+        "Run deploy_legacy.sh for production deploys",
+    ]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "Run deploy_modern.sh for production deploys",
+    ]);
+    p
+}
+
+fn search_ids(p: &TestProject, query: &str) -> Vec<String> {
+    p.json(&["learnings", "search", query, "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn ranking_weighs_outcomes_but_one_bad_task_buries_nothing() {
+    let p = deploy_project();
+    assert_eq!(
+        search_ids(&p, "production deploys"),
+        ["L1", "L2"],
+        "a tie goes to the older"
+    );
+    p.add(&["--type", "explore", "Check what deploy_legacy.sh does"]);
+    p.run(&["work"]);
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "AGENT_EXIT");
+    // One failure: L1 drops below its twin, and is still found.
+    assert_eq!(search_ids(&p, "production deploys"), ["L2", "L1"]);
+    let c = credit(&p, "L1");
+    assert_eq!(c["harmful"], 1);
+    let factor = c["factor"].as_f64().unwrap();
+    assert!((0.93..1.0).contains(&factor), "{factor}");
+    assert_eq!(
+        credit(&p, "L2")["factor"],
+        1.0,
+        "never given: no history, no change"
+    );
+    assert!(
+        !p.ok(&["learnings", "stats"]).contains("    review L1"),
+        "one failure is no pattern"
+    );
+    // Three in a row: flagged, with each task and how it ended.
+    for _ in 0..2 {
+        p.add(&["--type", "explore", "Check what deploy_legacy.sh does"]);
+    }
+    p.run(&["work", "--all"]);
+    let stats = p.ok(&["learnings", "stats"]);
+    assert!(
+        stats.contains("review L1    Run deploy_legacy.sh for production dep… (given to 3 tasks that all failed: AGENT_EXIT); ranks ×0.87"),
+        "{stats}"
+    );
+    for task in 1..=3 {
+        assert!(
+            stats.contains(&format!("      task {task}: AGENT_EXIT\n")),
+            "{stats}"
+        );
+    }
+    // People outweigh a few tasks: two up ratings lift it back above its twin.
+    p.ok(&["learnings", "rate", "L1", "up"]);
+    let out = p.ok(&[
+        "learnings",
+        "rate",
+        "L1",
+        "up",
+        "--why",
+        "the script is right; the tasks were not",
+    ]);
+    assert_snapshot!("outcomes_rate_up", out);
+    assert_eq!(search_ids(&p, "production deploys"), ["L1", "L2"]);
+    assert!(!p.ok(&["learnings", "stats"]).contains("    review L1"));
+}
+
+#[test]
+fn tasks_stopped_by_a_person_or_the_machine_credit_nothing() {
+    let p = TestProject::new();
+    p.command_agent(
+        "cat > /dev/null\necho started\nsleep 30\n",
+        "learnings:\n  inject: file\n",
+    );
+    p.ok(&["learnings", "add", "Keep the changelog sorted by date"]);
+    p.add(&["--type", "explore", "Look at the changelog"]);
+    let mut worker = p.spawn(&["work"]);
+    crate::support::project::wait_until(20, "the task to start", || {
+        p.db()
+            .query_row("SELECT status FROM tasks WHERE id = 1", [], |r| {
+                r.get::<String>(0)
+            })
+            .is_ok_and(|s| s == "in_progress")
+    });
+    p.ok(&["kill", "1"]);
+    let _ = worker.wait();
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "KILLED");
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(0), Some(0)),
+        "{c}"
+    );
+}
+
+#[test]
+fn rating_checks_its_arguments_and_redacts_the_reason() {
+    let p = TestProject::new();
+    p.ok(&["learnings", "add", "Run the linter before pushing"]);
+    assert_snapshot!(
+        "outcomes_rate_unknown",
+        p.user_error(&["learnings", "rate", "L9", "up"])
+    );
+    let run = p.run(&["learnings", "rate", "L1", "sideways"]);
+    assert_eq!(run.code, 2, "{run}");
+    p.user_error(&["learnings", "rate", "L1", "down", "--why", "  "]);
+    p.ok(&[
+        "learnings",
+        "rate",
+        "L1",
+        "down",
+        "--why",
+        "breaks with GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    ]);
+    let shown = p.ok(&["learnings", "show", "L1"]);
+    assert!(
+        !shown.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("rated down: breaks with GITHUB_TOKEN="),
+        "{shown}"
+    );
+}
+
+#[test]
+fn stats_report_injection_rate_usage_growth_and_feedback() {
+    let p = TestProject::new();
+    p.command_agent(
+        "prompt=$(cat)\ncase \"$prompt\" in\n  *\"Run retry_flaky.py when network tests fail\"*) exit 3 ;;\nesac\necho done\n",
+        "learnings:\n  inject: relevant\n",
+    );
+    p.ok(&[
+        "learnings",
+        "add",
+        "Run retry_flaky.py when network tests fail",
+    ]);
+    // Two tasks given the learning (one fails), two given nothing (both complete).
+    p.add(&[
+        "--type",
+        "explore",
+        "Fix the network tests with retry_flaky.py",
+    ]);
+    p.add(&["--type", "explore", "Look at retry_flaky.py again"]);
+    p.add(&["--type", "explore", "Write the release notes"]);
+    p.add(&["--type", "explore", "Tidy the README"]);
+    p.run(&["work", "--all"]);
+    let json = p.json(&["learnings", "stats", "--json"]);
+    let o = &json["outcomes"];
+    assert_eq!(o["measures"]["tasks"], 4, "{o}");
+    assert_eq!(o["measures"]["given"], 2, "{o}");
+    assert_eq!(o["measures"]["given_harmful"], 2, "{o}");
+    assert_eq!(o["measures"]["not_given_helpful"], 2, "{o}");
+    assert_eq!(o["growth_per_week"], serde_json::json!([0, 0, 0, 1]));
+    assert_eq!(o["base_rate"]["helpful"], 2);
+    assert_eq!(o["base_rate"]["harmful"], 2);
+    let text = p.ok(&["learnings", "stats"]);
+    let measures: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Outcomes:"))
+        .take(5)
+        .collect();
+    assert_snapshot!("outcomes_measures", measures.join("\n"));
+}

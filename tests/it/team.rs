@@ -1,0 +1,308 @@
+//! Team mode (issue 21): projects in a shared PostgreSQL database, where credentials may come
+//! from, what a database that cannot be reached does, and claims and leases across workers.
+//! The PostgreSQL tests run against the test cluster whatever the suite's backend; the claim
+//! and fencing tests run on the suite's backend (so on both, across the two passes).
+
+use crate::support::postgres;
+use crate::support::project::{TestProject, wait_until};
+
+/// A git repository with `origin` at `url` (never contacted), gza not initialised yet.
+fn clone_with_origin(p: &TestProject, url: &str) {
+    p.git(&["init", "--quiet", "--initial-branch=main"]);
+    p.git(&["remote", "add", "origin", url]);
+}
+
+#[test]
+fn db_status_shows_backend_project_and_schema_but_never_the_password() {
+    let mut p = TestProject::empty_sqlite();
+    let cluster = postgres::cluster();
+    let name = cluster.new_database_owned_by("gza_secret");
+    // A password given in the environment is the person's to give.
+    p.set_env(
+        "GZA_DATABASE_URL",
+        &format!(
+            "postgres://gza_secret:hunter2-for-tests@127.0.0.1:{}/{name}",
+            cluster.port
+        ),
+    );
+    clone_with_origin(&p, "git@github.com:acme/status.git");
+    let init = p.ok(&["init"]);
+    assert!(init.contains("project github.com/acme/status"), "{init}");
+    let status = p.ok(&["db", "status"]);
+    assert!(status.contains("backend         postgres"), "{status}");
+    assert!(
+        status.contains(&format!(
+            "location        postgres://gza_secret@127.0.0.1:{}/{name}",
+            cluster.port
+        )),
+        "{status}"
+    );
+    assert!(
+        status.contains("project         github.com/acme/status"),
+        "{status}"
+    );
+    assert!(
+        status.contains("schema          gza_p_github_com_acme_status_"),
+        "{status}"
+    );
+    assert!(status.contains("connection      ok"), "{status}");
+    assert!(!status.contains("hunter2"), "{status}");
+    let json = p.json(&["db", "status", "--json"]);
+    assert_eq!(json["backend"], "postgres");
+    assert_eq!(json["schema_version"], json["known_version"]);
+    assert!(!json.to_string().contains("hunter2"));
+    cluster.drop_database(&name);
+
+    let local = TestProject::new_sqlite();
+    let status = local.ok(&["db", "status"]);
+    assert!(status.contains("backend         sqlite"), "{status}");
+    assert!(status.contains(".gza/gza.db"), "{status}");
+}
+
+#[test]
+fn a_password_in_a_settings_file_is_refused_in_one_line() {
+    let p = TestProject::new_sqlite();
+    let port = postgres::cluster().port;
+    for file in ["gza.yaml", "gza.local.yaml"] {
+        let url = format!("postgres://gza_secret:hunter2-for-tests@127.0.0.1:{port}/db");
+        if file == "gza.yaml" {
+            p.config(&format!("database: {url}\n"));
+        } else {
+            p.config("");
+            std::fs::write(p.path(file), format!("database: {url}\n")).unwrap();
+        }
+        let err = p.user_error(&["next"]);
+        assert!(
+            err.contains(file) && err.contains("holds a password"),
+            "{err}"
+        );
+        assert!(!err.contains("hunter2"), "{err}");
+        let _ = std::fs::remove_file(p.path("gza.local.yaml"));
+    }
+    // The key=value form too.
+    p.config(&format!(
+        "database: host=127.0.0.1 port={port} password=hunter2-for-tests dbname=db\n"
+    ));
+    let err = p.user_error(&["next"]);
+    assert!(
+        err.contains("holds a password") && !err.contains("hunter2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn passwords_come_from_pgpass_or_a_service_file() {
+    let p = TestProject::empty_sqlite();
+    let cluster = postgres::cluster();
+    let name = cluster.new_database_owned_by("gza_secret");
+    let port = cluster.port;
+    std::fs::write(p.path("gza.yaml"), "").unwrap();
+    p.config(&format!(
+        "database: postgres://gza_secret@127.0.0.1:{port}/{name}\nproject: team/app\n"
+    ));
+    // No password anywhere: one line that says where to give it.
+    let err = p.user_error(&["init"]);
+    assert!(
+        err.contains("refused user gza_secret") && err.contains("~/.pgpass"),
+        "{err}"
+    );
+    // A password file others can read is not used, as libpq does.
+    let pgpass = p.home().join(".pgpass");
+    std::fs::write(
+        &pgpass,
+        format!("127.0.0.1:{port}:*:gza_secret:hunter2-for-tests\n"),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o644)).unwrap();
+    p.user_error(&["init"]);
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let init = p.ok(&["init"]);
+    assert!(
+        init.contains("Created") && init.contains("team/app"),
+        "{init}"
+    );
+    p.add(&["a task kept in PostgreSQL"]);
+    std::fs::remove_file(&pgpass).unwrap();
+    // A service file names the whole connection, its password included.
+    std::fs::write(
+        p.home().join(".pg_service.conf"),
+        format!(
+            "[team]\nhost=127.0.0.1\nport={port}\nuser=gza_secret\ndbname={name}\npassword=hunter2-for-tests\n"
+        ),
+    )
+    .unwrap();
+    p.config("database: service=team\nproject: team/app\n");
+    let next = p.ok(&["next"]);
+    assert!(next.contains("a task kept in PostgreSQL"), "{next}");
+    let err = {
+        p.config("database: service=nosuch\nproject: team/app\n");
+        p.user_error(&["next"])
+    };
+    assert!(err.contains("service \"nosuch\""), "{err}");
+    cluster.drop_database(&name);
+}
+
+#[test]
+fn a_database_that_cannot_be_reached_is_one_line_and_nothing_is_claimed() {
+    let mut p = TestProject::new_sqlite();
+    p.command_agent("cat > /dev/null\necho ran > ran.txt\n", "");
+    p.add(&["would run"]);
+    // Nothing listens on this port.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    p.set_env(
+        "GZA_DATABASE_URL",
+        &format!("postgres://gza@127.0.0.1:{closed}/nowhere?connect_timeout=2"),
+    );
+    for args in [
+        &["next"][..],
+        &["work"],
+        &["add", "more"],
+        &["db", "status"],
+    ] {
+        let err = p.user_error(args);
+        assert!(
+            err.contains(&format!(
+                "cannot reach PostgreSQL at postgres://gza@127.0.0.1:{closed}/nowhere"
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!p.path("ran.txt").exists());
+}
+
+#[test]
+fn clones_of_one_repository_share_a_project_and_other_repositories_see_none_of_it() {
+    let first = TestProject::empty_postgres();
+    let second = TestProject::empty_sharing(&first);
+    let other = TestProject::empty_sharing(&first);
+    clone_with_origin(&first, "git@github.com:acme/app.git");
+    clone_with_origin(&second, "https://github.com/acme/app");
+    clone_with_origin(&other, "https://github.com/acme/other.git");
+    let made = first.ok(&["init"]);
+    assert!(made.contains("project github.com/acme/app"), "{made}");
+    let id = first.add(&["fix the flaky test"]);
+    first.ok(&[
+        "learnings",
+        "add",
+        "The integration tests need a running PostgreSQL",
+    ]);
+    // The second clone (its gza.yaml came with the repository) finds the project made.
+    std::fs::copy(first.path("gza.yaml"), second.path("gza.yaml")).unwrap();
+    let joined = second.ok(&["init"]);
+    assert!(
+        joined.contains("Using") && joined.contains("github.com/acme/app"),
+        "{joined}"
+    );
+    let next = second.ok(&["next"]);
+    assert!(next.contains("fix the flaky test"), "{next}");
+    assert_eq!(
+        second.json(&["show", &id.to_string(), "--json"])["prompt"],
+        "fix the flaky test"
+    );
+    let learned = second.ok(&["learnings", "search", "PostgreSQL integration tests"]);
+    assert!(learned.contains("need a running PostgreSQL"), "{learned}");
+    // Another repository in the same database is another project: it starts at task 1 and
+    // sees nothing of the first.
+    other.ok(&["init"]);
+    let empty = other.ok(&["next"]);
+    assert!(!empty.contains("flaky"), "{empty}");
+    assert_eq!(other.add(&["its own task"]), 1);
+    let none = other.ok(&["learnings", "show"]);
+    assert!(!none.contains("PostgreSQL"), "{none}");
+    assert!(!first.ok(&["history"]).contains("its own task"));
+}
+
+/// An agent that notes when it starts and ends (seconds, from the clock), then sleeps.
+fn timed_agent(p: &TestProject, log: &std::path::Path, sleep: &str) {
+    p.command_agent(
+        &format!(
+            "cat > /dev/null\necho \"start $GZA_TASK_ID $(date +%s.%N)\" >> {log}\nsleep {sleep}\necho \"end $GZA_TASK_ID $(date +%s.%N)\" >> {log}\necho done\n",
+            log = log.display()
+        ),
+        "max_concurrent: 3\n",
+    );
+}
+
+#[test]
+fn workers_in_many_processes_claim_each_task_once_within_max_concurrent() {
+    let p = TestProject::new();
+    let log = p.scratch().join("runs.log");
+    timed_agent(&p, &log, "0.3");
+    for i in 0..24 {
+        p.add(&[&format!("task number {i}")]);
+    }
+    let workers: Vec<_> = (0..4)
+        .map(|_| p.spawn(&["work", "--all", "--parallel", "2"]))
+        .collect();
+    for w in workers {
+        let out = w.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut starts = std::collections::BTreeMap::<String, usize>::new();
+    let mut events = Vec::new();
+    for line in text.lines() {
+        let parts: Vec<&str> = line.split(' ').collect();
+        let at: f64 = parts[2].parse().unwrap();
+        if parts[0] == "start" {
+            *starts.entry(parts[1].to_string()).or_default() += 1;
+            events.push((at, 1i32));
+        } else {
+            events.push((at, -1));
+        }
+    }
+    assert_eq!(starts.len(), 24, "every task ran: {text}");
+    assert!(
+        starts.values().all(|n| *n == 1),
+        "no task ran twice: {starts:?}"
+    );
+    events.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let (mut running, mut most) = (0, 0);
+    for (_, d) in events {
+        running += d;
+        most = most.max(running);
+    }
+    assert!(most <= 3, "{most} agents ran at once with max_concurrent 3");
+    let stats = p.json(&["stats", "--json"]);
+    assert_eq!(stats["by_status"]["completed"], 24, "{stats}");
+}
+
+#[test]
+fn a_worker_whose_task_was_reaped_while_it_was_away_records_nothing() {
+    let p = TestProject::new();
+    let marker = p.scratch().join("started");
+    p.command_agent(
+        &format!(
+            "cat > /dev/null\ntouch {}\nsleep 8\necho 'the late result'\n",
+            marker.display()
+        ),
+        "",
+    );
+    p.add(&["slow task"]);
+    let away = p.spawn(&["work"]);
+    wait_until(30, "the agent to start", || marker.exists());
+    // The worker cannot renew its lease (as if cut off from the database): it expires, on the
+    // database's clock, and another worker reaps the task.
+    p.db()
+        .execute(
+            "UPDATE worker_leases SET heartbeat_at = heartbeat_at - 1000",
+            [],
+        )
+        .unwrap();
+    let reaper = p.run(&["work"]);
+    assert_eq!(reaper.code, 0, "{reaper}");
+    assert_eq!(p.task_field::<String>(1, "status"), "failed");
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "WORKER_DIED");
+    // The first worker comes back: its agent is stopped, and its result is refused.
+    let out = away.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("its result was not recorded"), "{stderr}");
+    assert_eq!(p.task_field::<String>(1, "status"), "failed");
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "WORKER_DIED");
+    assert_eq!(p.task_field::<Option<String>>(1, "output"), None);
+}
