@@ -798,15 +798,49 @@ impl Db {
         }
         self.begin()?;
         /// Ends the preview however `f` ends.
-        struct End<'a>(&'a Db);
+        struct End<'a> {
+            db: &'a Db,
+            sequences: Vec<(String, i64, bool)>,
+        }
         impl Drop for End<'_> {
             fn drop(&mut self) {
-                self.0.previewing.set(false);
-                let _ = self.0.batch("ROLLBACK");
+                self.db.previewing.set(false);
+                // PostgreSQL's sequences do not roll back: each is set back to where it was,
+                // under the write lock still held, so the ids the preview showed are the ids the
+                // real run takes (as SQLite's rowids, which roll back with the rest).
+                for (name, value, called) in &self.sequences {
+                    if let Err(e) = self.db.execute(
+                        "SELECT setval(CAST(CAST(?1 AS TEXT) AS regclass), ?2, ?3)",
+                        params![name, value, called],
+                    ) {
+                        tracing::warn!(sequence = %name, error = %e, "a preview's sequence was not set back");
+                    }
+                }
+                let _ = self.db.batch("ROLLBACK");
             }
         }
         self.previewing.set(true);
-        let end = End(self);
+        let mut end = End {
+            db: self,
+            sequences: Vec::new(),
+        };
+        if self.backend() == Backend::Postgres {
+            let names: Vec<String> = self.query_map(
+                "SELECT CAST(CAST(c.oid AS regclass) AS TEXT) FROM pg_class c \
+                 WHERE c.relkind = 'S' AND c.relnamespace = CAST(current_schema() AS regnamespace) \
+                 ORDER BY c.oid",
+                params![],
+                |r| r.get(0),
+            )?;
+            for name in names {
+                let (value, called) = self.query_row(
+                    &format!("SELECT last_value, is_called FROM {name}"),
+                    params![],
+                    |r| Ok((r.get::<i64>(0)?, r.get::<bool>(1)?)),
+                )?;
+                end.sequences.push((name, value, called));
+            }
+        }
         let value = f();
         drop(end);
         Ok(value)

@@ -21,7 +21,9 @@ pub enum SearchOrder {
     /// Newest task first.
     #[default]
     Newest,
-    /// Best match first (BM25; a match in the prompt weighs twice one in the output).
+    /// Best match first, a match in the prompt weighing twice one in the output (SQLite: BM25;
+    /// PostgreSQL: `ts_rank` divided by the log of the text's length, so short texts that are
+    /// about the words come first there too).
     Relevance,
 }
 
@@ -136,8 +138,8 @@ impl Store {
             }
             (Backend::Postgres, SearchOrder::Newest) => "t.id DESC",
             (Backend::Postgres, SearchOrder::Relevance) => {
-                "ts_rank(CAST('{0, 0, 0.5, 1}' AS REAL[]), s.doc, CAST(CAST(?2 AS TEXT) AS tsquery)) DESC, \
-                 t.id DESC"
+                "ts_rank(CAST('{0, 0, 0.5, 1}' AS REAL[]), s.doc, CAST(CAST(?2 AS TEXT) AS tsquery), 1) \
+                 DESC, t.id DESC"
             }
         };
         let matched = match_text(backend, query);

@@ -545,6 +545,18 @@ fn scenario(store: &Store) -> String {
             .unwrap()
     );
     say!("after preview", store.tags_of(tagged).unwrap());
+    // The ids a preview shows are the ids the real write takes (PostgreSQL's sequences, which
+    // do not roll back, are set back).
+    say!(
+        "previewed comment id",
+        store
+            .preview(|| store.add_comment(tagged, "previewed", None))
+            .unwrap()
+    );
+    say!(
+        "real comment id",
+        store.add_comment(tagged, "written", None).unwrap()
+    );
     // The verify gate and gza watch.
     let failed_run = store
         .record_verification(&NewVerification {
