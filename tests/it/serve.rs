@@ -20,6 +20,8 @@ pub struct Server {
     csrf: std::cell::OnceCell<String>,
     /// Sent with every request (a signed-in browser's cookie).
     cookie: Option<String>,
+    /// What the server writes to stderr, read to its end.
+    stderr: Option<std::thread::JoinHandle<String>>,
 }
 
 impl Server {
@@ -66,7 +68,16 @@ impl Server {
             client: client(),
             csrf: std::cell::OnceCell::new(),
             cookie: None,
+            stderr: Some(err),
         }
+    }
+
+    /// Stop it as a person does (SIGTERM, as Ctrl-C) and wait: its exit status and stderr.
+    pub fn stop(mut self) -> (std::process::ExitStatus, String) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let status = self.child.wait().unwrap();
+        let stderr = self.stderr.take().unwrap().join().unwrap();
+        (status, stderr)
     }
 
     pub fn get(&self, path: &str) -> Response {
@@ -1275,4 +1286,21 @@ fn the_task_stream_sends_its_log_as_it_grows_and_its_status_when_it_ends() {
     assert_eq!(log.matches("step two").count(), 1, "{log}");
     assert!(log.find("step two") < log.find("step three"), "{log}");
     assert!(worker.wait().unwrap().success());
+}
+
+/// Ctrl-C (SIGTERM) stops the dashboard cleanly on either backend, with the page pool and the
+/// poller each holding an open connection: a PostgreSQL connection closed on the async runtime
+/// would panic there ("Cannot start a runtime from within a runtime").
+#[test]
+fn stopping_the_dashboard_with_connections_open_exits_cleanly() {
+    let p = TestProject::new();
+    p.add(&["a task on the board"]);
+    let s = Server::start(&p, &[]);
+    assert!(s.page("/").contains("a task on the board"));
+    // A watched board: the poller opens its own connection and keeps it between ticks.
+    let mut e = s.events("/events/board");
+    let _ = e.next();
+    let (status, stderr) = s.stop();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(status.success(), "{status}: {stderr}");
 }

@@ -276,9 +276,12 @@ fn workers_in_many_processes_claim_each_task_once_within_max_concurrent() {
 fn a_worker_whose_task_was_reaped_while_it_was_away_records_nothing() {
     let p = TestProject::new();
     let marker = p.scratch().join("started");
+    // The agent ends only when it is stopped: the reaper stops it before it reaps, the gap in
+    // which its worker, seeing it end, tries to record AGENT_EXIT. (Were it to end on its own
+    // first, the test would pass without passing through that gap.)
     p.command_agent(
         &format!(
-            "cat > /dev/null\ntouch {}\nsleep 8\necho 'the late result'\n",
+            "cat > /dev/null\ntouch {}\nsleep 120\necho 'the late result'\n",
             marker.display()
         ),
         "",
@@ -305,4 +308,40 @@ fn a_worker_whose_task_was_reaped_while_it_was_away_records_nothing() {
     assert_eq!(p.task_field::<String>(1, "status"), "failed");
     assert_eq!(p.task_field::<String>(1, "failure_reason"), "WORKER_DIED");
     assert_eq!(p.task_field::<Option<String>>(1, "output"), None);
+}
+
+#[test]
+fn a_worker_whose_lease_lapsed_while_nobody_reaped_its_task_still_records_its_result() {
+    let p = TestProject::new();
+    let marker = p.scratch().join("started");
+    let release = p.scratch().join("release");
+    // The agent ends on its own, when the test says, after the lease expired (a machine asleep);
+    // no other worker runs to reap the task.
+    p.command_agent(
+        &format!(
+            "cat > /dev/null\ntouch {}\nwhile [ ! -e {} ]; do sleep 0.1; done\necho 'the late result'\n",
+            marker.display(),
+            release.display()
+        ),
+        "",
+    );
+    p.add(&["slow task"]);
+    let away = p.spawn(&["work"]);
+    wait_until(30, "the agent to start", || marker.exists());
+    p.db()
+        .execute(
+            "UPDATE worker_leases SET heartbeat_at = heartbeat_at - 1000",
+            [],
+        )
+        .unwrap();
+    std::fs::write(&release, "").unwrap();
+    let out = away.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("not recorded"), "{stderr}");
+    assert_eq!(p.task_field::<String>(1, "status"), "completed");
+    assert_eq!(
+        p.task_field::<Option<String>>(1, "output").as_deref(),
+        Some("the late result")
+    );
 }

@@ -559,7 +559,7 @@ fn pg_value(row: &postgres::Row, idx: usize) -> Result<Val<'_>, String> {
 
 /// A PostgreSQL connection and what it keeps between queries.
 pub(crate) struct Pg {
-    pub client: postgres::Client,
+    pub client: PgClient,
     /// Prepared statements by the SQL text gza wrote (before translation).
     statements: HashMap<String, postgres::Statement>,
     /// The key of the project's write lock (a transaction-scoped advisory lock): what SQLite's
@@ -570,6 +570,55 @@ pub(crate) struct Pg {
 
 /// Prepared statements kept per connection, at most.
 const STATEMENT_CACHE: usize = 256;
+
+/// The `postgres` client, closed where closing it cannot panic. The client drives its
+/// connection on a runtime of its own, which it blocks on, closing too; blocking on a runtime
+/// from a thread that drives another (the dashboard's, the MCP server's) panics. A store used
+/// there runs its queries off the async threads, but may still be dropped on one (a task
+/// cancelled at shutdown, the last handle to a pool let go in an async block): it is then
+/// closed on a thread of its own.
+pub(crate) struct PgClient(Option<postgres::Client>);
+
+impl std::ops::Deref for PgClient {
+    type Target = postgres::Client;
+    fn deref(&self) -> &postgres::Client {
+        self.0
+            .as_ref()
+            .expect("the client is taken only when dropped")
+    }
+}
+
+impl std::ops::DerefMut for PgClient {
+    fn deref_mut(&mut self) -> &mut postgres::Client {
+        self.0
+            .as_mut()
+            .expect("the client is taken only when dropped")
+    }
+}
+
+impl Drop for PgClient {
+    fn drop(&mut self) {
+        let Some(client) = self.0.take() else {
+            return;
+        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return drop(client);
+        }
+        let (give, take) = std::sync::mpsc::channel::<postgres::Client>();
+        match std::thread::Builder::new()
+            .name("gza pg close".into())
+            .spawn(move || drop(take.recv()))
+        {
+            Ok(closer) => {
+                let _ = give.send(client);
+                let _ = closer.join();
+            }
+            // No thread to close it on: the socket is let go unclosed (the server sees the
+            // client leave), never closed here, where it would panic.
+            Err(_) => std::mem::forget(client),
+        }
+    }
+}
 
 enum Inner {
     Sqlite(rusqlite::Connection),
@@ -597,7 +646,7 @@ impl Db {
     pub(crate) fn postgres(client: postgres::Client, write_lock: i64) -> Db {
         Db {
             inner: Inner::Postgres(Box::new(RefCell::new(Pg {
-                client,
+                client: PgClient(Some(client)),
                 statements: HashMap::new(),
                 write_lock,
             }))),

@@ -634,7 +634,7 @@ impl Store {
                 .map_err(|e| self.err(e))?;
             let runner = embedded_pg::migrations::runner();
             self.db
-                .with_pg(|pg| runner.run(&mut pg.client).map(|_| ()))
+                .with_pg(|pg| runner.run(&mut *pg.client).map(|_| ()))
                 .expect("postgres")
                 .map_err(|e| Error::Migration(e.to_string()))?;
             Ok(())

@@ -1324,3 +1324,103 @@ fn the_change_marker_moves_when_another_connection_commits() {
     }
     cluster.drop_database(&name);
 }
+
+/// What a worker's expired lease decides, on both backends: nothing by itself. A worker whose
+/// lease lapsed (a machine asleep) and whose task nobody reaped still records its outcome, and a
+/// reap after that finds nothing to reap; once a task is reaped, its worker's outcome is refused
+/// whole (status, figures, completion hook). The lease, once expired, is never renewed.
+#[test]
+fn an_expired_lease_refuses_the_outcome_only_once_its_task_is_reaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = postgres::cluster();
+    let name = cluster.new_database();
+    let sqlite = Database::Sqlite(dir.path().join("gza.db"));
+    let pg = Database::Postgres {
+        spec: Box::new(DatabaseSpec::parse(&cluster.url(&name), None).unwrap()),
+        project: "github.com/acme/app".into(),
+    };
+    for database in [sqlite, pg] {
+        let store = Store::create_database(&database).unwrap();
+        let backend = store.backend();
+        let worker = WorkerId {
+            pid: 4242,
+            start: Some(77),
+            lease: None,
+        };
+        let lease = store
+            .acquire_lease(worker, "host-a", "machine-a", None)
+            .unwrap();
+        let worker = WorkerId {
+            lease: Some(lease),
+            ..worker
+        };
+        let claim = |prompt: &str| {
+            store
+                .insert_task(&NewTask {
+                    prompt: prompt.into(),
+                    ..NewTask::default()
+                })
+                .unwrap();
+            match store.claim_next_task(worker, &[], &[], None, None).unwrap() {
+                Claim::Task(t) => t.id,
+                other => panic!("{backend:?}: {other:?}"),
+            }
+        };
+        let lapsed = claim("its worker slept, nobody reaped it");
+        let away = claim("its worker was away, and it was reaped");
+        // The lease expires on the database's clock: the worker stopped renewing it.
+        store
+            .db()
+            .execute(
+                "UPDATE worker_leases SET heartbeat_at = heartbeat_at - 1000 WHERE id = ?1",
+                params![lease],
+            )
+            .unwrap();
+        assert!(!store.renew_lease(lease).unwrap(), "{backend:?}");
+        let mut outcome = Outcome::new(TaskResult::Completed {
+            review_verdict: None,
+        });
+        outcome.output = Some("the late result".into());
+        outcome.usage.cost_usd = Some(1.5);
+        // Nobody reaped it: the result stands, and a reaper coming after finds nothing to do.
+        let kept = store
+            .finish_task(lapsed, worker, &outcome, |_, _| Ok(()))
+            .unwrap();
+        assert_eq!((kept.owned, kept.fenced), (true, false), "{backend:?}");
+        assert!(
+            !store
+                .reap_task(lapsed, Some(worker.pid), worker.lease)
+                .unwrap(),
+            "{backend:?}"
+        );
+        let task = store.get_task(lapsed).unwrap();
+        assert_eq!(task.status().as_str(), "completed", "{backend:?}");
+        assert_eq!(
+            task.output.as_deref(),
+            Some("the late result"),
+            "{backend:?}"
+        );
+        // Reaped first: the late outcome is refused whole.
+        assert!(
+            store
+                .reap_task(away, Some(worker.pid), worker.lease)
+                .unwrap(),
+            "{backend:?}"
+        );
+        let late = store
+            .finish_task(away, worker, &outcome, |_, _| {
+                panic!("the completion hook ran for a refused outcome")
+            })
+            .unwrap();
+        assert_eq!((late.owned, late.fenced), (false, true), "{backend:?}");
+        let task = store.get_task(away).unwrap();
+        assert_eq!(
+            task.failure_reason().map(|r| r.as_str().to_string()),
+            Some("WORKER_DIED".to_string()),
+            "{backend:?}"
+        );
+        assert_eq!(task.output, None, "{backend:?}");
+        assert_eq!(task.usage.cost_usd, None, "{backend:?}");
+    }
+    cluster.drop_database(&name);
+}
