@@ -1,5 +1,5 @@
 //! `gza search`: tasks whose prompt or output holds every term of a query, through the
-//! full-text index of migration V33 (SQLite FTS5) or PostgreSQL's V7 (a `tsvector` per task
+//! full-text index of migration V40 (SQLite FTS5) or PostgreSQL's V10 (a `tsvector` per task
 //! under a GIN index). What is particular to each is the query's translation ([`fts5_match`],
 //! [`pg_tsquery`]) and the condition and order that use it ([`Store::search_sql`]); the rest
 //! is one text for both.

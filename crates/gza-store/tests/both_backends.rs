@@ -352,7 +352,7 @@ fn scenario(store: &Store) -> String {
         "unfinished improve",
         store.unfinished_improve_for(review).unwrap() == Some(improve)
     );
-    // Finding work: tags, comments, lineage, unmerged, and search (SQLite's FTS5 index, V33;
+    // Finding work: tags, comments, lineage, unmerged, and search (SQLite's FTS5 index, V40;
     // PostgreSQL's tsvector, V7): every answer alike.
     let tag = |t: &str| gza_core::task::Tag::parse(t).unwrap();
     let ids = |tasks: Vec<TaskSummary>| tasks.iter().map(|t| t.id).collect::<Vec<_>>();

@@ -1,4 +1,4 @@
--- SQLite's V33 (the full-text index `gza search` reads) and V34 (tags and comments), in
+-- SQLite's V40 (the full-text index `gza search` reads) and V41 (tags and comments), in
 -- PostgreSQL's words.
 --
 -- Search: SQLite's FTS5 table becomes a table of one `tsvector` per task under a GIN index,
