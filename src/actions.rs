@@ -56,6 +56,8 @@ pub struct AddTask {
     pub provider: Option<ProviderKind>,
     pub no_learnings: bool,
     pub urgent: bool,
+    /// Tags besides those of the task it is based on.
+    pub tags: Vec<crate::task::Tag>,
 }
 
 /// Check and queue a task; its id.
@@ -83,6 +85,7 @@ pub fn add_task(project: &Project, store: &Store, add: &AddTask) -> Result<TaskI
         skip_learnings: add.no_learnings,
         urgent: add.urgent,
         resume_session_id: None,
+        tags: add.tags.clone(),
     };
     store.insert_task(&new)
 }

@@ -101,6 +101,9 @@ pub struct Plan {
     pub skipped: Vec<Skipped>,
     /// Everything wrong with the file; when there is any, nothing is imported.
     pub problems: Vec<String>,
+    /// The entries that have a problem of their own, with it (also in `problems`), so a dry run
+    /// can show every entry of the file in place.
+    pub rejected: Vec<Skipped>,
 }
 
 /// What importing a file did.
@@ -163,6 +166,19 @@ pub fn preview(prompt: &str) -> String {
 }
 
 /// Check a parsed file against the project and work out what to queue.
+/// Record an entry-level problem: in the plan's problems, and beside the entry it is about.
+fn reject(plan: &mut Plan, position: usize, prompt: Option<&str>, problem: String) {
+    plan.rejected.push(Skipped {
+        position,
+        prompt: prompt.map(str::trim).unwrap_or("").to_string(),
+        reason: problem
+            .strip_prefix(&format!("entry {position}: "))
+            .unwrap_or(&problem)
+            .to_string(),
+    });
+    plan.problems.push(problem);
+}
+
 fn plan_file(project: &Project, file: TaskFile) -> Plan {
     let mut plan = Plan::default();
     let entries = match file.tasks {
@@ -215,21 +231,27 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
         let prompt = match raw.prompt.as_deref().map(str::trim) {
             Some(p) if !p.is_empty() => p.to_string(),
             _ => {
-                plan.problems
-                    .push(format!("entry {position}: `prompt` is missing or empty"));
+                let problem = format!("entry {position}: `prompt` is missing or empty");
+                reject(&mut plan, position, None, problem);
                 continue;
             }
         };
         if prompt.contains('\0') {
-            plan.problems
-                .push(format!("entry {position}: the prompt contains a NUL byte"));
+            let problem = format!("entry {position}: the prompt contains a NUL byte");
+            reject(
+                &mut plan,
+                position,
+                Some(&prompt.replace('\0', " ")),
+                problem,
+            );
             continue;
         }
         if prompt.len() > MAX_PROMPT_BYTES {
-            plan.problems.push(format!(
+            let problem = format!(
                 "entry {position}: the prompt is {} bytes; the limit is {MAX_PROMPT_BYTES}",
                 prompt.len()
-            ));
+            );
+            reject(&mut plan, position, Some(&prompt), problem);
             continue;
         }
         let task_type = match raw.task_type.as_deref().unwrap_or("implement") {
@@ -246,9 +268,10 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
             name => match TaskType::parse(name) {
                 Some(t) => t,
                 None => {
-                    plan.problems.push(format!(
+                    let problem = format!(
                         "entry {position}: unknown type `{name}`; expected implement, explore, plan or review"
-                    ));
+                    );
+                    reject(&mut plan, position, Some(&prompt), problem);
                     continue;
                 }
             },
@@ -273,10 +296,11 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
                 [] => None,
                 [d] => Some(*d),
                 _ => {
-                    plan.problems.push(format!(
+                    let problem = format!(
                         "entry {position}: depends_on lists {} entries, and a gza task waits for one; keep the one it needs last (the others can depend on each other in a chain)",
                         list.len()
-                    ));
+                    );
+                    reject(&mut plan, position, Some(&prompt), problem);
                     continue;
                 }
             },
@@ -284,14 +308,15 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
         let depends_on = match depends_on {
             None => None,
             Some(d) if d < 1 || d as usize > count => {
-                plan.problems.push(format!(
+                let problem = format!(
                     "entry {position}: depends_on {d} is not an entry of this file (1 to {count})"
-                ));
+                );
+                reject(&mut plan, position, Some(&prompt), problem);
                 continue;
             }
             Some(d) if d as usize == position => {
-                plan.problems
-                    .push(format!("entry {position}: it depends on itself"));
+                let problem = format!("entry {position}: it depends on itself");
+                reject(&mut plan, position, Some(&prompt), problem);
                 continue;
             }
             Some(d) => Some(d as usize),
@@ -353,6 +378,8 @@ fn plan_file(project: &Project, file: TaskFile) -> Plan {
         }
     }
     if !plan.problems.is_empty() {
+        // Nothing is queued, but a dry run still shows every entry that reads well.
+        plan.entries = candidates;
         return plan;
     }
     // An entry that depends on a skipped one is skipped too (the chains have no cycle now).

@@ -9,7 +9,7 @@ use super::{Context, output, usage};
 use crate::config::ProviderKind;
 use crate::error::Error;
 use crate::store::TaskEdit;
-use crate::task::{TaskId, TaskStatus, TaskType};
+use crate::task::{Tag, TaskId, TaskStatus, TaskType};
 
 /// Where the prompt comes from, shared by add and edit.
 #[derive(Debug, Args)]
@@ -49,6 +49,9 @@ struct TaskOptions {
     /// Do not inject learnings into this task's prompt, nor learn from it.
     #[arg(long)]
     no_learnings: bool,
+    /// Label the task (repeatable); its reviews, improve tasks and retries carry the label.
+    #[arg(long = "tag", value_name = "TAG", value_parser = super::tags::parse_tag)]
+    tags: Vec<Tag>,
 }
 
 #[derive(Debug, Args)]
@@ -83,6 +86,9 @@ pub struct EditArgs {
     /// Make the task urgent (run before other pending tasks).
     #[arg(long)]
     next: bool,
+    /// Take a tag off the task (repeatable). Tags can be changed whatever the task's status.
+    #[arg(long = "untag", value_name = "TAG", value_parser = super::tags::parse_tag)]
+    untag: Vec<Tag>,
 }
 
 pub(crate) fn parse_group(text: &str) -> Result<String, String> {
@@ -115,6 +121,7 @@ pub fn cmd_add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
         provider: o.provider,
         no_learnings: o.no_learnings,
         urgent: args.next,
+        tags: o.tags.clone(),
     };
     let id = crate::actions::add_task(&project, &store, &add)?;
     let mut out = output::stdout();
@@ -150,7 +157,8 @@ pub fn cmd_edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
         || o.model.is_some()
         || o.provider.is_some()
         || args.next;
-    if !changes_definition && edit.skip_learnings.is_none() {
+    let retags = !o.tags.is_empty() || !args.untag.is_empty();
+    if !changes_definition && edit.skip_learnings.is_none() && !retags {
         // `gza edit ID` alone opens the prompt in the editor.
         if !std::io::stdin().is_terminal() {
             return Err(usage(format!(
@@ -189,6 +197,9 @@ pub fn cmd_edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
         edit.urgent = args.next.then_some(true);
     }
     store.edit_task(args.id, &edit)?;
+    if retags {
+        store.retag(args.id, &o.tags, &args.untag)?;
+    }
     writeln!(
         output::stdout(),
         "{} Updated task {}",

@@ -163,6 +163,8 @@ pub fn cmd_demo(_ctx: &Context, args: DemoArgs) -> anyhow::Result<()> {
         count: None,
         parallel: 1,
         group: None,
+        tags: Vec::new(),
+        all_tags: false,
         teacher: std::sync::Arc::new(super::work::Teacher),
     };
     runner::work(&project, &options, &ui)?;

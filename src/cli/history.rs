@@ -24,6 +24,8 @@ pub struct HistoryArgs {
     /// Only tasks in this group.
     #[arg(long, short = 'g', value_name = "GROUP")]
     group: Option<String>,
+    #[command(flatten)]
+    tags: super::tags::TagFilter,
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
@@ -37,6 +39,7 @@ impl HistoryArgs {
             status: None,
             task_type: None,
             group: None,
+            tags: super::tags::TagFilter::default(),
             json: false,
         }
     }
@@ -47,11 +50,14 @@ pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
     if let Some(group) = &args.group {
         super::require_group(&store, group)?;
     }
+    args.tags.require_known(&store)?;
     let filter = HistoryFilter {
         limit: (args.limit > 0).then_some(args.limit),
         status: args.status,
         task_type: args.task_type,
         group: args.group.clone(),
+        tags: args.tags.tags.clone(),
+        all_tags: args.tags.all_tags,
     };
     let tasks = store.history(&filter)?;
     let mut out = output::stdout();

@@ -27,37 +27,86 @@ pub fn cmd_import(ctx: &Context, args: ImportArgs) -> anyhow::Result<()> {
     let plan = import::plan(&project, &path, &name)?;
     let mut out = output::stdout();
     if args.dry_run {
-        writeln!(
-            out,
-            "{name}: {} to queue (if not queued already), {} skipped, {} problems",
-            plan.entries.len(),
-            plan.skipped.len(),
-            plan.problems.len()
-        )?;
-        for problem in &plan.problems {
-            writeln!(out, "  problem: {problem}")?;
-        }
-        for e in plan.entries.iter().take(LINES_SHOWN) {
-            let dep = e
-                .depends_on
-                .map(|d| format!(", after entry {d}"))
-                .unwrap_or_default();
-            let group = e
-                .group
-                .as_deref()
-                .map(|g| format!(", group {g}"))
-                .unwrap_or_default();
-            let review = if e.review { ", then a review" } else { "" };
+        if plan.problems.is_empty() {
             writeln!(
                 out,
-                "  entry {}: {} \"{}\"{group}{dep}{review}",
-                e.position,
-                e.task_type,
-                preview(&crate::redact::redact(&e.prompt))
+                "{name}: {} to queue (if not queued already), {} skipped",
+                plan.entries.len(),
+                plan.skipped.len()
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{name}: {} {}; nothing is queued until {} fixed",
+                plan.problems.len(),
+                if plan.problems.len() == 1 {
+                    "problem"
+                } else {
+                    "problems"
+                },
+                if plan.problems.len() == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                }
             )?;
         }
-        if plan.entries.len() > LINES_SHOWN {
-            writeln!(out, "  … and {} more", plan.entries.len() - LINES_SHOWN)?;
+        // Every entry in the file's order: those that read well, and those with a problem of
+        // their own beside it.
+        let mut lines: Vec<(usize, String)> = plan
+            .entries
+            .iter()
+            .map(|e| {
+                let dep = e
+                    .depends_on
+                    .map(|d| format!(", after entry {d}"))
+                    .unwrap_or_default();
+                let group = e
+                    .group
+                    .as_deref()
+                    .map(|g| format!(", group {g}"))
+                    .unwrap_or_default();
+                let review = if e.review { ", then a review" } else { "" };
+                let line = format!(
+                    "  entry {}: {} \"{}\"{group}{dep}{review}",
+                    e.position,
+                    e.task_type,
+                    preview(&crate::redact::redact(&e.prompt))
+                );
+                (e.position, line)
+            })
+            .collect();
+        lines.extend(plan.rejected.iter().map(|r| {
+            let line = format!(
+                "  entry {}: \"{}\" {} {}",
+                r.position,
+                preview(&crate::redact::redact(&r.prompt)),
+                output::paint(output::RED, "problem:"),
+                r.reason
+            );
+            (r.position, line)
+        }));
+        lines.sort_by_key(|(position, _)| *position);
+        for (_, line) in lines.iter().take(LINES_SHOWN) {
+            writeln!(out, "{line}")?;
+        }
+        if lines.len() > LINES_SHOWN {
+            writeln!(out, "  … and {} more", lines.len() - LINES_SHOWN)?;
+        }
+        // Problems of the file as a whole (no tasks, a default spec, a cycle), every one.
+        let own: std::collections::HashSet<usize> =
+            plan.rejected.iter().map(|r| r.position).collect();
+        for problem in &plan.problems {
+            let of_entry = own
+                .iter()
+                .any(|p| problem.starts_with(&format!("entry {p}: ")));
+            if !of_entry {
+                writeln!(
+                    out,
+                    "  {} {problem}",
+                    output::paint(output::RED, "problem:")
+                )?;
+            }
         }
         print_skipped(&mut out, &plan.skipped)?;
         if !plan.problems.is_empty() {

@@ -5,6 +5,8 @@
 
 mod add;
 mod branch;
+mod checkout;
+mod comment;
 mod config;
 mod db;
 mod demo;
@@ -14,6 +16,7 @@ mod hook;
 mod import;
 mod init;
 mod learnings;
+mod lineage;
 pub(crate) mod log;
 mod logging;
 mod manage;
@@ -23,9 +26,12 @@ mod next;
 pub(crate) mod output;
 mod ps;
 mod review;
+mod search;
 mod show;
 mod stats;
+mod tags;
 mod trust;
+mod unmerged;
 mod verify;
 mod watch;
 mod work;
@@ -84,6 +90,16 @@ pub enum Command {
     History(history::HistoryArgs),
     /// Show one task in full.
     Show(show::ShowArgs),
+    /// Find tasks by words in their prompt or output, newest first, the words marked.
+    Search(search::SearchArgs),
+    /// Show a task and its reviews, improve tasks, retries and merge as a tree.
+    Lineage(lineage::LineageArgs),
+    /// Add a note to a task, given to the improve tasks of its branch until one completes.
+    Comment(comment::CommentArgs),
+    /// List completed code tasks whose branch is not merged, with their review's verdict.
+    Unmerged(unmerged::UnmergedArgs),
+    /// Check out a task's branch here (refused over uncommitted changes).
+    Checkout(checkout::CheckoutArgs),
     /// Delete a task that is not running.
     Delete(manage::DeleteArgs),
     /// Queue a failed or finished task again, as a new task based on it.
@@ -270,6 +286,11 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         Command::Next(args) => next::cmd_next(ctx, args),
         Command::History(args) => history::cmd_history(ctx, args),
         Command::Show(args) => show::cmd_show(ctx, args),
+        Command::Search(args) => search::cmd_search(ctx, args),
+        Command::Lineage(args) => lineage::cmd_lineage(ctx, args),
+        Command::Comment(args) => comment::cmd_comment(ctx, args),
+        Command::Unmerged(args) => unmerged::cmd_unmerged(ctx, args),
+        Command::Checkout(args) => checkout::cmd_checkout(ctx, args),
         Command::Delete(args) => manage::cmd_delete(ctx, args),
         Command::Retry(args) => manage::cmd_retry(ctx, args),
         Command::Stats(args) => stats::cmd_stats(ctx, args),

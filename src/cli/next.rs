@@ -20,6 +20,8 @@ pub struct NextArgs {
     /// Only tasks in this group.
     #[arg(long, short = 'g', value_name = "GROUP")]
     group: Option<String>,
+    #[command(flatten)]
+    tags: super::tags::TagFilter,
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
@@ -27,10 +29,11 @@ pub struct NextArgs {
 
 pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
     let (_, store) = ctx.open_for_reading()?;
-    let group = args.group.as_deref();
-    if let Some(group) = group {
+    if let Some(group) = args.group.as_deref() {
         super::require_group(&store, group)?;
     }
+    args.tags.require_known(&store)?;
+    let group = args.tags.scope(args.group.as_deref());
     let limit = (args.limit > 0).then_some(args.limit);
     let ready = store.pickup_queue(false, limit, group)?;
     // Counted only up to a cap: `next` stays fast with a million pending tasks.
@@ -48,10 +51,11 @@ pub fn cmd_next(ctx: &Context, args: NextArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if ready.is_empty() && blocked_count == 0 {
-        match group {
-            Some(group) => writeln!(out, "No pending tasks in group {group}")?,
-            None => writeln!(out, "No pending tasks")?,
+        match args.group.as_deref() {
+            Some(group) => write!(out, "No pending tasks in group {group}")?,
+            None => write!(out, "No pending tasks")?,
         }
+        writeln!(out, "{}", super::tags::describe(&args.tags))?;
         return Ok(());
     }
     if ready.is_empty() {

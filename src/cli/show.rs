@@ -48,6 +48,18 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     // record written by an older gza may hold what this one would redact.
     if args.json {
         let mut value = serde_json::to_value(&task)?;
+        // Tags and comments only where there are some, so the record of a task without them is
+        // what it always was.
+        if let serde_json::Value::Object(map) = &mut value {
+            let tags = store.tags_of(task.id)?;
+            if !tags.is_empty() {
+                map.insert("tags".into(), serde_json::to_value(&tags)?);
+            }
+            let comments = store.comments_on(task.id)?;
+            if !comments.is_empty() {
+                map.insert("comments".into(), serde_json::to_value(&comments)?);
+            }
+        }
         crate::redact::redact_json_value(&mut value);
         serde_json::to_writer_pretty(&mut out, &value)?;
         writeln!(out)?;
@@ -79,7 +91,11 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     };
     let given = store.task_injections(task.id)?;
     let provider = crate::runner::provider_of(&project, &task);
-    let checks = verify_shown(&project, &store, &task)?;
+    let notes = Notes {
+        tags: store.tags_of(task.id)?,
+        comments: store.comments_on(task.id)?,
+        checks: verify_shown(&project, &store, &task)?,
+    };
     print_task(
         &mut out,
         &task,
@@ -87,9 +103,16 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
         args.full,
         &given,
         &reviews,
-        checks.as_ref(),
+        &notes,
     )?;
     Ok(())
+}
+
+/// What people noted on a task (its tags and comments), and what its verify says.
+struct Notes {
+    tags: Vec<crate::task::Tag>,
+    comments: Vec<crate::store::Comment>,
+    checks: Option<VerifyShown>,
 }
 
 /// What `show` says of a code task's verify: the line, and a failed run's end of output.
@@ -160,8 +183,9 @@ fn print_task(
     full: bool,
     given: &[Injection],
     reviews: &[Task],
-    checks: Option<&VerifyShown>,
+    notes: &Notes,
 ) -> std::io::Result<()> {
+    let checks = notes.checks.as_ref();
     let rule = "-".repeat(50);
     writeln!(
         out,
@@ -203,6 +227,8 @@ fn print_task(
         t.depends_on.map(|id| format!("task {id}")),
     )?;
     field(out, "Group", t.group.clone())?;
+    let tags: Vec<&str> = notes.tags.iter().map(|t| t.as_str()).collect();
+    field(out, "Tags", (!tags.is_empty()).then(|| tags.join(", ")))?;
     field(out, "Spec", t.spec.clone())?;
     field(out, "Urgent", t.urgent.then(|| "yes".to_string()))?;
     let ids: Vec<String> = given
@@ -320,6 +346,36 @@ fn print_task(
                     output::DIM,
                     format!("(… {more} more lines: gza show {} --full)", t.id)
                 )
+            )?;
+        }
+        writeln!(out, "{rule}")?;
+    }
+    if !notes.comments.is_empty() {
+        writeln!(out, "\nComments:\n{rule}")?;
+        for c in &notes.comments {
+            let by = c
+                .author
+                .as_deref()
+                .map(|a| format!("  {a}"))
+                .unwrap_or_default();
+            let state = match c.addressed_by {
+                None => output::paint(output::YELLOW, "open"),
+                Some(a) if c.is_open() => output::paint(
+                    output::YELLOW,
+                    format!(
+                        "open; given to task {}, which {}",
+                        a.task,
+                        a.status.as_phrase()
+                    ),
+                ),
+                Some(a) => output::paint(output::GREEN, format!("addressed by task {}", a.task)),
+            };
+            writeln!(
+                out,
+                "{}  {}{by}  ({state})\n{}",
+                output::paint(output::BOLD, format!("Comment {}", c.id)),
+                output::short_time(&time::to_db(&c.created_at)),
+                crate::redact::redact(c.text.trim_end())
             )?;
         }
         writeln!(out, "{rule}")?;

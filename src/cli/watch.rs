@@ -23,6 +23,8 @@ pub struct WatchArgs {
     /// group).
     #[arg(long, short = 'g', value_name = "GROUP")]
     group: Option<String>,
+    #[command(flatten)]
+    tags: super::tags::TagFilter,
     /// Run this many agents at once, each in its own worktree.
     #[arg(long, short = 'p', default_value_t = 1)]
     parallel: usize,
@@ -200,6 +202,10 @@ pub fn cmd_watch(ctx: &Context, args: WatchArgs) -> anyhow::Result<ExitCode> {
         let (_, store) = ctx.open_for_reading()?;
         super::require_group(&store, group)?;
     }
+    if !args.tags.tags.is_empty() {
+        let (_, store) = ctx.open_for_reading()?;
+        args.tags.require_known(&store)?;
+    }
     // Batch work, as gza work's: before any thread starts, so every thread and process inherits it.
     gza_core::priority::lower(project.config.work_priority);
     process::install_stop_handler();
@@ -207,6 +213,8 @@ pub fn cmd_watch(ctx: &Context, args: WatchArgs) -> anyhow::Result<ExitCode> {
     let options = WatchOptions {
         scope: Scope {
             group: args.group.clone(),
+            tags: args.tags.tags.clone(),
+            all_tags: args.tags.all_tags,
         },
         parallel: args.parallel,
         teacher: std::sync::Arc::new(Teacher),

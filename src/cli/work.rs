@@ -22,6 +22,8 @@ pub struct WorkArgs {
     /// Run only tasks in this group.
     #[arg(long, short = 'g', value_name = "GROUP", conflicts_with = "ids")]
     group: Option<String>,
+    #[command(flatten)]
+    tags: super::tags::TagFilter,
     /// How many tasks to run (default: one per worker, or all the given IDs).
     #[arg(long, short = 'n', conflicts_with = "all")]
     count: Option<usize>,
@@ -252,24 +254,39 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
             args.ids.len()
         }))
     };
-    if let Some(group) = &args.group {
+    if args.group.is_some() || !args.tags.tags.is_empty() {
+        if !args.ids.is_empty() {
+            return Err(usage(
+                "give task ids or --tag, not both: the ids name the tasks to run",
+            ));
+        }
         let (_, store) = ctx.open_for_reading()?;
-        super::require_group(&store, group)?;
+        if let Some(group) = &args.group {
+            super::require_group(&store, group)?;
+        }
+        args.tags.require_known(&store)?;
     }
+    let scope_text = match &args.group {
+        Some(group) => format!(" in group {group}"),
+        None => String::new(),
+    } + &super::tags::describe(&args.tags);
     let options = WorkOptions {
         ids: args.ids,
         count,
         parallel: args.parallel,
         group: args.group,
+        tags: args.tags.tags.clone(),
+        all_tags: args.tags.all_tags,
         teacher: std::sync::Arc::new(Teacher),
     };
     let ui = if args.quiet { Ui::quiet() } else { Ui::new() };
     let finished = runner::work(&project, &options, &ui)?;
     let mut out = output::stdout();
     if finished.is_empty() {
-        match &options.group {
-            Some(group) => writeln!(out, "No tasks ready to run in group {group}")?,
-            None => writeln!(out, "No tasks ready to run. Add one with: gza add \"…\"")?,
+        if scope_text.is_empty() {
+            writeln!(out, "No tasks ready to run. Add one with: gza add \"…\"")?;
+        } else {
+            writeln!(out, "No tasks ready to run{scope_text}")?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -427,6 +444,12 @@ fn start_background(
     argv.extend(args.ids.iter().map(|id| id.to_string().into()));
     if let Some(group) = &args.group {
         argv.extend(["--group".into(), group.into()]);
+    }
+    for tag in &args.tags.tags {
+        argv.extend(["--tag".into(), tag.as_str().into()]);
+    }
+    if args.tags.all_tags {
+        argv.push("--all-tags".into());
     }
     if let Some(count) = args.count {
         argv.extend(["--count".into(), count.to_string().into()]);

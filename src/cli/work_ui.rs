@@ -133,6 +133,13 @@ impl Observer for Ui {
                 if let Some(c) = s.progress.cost_usd {
                     part.push_str(&format!(" · ${c:.4}"));
                 }
+                if let Some(r) = &s.progress.retry {
+                    let of = r.max.map(|m| format!("/{m}")).unwrap_or_default();
+                    part.push_str(&format!(
+                        " · retrying the API ({}{of}: {})",
+                        r.attempt, r.error
+                    ));
+                }
                 part
             })
             .collect();

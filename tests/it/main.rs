@@ -13,6 +13,8 @@ mod disk_full;
 mod exit_codes;
 mod extraction_http;
 mod fake_claude_e2e;
+mod finding;
+mod friction;
 mod groups;
 mod hook_budget;
 mod hooks;

@@ -407,6 +407,33 @@ fn watch_is_scoped_by_group_and_refuses_an_unknown_one() {
 }
 
 #[test]
+fn watch_is_scoped_by_tag_and_refuses_an_unknown_one() {
+    let p = project_with(APPROVING_AGENT, "");
+    p.add(&["Add a hello file", "--tag", "night"]);
+    p.add(&["Not tonight", "--tag", "day"]);
+    p.add(&["Nor this one"]);
+    let err = p.user_error(&["watch", "--tag", "nigth"]);
+    assert!(err.contains("no task has tag `nigth`"), "{err}");
+    let run = p.run(&["watch", "--tag", "night"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(p.task_field::<String>(1, "merged_into"), "main");
+    // The review watch queued carries the tag, so it was in scope and ran; the others were
+    // left alone.
+    assert_eq!(p.task_field::<String>(4, "task_type"), "review");
+    assert_eq!(p.task_field::<String>(4, "status"), "completed");
+    let night: Vec<i64> = p
+        .json(&["history", "--tag", "night", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(night, vec![4, 1]);
+    assert_eq!(p.task_field::<String>(2, "status"), "pending");
+    assert_eq!(p.task_field::<String>(3, "status"), "pending");
+}
+
+#[test]
 fn rounds_are_capped_and_the_branch_left_for_a_person() {
     // Reviews never approve.
     let agent = r#"prompt=$(cat)

@@ -19,6 +19,7 @@ pub mod project;
 pub mod prompt;
 pub mod quarantine;
 pub mod redact;
+pub mod search;
 pub mod settings;
 pub mod task;
 pub mod text;

@@ -156,6 +156,71 @@ impl rusqlite::types::FromSql for TaskId {
     }
 }
 
+/// A label on tasks (`gza add --tag`): lower-case letters, digits and `-_.:/`, starting with a
+/// letter or digit, at most [`Tag::MAX_CHARS`] characters. What a person types is trimmed and
+/// put in lower case, so `Auth` and `auth` are one tag.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Tag(String);
+
+impl Tag {
+    pub const MAX_CHARS: usize = 40;
+
+    /// The tag `text` names, or why it is none.
+    pub fn parse(text: &str) -> Result<Tag, String> {
+        let tag = text.trim().to_lowercase();
+        let Some(first) = tag.chars().next() else {
+            return Err("a tag cannot be empty".into());
+        };
+        if !first.is_alphanumeric() {
+            return Err(format!("tag {tag:?} must start with a letter or digit"));
+        }
+        if let Some(bad) = tag
+            .chars()
+            .find(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '/')))
+        {
+            return Err(format!(
+                "tag {tag:?} holds {bad:?}; a tag is one word of letters, digits and - _ . : /"
+            ));
+        }
+        if tag.chars().count() > Tag::MAX_CHARS {
+            return Err(format!("a tag has at most {} characters", Tag::MAX_CHARS));
+        }
+        Ok(Tag(tag))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Tag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl rusqlite::ToSql for Tag {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        self.0.to_sql()
+    }
+}
+
+impl rusqlite::types::FromSql for Tag {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        let text = value.as_str()?;
+        Tag::parse(text).map_err(|e| rusqlite::types::FromSqlError::Other(e.into()))
+    }
+}
+
+impl std::str::FromStr for Tag {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Tag::parse(text)
+    }
+}
+
 /// Why a task failed, as gza records it in `failure_reason`.
 ///
 /// A reason this gza does not know (written by a newer one) is kept as it was stored, so it is

@@ -43,6 +43,10 @@ pub struct Pattern {
     pub learned_from: String,
     #[serde(default)]
     pub promoted_at: String,
+    /// The learnings.md section it belongs in (gza's own addition to seed 002's schema, left
+    /// out when empty; a file without it imports into the first configured section).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub section: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -92,6 +96,7 @@ pub fn export(project: &Project, store: &Store, path: Option<&Path>) -> Result<S
                 evidence: ev.files.join(", "),
                 learned_from: format!("gza {}", gza_core::learning::label(l.id)),
                 promoted_at: l.lifecycle.validated_at.unwrap_or_default(),
+                section: l.section,
             }
         })
         .collect();
@@ -245,7 +250,7 @@ fn claim(p: &Pattern) -> String {
 /// by the quarantine like any other.
 pub fn import(project: &Project, store: &Store, path: &Path) -> Result<Imported> {
     let file = read(path)?;
-    let section = crate::items::section_named("", &project.config.learnings.sections);
+    let sections = &project.config.learnings.sections;
     let mut result = Imported::default();
     let shown = clean_field(&path.display().to_string(), 200);
     for p in &file.patterns {
@@ -253,6 +258,8 @@ pub fn import(project: &Project, store: &Store, path: &Path) -> Result<Imported>
             result.skipped += 1;
             continue;
         };
+        // Its section, when the file names one this project has; else the first.
+        let section = crate::items::section_named(&clean_field(&p.section, 100), sections);
         let learning = NewLearning::new(&section, &text, Origin::User);
         let source = format!("from {shown}; {}", claim(p));
         match store.import_learning(&learning, None, &source)? {

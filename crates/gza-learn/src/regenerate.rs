@@ -70,6 +70,8 @@ pub struct Report {
     pub backing_off: Option<ExtractionBackoff>,
     /// Set when this regeneration's calls all failed: the back-off now recorded.
     pub backoff_started: Option<ExtractionBackoff>,
+    /// A dry run: nothing was kept (see [`Store::preview`]).
+    pub dry_run: bool,
     /// The person's edits taken from the file.
     pub edits: FileEdits,
     /// Learnings re-confirmed by a newly extracted one instead of being added twice.
@@ -411,8 +413,12 @@ pub fn regenerate(
         ..Report::default()
     };
     if options.dry_run {
-        preview(project, store, ranker, &plan, &mut report)?;
-        report.record.duration_ms = started.elapsed().as_millis() as i64;
+        // The real run's own steps, on the database, all undone at the end: what the preview
+        // shows is what the run writes (ids, sections, duplicates across tasks, the person's
+        // edits), but for what extraction calls would teach, which it cannot know.
+        report.planned = plan.extract.iter().map(|t| t.id).collect();
+        report.dry_run = true;
+        store.preview(|| apply(project, store, client, ranker, plan, started, &mut report))?;
     } else {
         apply(project, store, client, ranker, plan, started, &mut report)?;
     }
@@ -430,46 +436,10 @@ pub fn regenerate(
     Ok(report)
 }
 
-/// What the agents' own lists would teach, and the file that would be written: read only.
-fn preview(
-    project: &Project,
-    store: &Store,
-    ranker: Option<&Ranker>,
-    plan: &Plan,
-    report: &mut Report,
-) -> Result<()> {
-    let sections = &project.config.learnings.sections;
-    let known = store.learnings(true)?;
-    let mut preview: Vec<Learning> = Vec::new();
-    report.planned = plan.extract.iter().map(|t| t.id).collect();
-    for task in &plan.extract {
-        if plan.source == Source::Model {
-            report.calls.push(task.id);
-        }
-        let taught = teach(
-            project,
-            store,
-            ranker,
-            &known,
-            &extract::from_agent(task, sections),
-        );
-        report.confirmed += confirmations(&taught);
-        for t in &taught {
-            if let Taught::New(n) = t {
-                let placeholder = -(preview.len() as i64) - 1;
-                preview.push(super::dedupe::preview(n, placeholder));
-            }
-        }
-    }
-    let before = last_ids(store)?;
-    let (content, ids) = render(project, store, &plan.window, &preview, 0)?;
-    fill_counts(&mut report.record, &before, &ids);
-    report.content = content;
-    Ok(())
-}
-
 /// Carry out `plan`: take in the edits, make the calls, record what they taught, back off a
-/// failing endpoint, then record and write the file.
+/// failing endpoint, then record and write the file. Inside [`Store::preview`] (a dry run) no
+/// call is made (the agents' own lists stand in, and the calls that would be made are listed),
+/// nothing is handed to the embedding job and no file is written.
 fn apply(
     project: &Project,
     store: &Store,
@@ -479,12 +449,16 @@ fn apply(
     started: Instant,
     report: &mut Report,
 ) -> Result<()> {
+    let dry_run = report.dry_run;
     let sections = &project.config.learnings.sections;
     if !plan.edits.is_empty() {
         store.apply_file_edits(&plan.edits)?;
     }
     let tasks: Vec<&WindowTask> = plan.extract.iter().collect();
-    let calling = client.filter(|_| plan.source == Source::Model);
+    let calling = client.filter(|_| plan.source == Source::Model && !dry_run);
+    if dry_run && client.is_some() && plan.source == Source::Model {
+        report.calls = tasks.iter().map(|t| t.id).collect();
+    }
     let results = match calling {
         Some(calling) => extract_all(
             calling,
@@ -543,13 +517,15 @@ fn apply(
             }
         }
     }
-    if let Some(next) = backoff::after(&plan.backoff, &calls, now) {
+    if let Some(next) = backoff::after(&plan.backoff, &calls, now).filter(|_| !dry_run) {
         store.set_extraction_backoff(&next)?;
         report.backoff_started = next.until.is_some().then_some(next);
     }
     // Tasks left by the deadline stay counted, so the next regeneration comes for them.
     let consumed = (plan.consumed - report.deferred.len() as i64).max(0);
-    if let Some(ranker) = ranker.filter(|_| !tasks.is_empty() || !plan.edits.is_empty()) {
+    if let Some(ranker) =
+        ranker.filter(|_| !dry_run && (!tasks.is_empty() || !plan.edits.is_empty()))
+    {
         // New learnings are embedded by the background job, so neither a regeneration (inside
         // `gza work`) nor a search pays for it. (With nothing taught or edited there is
         // nothing new, and the model is not loaded to look.)
@@ -557,7 +533,7 @@ fn apply(
             super::log(project, &format!("embedding new learnings failed: {e}"));
         }
     }
-    write_view(project, store, &plan, consumed, started, report)
+    write_view(project, store, &plan, consumed, started, report, dry_run)
 }
 
 /// Render the view, take in edits saved meanwhile, record the version (taking `consumed` off the
@@ -569,13 +545,14 @@ fn write_view(
     consumed: i64,
     started: Instant,
     report: &mut Report,
+    dry_run: bool,
 ) -> Result<()> {
     let path = project.learnings_path();
     let before = last_ids(store)?;
     let mut seen = plan.seen.clone();
     for _ in 0..MAX_SYNC_ROUNDS {
         let now = read_file(&project.root, &path).text();
-        if now != seen {
+        if now != seen && !dry_run {
             // The person saved the file while this ran: take those edits in first.
             let (more, text) = take_in_edits(project, store)?;
             merge_edits(&mut report.edits, more);
@@ -593,6 +570,10 @@ fn write_view(
             })?
             .content;
         rendered?;
+        if dry_run {
+            report.content = content;
+            return Ok(());
+        }
         if plan.back_up_file && path.exists() {
             // Only a regular file is backed up: a FIFO in its place is replaced, never read.
             let bak = path.with_extension("md.bak");

@@ -326,8 +326,7 @@ impl Desk {
             .history(&HistoryFilter {
                 limit: Some(limit as u32),
                 status,
-                task_type: None,
-                group: None,
+                ..HistoryFilter::default()
             })
             .map_err(|e| e.to_string())?;
         if tasks.is_empty() {

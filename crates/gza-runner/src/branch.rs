@@ -698,3 +698,88 @@ fn pr_body(project: &Project, store: &Store, task: &Task, branch: &TaskBranch) -
     ));
     body
 }
+
+// ---- checkout ---------------------------------------------------------------------------------
+
+/// What `gza checkout` did.
+#[derive(Debug, Clone)]
+pub struct CheckedOut {
+    pub branch: String,
+    pub owner: Task,
+    /// The branch was checked out here already; nothing changed.
+    pub already: bool,
+    /// The worktree gza made for the branch, removed so the branch could be checked out here.
+    pub removed_worktree: Option<PathBuf>,
+}
+
+/// Check out the branch of `task` (the branch its improve tasks share) in the project's main
+/// checkout.
+///
+/// Refused, with nothing changed, when: the task has no branch or it is gone; a task of the
+/// branch is running; the main checkout has uncommitted changes to tracked files; the branch is
+/// checked out in a worktree that has uncommitted changes, or in a checkout gza did not make.
+/// A clean worktree gza made for the branch is removed (the branch and its commits stay), as git
+/// checks a branch out in one place at a time.
+pub fn checkout(project: &Project, store: &Store, task: &Task) -> Result<CheckedOut> {
+    // A review ran on the branch of the task it reviewed.
+    let reviewed = match task.task_type {
+        gza_core::task::TaskType::Review => crate::review::reviewed_task(store, task)?,
+        _ => None,
+    };
+    let branch = task_branch(project, store, reviewed.as_ref().unwrap_or(task))?;
+    let root = &project.root;
+    if worktree::current_branch(root).as_deref() == Some(branch.name.as_str()) {
+        return Ok(CheckedOut {
+            branch: branch.name,
+            owner: branch.owner,
+            already: true,
+            removed_worktree: None,
+        });
+    }
+    let family: Vec<Task> = std::iter::once(branch.owner.clone())
+        .chain(store.improves_of_branch(branch.owner.id)?)
+        .collect();
+    if let Some(running) = family.iter().find(|t| t.status() == TaskStatus::InProgress) {
+        return Err(Error::Usage(format!(
+            "task {} is running on branch {}; wait for it to finish (`gza ps`) or stop it (`gza kill {}`)",
+            running.id, branch.name, running.id
+        )));
+    }
+    require_clean(
+        root,
+        "the checkout here",
+        &format!("run `gza checkout {}` again", task.id),
+    )?;
+    // A worktree deleted by hand still holds its branch until pruned.
+    let _ = git::output(root, &["worktree", "prune"]);
+    let mut removed_worktree = None;
+    if let Some(path) = worktree::checkout_of(root, &branch.name)? {
+        if !canonical(&path).starts_with(canonical(&project.worktrees_dir())) {
+            return Err(Error::Usage(format!(
+                "branch {} is checked out in {}; switch that checkout to another branch first",
+                branch.name,
+                path.display()
+            )));
+        }
+        let changed = worktree::uncommitted(&path)?;
+        if !changed.is_empty() {
+            return Err(Error::Usage(format!(
+                "branch {}'s worktree {} has uncommitted changes ({}); commit or remove them there, then run `gza checkout {}` again",
+                branch.name,
+                path.display(),
+                name_files(&changed),
+                task.id
+            )));
+        }
+        worktree::remove(root, &path)?;
+        store.clear_branch_worktrees(branch.owner.id)?;
+        removed_worktree = Some(path);
+    }
+    git::run(root, &["switch", "--no-guess", &branch.name])?;
+    Ok(CheckedOut {
+        branch: branch.name,
+        owner: branch.owner,
+        already: false,
+        removed_worktree,
+    })
+}

@@ -65,8 +65,22 @@ pub struct WorkOptions {
     pub parallel: usize,
     /// Only tasks in this group.
     pub group: Option<String>,
+    /// Only tasks with any of these tags (all of them, with `all_tags`).
+    pub tags: Vec<gza_core::task::Tag>,
+    pub all_tags: bool,
     /// Learnings for each prompt, and regeneration after each task.
     pub teacher: std::sync::Arc<dyn Teacher>,
+}
+
+impl WorkOptions {
+    /// The group and tags asked for.
+    pub fn scope(&self) -> gza_store::Scope<'_> {
+        gza_store::Scope {
+            group: self.group.as_deref(),
+            tags: &self.tags,
+            all_tags: self.all_tags,
+        }
+    }
 }
 
 /// This process as a task owner (without a lease yet).
@@ -149,11 +163,7 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
         // rest run; see `worker_loop`.)
         if !options.ids.is_empty()
             && let Some(next) = store
-                .pickup_queue(
-                    false,
-                    options.ids.is_empty().then_some(1),
-                    options.group.as_deref(),
-                )?
+                .pickup_queue(false, options.ids.is_empty().then_some(1), options.scope())?
                 .into_iter()
                 .find(|e| options.ids.is_empty() || options.ids.contains(&e.task.id))
         {
@@ -344,13 +354,7 @@ fn worker_loop(
                 .map(|(id, _)| *id)
                 .collect();
             let worker = lease.worker();
-            match store.claim_next_task(
-                worker,
-                &options.ids,
-                &skip,
-                options.group.as_deref(),
-                Some(max),
-            )? {
+            match store.claim_next_task(worker, &options.ids, &skip, options.scope(), Some(max))? {
                 Claim::Task(task) => {
                     tracing::info!(task = %task.id, kind = %task.task_type, "claimed");
                     break Some((*task, worker));

@@ -259,7 +259,48 @@ pub fn task_for_prompt(project: &Project, store: &Store, task: &Task) -> Result<
     if let Some(context) = context {
         shown.prompt = format!("{}\n\n{}", task.prompt.trim_end(), context.trim_end());
     }
+    if task.task_type == TaskType::Improve {
+        let comments = improve_comments(store, task)?;
+        if !comments.is_empty() {
+            shown.prompt = format!(
+                "{}\n\n{}",
+                shown.prompt.trim_end(),
+                comments_context(&comments).trim_end()
+            );
+        }
+    }
     Ok(shown)
+}
+
+/// The comments an improve task is given (`gza comment`): the open ones on any task of its
+/// branch, and those it was given already.
+pub fn improve_comments(store: &Store, improve: &Task) -> Result<Vec<gza_store::Comment>> {
+    let owner = branch_owner(store, improve)?;
+    store.comments_for_improve(owner.id, improve.id)
+}
+
+/// What an improve task is told of the comments people left on its branch.
+fn comments_context(comments: &[gza_store::Comment]) -> String {
+    let mut out = String::from(
+        "## Comments on this branch\n\nThe people who own the project left these notes on the \
+         branch's tasks. Address each of them too; where you disagree, say why in your report.\n\n",
+    );
+    for c in comments {
+        let by = c
+            .author
+            .as_deref()
+            .map(|a| format!(" by {a}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "Comment {} on task {}{by} ({}):\n\n{}\n",
+            c.id,
+            c.task_id,
+            gza_core::time::to_db(&c.created_at),
+            fenced(c.text.trim(), "")
+        );
+    }
+    out
 }
 
 /// A fence of backticks longer than any run of backticks in `text`, so the text cannot close it.

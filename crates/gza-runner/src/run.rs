@@ -322,6 +322,14 @@ pub fn run_task(
         sandbox = %prepared.sandbox.as_str(),
         "workspace ready"
     );
+    // A task that runs in place (explore, plan, review outside a repository) should only read:
+    // what it changes in the main checkout is said when it ends.
+    let checkout_before = prepared
+        .workspace
+        .worktree
+        .is_none()
+        .then(|| CheckoutState::read(&prepared.workspace.dir))
+        .flatten();
     let running = match spawn(project, store, &task, &prepared, ui) {
         Ok(r) => r,
         Err(Stop::Early(e)) => return early(e),
@@ -336,6 +344,17 @@ pub fn run_task(
         "agent ended"
     );
     sandbox::clean_up(prepared.sandbox, &prepared.place(project, &task));
+    if let Some(before) = &checkout_before
+        && let Some(after) = CheckoutState::read(&prepared.workspace.dir)
+        && let Some(change) = before.changes_to(&after)
+    {
+        let message = format!(
+            "task {} ({}) changed the main checkout, which it should only read: {change}; see `git status` and `git diff`",
+            task.id, task.task_type
+        );
+        tracing::warn!(task = %task.id, %change, "an in-place task changed the main checkout");
+        ui.warn(&message);
+    }
     let catch_all = catch_all_section(project);
     if let Some(w) = prepared.learnings_guard.after(store, task.id, catch_all) {
         ui.warn(&w);
@@ -391,6 +410,93 @@ pub fn run_task(
             .map(|w| w.branch.clone()),
     };
     record(project, store, worker, &task, ending, started, ui)
+}
+
+/// The main checkout as git sees it: its HEAD, and every changed or untracked path outside
+/// `.gza/` with its size and modification time (so a file that was already changed and changes
+/// again is noticed too).
+#[derive(Debug, PartialEq, Eq)]
+struct CheckoutState {
+    head: Option<String>,
+    paths: std::collections::BTreeMap<String, Option<(u64, i128)>>,
+}
+
+/// Paths of a changed checkout named before the rest are counted.
+const CHANGED_PATHS_NAMED: usize = 5;
+
+impl CheckoutState {
+    /// `None` outside a git repository (or when git cannot say).
+    fn read(dir: &Path) -> Option<CheckoutState> {
+        let status = gza_core::git::run(
+            dir,
+            &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+        )
+        .ok()?;
+        let mut paths = std::collections::BTreeMap::new();
+        let mut entries = status.split('\0');
+        while let Some(entry) = entries.next() {
+            let Some(path) = entry.get(3..).filter(|p| !p.is_empty()) else {
+                continue;
+            };
+            // A rename names its source next.
+            if entry.starts_with('R') || entry.starts_with('C') {
+                entries.next();
+            }
+            if path == ".gza" || path.starts_with(".gza/") {
+                continue;
+            }
+            let stamp = std::fs::symlink_metadata(dir.join(path)).ok().map(|m| {
+                use std::os::unix::fs::MetadataExt;
+                (
+                    m.size(),
+                    i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+                )
+            });
+            paths.insert(format!("{}{path}", &entry[..3]), stamp);
+        }
+        let head = gza_core::worktree::head_commit(dir);
+        Some(CheckoutState { head, paths })
+    }
+
+    /// What changed from `self` to `after`, in words; `None` when nothing did.
+    fn changes_to(&self, after: &CheckoutState) -> Option<String> {
+        let mut changed: Vec<&str> = Vec::new();
+        for (key, stamp) in &after.paths {
+            if self.paths.get(key) != Some(stamp) {
+                changed.push(&key[3..]);
+            }
+        }
+        for key in self.paths.keys() {
+            if !after.paths.contains_key(key) && !changed.contains(&&key[3..]) {
+                changed.push(&key[3..]);
+            }
+        }
+        changed.sort_unstable();
+        changed.dedup();
+        let mut parts = Vec::new();
+        if self.head != after.head {
+            parts.push(format!(
+                "HEAD moved from {} to {}",
+                short_commit(self.head.as_deref()),
+                short_commit(after.head.as_deref())
+            ));
+        }
+        if !changed.is_empty() {
+            let mut named = changed[..changed.len().min(CHANGED_PATHS_NAMED)].join(", ");
+            if changed.len() > CHANGED_PATHS_NAMED {
+                named.push_str(&format!(
+                    " and {} more",
+                    changed.len() - CHANGED_PATHS_NAMED
+                ));
+            }
+            parts.push(named);
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+fn short_commit(commit: Option<&str>) -> &str {
+    commit.map_or("none", |c| c.get(..10).unwrap_or(c))
 }
 
 /// Why a stage stopped the run before the agent could finish.
@@ -502,6 +608,17 @@ fn prepare(
         };
         store.set_base(task.id, &base)?;
     }
+    // The comments this improve task is given close when it completes (read before its prompt
+    // is built, so one added meanwhile stays open for the next).
+    let comments: Vec<i64> = if task.task_type == TaskType::Improve {
+        crate::review::improve_comments(store, task)
+            .map_err(|e| early(FailureReason::PromptError, e.to_string()))?
+            .iter()
+            .map(|c| c.id)
+            .collect()
+    } else {
+        Vec::new()
+    };
     let prompt = if task.resume_session_id.is_some() {
         resume_prompt(task)
     } else {
@@ -511,6 +628,9 @@ fn prepare(
             .map_err(|e| early(FailureReason::PromptError, e.to_string()))?
     };
     store.set_prompt_sent(task.id, &prompt)?;
+    if !comments.is_empty() && task.resume_session_id.is_none() {
+        store.comments_given_to(task.id, &comments)?;
+    }
     let learnings_guard = super::agent_rules::LearningsFileGuard::before(
         &project.learnings_path(),
         workspace.dir == project.root,
@@ -594,7 +714,7 @@ fn spawn(
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(logs.stderr)
+        .stderr(Stdio::piped())
         .process_group(0);
     let mut child = cmd.spawn().map_err(|e| {
         early(
@@ -626,11 +746,14 @@ fn spawn(
     let parser = Arc::new(Mutex::new(Some(providers::parser(prepared.kind))));
     let (drained_tx, drained) = mpsc::channel::<()>();
     let mut streams = 1;
-    if let (Some(file), Some(stderr)) = (logs.stderr_redacted, child.stderr.take()) {
+    if let Some(stderr) = child.stderr.take() {
         streams += 1;
         let drained_tx = drained_tx.clone();
+        let (file, redact) = (logs.stderr, logs.redact);
+        let progress = Arc::clone(&progress);
+        let parser = Arc::clone(&parser);
         std::thread::spawn(move || {
-            copy_redacted(stderr, file);
+            copy_stderr(stderr, file, redact, &parser, &progress);
             let _ = drained_tx.send(());
         });
     }
@@ -704,6 +827,7 @@ fn wait(
     let mut forced: Option<FailureReason> = None;
     let mut last_saved = Progress::default();
     let mut last_save_at = Instant::now();
+    let mut last_retry: Option<providers::Retry> = None;
     let mut last_owned_check = Instant::now();
     let exit = loop {
         match exit_rx.recv_timeout(Duration::from_millis(100)) {
@@ -736,6 +860,29 @@ fn wait(
             }
         }
         let now = progress.lock().expect("progress lock").clone();
+        // An agent retrying a failing API call can be silent for minutes: each retry is said,
+        // on the status line (with the progress) and as a line of its own, and logged.
+        if let Some(retry) = now
+            .retry
+            .as_ref()
+            .filter(|r| last_retry.as_ref() != Some(*r))
+        {
+            tracing::warn!(
+                task = %task.id,
+                attempt = retry.attempt,
+                max = retry.max,
+                error = %retry.error,
+                "the agent is retrying a failed API call"
+            );
+            ui.warn(&format!(
+                "task {}: the agent's {}",
+                task.id,
+                retry.describe()
+            ));
+        }
+        if now.retry != last_retry {
+            last_retry = now.retry.clone();
+        }
         ui.progress(
             task.id,
             Status {
@@ -1027,10 +1174,8 @@ struct Logs {
     stdout: BufWriter<std::fs::File>,
     /// Whether what is copied is redacted on the way.
     redact: bool,
-    /// Its stderr: the log file itself, or a pipe that [`copy_redacted`] empties into
-    /// `stderr_redacted`.
-    stderr: Stdio,
-    stderr_redacted: Option<std::fs::File>,
+    /// Where its stderr is copied (by [`copy_stderr`], which also reads it for retries).
+    stderr: std::fs::File,
 }
 
 /// Create the agent's logs (`ID.jsonl`, `ID.stderr.log`), and record whether they are redacted
@@ -1041,30 +1186,35 @@ fn create_logs(project: &Project, store: &Store, task: &Task, prepared: &Prepare
         gza_core::fsutil::create_regular(path).map_err(|e| Error::io(path, "create", e))
     };
     let stdout = BufWriter::new(create(&prepared.log_path)?);
-    let stderr_file = create(&prepared.stderr_path)?;
+    let stderr = create(&prepared.stderr_path)?;
     let redact = project.config.redact_raw_logs;
     store.set_log_redacted(task.id, redact)?;
-    Ok(if redact {
-        Logs {
-            stdout,
-            redact,
-            stderr: Stdio::piped(),
-            stderr_redacted: Some(stderr_file),
-        }
-    } else {
-        Logs {
-            stdout,
-            redact,
-            stderr: Stdio::from(stderr_file),
-            stderr_redacted: None,
-        }
+    Ok(Logs {
+        stdout,
+        redact,
+        stderr,
     })
 }
 
-/// Copy the agent's stderr to its log, secrets redacted, as it comes.
-fn copy_redacted(mut from: impl Read, to: std::fs::File) {
-    let mut log = gza_core::redact::RedactingWriter::new(BufWriter::new(to));
+/// Longest stderr line the parser is shown; the rest of a longer one is only logged.
+const MAX_STDERR_LINE: usize = 8 * 1024;
+
+/// Copy the agent's stderr to its log as it comes (secrets redacted unless `redact_raw_logs:
+/// false`), and show each line to the parser, which may find the agent retrying its API there.
+fn copy_stderr(
+    mut from: impl Read,
+    to: std::fs::File,
+    redact: bool,
+    parser: &Mutex<Option<Box<dyn providers::StreamParser>>>,
+    progress: &Mutex<Progress>,
+) {
+    let mut log: Box<dyn Write> = if redact {
+        Box::new(gza_core::redact::RedactingWriter::new(BufWriter::new(to)))
+    } else {
+        Box::new(BufWriter::new(to))
+    };
     let mut buf = vec![0u8; 64 * 1024];
+    let mut line: Vec<u8> = Vec::new();
     loop {
         let n = match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
@@ -1072,8 +1222,22 @@ fn copy_redacted(mut from: impl Read, to: std::fs::File) {
         };
         let _ = log.write_all(&buf[..n]);
         let _ = log.flush();
+        for &b in &buf[..n] {
+            if b != b'\n' {
+                if line.len() < MAX_STDERR_LINE {
+                    line.push(b);
+                }
+                continue;
+            }
+            if let Some(parser) = parser.lock().expect("parser lock").as_mut() {
+                parser.stderr_line(String::from_utf8_lossy(&line).trim_end_matches('\r'));
+                *progress.lock().expect("progress lock") = parser.progress();
+            }
+            line.clear();
+        }
     }
-    let _ = log.finish();
+    // Dropping the writer finishes it (a redacting writer writes what it held back).
+    drop(log);
 }
 
 /// Copy the agent's stdout to the log file as it comes (through the redactor unless

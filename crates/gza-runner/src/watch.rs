@@ -54,8 +54,21 @@ const MAX_START_FAILURES: u32 = 2;
 pub struct Scope {
     /// Only tasks in this group (reviews and improve tasks inherit their task's group).
     pub group: Option<String>,
-    // Tags narrow the scope here once tasks have them: `open_branches`,
-    // `failed_without_follow_up` and the pickup queue filter by tag as they do by group.
+    /// Only tasks with any of these tags (all of them, with `all_tags`); a review, improve task
+    /// or retry carries the tags of the task it is queued from, so it stays in scope.
+    pub tags: Vec<gza_core::task::Tag>,
+    pub all_tags: bool,
+}
+
+impl Scope {
+    /// The same scope, as the store reads it.
+    fn store(&self) -> gza_store::Scope<'_> {
+        gza_store::Scope {
+            group: self.group.as_deref(),
+            tags: &self.tags,
+            all_tags: self.all_tags,
+        }
+    }
 }
 
 /// What `gza watch` was asked to do.
@@ -217,9 +230,9 @@ struct Run<'a> {
 /// Run the loop until nothing in scope can progress or a stop is requested.
 pub fn watch(project: &Project, options: &WatchOptions, ui: &dyn WatchObserver) -> Result<Summary> {
     let store = Store::open_project(project)?;
-    let group = options.scope.group.as_deref();
-    let branches = store.open_branches(group)?.len();
-    let ready = store.pending_counts_capped(group, 10_000)?.ready;
+    let scope = options.scope.store();
+    let branches = store.open_branches(scope)?.len();
+    let ready = store.pending_counts_capped(scope, 10_000)?.ready;
     ui.event(&Event::Start { branches, ready });
     let mut run = Run {
         project,
@@ -250,6 +263,8 @@ pub fn watch(project: &Project, options: &WatchOptions, ui: &dyn WatchObserver) 
                 count: Some(n),
                 parallel: n,
                 group: None,
+                tags: Vec::new(),
+                all_tags: false,
                 teacher: Arc::clone(&options.teacher),
             };
             match crate::work(project, &work, ui) {
@@ -286,13 +301,13 @@ pub fn watch(project: &Project, options: &WatchOptions, ui: &dyn WatchObserver) 
         break;
     }
     run.summary.interrupted = process::stop_requested();
-    run.summary.left = run.store.pending_counts_capped(group, 10_000)?;
+    run.summary.left = run.store.pending_counts_capped(scope, 10_000)?;
     Ok(run.summary)
 }
 
 impl Run<'_> {
-    fn group(&self) -> Option<&str> {
-        self.options.scope.group.as_deref()
+    fn scope(&self) -> gza_store::Scope<'_> {
+        self.options.scope.store()
     }
 
     /// Leave `id` for a person, saying why (once).
@@ -340,14 +355,14 @@ impl Run<'_> {
         let mut acted = false;
         for task in self
             .store
-            .failed_without_follow_up(self.group(), &FailureReason::WorkerDied)?
+            .failed_without_follow_up(self.scope(), &FailureReason::WorkerDied)?
         {
             if self.parked.contains_key(&task.id) || self.landed_already(&task)? {
                 continue;
             }
             acted |= self.follow_up_failure(&task)?;
         }
-        let open = self.store.open_branches(self.group())?;
+        let open = self.store.open_branches(self.scope())?;
         if open.is_empty() {
             return Ok(acted);
         }
@@ -776,7 +791,7 @@ impl Run<'_> {
         let mut wait: Option<Pause> = None;
         let queue = self
             .store
-            .pickup_queue(false, Some(PICKUP_WINDOW), self.group())?;
+            .pickup_queue(false, Some(PICKUP_WINDOW), self.scope())?;
         for entry in queue {
             if chosen.len() >= self.options.parallel.max(1) {
                 break;

@@ -68,6 +68,24 @@ impl Backend {
             ),
         }
     }
+
+    /// The strings of the JSON array in parameter `param` (`?1`), as a subquery's rows.
+    pub(crate) fn json_texts(self, param: &str) -> String {
+        match self {
+            Backend::Sqlite => format!("SELECT value FROM json_each({param})"),
+            Backend::Postgres => {
+                format!("SELECT value FROM json_array_elements_text(CAST({param} AS JSON))")
+            }
+        }
+    }
+
+    /// The length of the JSON array in parameter `param`.
+    pub(crate) fn json_len(self, param: &str) -> String {
+        match self {
+            Backend::Sqlite => format!("json_array_length({param})"),
+            Backend::Postgres => format!("json_array_length(CAST({param} AS JSON))"),
+        }
+    }
 }
 
 /// A value bound to a statement.
@@ -611,6 +629,8 @@ enum Inner {
 pub struct Db {
     inner: Inner,
     in_tx: std::cell::Cell<bool>,
+    /// Inside [`Db::preview`]: transactions are savepoints of the preview's.
+    previewing: std::cell::Cell<bool>,
 }
 
 impl Db {
@@ -619,6 +639,7 @@ impl Db {
         Db {
             inner: Inner::Sqlite(conn),
             in_tx: std::cell::Cell::new(false),
+            previewing: std::cell::Cell::new(false),
         }
     }
 
@@ -630,6 +651,7 @@ impl Db {
                 write_lock,
             }))),
             in_tx: std::cell::Cell::new(false),
+            previewing: std::cell::Cell::new(false),
         }
     }
 
@@ -795,6 +817,86 @@ impl Db {
                 "a transaction was begun inside another".into(),
             ));
         }
+        if self.previewing.get() {
+            self.batch("SAVEPOINT gza_preview_step")?;
+            self.in_tx.set(true);
+            return Ok(Tx {
+                db: self,
+                done: false,
+                step: true,
+            });
+        }
+        self.begin()?;
+        self.in_tx.set(true);
+        Ok(Tx {
+            db: self,
+            done: false,
+            step: false,
+        })
+    }
+
+    /// Run `f` inside one transaction that holds the write lock, as [`Db::transaction`]'s does,
+    /// and roll it back whatever `f` returns (a panic included): every transaction begun while
+    /// `f` runs is a savepoint of it, committed into it and undone with it. What `f` reads is
+    /// what its writes would have made; nothing it writes is ever seen by another connection.
+    pub fn preview<T>(&self, f: impl FnOnce() -> T) -> DbResult<T> {
+        if self.in_tx.get() || self.previewing.get() {
+            return Err(DbError::Other(
+                "a preview was begun inside a transaction".into(),
+            ));
+        }
+        self.begin()?;
+        /// Ends the preview however `f` ends.
+        struct End<'a> {
+            db: &'a Db,
+            sequences: Vec<(String, i64, bool)>,
+        }
+        impl Drop for End<'_> {
+            fn drop(&mut self) {
+                self.db.previewing.set(false);
+                // PostgreSQL's sequences do not roll back: each is set back to where it was,
+                // under the write lock still held, so the ids the preview showed are the ids the
+                // real run takes (as SQLite's rowids, which roll back with the rest).
+                for (name, value, called) in &self.sequences {
+                    if let Err(e) = self.db.execute(
+                        "SELECT setval(CAST(CAST(?1 AS TEXT) AS regclass), ?2, ?3)",
+                        params![name, value, called],
+                    ) {
+                        tracing::warn!(sequence = %name, error = %e, "a preview's sequence was not set back");
+                    }
+                }
+                let _ = self.db.batch("ROLLBACK");
+            }
+        }
+        self.previewing.set(true);
+        let mut end = End {
+            db: self,
+            sequences: Vec::new(),
+        };
+        if self.backend() == Backend::Postgres {
+            let names: Vec<String> = self.query_map(
+                "SELECT CAST(CAST(c.oid AS regclass) AS TEXT) FROM pg_class c \
+                 WHERE c.relkind = 'S' AND c.relnamespace = CAST(current_schema() AS regnamespace) \
+                 ORDER BY c.oid",
+                params![],
+                |r| r.get(0),
+            )?;
+            for name in names {
+                let (value, called) = self.query_row(
+                    &format!("SELECT last_value, is_called FROM {name}"),
+                    params![],
+                    |r| Ok((r.get::<i64>(0)?, r.get::<bool>(1)?)),
+                )?;
+                end.sequences.push((name, value, called));
+            }
+        }
+        let value = f();
+        drop(end);
+        Ok(value)
+    }
+
+    /// `BEGIN` and take the project's write lock.
+    fn begin(&self) -> DbResult<()> {
         match &self.inner {
             Inner::Sqlite(conn) => conn.execute_batch("BEGIN IMMEDIATE")?,
             Inner::Postgres(pg) => {
@@ -810,11 +912,7 @@ impl Db {
                 }
             }
         }
-        self.in_tx.set(true);
-        Ok(Tx {
-            db: self,
-            done: false,
-        })
+        Ok(())
     }
 
     /// Begin a transaction that only reads, every statement in it seeing the database as it was
@@ -828,6 +926,17 @@ impl Db {
                 "a transaction was begun inside another".into(),
             ));
         }
+        if self.previewing.get() {
+            // Inside a preview's transaction already: a step of it, which reads what the
+            // preview has written so far and is rolled back with it.
+            self.batch("SAVEPOINT gza_preview_step")?;
+            self.in_tx.set(true);
+            return Ok(Tx {
+                db: self,
+                done: false,
+                step: true,
+            });
+        }
         match &self.inner {
             Inner::Sqlite(conn) => conn.execute_batch("BEGIN DEFERRED")?,
             Inner::Postgres(pg) => pg
@@ -839,6 +948,7 @@ impl Db {
         Ok(Tx {
             db: self,
             done: false,
+            step: false,
         })
     }
 
@@ -884,6 +994,8 @@ impl Pg {
 pub struct Tx<'a> {
     db: &'a Db,
     done: bool,
+    /// A step of a [`Db::preview`]: a savepoint, released or rolled back to.
+    step: bool,
 }
 
 impl std::ops::Deref for Tx<'_> {
@@ -897,6 +1009,9 @@ impl Tx<'_> {
     pub fn commit(mut self) -> DbResult<()> {
         self.done = true;
         self.db.in_tx.set(false);
+        if self.step {
+            return self.db.batch("RELEASE gza_preview_step");
+        }
         match self.db.batch("COMMIT") {
             Ok(()) => Ok(()),
             Err(e) => {
@@ -928,7 +1043,11 @@ impl Drop for Tx<'_> {
     fn drop(&mut self) {
         if !self.done {
             self.db.in_tx.set(false);
-            let _ = self.db.batch("ROLLBACK");
+            let _ = self.db.batch(if self.step {
+                "ROLLBACK TO gza_preview_step; RELEASE gza_preview_step"
+            } else {
+                "ROLLBACK"
+            });
         }
     }
 }

@@ -6,6 +6,7 @@
 
 #[macro_use]
 pub mod db;
+mod comments;
 mod dashboard;
 mod extraction_backoff;
 mod hooks;
@@ -13,10 +14,13 @@ mod imports;
 mod learnings;
 mod leases;
 mod lifecycle;
+mod lineage;
 mod outcomes;
 mod pg;
 mod review_loop;
 mod runs;
+mod search;
+mod tags;
 mod tasks;
 mod verify;
 
@@ -29,6 +33,7 @@ use gza_core::database::Database;
 use gza_core::error::{Error, Result};
 use gza_core::project::Project;
 
+pub use comments::{Addressed, Comment, MAX_COMMENT_BYTES};
 pub use dashboard::{DayTally, PendingTask, TaskFilter, WeekTally};
 pub use db::{Backend, Db, DbError, Tx};
 pub use extraction_backoff::ExtractionBackoff;
@@ -43,11 +48,14 @@ pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease, TaskLease};
 pub use lifecycle::{
     EvolutionEntry, FailingLearning, InjectionOutcome, LifecycleCounts, TierChange,
 };
+pub use lineage::{LineageNode, UnmergedTask};
 pub use outcomes::{
     BaseRate, Credit, CreditCounts, CreditedTask, Debited, Ending, Measures, Rating,
     credit_finished, credit_task,
 };
 pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
+pub use search::{SearchFilter, SearchHit, SearchOrder};
+pub use tags::Scope;
 pub use tasks::{
     Figure, HistoryFilter, LinkedTask, NewTask, PendingCounts, QueueEntry, Stats, StatusCounts,
     TaskEdit, TaskSummary, Tokens,

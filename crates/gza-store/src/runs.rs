@@ -86,19 +86,21 @@ impl Outcome {
 
 impl Store {
     /// Atomically take the next ready task (pending, dependency completed, pickup order) for
-    /// `worker`, optionally only among `only` and only in `group`. The write lock is taken before
-    /// reading, so any number of workers in any number of processes never take the same task twice.
+    /// `worker`, optionally only among `only` and only in `scope` (a group, tags). The write lock
+    /// is taken before reading, so any number of workers in any number of processes never take
+    /// the same task twice.
     ///
     /// With `max_running`, nothing is claimed while that many agents already run in the project
     /// (tasks in progress under a live lease, counted in the same transaction): [`Claim::Full`].
-    pub fn claim_next_task(
+    pub fn claim_next_task<'a>(
         &self,
         worker: WorkerId,
         only: &[TaskId],
         skip: &[TaskId],
-        group: Option<&str>,
+        scope: impl Into<super::Scope<'a>>,
         max_running: Option<u32>,
     ) -> Result<Claim> {
+        let scope = scope.into();
         let list = |ids: &[TaskId]| -> String {
             ids.iter()
                 .map(TaskId::to_string)
@@ -113,11 +115,7 @@ impl Store {
         if !skip.is_empty() {
             filter.push_str(&format!(" AND t.id NOT IN ({})", list(skip)));
         }
-        if group.is_some() {
-            filter.push_str(" AND t.group_name = ?4");
-        } else {
-            filter.push_str(" AND CAST(?4 AS TEXT) IS NULL");
-        }
+        filter.push_str(&scope.condition(self.backend(), "t", 4, 6));
         // On PostgreSQL the candidate row is locked and rows other transactions hold are skipped
         // (FOR UPDATE SKIP LOCKED), inside the transaction that holds the project's write lock
         // and counts the running agents: one claim at a time per project across machines, never
@@ -155,7 +153,14 @@ impl Store {
             }
             let id: Option<TaskId> = tx.query_opt(
                 &sql,
-                params![now_timestamp(), worker.pid, worker.start, group, worker.lease],
+                params![
+                    now_timestamp(),
+                    worker.pid,
+                    worker.start,
+                    scope.group,
+                    worker.lease,
+                    scope.tags_param()
+                ],
                 |r| r.get(0),
             )?;
             Ok(match id {
@@ -170,9 +175,19 @@ impl Store {
         Ok(claimed)
     }
 
+    /// Run `f` as [`Store::immediate`] would run its writes, then undo everything it wrote: a
+    /// preview that goes through the very code of the real thing (`learnings update --dry-run`).
+    /// Statements run in one transaction that holds the write lock; each [`Store::immediate`]
+    /// inside is a savepoint of it ([`crate::db::Db::preview`]); at the end it is rolled back,
+    /// whatever `f` returned. Files and processes `f` touches are its own to leave alone.
+    pub fn preview<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.db.preview(f).map_err(|e| self.err(e))?
+    }
+
     /// Run `f` in a transaction that holds the write lock from its start (see
     /// [`crate::db::Db::transaction`]). A wait for the lock or a transaction of [`SLOW`] or more
-    /// is traced (`-vv`).
+    /// is traced (`-vv`). Inside [`Store::preview`], `f` runs in a savepoint of the preview's
+    /// transaction instead.
     pub(crate) fn immediate<T>(&self, f: impl FnOnce(&Tx) -> DbResult<T>) -> Result<T> {
         let asked = std::time::Instant::now();
         let tx = self.db.transaction().map_err(|e| self.err(e))?;

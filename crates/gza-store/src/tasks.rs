@@ -4,11 +4,12 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::Store;
+use super::tags::Scope;
 use crate::db::{DbError, DbResult, Row, Val};
 use gza_core::error::{Error, Result};
 use gza_core::task::{
-    Base, FailureReason, Merge, ReviewVerdict, StateColumns, Task, TaskId, TaskState, TaskStatus,
-    TaskType, Usage, now_timestamp,
+    Base, FailureReason, Merge, ReviewVerdict, StateColumns, Tag, Task, TaskId, TaskState,
+    TaskStatus, TaskType, Usage, now_timestamp,
 };
 
 pub(super) const TASK_COLUMNS: &str = "id, prompt, task_type, status, based_on, depends_on, group_name, spec, \
@@ -36,6 +37,8 @@ pub struct NewTask {
     pub provider: Option<String>,
     pub skip_learnings: bool,
     pub urgent: bool,
+    /// Tags besides those of the task it is based on, which it always carries.
+    pub tags: Vec<Tag>,
 }
 
 impl NewTask {
@@ -56,6 +59,7 @@ impl NewTask {
             provider: task.provider.clone(),
             skip_learnings: task.skip_learnings,
             urgent: false,
+            tags: Vec::new(),
         }
     }
 }
@@ -175,6 +179,20 @@ pub struct HistoryFilter {
     pub status: Option<TaskStatus>,
     pub task_type: Option<TaskType>,
     pub group: Option<String>,
+    /// Only tasks with any of these tags (all of them, with `all_tags`).
+    pub tags: Vec<Tag>,
+    pub all_tags: bool,
+}
+
+impl HistoryFilter {
+    /// The group and tags asked for.
+    pub fn scope(&self) -> Scope<'_> {
+        Scope {
+            group: self.group.as_deref(),
+            tags: &self.tags,
+            all_tags: self.all_tags,
+        }
+    }
 }
 
 /// Counts and totals for `gza stats`, in the shape `gza stats --json` prints.
@@ -446,7 +464,8 @@ pub(crate) fn next_task_id(backend: crate::db::Backend) -> String {
 }
 
 impl Store {
-    /// Insert a task and return its id. References must name existing tasks.
+    /// Insert a task and return its id. References must name existing tasks. A task based on
+    /// another carries that task's tags, besides its own.
     pub fn insert_task(&self, new: &NewTask) -> Result<TaskId> {
         for id in [new.based_on, new.depends_on].into_iter().flatten() {
             self.require_task(id)?;
@@ -454,7 +473,7 @@ impl Store {
         // Under the write lock: the next id is read and taken in one step, on any backend.
         let next_id = next_task_id(self.backend());
         self.immediate(|tx| {
-            tx.one(
+            let id: TaskId = tx.one(
                 &format!(
                     "INSERT INTO tasks (id, prompt, task_type, based_on, depends_on, group_name, \
                      spec, model, provider, skip_learnings, urgent, created_at, resume_session_id) \
@@ -475,7 +494,12 @@ impl Store {
                     now_timestamp(),
                     new.resume_session_id,
                 ],
-            )
+            )?;
+            if let Some(from) = new.based_on {
+                super::tags::inherit(tx, from, id)?;
+            }
+            super::tags::add(tx, id, &new.tags)?;
+            Ok(id)
         })
     }
 
@@ -491,7 +515,7 @@ impl Store {
             .ok_or(Error::TaskNotFound(id))
     }
 
-    fn require_task(&self, id: TaskId) -> Result<()> {
+    pub(crate) fn require_task(&self, id: TaskId) -> Result<()> {
         let exists: bool = self
             .db
             .one(
@@ -521,10 +545,13 @@ impl Store {
             values.push(task_type);
             sql.push_str(&format!(" AND t.task_type = ?{}", values.len()));
         }
-        if let Some(group) = &filter.group {
-            values.push(group);
-            sql.push_str(&format!(" AND t.group_name = ?{}", values.len()));
-        }
+        // The highest parameter must appear in the statement; an absent group or tag binds NULL.
+        let scope = filter.scope();
+        let tags = scope.tags_param();
+        values.push(&scope.group);
+        let group_at = values.len();
+        values.push(&tags);
+        sql.push_str(&scope.condition(self.backend(), "t", group_at, values.len()));
         values.push(&limit);
         sql.push_str(&format!(" ORDER BY t.id DESC LIMIT ?{}", values.len()));
         self.db
@@ -532,20 +559,17 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Pending tasks in pickup order (urgent first, then oldest), of one group when `group` is
-    /// given. With `include_blocked`, tasks whose dependency is not completed are listed too,
-    /// marked with what blocks them. `limit` bounds the number of entries returned.
-    pub fn pickup_queue(
+    /// Pending tasks in pickup order (urgent first, then oldest), of the scope (a group, tags)
+    /// when given. With `include_blocked`, tasks whose dependency is not completed are listed
+    /// too, marked with what blocks them. `limit` bounds the number of entries returned.
+    pub fn pickup_queue<'a>(
         &self,
         include_blocked: bool,
         limit: Option<u32>,
-        group: Option<&str>,
+        scope: impl Into<Scope<'a>>,
     ) -> Result<Vec<QueueEntry>> {
-        let in_group = if group.is_some() {
-            " AND t.group_name = ?4"
-        } else {
-            " AND CAST(?4 AS TEXT) IS NULL"
-        };
+        let scope = scope.into();
+        let in_group = scope.condition(self.backend(), "t", 4, 5);
         let sql = format!(
             "SELECT {SUMMARY_COLUMNS}, d.status FROM tasks t \
              LEFT JOIN tasks d ON d.id = t.depends_on \
@@ -557,7 +581,13 @@ impl Store {
         self.db
             .query_map(
                 &sql,
-                params![SUMMARY_PROMPT_CHARS, include_blocked, limit, group],
+                params![
+                    SUMMARY_PROMPT_CHARS,
+                    include_blocked,
+                    limit,
+                    scope.group,
+                    scope.tags_param()
+                ],
                 |row| {
                     let task = summary_from_row(row)?;
                     let dep_status: Option<String> = row.get(AFTER_SUMMARY)?;
@@ -577,15 +607,17 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// How many pending tasks (of `group`, when given) are ready to run, and how many wait on an
-    /// unfinished dependency, each counted up to `cap` (so the cost is bounded however long the
+    /// How many pending tasks (of the scope, when given) are ready to run, and how many wait on
+    /// an unfinished dependency, each counted up to `cap` (so the cost is bounded however long the
     /// queue is): ready ones along the pickup index, blocked ones from the pending-dependency index.
-    pub fn pending_counts_capped(&self, group: Option<&str>, cap: i64) -> Result<PendingCounts> {
-        let in_group = if group.is_some() {
-            " AND t.group_name = ?1"
-        } else {
-            " AND CAST(?1 AS TEXT) IS NULL"
-        };
+    pub fn pending_counts_capped<'a>(
+        &self,
+        scope: impl Into<Scope<'a>>,
+        cap: i64,
+    ) -> Result<PendingCounts> {
+        let scope = scope.into();
+        let tags = scope.tags_param();
+        let in_group = scope.condition(self.backend(), "t", 1, 3);
         let ready = self
             .db
             .one(
@@ -595,7 +627,7 @@ impl Store {
                      WHERE t.status = 'pending'{in_group} \
                        AND (t.depends_on IS NULL OR d.status = 'completed') LIMIT ?2) AS ready"
                 ),
-                params![group, cap],
+                params![scope.group, cap, tags],
             )
             .map_err(|e| self.err(e))?;
         let blocked = self
@@ -607,7 +639,7 @@ impl Store {
                      WHERE t.status = 'pending' AND t.depends_on IS NOT NULL{in_group} \
                        AND (d.status IS NULL OR d.status != 'completed') LIMIT ?2) AS blocked"
                 ),
-                params![group, cap],
+                params![scope.group, cap, tags],
             )
             .map_err(|e| self.err(e))?;
         Ok(PendingCounts { ready, blocked })

@@ -101,42 +101,45 @@ impl Store {
     }
 
     /// The branches `gza watch` looks after: completed implement tasks not merged, without a
-    /// pull request, oldest first (of one group, when given).
-    pub fn open_branches(&self, group: Option<&str>) -> Result<Vec<Task>> {
+    /// pull request, oldest first (of the scope: a group, tags).
+    pub fn open_branches<'a>(&self, scope: impl Into<crate::Scope<'a>>) -> Result<Vec<Task>> {
+        let scope = scope.into();
+        let columns = TASK_COLUMNS.replace(", ", ", t.");
         self.db
             .query_map(
                 &format!(
-                    "SELECT {TASK_COLUMNS} FROM tasks \
-                     WHERE task_type = 'implement' AND status = 'completed' AND merged_at IS NULL \
-                       AND branch IS NOT NULL AND pr_url IS NULL \
-                       AND (CAST(?1 AS TEXT) IS NULL OR group_name = ?1) \
-                     ORDER BY id"
+                    "SELECT t.{columns} FROM tasks t \
+                     WHERE t.task_type = 'implement' AND t.status = 'completed' \
+                       AND t.merged_at IS NULL AND t.branch IS NOT NULL AND t.pr_url IS NULL{} \
+                     ORDER BY t.id",
+                    scope.condition(self.backend(), "t", 1, 2)
                 ),
-                params![group],
+                params![scope.group, scope.tags_param()],
                 task_from_row,
             )
             .map_err(|e| self.err(e))
     }
 
     /// Tasks that failed with `reason` and that nothing has followed up yet (no task of their
-    /// type is based on them: no retry, no resumption), oldest first (of one group, when given).
-    pub fn failed_without_follow_up(
+    /// type is based on them: no retry, no resumption), oldest first (of the scope: a group, tags).
+    pub fn failed_without_follow_up<'a>(
         &self,
-        group: Option<&str>,
+        scope: impl Into<crate::Scope<'a>>,
         reason: &FailureReason,
     ) -> Result<Vec<Task>> {
+        let scope = scope.into();
         let columns = TASK_COLUMNS.replace(", ", ", t.");
         self.db
             .query_map(
                 &format!(
                     "SELECT t.{columns} FROM tasks t \
-                     WHERE t.status = 'failed' AND t.failure_reason = ?2 \
-                       AND (CAST(?1 AS TEXT) IS NULL OR t.group_name = ?1) \
+                     WHERE t.status = 'failed' AND t.failure_reason = ?2{} \
                        AND NOT EXISTS (SELECT 1 FROM tasks f \
                                        WHERE f.based_on = t.id AND f.task_type = t.task_type) \
-                     ORDER BY t.id"
+                     ORDER BY t.id",
+                    scope.condition(self.backend(), "t", 1, 3)
                 ),
-                params![group, reason],
+                params![scope.group, reason, scope.tags_param()],
                 task_from_row,
             )
             .map_err(|e| self.err(e))

@@ -57,6 +57,7 @@ fn scenario(store: &Store) -> String {
                 status: Some(gza_core::task::TaskStatus::Pending),
                 task_type: Some(TaskType::Implement),
                 group: Some("g1".into()),
+                ..HistoryFilter::default()
             })
             .unwrap()
     );
@@ -350,6 +351,211 @@ fn scenario(store: &Store) -> String {
     say!(
         "unfinished improve",
         store.unfinished_improve_for(review).unwrap() == Some(improve)
+    );
+    // Finding work: tags, comments, lineage, unmerged, and search (SQLite's FTS5 index, V40;
+    // PostgreSQL's tsvector, V7): every answer alike.
+    let tag = |t: &str| gza_core::task::Tag::parse(t).unwrap();
+    let ids = |tasks: Vec<TaskSummary>| tasks.iter().map(|t| t.id).collect::<Vec<_>>();
+    let tagged = store
+        .insert_task(&NewTask {
+            tags: vec![tag("Auth"), tag("ui")],
+            ..task(
+                "Add the login page: authentication by OAuth, for the naïve CAFÉ (parse_verdict)",
+            )
+        })
+        .unwrap();
+    let tagged_review = store
+        .insert_task(&NewTask {
+            task_type: Some(TaskType::Review),
+            based_on: Some(tagged),
+            ..task("Review the login page")
+        })
+        .unwrap();
+    say!("tags inherited", store.tags_of(tagged_review).unwrap());
+    store
+        .retag(tagged_review, &[tag("release")], &[tag("ui")])
+        .unwrap();
+    say!("retagged", store.tags_of(tagged_review).unwrap());
+    say!(
+        "tag exists",
+        (
+            store.tag_exists(&tag("auth")).unwrap(),
+            store.tag_exists(&tag("nope")).unwrap()
+        )
+    );
+    say!("tag names", store.tag_names(10).unwrap());
+    let both_tags = [tag("auth"), tag("release")];
+    let any_of = Scope {
+        group: None,
+        tags: &both_tags,
+        all_tags: false,
+    };
+    let all_of = Scope {
+        all_tags: true,
+        ..any_of
+    };
+    say!(
+        "history tag",
+        ids(store
+            .history(&HistoryFilter {
+                tags: vec![tag("release")],
+                ..HistoryFilter::default()
+            })
+            .unwrap())
+    );
+    say!(
+        "queue any, all",
+        (
+            store
+                .pickup_queue(true, None, any_of)
+                .unwrap()
+                .iter()
+                .map(|q| q.task.id)
+                .collect::<Vec<_>>(),
+            store
+                .pickup_queue(true, None, all_of)
+                .unwrap()
+                .iter()
+                .map(|q| q.task.id)
+                .collect::<Vec<_>>()
+        )
+    );
+    say!(
+        "counts all",
+        store.pending_counts_capped(all_of, 10).unwrap()
+    );
+    say!(
+        "open branches tagged",
+        store.open_branches(any_of).unwrap().len()
+    );
+    let comment = store
+        .add_comment(tagged, "Keep the old endpoint until v2", Some("ann"))
+        .unwrap();
+    say!("comments", store.comments_on(tagged).unwrap());
+    let tagged_improve = store
+        .insert_task(&NewTask {
+            task_type: Some(TaskType::Improve),
+            based_on: Some(tagged),
+            ..task("Improve the login page")
+        })
+        .unwrap();
+    say!(
+        "comments for improve",
+        store.comments_for_improve(tagged, tagged_improve).unwrap()
+    );
+    store.comments_given_to(tagged_improve, &[comment]).unwrap();
+    say!(
+        "comment given",
+        store
+            .comments_on(tagged)
+            .unwrap()
+            .iter()
+            .map(|c| (c.is_open(), c.addressed_by.map(|a| a.task)))
+            .collect::<Vec<_>>()
+    );
+    say!("lineage root", store.lineage_root(tagged_improve).unwrap());
+    say!(
+        "lineage",
+        store
+            .lineage(tagged, 10)
+            .unwrap()
+            .iter()
+            .map(|n| (n.task.id, n.based_on, n.branch.clone()))
+            .collect::<Vec<_>>()
+    );
+    say!(
+        "unmerged",
+        store
+            .unmerged(None, Some(5))
+            .unwrap()
+            .iter()
+            .map(|u| (u.task.id, u.branch.clone(), u.review.map(|r| (r.0, r.2))))
+            .collect::<Vec<_>>()
+    );
+    store
+        .edit_task(
+            tagged_improve,
+            &TaskEdit {
+                prompt: Some("Improve the sign-in flow".into()),
+                ..TaskEdit::default()
+            },
+        )
+        .unwrap();
+    let search = |q: &str, filter: &SearchFilter| {
+        let query = gza_core::search::SearchQuery::parse(q).unwrap();
+        let mut hits = Vec::new();
+        let n = store
+            .search_tasks(&query, filter, |h| {
+                hits.push((h.task.id, h.prompt.len(), h.output.is_some()));
+                Ok(())
+            })
+            .unwrap();
+        (n, hits, store.count_search(&query, filter, 100).unwrap())
+    };
+    let every = SearchFilter::default();
+    for q in [
+        "login",
+        "AUTH",
+        "\"login page\"",
+        "\"page login\"",
+        "naive cafe",
+        "oauth",
+        "parse_verdict",
+        "verd",
+        "sign-in",
+        "improve",
+        "nothing-like-it",
+        // Only in an output, written when the task finished (the update trigger).
+        "done",
+    ] {
+        say!(format!("search {q}"), search(q, &every));
+    }
+    say!(
+        "search scoped",
+        search(
+            "login",
+            &SearchFilter {
+                tags: vec![tag("release")],
+                task_type: Some(TaskType::Review),
+                status: Some(gza_core::task::TaskStatus::Pending),
+                limit: Some(1),
+                order: SearchOrder::Relevance,
+                ..SearchFilter::default()
+            }
+        )
+    );
+    say!(
+        "search by relevance",
+        search(
+            "login",
+            &SearchFilter {
+                order: SearchOrder::Relevance,
+                ..SearchFilter::default()
+            }
+        )
+    );
+    // A preview sees its own writes and leaves nothing behind.
+    say!(
+        "preview saw",
+        store
+            .preview(|| {
+                store.retag(tagged, &[tag("gone")], &[])?;
+                store.tags_of(tagged)
+            })
+            .unwrap()
+    );
+    say!("after preview", store.tags_of(tagged).unwrap());
+    // The ids a preview shows are the ids the real write takes (PostgreSQL's sequences, which
+    // do not roll back, are set back).
+    say!(
+        "previewed comment id",
+        store
+            .preview(|| store.add_comment(tagged, "previewed", None))
+            .unwrap()
+    );
+    say!(
+        "real comment id",
+        store.add_comment(tagged, "written", None).unwrap()
     );
     // The verify gate and gza watch.
     let failed_run = store
@@ -925,6 +1131,9 @@ fn every_query_answers_alike_on_sqlite_and_postgres() {
     let sqlite = Store::create_database(&Database::Sqlite(dir.path().join("gza.db"))).unwrap();
     assert_eq!(sqlite.backend(), Backend::Sqlite);
     let on_sqlite = without_times(&scenario(&sqlite));
+    if std::env::var_os("GZA_SHOW_TRANSCRIPT").is_some() {
+        eprintln!("{on_sqlite}");
+    }
 
     let cluster = postgres::cluster();
     let name = cluster.new_database();

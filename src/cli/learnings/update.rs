@@ -89,6 +89,10 @@ pub(super) fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
                 config.extraction_model,
                 ids.join(", ")
             )?;
+            writeln!(
+                out,
+                "The file below takes the agents' own lists in their place: what the calls teach is known only once they are made."
+            )?;
         }
         for (_, line) in &e.added {
             writeln!(out, "Would add your line: {line}")?;

@@ -186,8 +186,28 @@ impl TestProject {
             .collect();
         let mut all = String::new();
         for table in tables {
+            // PostgreSQL's search index (V7) is a tsvector, which the query layer reads as text.
+            let columns = if db.is_postgres() {
+                let names: Vec<String> = db
+                    .prepare(
+                        "SELECT CASE WHEN data_type = 'tsvector' \
+                           THEN 'CAST(\"' || column_name || '\" AS TEXT)' \
+                           ELSE '\"' || column_name || '\"' END \
+                         FROM information_schema.columns \
+                         WHERE table_schema = current_schema() AND table_name = ?1 \
+                         ORDER BY ordinal_position",
+                    )
+                    .unwrap()
+                    .query_map([&table], |r| r.get(0))
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect();
+                names.join(", ")
+            } else {
+                "*".to_string()
+            };
             let rows: Vec<Vec<String>> = db
-                .prepare(&format!("SELECT * FROM \"{table}\""))
+                .prepare(&format!("SELECT {columns} FROM \"{table}\""))
                 .unwrap()
                 .query_map([], |r| {
                     let mut texts = Vec::new();

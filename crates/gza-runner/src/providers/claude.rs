@@ -56,6 +56,7 @@ pub struct ClaudeParser {
     output_tokens: i64,
     last_text: Option<String>,
     result: Option<Value>,
+    retry: Option<super::Retry>,
 }
 
 impl StreamParser for ClaudeParser {
@@ -63,8 +64,27 @@ impl StreamParser for ClaudeParser {
         let Ok(event) = serde_json::from_str::<Value>(line) else {
             return;
         };
-        match event.get("type").and_then(Value::as_str) {
-            Some("system") if event.get("subtype").and_then(Value::as_str) == Some("init") => {
+        let kind = event.get("type").and_then(Value::as_str);
+        let subtype = event.get("subtype").and_then(Value::as_str);
+        // Any other event means the API answered again.
+        if (kind, subtype) != (Some("system"), Some("api_retry")) {
+            self.retry = None;
+        }
+        match kind {
+            Some("system") if subtype == Some("api_retry") => {
+                let status = event["error_status"]
+                    .as_i64()
+                    .map(|s| format!("HTTP {s} "))
+                    .unwrap_or_default();
+                let error = event["error"].as_str().unwrap_or("error");
+                self.retry = Some(super::Retry {
+                    attempt: event["attempt"].as_u64().unwrap_or(1) as u32,
+                    max: event["max_retries"].as_u64().map(|m| m as u32),
+                    error: one_line(&format!("{status}{error}"), 80),
+                    delay_ms: event["retry_delay_ms"].as_f64().map(|d| d as u64),
+                });
+            }
+            Some("system") if subtype == Some("init") => {
                 self.session_id = event["session_id"].as_str().map(String::from);
                 self.model = event["model"].as_str().map(String::from);
             }
@@ -99,6 +119,7 @@ impl StreamParser for ClaudeParser {
                 .as_ref()
                 .and_then(|r| r["total_cost_usd"].as_f64()),
             session_id: self.session_id.clone(),
+            retry: self.retry.clone(),
         }
     }
 
@@ -246,6 +267,20 @@ pub fn render(line: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_api_retry_event_is_progress_until_the_api_answers() {
+        let mut p = Box::new(ClaudeParser::default());
+        p.line(INIT);
+        p.line(r#"{"type":"system","subtype":"api_retry","attempt":2,"max_retries":10,"retry_delay_ms":4000.5,"error_status":529,"error":"overloaded"}"#);
+        let retry = p.progress().retry.expect("a retry");
+        assert_eq!(
+            retry.describe(),
+            "API call failed (HTTP 529 overloaded); retry 2 of 10 in 4s"
+        );
+        p.line(MSG1);
+        assert_eq!(p.progress().retry, None);
+    }
 
     fn parse(lines: &[&str]) -> AgentReport {
         let mut p = Box::new(ClaudeParser::default());

@@ -62,6 +62,25 @@ pub struct CodexParser {
     output_tokens: i64,
     last_message: Option<String>,
     error: Option<String>,
+    retry: Option<super::Retry>,
+}
+
+/// Codex's retry of a dropped or failed stream: `Reconnecting... 2/5 (what failed)`.
+fn reconnecting(message: &str) -> Option<super::Retry> {
+    let rest = message.trim().strip_prefix("Reconnecting...")?.trim_start();
+    let (count, why) = rest.split_once(' ').unwrap_or((rest, ""));
+    let (attempt, max) = count.split_once('/')?;
+    let why = why
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .trim();
+    Some(super::Retry {
+        attempt: attempt.parse().ok()?,
+        max: max.parse().ok(),
+        error: one_line(if why.is_empty() { "stream error" } else { why }, 80),
+        delay_ms: None,
+    })
 }
 
 impl StreamParser for CodexParser {
@@ -69,6 +88,14 @@ impl StreamParser for CodexParser {
         let Ok(event) = serde_json::from_str::<Value>(line) else {
             return;
         };
+        let retry = (event["type"] == "error")
+            .then(|| event["message"].as_str().and_then(reconnecting))
+            .flatten();
+        self.retry = retry;
+        if self.retry.is_some() {
+            // A retry is not the turn failing; if every retry fails, `turn.failed` says so.
+            return;
+        }
         match event["type"].as_str() {
             Some("thread.started") => {
                 self.session_id = event["thread_id"].as_str().map(String::from)
@@ -101,6 +128,7 @@ impl StreamParser for CodexParser {
             turns: self.turns,
             cost_usd: None,
             session_id: self.session_id.clone(),
+            retry: self.retry.clone(),
         }
     }
 
@@ -164,6 +192,28 @@ pub fn render(line: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reconnect_is_a_retry_not_a_failure() {
+        let mut p = Box::new(CodexParser::default());
+        p.line(r#"{"type":"thread.started","thread_id":"t-1"}"#);
+        p.line(r#"{"type":"turn.started"}"#);
+        p.line(r#"{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion: boom)"}"#);
+        let retry = p.progress().retry.expect("a retry");
+        assert_eq!((retry.attempt, retry.max), (1, Some(5)));
+        assert_eq!(retry.error, "stream disconnected before completion: boom");
+        assert_eq!(
+            retry.describe(),
+            "API call failed (stream disconnected before completion: boom); retry 1 of 5"
+        );
+        // The next attempt answers: no retry any more, and the task succeeds.
+        p.line(
+            r#"{"type":"item.completed","item":{"id":"i1","type":"agent_message","text":"Done."}}"#,
+        );
+        assert_eq!(p.progress().retry, None);
+        p.line(r#"{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}"#);
+        assert_eq!(p.finish(true).verdict, Verdict::Success);
+    }
 
     #[test]
     fn reads_session_usage_and_final_message() {

@@ -54,6 +54,33 @@ pub struct GeminiParser {
     current: String,
     last_message: Option<String>,
     result: Option<Value>,
+    retry: Option<super::Retry>,
+}
+
+/// Gemini CLI's retry, on stderr: `Attempt 1 failed with status 500. Retrying with backoff...
+/// <the error>` (its last attempt says `Attempt 3 failed: … Max attempts reached`, no retry).
+fn retrying(line: &str) -> Option<super::Retry> {
+    let rest = line.trim().strip_prefix("Attempt ")?;
+    let (attempt, rest) = rest.split_once(' ')?;
+    let attempt: u32 = attempt.parse().ok()?;
+    let (failed, error) = rest.split_once("Retrying with backoff...")?;
+    let status = failed
+        .trim()
+        .strip_prefix("failed with status ")
+        .map(|s| format!("HTTP {}", s.trim().trim_end_matches('.')))
+        .unwrap_or_else(|| "failed".into());
+    let detail = error.trim();
+    let error = if detail.is_empty() {
+        status
+    } else {
+        format!("{status}: {detail}")
+    };
+    Some(super::Retry {
+        attempt,
+        max: None,
+        error: one_line(&gza_core::redact::redact_secrets(&error), 80),
+        delay_ms: None,
+    })
 }
 
 impl GeminiParser {
@@ -78,6 +105,8 @@ impl StreamParser for GeminiParser {
         let Ok(event) = serde_json::from_str::<Value>(line) else {
             return;
         };
+        // The API answered again.
+        self.retry = None;
         match event["type"].as_str() {
             Some("init") => {
                 self.session_id = event["session_id"].as_str().map(String::from);
@@ -109,6 +138,13 @@ impl StreamParser for GeminiParser {
             turns: self.turns,
             cost_usd: None,
             session_id: self.session_id.clone(),
+            retry: self.retry.clone(),
+        }
+    }
+
+    fn stderr_line(&mut self, line: &str) {
+        if let Some(retry) = retrying(line) {
+            self.retry = Some(retry);
         }
     }
 
@@ -173,6 +209,23 @@ pub fn render(line: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retry_is_read_from_stderr() {
+        let mut p = Box::new(GeminiParser::default());
+        p.line(r#"{"type":"init","session_id":"g-1","model":"gemini-2.5-pro"}"#);
+        p.stderr_line("YOLO mode is enabled. All tool calls will be automatically approved.");
+        assert_eq!(p.progress().retry, None);
+        p.stderr_line(r#"Attempt 1 failed with status 503. Retrying with backoff... _ApiError: {"error":{"message":"overloaded"}}"#);
+        let retry = p.progress().retry.expect("a retry");
+        assert_eq!(retry.attempt, 1);
+        assert!(retry.error.starts_with("HTTP 503: _ApiError"), "{retry:?}");
+        // The last attempt's line is no retry; an answer clears it.
+        p.stderr_line("Attempt 3 failed: boom. Max attempts reached");
+        assert_eq!(p.progress().retry.map(|r| r.attempt), Some(1));
+        p.line(r#"{"type":"message","role":"assistant","content":"ok","delta":true}"#);
+        assert_eq!(p.progress().retry, None);
+    }
 
     #[test]
     fn joins_deltas_and_reads_stats() {

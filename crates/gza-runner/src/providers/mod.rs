@@ -41,6 +41,38 @@ pub struct Progress {
     pub turns: i64,
     pub cost_usd: Option<f64>,
     pub session_id: Option<String>,
+    /// The agent is retrying a failed API call (cleared when it is heard from otherwise).
+    pub retry: Option<Retry>,
+}
+
+/// An agent retrying a failed call to its model's API, as its own stream reports it: Claude
+/// Code's `system`/`api_retry` events, Codex's `Reconnecting... N/M` errors, Gemini CLI's
+/// "Attempt N failed with status S. Retrying with backoff" lines on stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retry {
+    /// Which retry this is (1 for the first, made after the first call failed).
+    pub attempt: u32,
+    /// How many retries the agent makes at most, when it says.
+    pub max: Option<u32>,
+    /// What failed, in a few words (`HTTP 529 overloaded`).
+    pub error: String,
+    /// How long the agent waits before the next attempt, when it says.
+    pub delay_ms: Option<u64>,
+}
+
+impl Retry {
+    /// `API call failed (HTTP 529 overloaded); retry 1 of 10 in 4s`.
+    pub fn describe(&self) -> String {
+        let of = self.max.map(|m| format!(" of {m}")).unwrap_or_default();
+        let after = self
+            .delay_ms
+            .map(|ms| format!(" in {}s", ms.div_ceil(1000)))
+            .unwrap_or_default();
+        format!(
+            "API call failed ({}); retry {}{of}{after}",
+            self.error, self.attempt
+        )
+    }
 }
 
 /// How the agent itself judged its run.
@@ -74,6 +106,9 @@ pub struct AgentReport {
 pub trait StreamParser: Send {
     /// Take one line of output (without its newline).
     fn line(&mut self, line: &str);
+    /// Take one line the agent wrote to stderr (without its newline); most agents say nothing
+    /// there that gza reads.
+    fn stderr_line(&mut self, _line: &str) {}
     /// Progress so far.
     fn progress(&self) -> Progress;
     /// The final report; `exit_ok` says whether the process exited with status 0.
