@@ -23,9 +23,30 @@ pub struct KillArgs {
 pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
     let tasks = store.in_progress_tasks()?;
+    // In team mode workers on other machines run tasks too: say on which host each one runs
+    // (its lease's, as the worker named it: shown as data, one line, control characters out).
+    let team = store.backend() == crate::store::Backend::Postgres;
+    let hosts: std::collections::HashMap<TaskId, String> = if team {
+        store
+            .running_task_leases()?
+            .into_iter()
+            .map(|(id, l)| (id, crate::text::one_line(&l.host, 40)))
+            .collect()
+    } else {
+        Default::default()
+    };
     let mut out = output::stdout();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &tasks)?;
+        let mut list = serde_json::to_value(&tasks)?;
+        if let Some(items) = list.as_array_mut() {
+            for (item, t) in items.iter_mut().zip(&tasks) {
+                // Only where a host is known (team mode), so solo scripts see what they saw.
+                if let (Some(obj), Some(host)) = (item.as_object_mut(), hosts.get(&t.id)) {
+                    obj.insert("host".into(), host.clone().into());
+                }
+            }
+        }
+        serde_json::to_writer_pretty(&mut out, &list)?;
         writeln!(out)?;
         return Ok(());
     }
@@ -34,13 +55,16 @@ pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let now = chrono::Utc::now();
-    let mut table = output::Table::new(vec![
-        "ID", "TYPE", "PROVIDER", "PID", "STARTED", "ELAPSED", "TURNS", "COST", "PROMPT",
-    ]);
+    let mut header = vec!["ID", "TYPE", "PROVIDER", "PID"];
+    if team {
+        header.push("HOST");
+    }
+    header.extend(["STARTED", "ELAPSED", "TURNS", "COST", "PROMPT"]);
+    let mut table = output::Table::new(header);
     for t in &tasks {
         let started_at = t.state.started_at();
         let elapsed = started_at.map(|s| (now - s).num_seconds().max(0) as f64);
-        table.row(vec![
+        let mut row = vec![
             t.id.to_string(),
             t.task_type.to_string(),
             crate::runner::provider_of(&project, t).as_str().to_string(),
@@ -48,6 +72,11 @@ pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
                 .worker()
                 .map(|w| w.pid.to_string())
                 .unwrap_or_else(|| "-".into()),
+        ];
+        if team {
+            row.push(hosts.get(&t.id).cloned().unwrap_or_else(|| "-".into()));
+        }
+        row.extend([
             started_at
                 .map(|s| output::short_time(&crate::time::to_db(&s)))
                 .unwrap_or_default(),
@@ -59,6 +88,7 @@ pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
             output::cost(t.usage.cost_usd),
             crate::redact::redact_secrets(&t.prompt),
         ]);
+        table.row(row);
     }
     table.print(&mut out)?;
     Ok(())

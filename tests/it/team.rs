@@ -345,3 +345,55 @@ fn a_worker_whose_lease_lapsed_while_nobody_reaped_its_task_still_records_its_re
         Some("the late result")
     );
 }
+
+/// Where each running task runs, in team mode: `gza ps` (table and JSON) and the dashboard's
+/// board name the host of its worker's lease next to the worker's PID; a project on SQLite,
+/// where every worker is on this machine, shows no host column.
+#[test]
+fn a_running_task_names_its_workers_host_in_ps_and_on_the_board() {
+    let this_host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    for team in [true, false] {
+        let p = if team {
+            TestProject::empty_postgres()
+        } else {
+            TestProject::empty_sqlite()
+        };
+        p.ok(&["init"]);
+        let marker = p.scratch().join("started");
+        p.command_agent(
+            &format!(
+                "cat > /dev/null\ntouch {}\nsleep 60\necho done\n",
+                marker.display()
+            ),
+            "",
+        );
+        p.add(&["a task to watch run"]);
+        let mut worker = p.spawn(&["work"]);
+        wait_until(30, "the agent to start", || marker.exists());
+        let ps = p.ok(&["ps"]);
+        let header = ps.lines().next().unwrap_or_default().to_string();
+        let json = p.json(&["ps", "--json"]);
+        let s = crate::serve::Server::start(&p, &[]);
+        let board = s.page("/");
+        drop(s);
+        let _ = p.run(&["kill", "1"]);
+        let _ = worker.wait();
+        if team {
+            assert!(header.contains("HOST"), "{ps}");
+            let row = ps.lines().nth(1).unwrap_or_default();
+            assert!(row.contains(&this_host), "{ps}");
+            assert_eq!(json[0]["host"], this_host.as_str(), "{json}");
+            assert!(
+                board.contains(&format!("on {}", crate::serve::escaped(&this_host))),
+                "{board}"
+            );
+        } else {
+            assert!(!header.contains("HOST"), "{ps}");
+            assert!(json[0]["host"].is_null(), "{json}");
+            assert!(!board.contains("class=\"host\""), "{board}");
+        }
+    }
+}

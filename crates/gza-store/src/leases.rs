@@ -184,6 +184,25 @@ impl Store {
         Ok(found.unwrap_or(TaskLease::None))
     }
 
+    /// The lease each running task is worked under, by task (a task whose lease is gone, or
+    /// that was claimed without one by a gza from before leases, is absent): where `gza ps` and
+    /// the dashboard's board say which worker on which host runs it. Reads the running tasks
+    /// only (the partial index on status), whatever the history's size.
+    pub fn running_task_leases(&self) -> Result<std::collections::HashMap<TaskId, Lease>> {
+        let sql = format!(
+            "SELECT t.id, {} FROM tasks t {TASK_LEASE_JOIN} \
+             WHERE t.status = 'in_progress' AND l.id IS NOT NULL",
+            self.lease_select()
+        );
+        let rows = self
+            .db
+            .query_map(&sql, params![], |r| {
+                Ok((TaskId(r.get(0)?), self.lease_from_row(r, 1)?))
+            })
+            .map_err(|e| self.err(e))?;
+        Ok(rows.into_iter().collect())
+    }
+
     /// Every worker's lease, oldest first: what `gza ps` shows of the workers of the project,
     /// on every machine.
     pub fn leases(&self) -> Result<Vec<Lease>> {

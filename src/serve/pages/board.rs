@@ -142,6 +142,12 @@ fn board_columns(app: &App, store: &Store, key: &BoardKey) -> Result<Markup, cra
     let ready = store.pending_tasks(false, filter, COLUMN)?;
     let blocked = store.pending_tasks(true, filter, COLUMN)?;
     let running = store.tasks_with_status(TaskStatus::InProgress, filter, None, COLUMN)?;
+    // In team mode, the host each running task's worker is on (its lease's), as `gza ps` shows.
+    let hosts = if store.backend() == crate::store::Backend::Postgres {
+        store.running_task_leases()?
+    } else {
+        Default::default()
+    };
     let completed = store.tasks_with_status(TaskStatus::Completed, filter, None, COLUMN)?;
     let mut failed = store.tasks_with_status(TaskStatus::Failed, filter, None, COLUMN)?;
     failed.extend(store.tasks_with_status(TaskStatus::Dropped, filter, None, COLUMN)?);
@@ -210,22 +216,22 @@ fn board_columns(app: &App, store: &Store, key: &BoardKey) -> Result<Markup, cra
     Ok(html! {
         section.column.pending data-status="pending" {
             h2 { "Pending " span.count { (ready_n) } }
-            @for t in &ready { (card(app, &t.task, None)) }
+            @for t in &ready { (card(app, &t.task, None, None)) }
             @if ready.is_empty() { p.empty { "Nothing waiting" } }
         }
         section.column.blocked data-status="blocked" {
             h2 { "Blocked " span.count { (blocked_n) } }
-            @for t in &blocked { (card(app, &t.task, t.blocked_by.as_ref())) }
+            @for t in &blocked { (card(app, &t.task, t.blocked_by.as_ref(), None)) }
             @if blocked.is_empty() { p.empty { "Nothing blocked" } }
         }
         section.column.running data-status="in_progress" {
             h2 { "Running " span.count { (count(TaskStatus::InProgress, running.len())?) } }
-            @for t in &running { (card(app, t, None)) }
+            @for t in &running { (card(app, t, None, hosts.get(&t.id).map(|l| l.host.as_str()))) }
             @if running.is_empty() { p.empty { "Nothing running" } }
         }
         section.column.done data-status="completed" {
             h2 { "Done " span.count { (count(TaskStatus::Completed, completed.len())?) } }
-            @for t in &completed { (card(app, t, None)) }
+            @for t in &completed { (card(app, t, None, None)) }
             @if full(completed.len()) {
                 @if let Some(href) = list_link("completed", completed.last().map(|t| t.id)) {
                     a.more href=(href) { "Older →" }
@@ -234,7 +240,7 @@ fn board_columns(app: &App, store: &Store, key: &BoardKey) -> Result<Markup, cra
         }
         section.column.failed data-status="failed" {
             h2 { "Failed " span.count { (failed_n) } }
-            @for t in &failed { (card(app, t, None)) }
+            @for t in &failed { (card(app, t, None, None)) }
             @if full(failed.len()) {
                 @if let Some(href) = list_link("failed", failed.last().map(|t| t.id)) {
                     a.more href=(href) { "Older →" }
@@ -245,7 +251,13 @@ fn board_columns(app: &App, store: &Store, key: &BoardKey) -> Result<Markup, cra
 }
 
 /// One task on the board.
-fn card(app: &App, t: &TaskSummary, blocked_by: Option<&crate::store::LinkedTask>) -> Markup {
+/// One task's card; `host` is the host its worker runs on (team mode's running tasks).
+fn card(
+    app: &App,
+    t: &TaskSummary,
+    blocked_by: Option<&crate::store::LinkedTask>,
+    host: Option<&str>,
+) -> Markup {
     let status = t.status();
     let href = format!("/tasks/{}", t.id);
     html! {
@@ -267,7 +279,10 @@ fn card(app: &App, t: &TaskSummary, blocked_by: Option<&crate::store::LinkedTask
                                 (crate::cli::output::duration(Some((chrono::Utc::now() - started).num_seconds().max(0) as f64)))
                             }
                         }
-                        @if let Some(w) = t.state.worker() { span.worker title="worker process" { "pid " (w.pid) } }
+                        @if let Some(w) = t.state.worker() {
+                            span.worker title="worker process" { "pid " (w.pid) }
+                        }
+                        @if let Some(h) = host { span.host title="the worker's host" { "on " (shown(h)) } }
                         @if t.cost_usd.is_some() { span.cost { (crate::cli::output::cost(t.cost_usd)) } }
                     }
                     TaskStatus::Failed | TaskStatus::Dropped => {
