@@ -267,9 +267,14 @@ fn read_credit(tx: &Tx, task: TaskId) -> DbResult<Option<Credit>> {
 
 /// Credit task `id` as it stands now, in `tx`: rewrite its `task_credits` row and, when its
 /// credit changed, move every learning it was given (each once) and the base rate by the
-/// difference. Returns its credit, or `None` for a task that does not exist. Cheap: the task's
+/// difference. Returns its credit, or `None` for a task that does not exist or is an A/B run
+/// (never credited). Cheap: the task's
 /// row, its latest review and its injections, all by index.
 pub fn credit_task(tx: &Tx, id: TaskId) -> DbResult<Option<Credit>> {
+    // An A/B run (`gza ab`) is an experiment: it must not train the ranker it measures.
+    if crate::ab::is_ab_run(tx, id)? {
+        return Ok(None);
+    }
     let Some(ending) = read_ending(tx, id)? else {
         return Ok(None);
     };
