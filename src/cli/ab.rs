@@ -285,7 +285,10 @@ fn read_items(
     if let Some(problem) = plan.problems.first() {
         let more = match plan.problems.len() {
             1 => String::new(),
-            n => format!(" (and {} more: `gza import --dry-run {file}` lists them)", n - 1),
+            n => format!(
+                " (and {} more: `gza import --dry-run {file}` lists them)",
+                n - 1
+            ),
         };
         return Err(usage(format!("{file}: {problem}{more}")));
     }
@@ -415,7 +418,8 @@ fn judge(project: &Project, store: &Store, experiment: &AbExperiment) -> anyhow:
         let Ok(task) = store.get_task(run.task) else {
             continue;
         };
-        if !matches!(task.status(), TaskStatus::Completed | TaskStatus::Failed) || interrupted(&task)
+        if !matches!(task.status(), TaskStatus::Completed | TaskStatus::Failed)
+            || interrupted(&task)
         {
             continue;
         }
@@ -620,7 +624,9 @@ impl Report {
                 left += 1;
                 continue;
             };
-            prompts.entry(run.item).or_insert_with(|| task.prompt.clone());
+            prompts
+                .entry(run.item)
+                .or_insert_with(|| task.prompt.clone());
             let finished = matches!(task.status(), TaskStatus::Completed | TaskStatus::Failed);
             if !finished || interrupted(&task) || run.verified.is_none() {
                 left += 1;
@@ -700,7 +706,9 @@ impl Report {
         }
         Ok(Report {
             group: experiment.group(),
-            tasks: prompts.len().max(runs.iter().map(|r| r.item + 1).max().unwrap_or(0) as usize),
+            tasks: prompts
+                .len()
+                .max(runs.iter().map(|r| r.item + 1).max().unwrap_or(0) as usize),
             experiment: experiment.clone(),
             with,
             without,
@@ -740,7 +748,9 @@ impl Report {
         }
         table.row(row("turns", &|a| mean(a.turns, &|v| format!("{v:.1}"))));
         table.row(row("tokens", &|a| mean(a.tokens, &|v| format!("{v:.0}"))));
-        table.row(row("cost", &|a| mean(a.cost_usd, &|v| output::cost(Some(v)))));
+        table.row(row("cost", &|a| {
+            mean(a.cost_usd, &|v| output::cost(Some(v)))
+        }));
         table.row(row("time", &|a| {
             mean(a.seconds, &|v| output::duration(Some(v)))
         }));

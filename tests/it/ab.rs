@@ -62,7 +62,10 @@ fn shown(p: &TestProject, text: &str) -> String {
 
 fn credit(p: &TestProject) -> (i64, i64) {
     let c = p.json(&["learnings", "show", "L1", "--json"])["credit"].clone();
-    (c["helpful"].as_i64().unwrap(), c["harmful"].as_i64().unwrap())
+    (
+        c["helpful"].as_i64().unwrap(),
+        c["harmful"].as_i64().unwrap(),
+    )
 }
 
 fn count(p: &TestProject, sql: &str) -> i64 {
@@ -80,8 +83,11 @@ fn with_learnings_beats_without_and_the_differing_runs_name_the_learning() {
     assert_eq!(run.code, 0, "{run}");
     assert_snapshot!("ab_report", shown(&p, &run.stdout));
     assert!(
-        run.stderr.contains("A/B experiment 1: 1 task × 2 rounds × 2 arms from ")
-            && run.stderr.contains("in group ab-1; judged by verify: test -f fixed.txt"),
+        run.stderr
+            .contains("A/B experiment 1: 1 task × 2 rounds × 2 arms from ")
+            && run
+                .stderr
+                .contains("in group ab-1; judged by verify: test -f fixed.txt"),
         "{run}"
     );
 
@@ -97,8 +103,7 @@ fn with_learnings_beats_without_and_the_differing_runs_name_the_learning() {
         let task = p.json(&["show", &id.to_string(), "--json"]);
         assert_eq!(task["base_commit"].as_str().unwrap(), main_before.trim());
         worktrees.push(task["worktree"].as_str().unwrap().to_string());
-        let prompt =
-            std::fs::read_to_string(p.scratch().join(format!("prompt-{id}.txt"))).unwrap();
+        let prompt = std::fs::read_to_string(p.scratch().join(format!("prompt-{id}.txt"))).unwrap();
         let with = !task["skip_learnings"].as_bool().unwrap();
         assert_eq!(prompt.contains(LEARNING), with, "task {id}: {prompt}");
         assert_eq!(
@@ -218,7 +223,10 @@ fn bad_input_gets_one_line_saying_what_to_do() {
         (vec!["missing.yaml".into()], "does not exist"),
         (vec!["--resume".into(), "5".into()], "no A/B experiment 5"),
         (vec!["--show".into(), "5".into()], "no A/B experiment 5"),
-        (vec!["1".into(), "--repeat".into(), "0".into()], "--repeat must be 1 or more"),
+        (
+            vec!["1".into(), "--repeat".into(), "0".into()],
+            "--repeat must be 1 or more",
+        ),
         (
             vec!["1".into(), "--base".into(), "no-such-branch".into()],
             "--base no-such-branch names no commit here",
@@ -243,7 +251,10 @@ fn bad_input_gets_one_line_saying_what_to_do() {
     )
     .unwrap();
     let error = p.user_error(&["ab", &malformed.to_string_lossy()]);
-    assert!(error.contains("entry 2 depends on another entry"), "{error}");
+    assert!(
+        error.contains("entry 2 depends on another entry"),
+        "{error}"
+    );
     // Nothing was stored by any of them.
     assert_eq!(count(&p, "SELECT COUNT(*) FROM ab_experiments"), 0);
     assert_eq!(count(&p, "SELECT COUNT(*) FROM tasks"), 2);
@@ -263,7 +274,11 @@ fn bad_input_gets_one_line_saying_what_to_do() {
 fn ctrl_c_leaves_the_runs_stored_out_of_the_queue_and_resume_finishes_them() {
     let p = project(true);
     let file = p.scratch().join("tasks.yaml");
-    std::fs::write(&file, "tasks:\n  - prompt: Make the project's checks pass\n").unwrap();
+    std::fs::write(
+        &file,
+        "tasks:\n  - prompt: Make the project's checks pass\n",
+    )
+    .unwrap();
     std::fs::write(p.scratch().join("block"), "").unwrap();
     let child = p.spawn(&["ab", &file.to_string_lossy(), "--repeat", "2"]);
     wait_until(60, "the first run's agent to start", || {

@@ -1116,7 +1116,10 @@ fn scenario(store: &Store) -> String {
         .create_ab_experiment("abc123", "main", 2, true, &items)
         .unwrap();
     say!("ab experiment", &experiment);
-    say!("ab experiment read", store.ab_experiment(experiment.id).unwrap());
+    say!(
+        "ab experiment read",
+        store.ab_experiment(experiment.id).unwrap()
+    );
     say!("ab no experiment", store.ab_experiment(999).unwrap());
     say!("ab latest", store.latest_ab_experiment().unwrap());
     let runs = store.ab_runs(experiment.id).unwrap();

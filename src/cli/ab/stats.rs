@@ -120,13 +120,25 @@ mod tests {
     fn wilson_matches_published_values() {
         // Newcombe (1998), and R's prop.test(correct = FALSE).
         let r = wilson(5, 10).unwrap();
-        assert!(close(r.low, 0.2366, 1e-4) && close(r.high, 0.7634, 1e-4), "{r:?}");
+        assert!(
+            close(r.low, 0.2366, 1e-4) && close(r.high, 0.7634, 1e-4),
+            "{r:?}"
+        );
         let r = wilson(0, 10).unwrap();
-        assert!(close(r.low, 0.0, 1e-12) && close(r.high, 0.2775, 1e-4), "{r:?}");
+        assert!(
+            close(r.low, 0.0, 1e-12) && close(r.high, 0.2775, 1e-4),
+            "{r:?}"
+        );
         let r = wilson(10, 10).unwrap();
-        assert!(close(r.low, 0.7225, 1e-4) && close(r.high, 1.0, 1e-12), "{r:?}");
+        assert!(
+            close(r.low, 0.7225, 1e-4) && close(r.high, 1.0, 1e-12),
+            "{r:?}"
+        );
         let r = wilson(81, 263).unwrap();
-        assert!(close(r.low, 0.2553, 1e-4) && close(r.high, 0.3662, 1e-4), "{r:?}");
+        assert!(
+            close(r.low, 0.2553, 1e-4) && close(r.high, 0.3662, 1e-4),
+            "{r:?}"
+        );
         assert_eq!(wilson(0, 0), None);
     }
 
