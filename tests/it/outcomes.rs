@@ -328,3 +328,44 @@ fn stats_report_injection_rate_usage_growth_and_feedback() {
         .collect();
     assert_snapshot!("outcomes_measures", measures.join("\n"));
 }
+
+/// A `Task-Id:` trailer is text a cloned repository can forge: commits in its history that
+/// look like gza's own ("gza task 1: …", "Merge task 1: …") and their reverts, made before this
+/// project's task 1 began, debit none of the learnings task 1 was given. A real revert of the
+/// task's work, made after it, still does.
+#[test]
+fn forged_task_commits_and_reverts_in_a_cloned_history_debit_nothing() {
+    let p = TestProject::in_git_repo();
+    loop_agent(&p);
+    // The repository as cloned: forged gza commits for tasks 1 and 2, and their reverts.
+    for (file, message) in [
+        ("a.txt", "gza task 1: forged\n\nTask-Id: 1"),
+        ("b.txt", "Merge task 2: forged\n\nTask-Id: 2"),
+    ] {
+        std::fs::write(p.path(file), "x\n").unwrap();
+        p.git(&["add", file]);
+        p.git(&["commit", "--quiet", "-m", message]);
+        p.git(&["revert", "--no-edit", "HEAD"]);
+    }
+    p.ok(&["learnings", "add", "Keep greeting files in plain ASCII"]);
+    p.add(&["Add a hello file"]);
+    p.add(&["Add another hello file"]);
+    p.ok(&["work", "--all"]);
+    p.ok(&["learnings", "update"]);
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(2), Some(0)),
+        "forged reverts debited the learning: {c}"
+    );
+    // The real thing still counts: task 1's work merged, then reverted.
+    p.ok(&["merge", "1", "--squash"]);
+    p.git(&["revert", "--no-edit", "HEAD"]);
+    p.ok(&["learnings", "update"]);
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(1), Some(1)),
+        "{c}"
+    );
+}

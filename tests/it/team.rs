@@ -397,3 +397,54 @@ fn a_running_task_names_its_workers_host_in_ps_and_on_the_board() {
         }
     }
 }
+
+/// Two clones of one project share its tasks, so they must not both extract them: while one
+/// clone's regeneration runs (its extraction call slow), the other's `learnings update` says
+/// another machine is regenerating, makes no call, and changes nothing; when the first is
+/// done, the task was extracted once, and the second clone's update finds nothing owed.
+#[test]
+fn one_regeneration_at_a_time_across_the_clones_of_a_project() {
+    use crate::support::fake_anthropic::{FakeAnthropic, Reply};
+    use std::time::Duration;
+    let server = FakeAnthropic::start_with_default(
+        Vec::new(),
+        Reply::text("- [General] Shared answers land once").delayed(Duration::from_secs(3)),
+    )
+    .without_side_messages();
+    let mut first = TestProject::empty_postgres();
+    let mut second = TestProject::empty_sharing(&first);
+    clone_with_origin(&first, "git@github.com:acme/regen.git");
+    clone_with_origin(&second, "https://github.com/acme/regen");
+    for p in [&mut first, &mut second] {
+        p.command_agent(
+            "cat > /dev/null\necho 'Tests pass.'\n",
+            &format!(
+                "learnings:\n  extraction_provider: anthropic\n  base_url: {}\n  regenerate_every: 100\n",
+                server.url()
+            ),
+        );
+        p.set_env("ANTHROPIC_API_KEY", "sk-ant-api03-TESTKEYTESTKEYTESTKEY");
+        p.ok(&["init"]);
+    }
+    first.add(&["look at the flaky test", "--type", "explore"]);
+    first.ok(&["work"]);
+    assert_eq!(server.message_requests().len(), 0);
+    let running = first.spawn(&["learnings", "update"]);
+    wait_until(30, "the first clone's extraction call", || {
+        !server.message_requests().is_empty()
+    });
+    let busy = second.run(&["learnings", "update"]);
+    assert_ne!(busy.code, 0, "{busy}");
+    assert!(
+        busy.stderr.contains("another machine is regenerating"),
+        "{busy}"
+    );
+    assert_eq!(busy.stderr.trim().lines().count(), 1, "{busy}");
+    let out = running.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(server.message_requests().len(), 1);
+    second.ok(&["learnings", "update"]);
+    assert_eq!(server.message_requests().len(), 1, "extracted twice");
+    let shown = second.ok(&["learnings", "search", "shared answers"]);
+    assert!(shown.contains("Shared answers land once"), "{shown}");
+}

@@ -361,6 +361,16 @@ impl Learning {
         self.confidence * 0.5f64.powf(days / DECAY_HALF_LIFE_DAYS)
     }
 
+    /// Whether it may be given to an agent at all: active, or a draft the quarantine did not
+    /// hold (what ranking reads; checked again where a ranked id becomes text).
+    pub fn is_in_use(&self) -> bool {
+        match self.status {
+            Status::Active => true,
+            Status::Draft => self.lifecycle.quarantine_reason.is_none(),
+            Status::Archived => false,
+        }
+    }
+
     /// Whether it has decayed out of use (CRITICAL learnings never do).
     pub fn is_decayed(&self, now: chrono::DateTime<chrono::Utc>) -> bool {
         self.priority != Priority::Critical && self.decayed_confidence(now) < DECAY_FLOOR

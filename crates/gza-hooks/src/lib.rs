@@ -405,7 +405,7 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
         if let Some(l) = store
             .learning(h.id)
             .map_err(|e| e.to_string())?
-            .filter(|l| l.triggers.is_empty())
+            .filter(|l| l.is_in_use() && l.triggers.is_empty())
         {
             found.push(HookLearning::from(&l));
         }

@@ -202,6 +202,16 @@ fn try_scan_reverts(project: &Project, store: &Store) -> gza_core::Result<Vec<Ta
                 continue;
             };
             let tasks = tasks_of_commit(store, &message)?;
+            // A `Task-Id:` trailer is text anyone can write: a repository cloned with forged
+            // "gza task N" commits and their reverts in its history must not debit this
+            // project's task N. Only a commit made after the task began, on top of the commit
+            // it started from, can hold its work.
+            let Some(first) = tasks.first() else {
+                continue;
+            };
+            if !made_after_task_began(root, store, *first, reverted)? {
+                continue;
+            }
             if !tasks.is_empty() {
                 marked.extend(store.record_reverts(&tasks, commit.trim())?);
             }
@@ -236,6 +246,53 @@ fn reverted_commits(body: &str) -> Vec<&str> {
         }
     }
     out
+}
+
+/// Whether `commit` descends, strictly, from the commit task `id` started from (its own, or the
+/// task its branch was made by, for an improve task that recorded none). A task without a
+/// recorded start holds no commit this can vouch for.
+fn made_after_task_began(
+    root: &std::path::Path,
+    store: &Store,
+    id: TaskId,
+    commit: &str,
+) -> gza_core::Result<bool> {
+    let mut at = id;
+    let mut base = None;
+    for _ in 0..1000 {
+        let Ok(task) = store.get_task(at) else {
+            break;
+        };
+        if let Some(b) = task.base_commit() {
+            base = Some(b.to_string());
+            break;
+        }
+        match task.based_on {
+            Some(up) => at = up,
+            None => break,
+        }
+    }
+    let Some(base) = base else {
+        return Ok(false);
+    };
+    let full = |rev: &str| {
+        gza_core::git::run(
+            root,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{rev}^{{commit}}"),
+            ],
+        )
+        .ok()
+        .map(|s| s.trim().to_string())
+    };
+    let (Some(base), Some(commit)) = (full(&base), full(commit)) else {
+        return Ok(false);
+    };
+    Ok(base != commit
+        && gza_core::git::succeeds(root, &["merge-base", "--is-ancestor", &base, &commit]))
 }
 
 /// The tasks whose work a commit gza made holds: a task's own commit ("gza task N: …") is that

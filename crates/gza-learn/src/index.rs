@@ -11,7 +11,10 @@
 //! are read from the database and take the place of what the index holds of them, so a stale
 //! entry is never used. The index names the model its vectors were made by, and carries an XXH3
 //! checksum of itself; a damaged one, or one for another model's vectors, is not used (its terms
-//! still are when only the model differs).
+//! still are when only the model differs). It also names the database it was built from (a hash
+//! of the database's random nonce, `hook_state`): the file lives in `.gza/`, where a cloned
+//! repository can put one of its own, and an index of another database is never used (its ids,
+//! kinds and priorities would otherwise decide what this project's agents are given).
 //!
 //! The database stays the truth: the index is rebuilt from it by the background job
 //! (`gza hook embed`), whole, through a temporary file and a rename, from one read transaction,
@@ -23,7 +26,8 @@ use gza_core::learning::Priority;
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 const MAGIC: &[u8; 8] = b"GZARIX02";
-/// Magic, model hash, generation, dimension, entries, terms, vectors, reserved, checksum.
+/// Magic, model hash, generation, dimension, entries, terms, vectors, the database's nonce
+/// (hashed), reserved, checksum.
 const HEADER: usize = 56;
 /// Id, term start, term count, vector, flags.
 const ENTRY: usize = 24;
@@ -41,6 +45,15 @@ pub fn path(state_dir: &Path) -> PathBuf {
 /// Index files of earlier formats, removed when a new one is written.
 pub fn old_paths(state_dir: &Path) -> [PathBuf; 1] {
     [state_dir.join("rank-index-v1.bin")]
+}
+
+/// The hash of a database's nonce as the index records it (0: none).
+pub fn nonce_hash(nonce: &str) -> u64 {
+    if nonce.is_empty() {
+        0
+    } else {
+        xxh3_64(nonce.as_bytes()).max(1)
+    }
 }
 
 /// The hash of a model's fingerprint as the index records it (0: no model).
@@ -126,6 +139,8 @@ pub struct Index {
     bytes: Vec<u8>,
     model: u64,
     generation: i64,
+    /// [`nonce_hash`] of the database it was built from.
+    nonce: u64,
     dim: usize,
     count: usize,
     terms_at: usize,
@@ -157,6 +172,7 @@ impl Index {
         }
         let model = u64_at(&bytes, 8);
         let generation = u64_at(&bytes, 16) as i64;
+        let nonce = u64_at(&bytes, 40);
         let dim = u32_at(&bytes, 24) as usize;
         let count = u32_at(&bytes, 28) as usize;
         let terms = u32_at(&bytes, 32) as usize;
@@ -171,6 +187,7 @@ impl Index {
             bytes,
             model,
             generation,
+            nonce,
             dim,
             count,
             terms_at,
@@ -232,6 +249,13 @@ impl Index {
         self.generation
     }
 
+    /// Whether it was built from the database whose nonce is `nonce` (never, for a database
+    /// without one).
+    pub fn is_of(&self, nonce: &str) -> bool {
+        let h = nonce_hash(nonce);
+        h != 0 && h == self.nonce
+    }
+
     /// Whether its vectors were made by `model` (a [`model_hash`]).
     pub fn has_model(&self, model: u64) -> bool {
         model != 0 && model == self.model
@@ -266,8 +290,15 @@ pub struct Source {
     pub vector: Option<Vec<f32>>,
 }
 
-/// The bytes of an index of `entries` (learnings of generation `generation`), made with `model`.
-pub fn build(model: u64, generation: i64, dim: usize, entries: &mut [Source]) -> Vec<u8> {
+/// The bytes of an index of `entries` (learnings of generation `generation` of the database
+/// whose nonce is `nonce`), made with `model`.
+pub fn build(
+    model: u64,
+    generation: i64,
+    nonce: &str,
+    dim: usize,
+    entries: &mut [Source],
+) -> Vec<u8> {
     entries.sort_by_key(|e| e.id);
     let mut unique: Vec<&Source> = Vec::with_capacity(entries.len());
     for e in entries.iter() {
@@ -286,7 +317,8 @@ pub fn build(model: u64, generation: i64, dim: usize, entries: &mut [Source]) ->
     for n in [dim, unique.len(), terms, vectors] {
         out.extend_from_slice(&(n as u32).to_le_bytes());
     }
-    out.extend_from_slice(&[0; 16]);
+    out.extend_from_slice(&nonce_hash(nonce).to_le_bytes());
+    out.extend_from_slice(&[0; 8]);
     let (mut term_at, mut vector_at) = (0u32, 0u32);
     for e in &unique {
         out.extend_from_slice(&e.id.to_le_bytes());
@@ -370,7 +402,7 @@ mod tests {
             source(20, vec![7], Some(unit(2, dim))),
             source(20, vec![7], Some(unit(2, dim))),
         ];
-        let bytes = build(5, 42, dim, &mut entries);
+        let bytes = build(5, 42, "a-database", dim, &mut entries);
         let index = Index::parse(bytes.clone()).unwrap();
         assert_eq!(index.len(), 3, "duplicate ids kept once");
         assert_eq!(index.generation(), 42);

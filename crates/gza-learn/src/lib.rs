@@ -141,7 +141,7 @@ fn select(
         for id in &picked {
             if let Some(l) = store
                 .learning(*id)?
-                .filter(|l| l.status != Status::Archived && !l.is_decayed(chrono::Utc::now()))
+                .filter(|l| l.is_in_use() && !l.is_decayed(chrono::Utc::now()))
             {
                 records.push(l);
             }

@@ -421,18 +421,29 @@ impl Ranker {
             self.start_job();
         }
         let model_hash = index::model_hash(self.model());
-        let loaded = self.index_path().and_then(|p| index::Index::load(&p));
+        let mut loaded = self.index_path().and_then(|p| index::Index::load(&p));
+        let changes = match &loaded {
+            Some(ix) => Some(store.rank_changes_since(ix.generation())?),
+            None => None,
+        };
+        // An index this database did not build (a file a repository brought in `.gza/`, or a
+        // project copied from another) is not used: ranking reads the rows, and the background
+        // job builds this database's own.
+        if let (Some(ix), Some(c)) = (&loaded, &changes)
+            && !ix.is_of(&c.nonce)
+        {
+            loaded = None;
+        }
         // The rows the index does not answer for: all of them without an index, else those
         // changed since it was built.
-        let (rows, stale, current) = match &loaded {
-            Some(ix) => {
-                let changes = store.rank_changes_since(ix.generation())?;
+        let (rows, stale, current) = match (&loaded, changes) {
+            (Some(ix), Some(changes)) => {
                 let current = changes.generation == ix.generation();
                 let mut rows = changes.rows;
                 rows.retain(|r| drafts || !r.draft);
                 (rows, changes.stale, current)
             }
-            None => (store.rank_rows(drafts)?, HashSet::new(), false),
+            _ => (store.rank_rows(drafts)?, HashSet::new(), false),
         };
         let mut docs: Vec<Doc> =
             Vec::with_capacity(rows.len() + loaded.as_ref().map_or(0, |ix| ix.len()));
@@ -655,6 +666,7 @@ pub fn rebuild_index(project: &Project, store: &Store, embedder: Option<&Embedde
     let bytes = index::build(
         index::model_hash(model),
         snapshot.generation,
+        &snapshot.nonce,
         dim,
         &mut entries,
     );
@@ -1188,7 +1200,11 @@ fn bm25_scores(docs: &[&Terms], q: &[String]) -> Vec<(f64, Vec<String>)> {
 pub fn hits_with_records(store: &Store, hits: &[Hit]) -> Result<Vec<(Hit, Learning)>> {
     let mut out = Vec::with_capacity(hits.len());
     for h in hits {
-        if let Some(l) = store.learning(h.id)? {
+        // Only learnings in use, whatever ranked them: an archived or quarantined learning is
+        // never given, even were an index to name it.
+        if let Some(l) = store.learning(h.id)?
+            && l.is_in_use()
+        {
             out.push((h.clone(), l));
         }
     }

@@ -392,6 +392,17 @@ pub fn regenerate(
     } else {
         Some(RegenLock::acquire(project)?)
     };
+    // In team mode, one extracting regeneration at a time across machines (a rewrite of this
+    // clone's file from the records needs no more than its own lock).
+    let _shared = if options.dry_run || !options.extract {
+        None
+    } else {
+        Some(store.try_regeneration_lock()?.ok_or_else(|| {
+            Error::Busy(
+                "another machine is regenerating this project's learnings; its tasks are taken in there, and this clone's file is rewritten at its next update".into(),
+            )
+        })?)
+    };
     let inputs = Inputs::read(project, store, &options)?;
     let plan = plan(inputs, &options, client.is_some(), chrono::Utc::now());
     tracing::info!(

@@ -557,6 +557,46 @@ fn pg_value(row: &postgres::Row, idx: usize) -> Result<Val<'_>, String> {
     })
 }
 
+/// A lock held across every machine of a project for as long as it lives: on PostgreSQL a
+/// session advisory lock (released when dropped, or by the server when the connection ends, so
+/// a killed process leaves none behind); on SQLite nothing, where one file is one machine's and
+/// a file lock beside it does the work.
+pub struct SharedLock<'a> {
+    db: Option<&'a Db>,
+    key: i64,
+}
+
+impl Drop for SharedLock<'_> {
+    fn drop(&mut self) {
+        if let Some(db) = self.db {
+            let _ = db.with_pg(|pg| {
+                pg.client
+                    .execute("SELECT pg_advisory_unlock($1)", &[&self.key])
+            });
+        }
+    }
+}
+
+impl Db {
+    /// Take the shared lock `key` if nobody holds it (`None` when another connection does).
+    pub fn try_shared_lock(&self, key: i64) -> DbResult<Option<SharedLock<'_>>> {
+        match &self.inner {
+            Inner::Sqlite(_) => Ok(Some(SharedLock { db: None, key })),
+            Inner::Postgres(pg) => {
+                let got: bool = pg
+                    .borrow_mut()
+                    .client
+                    .query_one("SELECT pg_try_advisory_lock($1)", &[&key])?
+                    .get(0);
+                Ok(got.then_some(SharedLock {
+                    db: Some(self),
+                    key,
+                }))
+            }
+        }
+    }
+}
+
 /// A PostgreSQL connection and what it keeps between queries.
 pub(crate) struct Pg {
     pub client: PgClient,

@@ -150,6 +150,9 @@ pub struct RankRow {
 #[derive(Debug, Default)]
 pub struct RankSnapshot {
     pub generation: i64,
+    /// The database's random nonce (`hook_state`, V27): what an index built from it names, so
+    /// an index file this database did not build (one a repository brought) is never used.
+    pub nonce: String,
     pub rows: Vec<RankRow>,
     pub vectors: std::collections::HashMap<i64, Vec<f32>>,
 }
@@ -159,6 +162,8 @@ pub struct RankSnapshot {
 #[derive(Debug, Default)]
 pub struct RankChanges {
     pub generation: i64,
+    /// The database's nonce, as in [`RankSnapshot::nonce`].
+    pub nonce: String,
     /// Changed learnings still in use (drafts included: the caller filters).
     pub rows: Vec<RankRow>,
     /// Every learning changed or deleted since: what an older index holds of them is stale.
@@ -707,11 +712,23 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The ranking generation and the database's nonce, in one read.
+    fn ranking_stamp(&self) -> Result<(i64, String)> {
+        self.db
+            .query_row(
+                "SELECT g.generation, COALESCE((SELECT nonce FROM hook_state WHERE id = 1), '') \
+                 FROM learnings_generation g WHERE g.id = 1",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// Every learning in use (drafts included) and, with `model`, its stored vector, with the
     /// generation they are of, read in one transaction (what the ranking index is built from).
     pub fn rank_snapshot(&self, model: Option<&str>) -> Result<RankSnapshot> {
         let tx = self.db.read_transaction().map_err(|e| self.err(e))?;
-        let generation = self.ranking_generation()?;
+        let (generation, nonce) = self.ranking_stamp()?;
         let rows = self.rank_rows(true)?;
         let vectors = match model {
             Some(m) => self.learning_embeddings(m)?.into_iter().collect(),
@@ -720,6 +737,7 @@ impl Store {
         tx.commit().map_err(|e| self.err(e))?;
         Ok(RankSnapshot {
             generation,
+            nonce,
             rows,
             vectors,
         })
@@ -730,9 +748,10 @@ impl Store {
     /// changes, not the table (an index on `rank_generation`).
     pub fn rank_changes_since(&self, generation: i64) -> Result<RankChanges> {
         let tx = self.db.read_transaction().map_err(|e| self.err(e))?;
-        let now = self.ranking_generation()?;
+        let (now, nonce) = self.ranking_stamp()?;
         let mut out = RankChanges {
             generation: now,
+            nonce,
             ..RankChanges::default()
         };
         if now != generation {

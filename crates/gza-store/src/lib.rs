@@ -39,7 +39,7 @@ pub use ab::{
 };
 pub use comments::{Addressed, Comment, MAX_COMMENT_BYTES};
 pub use dashboard::{DayTally, PendingTask, TaskFilter, WeekTally};
-pub use db::{Backend, Db, DbError, Tx};
+pub use db::{Backend, Db, DbError, SharedLock, Tx};
 pub use extraction_backoff::ExtractionBackoff;
 pub use hooks::{HookLearning, HookSnapshot};
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
@@ -309,6 +309,18 @@ impl Store {
         store.set_busy_timeout(busy.unwrap_or(BUSY_TIMEOUT))?;
         store.migrate_pg(create)?;
         Ok(store)
+    }
+
+    /// The project's regeneration lock across machines, if nobody holds it: in team mode one
+    /// regeneration at a time per project, whichever clone runs it, so two machines never
+    /// extract the same tasks (each clone's `.gza/learnings.lock` is only its own). Always
+    /// taken on SQLite, where the file lock is the whole of it.
+    pub fn try_regeneration_lock(&self) -> Result<Option<SharedLock<'_>>> {
+        let key = match &self.target {
+            Target::Sqlite => 0,
+            Target::Postgres { schema, .. } => pg::lock_key(&format!("{schema}:regenerate")),
+        };
+        self.db.try_shared_lock(key).map_err(|e| self.err(e))
     }
 
     /// Open an existing database for a Claude Code hook: never creates one (`None` when there is
