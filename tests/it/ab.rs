@@ -124,6 +124,11 @@ fn with_learnings_beats_without_and_the_differing_runs_name_the_learning() {
         ),
         0
     );
+    let outcomes = p.json(&["learnings", "stats", "--json"])["outcomes"].clone();
+    assert_eq!(outcomes["base_rate"]["helpful"], 0, "{outcomes}");
+    assert_eq!(outcomes["base_rate"]["harmful"], 0, "{outcomes}");
+    // Nor do its runs count as observed usage (the experiment measures them).
+    assert_eq!(outcomes["measures"]["tasks"], 0, "{outcomes}");
     assert_eq!(p.git(&["rev-parse", "main"]), main_before);
     assert!(!p.path("fixed.txt").exists());
     assert_eq!(

@@ -599,7 +599,7 @@ impl Store {
             "WITH recent AS ( \
                SELECT t.id FROM tasks t \
                WHERE t.id > (SELECT COALESCE(MAX(id), 0) FROM tasks) - ?1 * 4 \
-                 AND t.status IN ('completed', 'failed') \
+                 AND t.status IN ('completed', 'failed'){} \
                ORDER BY t.id DESC LIMIT ?1 \
              ), marked AS ( \
                SELECT r.id, \
@@ -607,6 +607,8 @@ impl Store {
                       COALESCE(c.credit, 'neutral') AS credit \
                FROM recent r LEFT JOIN task_credits c ON c.task_id = r.id \
              ) SELECT COUNT(*), {}, {}, {}, {}, {} FROM marked",
+            // A/B runs (`gza ab`) are measured by their experiment, not observed here.
+            crate::ab::not_ab_run("t"),
             sum("given = 1"),
             sum("given = 1 AND credit = 'helpful'"),
             sum("given = 1 AND credit = 'harmful'"),
