@@ -200,6 +200,24 @@ fn create(
         verify_command(project)?;
     }
     let items = read_items(ctx, project, store, &args.tasks)?;
+    // Refused before anything is stored when an agent the runs need cannot be started.
+    let mut kinds = Vec::new();
+    for item in &items {
+        let kind = item
+            .provider
+            .as_deref()
+            .and_then(crate::config::ProviderKind::parse)
+            .unwrap_or(project.config.provider);
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+            if project.config.sandbox_for(kind) != crate::config::SandboxKind::Docker {
+                process::check_binary(
+                    &runner::providers::binary(kind, &project.config),
+                    runner::providers::config_key(kind),
+                )?;
+            }
+        }
+    }
     let runs = items.len() * args.repeat as usize * 2;
     if runs > MAX_RUNS {
         return Err(usage(format!(

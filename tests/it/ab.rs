@@ -264,6 +264,20 @@ fn bad_input_gets_one_line_saying_what_to_do() {
     assert_eq!(count(&p, "SELECT COUNT(*) FROM ab_experiments"), 0);
     assert_eq!(count(&p, "SELECT COUNT(*) FROM tasks"), 2);
 
+    // An agent that cannot be started: refused before anything is stored.
+    let broken = TestProject::in_git_repo();
+    broken.config(&format!(
+        "provider: command\nproviders:\n  command:\n    command: [/nonexistent/agent]\nverify: {}\n",
+        serde_json::to_string(CHECK).unwrap()
+    ));
+    broken.add(&["Make the project's checks pass"]);
+    let error = broken.user_error(&["ab", "1"]);
+    assert!(
+        error.contains("agent binary `/nonexistent/agent` not found"),
+        "{error}"
+    );
+    assert_eq!(count(&broken, "SELECT COUNT(*) FROM ab_experiments"), 0);
+
     // Without a verify command: say how to set one, or to go without.
     let p = project(false);
     p.add(&["Make the project's checks pass"]);
