@@ -346,3 +346,65 @@ fn ctrl_c_leaves_the_runs_stored_out_of_the_queue_and_resume_finishes_them() {
     assert_eq!(again.code, 0, "{again}");
     assert_eq!(count(&p, "SELECT COUNT(*) FROM tasks"), 5);
 }
+
+/// With the real Claude Code CLI against a fake Anthropic API: the learning reaches the model's
+/// request in the run with learnings and not in the other, and the report's turns, tokens and
+/// cost are the agents' own figures.
+#[test]
+fn with_claude_code_the_learning_reaches_only_the_with_arms_requests() {
+    use crate::support::claude::claude_bin;
+    use crate::support::fake_anthropic::{FakeAnthropic, Reply};
+    let claude = claude_bin().expect("claude_bin panics when the CLI is missing");
+    let server = FakeAnthropic::start(Vec::new());
+    let mut p = TestProject::in_git_repo();
+    p.config(&format!(
+        "providers:\n  claude:\n    path: {}\nverify: {}\n",
+        claude.display(),
+        serde_json::to_string(CHECK).unwrap()
+    ));
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure"]);
+    for (k, v) in server.claude_env() {
+        p.set_env(k, &v);
+    }
+    p.set_env("CLAUDE_CODE_MAX_RETRIES", "0");
+    p.ok(&["learnings", "add", LEARNING]);
+    // Run 1 has learnings (the first round starts with that arm) and leaves the marker; run 2
+    // has none and only answers.
+    server.push(Reply::write_file(
+        p.path(".gza/worktrees/1-fix-the-checks/fixed.txt")
+            .to_string_lossy(),
+        "fixed\n",
+    ));
+    server.push(Reply::text("Left the marker file."));
+    server.push(Reply::text("I looked; nothing seems needed."));
+    let file = p.scratch().join("tasks.yaml");
+    std::fs::write(&file, "tasks:\n  - prompt: Fix the checks\n").unwrap();
+    let run = p.run(&["ab", &file.to_string_lossy()]);
+    assert_eq!(run.code, 0, "{run}");
+
+    let requests = server.message_requests();
+    assert_eq!(requests.len(), 3, "{run}");
+    assert!(requests[0].all_text().contains(LEARNING));
+    assert!(requests[0].all_text().contains("Fix the checks"));
+    assert!(!requests[2].all_text().contains(LEARNING));
+    assert!(requests[2].all_text().contains("Fix the checks"));
+
+    let json = p.json(&["ab", "--show", "1", "--json"]);
+    for arm in ["with", "without"] {
+        assert_eq!(json[arm]["success"]["successes"], 1, "{json}");
+        let task = json["differed"][0][arm]["task"].as_i64().unwrap();
+        let t = p.json(&["show", &task.to_string(), "--json"]);
+        assert_eq!(json[arm]["turns"]["mean"], t["num_turns"].as_f64().unwrap());
+        assert_eq!(json[arm]["cost_usd"]["mean"], t["cost_usd"]);
+        assert!(t["cost_usd"].as_f64().unwrap() > 0.0);
+        let tokens = t["input_tokens"].as_i64().unwrap() + t["output_tokens"].as_i64().unwrap();
+        assert_eq!(json[arm]["tokens"]["mean"], tokens as f64);
+    }
+    assert_eq!(json["with"]["verify_passed"]["successes"], 1);
+    assert_eq!(json["without"]["verify_passed"]["successes"], 0);
+    assert_eq!(json["differed"][0]["learnings"][0]["text"], LEARNING);
+    let report = p.ok(&["ab", "--show", "1"]);
+    assert!(report.contains("\ncost "), "{report}");
+    assert!(!report.contains("\ncost           -"), "{report}");
+}
