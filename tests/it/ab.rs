@@ -408,3 +408,35 @@ fn with_claude_code_the_learning_reaches_only_the_with_arms_requests() {
     assert!(report.contains("\ncost "), "{report}");
     assert!(!report.contains("\ncost           -"), "{report}");
 }
+
+/// The verify command that judges the runs is the person's: a cloned gza.yaml's runs nothing,
+/// and no experiment starts, until it is trusted.
+#[test]
+fn a_cloned_verify_command_judges_no_experiment_until_trusted() {
+    let p = project(false);
+    p.add(&["Make the project's checks pass"]);
+    let marker = p.scratch().join("verify-ran");
+    let yaml = format!(
+        "{}verify: \"touch {}\"\n",
+        std::fs::read_to_string(p.path("gza.yaml")).unwrap(),
+        marker.display()
+    );
+    p.config_untrusted(&yaml);
+    let run = p.run(&["ab", "1"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stderr.contains(
+            "gza.yaml sets verify, which gza ignores until you trust it: `gza trust` shows it; or judge the runs by their outcome alone with `gza ab --no-verify`"
+        ),
+        "{run}"
+    );
+    assert!(!marker.exists(), "the untrusted command ran");
+    assert_eq!(count(&p, "SELECT COUNT(*) FROM ab_experiments"), 0);
+    p.ok(&["trust", "--yes"]);
+    let run = p.run(&["ab", "1"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        marker.exists(),
+        "the trusted verify command judged the runs"
+    );
+}
