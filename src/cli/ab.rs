@@ -526,14 +526,22 @@ struct RunView {
     #[serde(skip_serializing_if = "Option::is_none")]
     failure_reason: Option<FailureReason>,
     verified: Option<AbVerified>,
-    #[serde(skip)]
     turns: Option<f64>,
-    #[serde(skip)]
     tokens: Option<f64>,
-    #[serde(skip)]
+    #[serde(rename = "cost_usd")]
     cost: Option<f64>,
-    #[serde(skip)]
     seconds: Option<f64>,
+}
+
+/// One judged run in the JSON report, for a person's own analysis.
+#[derive(Debug, Clone, serde::Serialize)]
+struct RunEntry {
+    /// 1-based position in the experiment's list.
+    item: i64,
+    round: i64,
+    arm: Arm,
+    #[serde(flatten)]
+    run: RunView,
 }
 
 impl RunView {
@@ -629,6 +637,8 @@ struct Report {
     differed: Vec<Differed>,
     /// Runs not finished or not judged yet (pending, running, interrupted, not verified).
     left: usize,
+    /// Every judged run (JSON only).
+    runs: Vec<RunEntry>,
 }
 
 impl Report {
@@ -722,11 +732,21 @@ impl Report {
                 learnings,
             });
         }
+        let mut keys: Vec<&(i64, i64, Arm)> = views.keys().collect();
+        keys.sort();
+        let all = keys
+            .into_iter()
+            .map(|&(item, round, arm)| RunEntry {
+                item: item + 1,
+                round,
+                arm,
+                run: views[&(item, round, arm)].clone(),
+            })
+            .collect();
         Ok(Report {
+            runs: all,
             group: experiment.group(),
-            tasks: prompts
-                .len()
-                .max(runs.iter().map(|r| r.item + 1).max().unwrap_or(0) as usize),
+            tasks: runs.iter().map(|r| r.item + 1).max().unwrap_or(0) as usize,
             experiment: experiment.clone(),
             with,
             without,

@@ -154,6 +154,19 @@ fn with_learnings_beats_without_and_the_differing_runs_name_the_learning() {
     assert_eq!(json["differed"][0]["learnings"][0]["id"], "L1");
     assert_eq!(json["differed"][0]["learnings"][0]["text"], LEARNING);
     assert_eq!(json["left"], 0);
+    let all = json["runs"].as_array().unwrap();
+    assert_eq!(all.len(), 4);
+    assert_eq!(
+        (
+            &all[0]["item"],
+            &all[0]["round"],
+            &all[0]["arm"],
+            &all[0]["status"]
+        ),
+        (&1.into(), &1.into(), &"with".into(), &"completed".into())
+    );
+    assert_eq!(all[1]["failure_reason"], "AGENT_EXIT");
+    assert_eq!(all[1]["verified"], "failed");
 }
 
 #[test]
