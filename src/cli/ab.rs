@@ -637,6 +637,8 @@ struct Report {
     differed: Vec<Differed>,
     /// Runs not finished or not judged yet (pending, running, interrupted, not verified).
     left: usize,
+    /// Of the judged runs with learnings, how many were given at least one.
+    with_runs_given_learnings: usize,
     /// Every judged run (JSON only).
     runs: Vec<RunEntry>,
 }
@@ -734,6 +736,12 @@ impl Report {
         }
         let mut keys: Vec<&(i64, i64, Arm)> = views.keys().collect();
         keys.sort();
+        let mut given = 0;
+        for key in keys.iter().filter(|(_, _, arm)| *arm == Arm::With) {
+            if !store.task_injections(views[*key].task)?.is_empty() {
+                given += 1;
+            }
+        }
         let all = keys
             .into_iter()
             .map(|&(item, round, arm)| RunEntry {
@@ -744,6 +752,7 @@ impl Report {
             })
             .collect();
         Ok(Report {
+            with_runs_given_learnings: given,
             runs: all,
             group: experiment.group(),
             tasks: runs.iter().map(|r| r.item + 1).max().unwrap_or(0) as usize,
@@ -799,6 +808,20 @@ impl Report {
         )?;
         if !e.verify {
             writeln!(out, "Judged by the tasks' outcomes only (--no-verify).")?;
+        }
+        if self.with.runs > 0 {
+            write!(
+                out,
+                "Learnings were given to {} of the {} runs with learnings",
+                self.with_runs_given_learnings, self.with.runs
+            )?;
+            if self.with_runs_given_learnings == 0 {
+                write!(
+                    out,
+                    ": both arms ran alike, so this measures nothing (`gza learnings search \"…\"` shows what a prompt finds)"
+                )?;
+            }
+            writeln!(out, ".")?;
         }
         writeln!(
             out,

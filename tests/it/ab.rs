@@ -453,3 +453,21 @@ fn a_cloned_verify_command_judges_no_experiment_until_trusted() {
         "the trusted verify command judged the runs"
     );
 }
+
+/// With no learning for the "with" arm to be given, the report says the arms ran alike.
+#[test]
+fn an_experiment_without_any_learning_given_says_it_measures_nothing() {
+    let p = TestProject::in_git_repo();
+    p.command_agent("cat > /dev/null; echo done\n", "");
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure gza"]);
+    p.add(&["Make the project's checks pass"]);
+    let out = p.ok(&["ab", "1", "--no-verify"]);
+    assert!(
+        out.contains(
+            "Learnings were given to 0 of the 1 runs with learnings: both arms ran alike, so this measures nothing"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("alike in 1"), "{out}");
+}
