@@ -166,6 +166,7 @@ pub fn cmd_demo(_ctx: &Context, args: DemoArgs) -> anyhow::Result<()> {
         tags: Vec::new(),
         all_tags: false,
         teacher: std::sync::Arc::new(super::work::Teacher),
+        watch: false,
     };
     runner::work(&project, &options, &ui)?;
 

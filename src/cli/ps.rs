@@ -26,15 +26,15 @@ pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
     // In team mode workers on other machines run tasks too: say on which host each one runs
     // (its lease's, as the worker named it: shown as data, one line, control characters out).
     let team = store.backend() == crate::store::Backend::Postgres;
-    let hosts: std::collections::HashMap<TaskId, String> = if team {
-        store
-            .running_task_leases()?
-            .into_iter()
-            .map(|(id, l)| (id, crate::text::one_line(&l.host, 40)))
-            .collect()
+    let running: std::collections::HashMap<TaskId, crate::store::Lease> = if team {
+        store.running_task_leases()?
     } else {
         Default::default()
     };
+    let hosts: std::collections::HashMap<TaskId, String> = running
+        .iter()
+        .map(|(id, l)| (*id, crate::text::one_line(&l.host, 40)))
+        .collect();
     let mut out = output::stdout();
     if args.json {
         let mut list = serde_json::to_value(&tasks)?;
@@ -50,9 +50,19 @@ pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
+    // In team mode, every worker of the project on every machine, busy or waiting for work.
+    let workers: Vec<crate::store::Lease> = if team {
+        store
+            .leases()?
+            .into_iter()
+            .filter(|l| !l.expired())
+            .collect()
+    } else {
+        Vec::new()
+    };
     if tasks.is_empty() {
         writeln!(out, "No tasks running")?;
-        return Ok(());
+        return print_workers(&mut out, &workers, &running);
     }
     let now = chrono::Utc::now();
     let mut header = vec!["ID", "TYPE", "PROVIDER", "PID"];
@@ -91,6 +101,33 @@ pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
         table.row(row);
     }
     table.print(&mut out)?;
+    print_workers(&mut out, &workers, &running)
+}
+
+/// The workers' table (team mode): host, PID, how long each has run, its last heartbeat, and
+/// how many of the running tasks are its own.
+fn print_workers(
+    out: &mut impl Write,
+    workers: &[crate::store::Lease],
+    running: &std::collections::HashMap<TaskId, crate::store::Lease>,
+) -> anyhow::Result<()> {
+    if workers.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "Workers")?;
+    let mut table = output::Table::new(vec!["HOST", "PID", "UP", "LAST BEAT", "TASKS"]);
+    for l in workers {
+        let tasks = running.values().filter(|r| r.id == l.id).count();
+        table.row(vec![
+            crate::text::one_line(&l.host, 40),
+            l.pid.to_string(),
+            output::duration(Some(l.running_secs.max(0.0))),
+            format!("{} ago", output::duration(Some(l.age_secs.max(0.0)))),
+            tasks.to_string(),
+        ]);
+    }
+    table.print(out)?;
     Ok(())
 }
 

@@ -30,6 +30,10 @@ pub struct WorkArgs {
     /// Run until no task is ready.
     #[arg(long)]
     all: bool,
+    /// Keep running: when no task is ready, wait for one to be added or unblocked (woken by the
+    /// database, on any machine in team mode) until stopped (Ctrl-C, SIGTERM) or --count is done.
+    #[arg(long, conflicts_with_all = ["ids", "all"])]
+    watch: bool,
     /// Run this many tasks at once, each in its own worktree.
     #[arg(long, short = 'p', default_value_t = 1)]
     parallel: usize,
@@ -245,7 +249,7 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     process::install_stop_handler();
     super::logging::log_work_to(&project.logs_dir().join("work.log"));
 
-    let count = if args.all {
+    let count = if args.all || (args.watch && args.count.is_none()) {
         None
     } else {
         Some(args.count.unwrap_or(if args.ids.is_empty() {
@@ -278,10 +282,16 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
         tags: args.tags.tags.clone(),
         all_tags: args.tags.all_tags,
         teacher: std::sync::Arc::new(Teacher),
+        watch: args.watch,
     };
     let ui = if args.quiet { Ui::quiet() } else { Ui::new() };
     let finished = runner::work(&project, &options, &ui)?;
     let mut out = output::stdout();
+    if args.watch && finished.is_empty() {
+        // Stopping is how a watching worker ends: not an interruption.
+        writeln!(out, "Stopped watching; no task ran")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if finished.is_empty() {
         if scope_text.is_empty() {
             writeln!(out, "No tasks ready to run. Add one with: gza add \"…\"")?;
@@ -301,7 +311,7 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
         summary.push_str(&format!(", {} spent", output::cost(Some(cost))));
     }
     writeln!(out, "{summary}")?;
-    if process::stop_requested() {
+    if process::stop_requested() && !args.watch {
         return Ok(ExitCode::from(130));
     }
     if !args.quiet
@@ -456,6 +466,9 @@ fn start_background(
     }
     if args.all {
         argv.push("--all".into());
+    }
+    if args.watch {
+        argv.push("--watch".into());
     }
     argv.extend([
         "--parallel".into(),

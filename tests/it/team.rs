@@ -448,3 +448,48 @@ fn one_regeneration_at_a_time_across_the_clones_of_a_project() {
     let shown = second.ok(&["learnings", "search", "shared answers"]);
     assert!(shown.contains("Shared answers land once"), "{shown}");
 }
+
+/// A worker that waits for work (`gza work --watch`): idle, it is woken when a task is added
+/// (on PostgreSQL by the database's notification, on SQLite by the file's change counter) well
+/// before its 30 s recheck, runs it, and waits again; a task that waits on another runs once
+/// that one is done; in team mode `gza ps` lists it with its host while it waits; SIGTERM ends
+/// it cleanly with a summary. Runs on the suite's backend (both, across the two passes).
+#[test]
+fn a_watching_worker_is_woken_by_new_work_and_stops_cleanly() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    let worker = p.spawn(&["work", "--watch"]);
+    let leases = || -> i64 {
+        p.db()
+            .query_row("SELECT COUNT(*) FROM worker_leases", [], |r| r.get(0))
+            .unwrap()
+    };
+    wait_until(30, "the worker to take its lease", || leases() >= 1);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    if p.db().is_postgres() {
+        let ps = p.ok(&["ps"]);
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .unwrap()
+            .trim()
+            .to_string();
+        assert!(ps.contains("No tasks running"), "{ps}");
+        assert!(ps.contains("Workers") && ps.contains(&host), "{ps}");
+    }
+    let status = |id: i64| p.task_field::<String>(id, "status");
+    let first = p.add(&["the first task"]);
+    wait_until(10, "the first task to be run", || {
+        status(first) == "completed"
+    });
+    // A task that waits on another: run once the other is done.
+    let blocker = p.add(&["the blocker"]);
+    let blocked = p.add(&["after the blocker", "--depends-on", &blocker.to_string()]);
+    wait_until(10, "both to be run", || {
+        status(blocker) == "completed" && status(blocked) == "completed"
+    });
+    unsafe { libc::kill(worker.id() as i32, libc::SIGTERM) };
+    let out = worker.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(stdout.contains("3 completed, 0 failed"), "{stdout}");
+    assert_eq!(leases(), 0, "the lease is given up");
+}

@@ -70,6 +70,9 @@ pub struct WorkOptions {
     pub all_tags: bool,
     /// Learnings for each prompt, and regeneration after each task.
     pub teacher: std::sync::Arc<dyn Teacher>,
+    /// When nothing is ready, wait for work (woken by the database) instead of returning,
+    /// until a stop is requested or `count` tasks are done.
+    pub watch: bool,
 }
 
 impl WorkOptions {
@@ -122,6 +125,9 @@ fn acquire(store: &Store, worker: WorkerId) -> Result<i64> {
         process::pid_namespace().as_deref(),
     )
 }
+
+/// How long a watching worker waits without news before it tries to claim again.
+const WATCH_RECHECK: Duration = Duration::from_secs(30);
 
 /// Run tasks until `options.count` are done, the queue is empty, or a stop is requested.
 /// Returns every finished task; an error that stopped a worker is returned after the others finish.
@@ -346,6 +352,7 @@ fn worker_loop(
         }
         let max = project.config.max_concurrent;
         let mut said_waiting = false;
+        let mut said_idle = false;
         let task = loop {
             let skip: Vec<TaskId> = skipped
                 .lock()
@@ -358,6 +365,20 @@ fn worker_loop(
                 Claim::Task(task) => {
                     tracing::info!(task = %task.id, kind = %task.task_type, "claimed");
                     break Some((*task, worker));
+                }
+                Claim::Empty if options.watch && options.ids.is_empty() => {
+                    if process::stop_requested() {
+                        break None;
+                    }
+                    if !said_idle {
+                        ui.warn("no task is ready; waiting for one (Ctrl-C stops)");
+                        said_idle = true;
+                    }
+                    // Woken when a task is added, queued again or ends (on PostgreSQL by a
+                    // notification; on SQLite by the file's change counter); claimed again at
+                    // least every WATCH_RECHECK, for work that becomes ready without a change
+                    // (a dead worker's lease expiring).
+                    store.wait_for_work(WATCH_RECHECK, &process::stop_requested)?;
                 }
                 Claim::Empty => {
                     tracing::debug!("nothing ready to claim");

@@ -266,6 +266,7 @@ pub fn watch(project: &Project, options: &WatchOptions, ui: &dyn WatchObserver) 
                 tags: Vec::new(),
                 all_tags: false,
                 teacher: Arc::clone(&options.teacher),
+                watch: false,
             };
             match crate::work(project, &work, ui) {
                 Ok(finished) => {

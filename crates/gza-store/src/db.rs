@@ -597,11 +597,66 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Wait until another connection may have made a task claimable, for at most `limit`,
+    /// returning early (false) when `stop` says so; true when woken by a change, false on the
+    /// time limit. PostgreSQL: `LISTEN` on the project's channel (its `gza_work_notify`
+    /// trigger, PG V12), so an idle worker costs the server nothing. SQLite: the file's
+    /// `data_version`, read every quarter second (a read of the open connection's pager, no
+    /// lock), which moves when another connection commits.
+    pub fn wait_for_change(
+        &self,
+        limit: std::time::Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> DbResult<bool> {
+        let started = std::time::Instant::now();
+        let tick = std::time::Duration::from_millis(250);
+        match &self.inner {
+            Inner::Sqlite(conn) => {
+                let version = |c: &rusqlite::Connection| -> DbResult<i64> {
+                    Ok(c.query_row("PRAGMA data_version", [], |r| r.get(0))?)
+                };
+                let before = version(conn)?;
+                while started.elapsed() < limit && !stop() {
+                    std::thread::sleep(tick);
+                    if version(conn)? != before {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            Inner::Postgres(pg) => {
+                use postgres::fallible_iterator::FallibleIterator;
+                let mut pg = pg.borrow_mut();
+                if !pg.listening {
+                    let channel: String = pg
+                        .client
+                        .query_one("SELECT 'gza_work_' || md5(current_schema())", &[])?
+                        .get(0);
+                    pg.client.batch_execute(&format!("LISTEN \"{channel}\""))?;
+                    pg.listening = true;
+                }
+                while started.elapsed() < limit && !stop() {
+                    let mut notes = pg.client.notifications();
+                    if notes.timeout_iter(tick).next()?.is_some() {
+                        // Whatever else arrived with it is the same news.
+                        while notes.iter().next()?.is_some() {}
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+        }
+    }
+}
+
 /// A PostgreSQL connection and what it keeps between queries.
 pub(crate) struct Pg {
     pub client: PgClient,
     /// Prepared statements by the SQL text gza wrote (before translation).
     statements: HashMap<String, postgres::Statement>,
+    /// `LISTEN` was sent for the project's work channel ([`Db::wait_for_change`]).
+    listening: bool,
     /// The key of the project's write lock (a transaction-scoped advisory lock): what SQLite's
     /// `BEGIN IMMEDIATE` is to one file, this is to a project's schema, so every write path
     /// written against SQLite's one-writer rule stays correct across machines.
@@ -689,6 +744,7 @@ impl Db {
                 client: PgClient(Some(client)),
                 statements: HashMap::new(),
                 write_lock,
+                listening: false,
             }))),
             in_tx: std::cell::Cell::new(false),
             previewing: std::cell::Cell::new(false),

@@ -25,6 +25,20 @@ pub struct WorkerId {
     pub lease: Option<i64>,
 }
 
+impl super::Store {
+    /// Wait (at most `limit`, ending early when `stop` says so) until a task may have become
+    /// claimable: see [`crate::Db::wait_for_change`]. True when woken by a change.
+    pub fn wait_for_work(
+        &self,
+        limit: std::time::Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<bool> {
+        self.db
+            .wait_for_change(limit, stop)
+            .map_err(|e| self.err(e))
+    }
+}
+
 impl From<ProcessId> for WorkerId {
     fn from(p: ProcessId) -> WorkerId {
         WorkerId {
