@@ -137,6 +137,7 @@ pub fn cmd_ab(ctx: &Context, args: AbArgs) -> anyhow::Result<ExitCode> {
             tags: Vec::new(),
             all_tags: false,
             teacher: Arc::new(AbTeacher),
+            watch: false,
         };
         runner::work(&project, &options, &Ui::new())?;
     }
