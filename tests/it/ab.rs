@@ -167,6 +167,10 @@ fn with_learnings_beats_without_and_the_differing_runs_name_the_learning() {
     );
     assert_eq!(all[1]["failure_reason"], "AGENT_EXIT");
     assert_eq!(all[1]["verified"], "failed");
+    // A run's change is its branch since the base, as for any task.
+    let with_run = all[0]["task"].as_i64().unwrap().to_string();
+    let diff = p.ok(&["diff", &with_run]);
+    assert!(diff.contains("+++ b/fixed.txt"), "{diff}");
 }
 
 #[test]
