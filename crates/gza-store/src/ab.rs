@@ -1,6 +1,6 @@
 //! A/B runs (`gza ab`): experiments that run the same tasks from one base commit with learnings
 //! and without. Each run is a real task in the group `ab-<experiment>` and a row of `ab_runs`
-//! (SQLite V42, PostgreSQL V11), which keeps it out of the queue, the credit and extraction.
+//! (SQLite V42, PostgreSQL V13), which keeps it out of the queue, the credit and extraction.
 
 use super::Store;
 use super::tasks::next_task_id;
