@@ -3,6 +3,7 @@
 //! Commands parse their arguments, call into the library, and print. Exit codes: 0 success,
 //! 1 an error the user can fix, 2 bad arguments (clap), 3 broken pipe, 255 internal error.
 
+mod ab;
 mod add;
 mod branch;
 mod checkout;
@@ -153,6 +154,18 @@ pub enum Command {
     /// (also queue a review that runs after the task). Importing a file again queues only the
     /// entries it has not queued before.
     Import(import::ImportArgs),
+    /// Measure whether learnings help: run tasks with learnings and without, from one commit.
+    ///
+    /// Each task runs in both arms (with learnings as `gza work` gives them; without any), each
+    /// run in its own worktree from the same base commit, --repeat times. Every run is a task in
+    /// the group ab-ID (history, logs and cost as usual), kept out of the queue, never merged,
+    /// never credited to learnings nor extracted. Each is judged by how its task ended and by
+    /// the project's verify command on its branch (--no-verify: by the outcome alone). The
+    /// report gives per arm the success and verify-pass rates (95 % Wilson intervals), mean
+    /// turns, tokens, cost and time (95 % t intervals), and the learnings given to the runs
+    /// whose arms ended differently. The numbers mean something only with real agents and
+    /// enough runs. Ctrl-C leaves every run stored: `gza ab --resume ID` goes on.
+    Ab(ab::AbArgs),
     /// Remove the worktrees and logs of tasks finished over cleanup_days ago (branches are kept).
     Clean(work::CleanArgs),
     /// Show the effective settings (user, project, local, environment) and where each came from.
@@ -261,7 +274,8 @@ pub fn main() -> ExitCode {
     }
     let cli = Cli::parse_from(args);
     let work = matches!(&cli.command, Command::Work(w) if !w.background())
-        || matches!(&cli.command, Command::Watch(_));
+        || matches!(&cli.command, Command::Watch(_))
+        || matches!(&cli.command, Command::Ab(_));
     logging::init(cli.verbose, work);
     let dir = cli.project.clone().unwrap_or_else(|| PathBuf::from("."));
     let ctx = Context { dir };
@@ -275,6 +289,7 @@ fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Work(args) => return work::cmd_work(ctx, args),
         Command::Watch(args) => return watch::cmd_watch(ctx, args),
+        Command::Ab(args) => return ab::cmd_ab(ctx, args),
         Command::Verify(args) => return verify::cmd_verify(ctx, args),
         Command::Doctor(args) => return doctor::cmd_doctor(ctx, args),
         Command::Model(args) => return model::cmd_model(ctx, args),

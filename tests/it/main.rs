@@ -1,5 +1,6 @@
 //! Integration tests: one binary, each test a hermetic project driven through the real `gza`.
 
+mod ab;
 mod agent_exit;
 mod agent_hooks;
 mod agents_e2e;

@@ -9,9 +9,13 @@ use gza_core::task::{Task, TaskId, TaskStatus, TaskType};
 /// savepoint: an error here rolls back only the hook's own writes, never the outcome).
 ///
 /// A completed task that does not skip learnings counts towards the next regeneration, and how
-/// the task ended is credited to the learnings it was given (`gza_store::credit_finished`).
+/// the task ended is credited to the learnings it was given (`gza_store::credit_finished`);
+/// neither for an A/B run (`gza ab`).
 pub fn on_task_finished(tx: &Tx, _project: &Project, task: &Task) -> Result<(), String> {
-    if task.status() == TaskStatus::Completed && !task.skip_learnings {
+    // An A/B run (`gza ab`) teaches nothing: it is neither extracted nor credited.
+    let experiment = gza_store::is_ab_run(tx, task.id)
+        .map_err(|e| format!("cannot tell whether the task is an A/B run: {e}"))?;
+    if task.status() == TaskStatus::Completed && !task.skip_learnings && !experiment {
         gza_store::count_towards_regeneration(tx)
             .map_err(|e| format!("cannot count the task towards learnings: {e}"))?;
     }

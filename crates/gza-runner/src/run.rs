@@ -103,6 +103,25 @@ fn prepare_workspace(
     if !task.task_type.changes_code() {
         return Ok(Workspace::in_place(project));
     }
+    // An A/B run (`gza ab`) starts from its experiment's base commit, as every run of it does,
+    // whoever runs it and whatever HEAD is now.
+    if let Some(base) = store.ab_base_commit(task.id)? {
+        if worktree::resolve(&project.root, &base).is_none() {
+            return Err(Error::Usage(format!(
+                "task {} is an A/B run from commit {}, which the repository no longer has",
+                task.id,
+                short_commit(Some(base.as_str()))
+            )));
+        }
+        let wt = worktree::create(
+            &project.root,
+            &project.worktrees_dir(),
+            task.id,
+            &task.prompt,
+            &base,
+        )?;
+        return Ok(Workspace::on(wt, None));
+    }
     let Some((head, head_branch)) = worktree::head(&project.root) else {
         if once(&SAID_NO_REPOSITORY) {
             ui.warn(&format!(

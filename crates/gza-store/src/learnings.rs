@@ -939,6 +939,7 @@ impl Store {
                 "SELECT t.id, e.task_id IS NOT NULL FROM tasks t INDEXED BY tasks_completed_for_learnings \
                  LEFT JOIN learning_extractions e ON e.task_id = t.id \
                  WHERE t.status = 'completed' AND t.skip_learnings = 0 \
+                   AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id) \
                  ORDER BY t.completed_at DESC, t.id DESC LIMIT ?1",
                 params![reach],
                 |r| Ok((r.get(0)?, r.get(1)?)),

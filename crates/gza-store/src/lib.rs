@@ -6,6 +6,7 @@
 
 #[macro_use]
 pub mod db;
+mod ab;
 mod comments;
 mod dashboard;
 mod extraction_backoff;
@@ -33,6 +34,9 @@ use gza_core::database::Database;
 use gza_core::error::{Error, Result};
 use gza_core::project::Project;
 
+pub use ab::{
+    AbExperiment, AbItem, AbRun, Arm, Verified as AbVerified, group_of as ab_group, is_ab_run,
+};
 pub use comments::{Addressed, Comment, MAX_COMMENT_BYTES};
 pub use dashboard::{DayTally, PendingTask, TaskFilter, WeekTally};
 pub use db::{Backend, Db, DbError, SharedLock, Tx};

@@ -217,7 +217,8 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Learnings given to 3 or more finished tasks that all failed the same way.
+    /// Learnings given to 3 or more finished tasks that all failed the same way (A/B runs,
+    /// which are measurements, aside).
     pub fn failing_learnings(&self) -> Result<Vec<FailingLearning>> {
         self.db
             .query_map(
@@ -225,6 +226,7 @@ impl Store {
                  FROM learning_injections i JOIN tasks t ON t.id = i.task_id \
                  JOIN learnings l ON l.id = i.learning_id \
                  WHERE t.status IN ('completed', 'failed') AND l.status <> 'archived' \
+                   AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id) \
                  GROUP BY l.id \
                  HAVING COUNT(DISTINCT t.id) >= 3 AND SUM(CASE WHEN t.status = 'completed' THEN 1 ELSE 0 END) = 0 \
                     AND COUNT(DISTINCT COALESCE(t.failure_reason, '')) = 1 \

@@ -110,9 +110,11 @@ impl Store {
                    SELECT MAX(v.id) FROM tasks v JOIN family f ON v.based_on = f.id \
                    WHERE v.task_type = 'review') \
                  WHERE t.task_type = 'implement' AND t.status = 'completed' \
-                   AND t.merged_at IS NULL AND t.branch IS NOT NULL{} \
+                   AND t.merged_at IS NULL AND t.branch IS NOT NULL{}{} \
                  ORDER BY t.id DESC LIMIT ?2",
-                    scope.condition(self.backend(), "t", 3, 4)
+                    scope.condition(self.backend(), "t", 3, 4),
+                    // A/B runs' branches are measurements, not work waiting to be merged.
+                    crate::ab::not_ab_run("t")
                 ),
                 params![
                     NODE_PROMPT_CHARS,

@@ -267,9 +267,14 @@ fn read_credit(tx: &Tx, task: TaskId) -> DbResult<Option<Credit>> {
 
 /// Credit task `id` as it stands now, in `tx`: rewrite its `task_credits` row and, when its
 /// credit changed, move every learning it was given (each once) and the base rate by the
-/// difference. Returns its credit, or `None` for a task that does not exist. Cheap: the task's
+/// difference. Returns its credit, or `None` for a task that does not exist or is an A/B run
+/// (never credited). Cheap: the task's
 /// row, its latest review and its injections, all by index.
 pub fn credit_task(tx: &Tx, id: TaskId) -> DbResult<Option<Credit>> {
+    // An A/B run (`gza ab`) is an experiment: it must not train the ranker it measures.
+    if crate::ab::is_ab_run(tx, id)? {
+        return Ok(None);
+    }
     let Some(ending) = read_ending(tx, id)? else {
         return Ok(None);
     };
@@ -594,7 +599,7 @@ impl Store {
             "WITH recent AS ( \
                SELECT t.id FROM tasks t \
                WHERE t.id > (SELECT COALESCE(MAX(id), 0) FROM tasks) - ?1 * 4 \
-                 AND t.status IN ('completed', 'failed') \
+                 AND t.status IN ('completed', 'failed'){} \
                ORDER BY t.id DESC LIMIT ?1 \
              ), marked AS ( \
                SELECT r.id, \
@@ -602,6 +607,8 @@ impl Store {
                       COALESCE(c.credit, 'neutral') AS credit \
                FROM recent r LEFT JOIN task_credits c ON c.task_id = r.id \
              ) SELECT COUNT(*), {}, {}, {}, {}, {} FROM marked",
+            // A/B runs (`gza ab`) are measured by their experiment, not observed here.
+            crate::ab::not_ab_run("t"),
             sum("given = 1"),
             sum("given = 1 AND credit = 'helpful'"),
             sum("given = 1 AND credit = 'harmful'"),

@@ -121,8 +121,9 @@ impl Store {
                 .collect::<Vec<_>>()
                 .join(",")
         };
+        // A/B runs (`gza ab`) are run only by the experiment, which names them.
         let mut filter = if only.is_empty() {
-            String::new()
+            crate::ab::not_ab_run("t")
         } else {
             format!(" AND t.id IN ({})", list(only))
         };

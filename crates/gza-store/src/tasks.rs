@@ -569,7 +569,8 @@ impl Store {
         scope: impl Into<Scope<'a>>,
     ) -> Result<Vec<QueueEntry>> {
         let scope = scope.into();
-        let in_group = scope.condition(self.backend(), "t", 4, 5);
+        // A/B runs (`gza ab`) wait for their experiment, not in the queue.
+        let in_group = scope.condition(self.backend(), "t", 4, 5) + &crate::ab::not_ab_run("t");
         let sql = format!(
             "SELECT {SUMMARY_COLUMNS}, d.status FROM tasks t \
              LEFT JOIN tasks d ON d.id = t.depends_on \
@@ -617,7 +618,8 @@ impl Store {
     ) -> Result<PendingCounts> {
         let scope = scope.into();
         let tags = scope.tags_param();
-        let in_group = scope.condition(self.backend(), "t", 1, 3);
+        // A/B runs (`gza ab`) wait for their experiment, not in the queue.
+        let in_group = scope.condition(self.backend(), "t", 1, 3) + &crate::ab::not_ab_run("t");
         let ready = self
             .db
             .one(

@@ -110,9 +110,11 @@ impl Store {
                 &format!(
                     "SELECT t.{columns} FROM tasks t \
                      WHERE t.task_type = 'implement' AND t.status = 'completed' \
-                       AND t.merged_at IS NULL AND t.branch IS NOT NULL AND t.pr_url IS NULL{} \
+                       AND t.merged_at IS NULL AND t.branch IS NOT NULL AND t.pr_url IS NULL{}{} \
                      ORDER BY t.id",
-                    scope.condition(self.backend(), "t", 1, 2)
+                    scope.condition(self.backend(), "t", 1, 2),
+                    // An A/B run's branch is a measurement, never reviewed or merged by watch.
+                    crate::ab::not_ab_run("t")
                 ),
                 params![scope.group, scope.tags_param()],
                 task_from_row,
@@ -133,11 +135,13 @@ impl Store {
             .query_map(
                 &format!(
                     "SELECT t.{columns} FROM tasks t \
-                     WHERE t.status = 'failed' AND t.failure_reason = ?2{} \
+                     WHERE t.status = 'failed' AND t.failure_reason = ?2{}{} \
                        AND NOT EXISTS (SELECT 1 FROM tasks f \
                                        WHERE f.based_on = t.id AND f.task_type = t.task_type) \
                      ORDER BY t.id",
-                    scope.condition(self.backend(), "t", 1, 3)
+                    scope.condition(self.backend(), "t", 1, 3),
+                    // A failed A/B run is an outcome to count, not a task to retry.
+                    crate::ab::not_ab_run("t")
                 ),
                 params![scope.group, reason, scope.tags_param()],
                 task_from_row,

@@ -1104,6 +1104,45 @@ fn scenario(store: &Store) -> String {
     say!("by week", store.learnings_by_week("2000-01-01").unwrap());
     say!("marker", store.change_marker().is_ok());
 
+    // A/B runs (`gza ab`): an experiment and its runs' tasks, kept out of the queue.
+    let items = [AbItem {
+        prompt: "measured".into(),
+        spec: None,
+        model: None,
+        provider: None,
+        source_task: Some(a),
+    }];
+    let experiment = store
+        .create_ab_experiment("abc123", "main", 2, true, &items)
+        .unwrap();
+    say!("ab experiment", &experiment);
+    say!(
+        "ab experiment read",
+        store.ab_experiment(experiment.id).unwrap()
+    );
+    say!("ab no experiment", store.ab_experiment(999).unwrap());
+    say!("ab latest", store.latest_ab_experiment().unwrap());
+    let runs = store.ab_runs(experiment.id).unwrap();
+    say!("ab runs", &runs);
+    say!("ab base", store.ab_base_commit(runs[0].task).unwrap());
+    say!("ab no base", store.ab_base_commit(a).unwrap());
+    say!(
+        "ab runs out of the queue",
+        store
+            .pickup_queue(true, None, Scope::default())
+            .unwrap()
+            .iter()
+            .any(|e| runs.iter().any(|r| r.task == e.task.id))
+    );
+    store
+        .set_ab_verified(runs[0].task, AbVerified::Passed)
+        .unwrap();
+    let replaced = store
+        .replace_ab_run(&experiment, &runs[1], &items[0])
+        .unwrap();
+    say!("ab replaced", replaced);
+    say!("ab runs after", store.ab_runs(experiment.id).unwrap());
+
     // Forgetting the learnings; the tasks stay.
     store.clear_learnings().unwrap();
     say!(

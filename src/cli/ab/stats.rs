@@ -1,0 +1,191 @@
+//! The intervals `gza ab` prints: Wilson score intervals for rates, Student's t intervals for
+//! means. Written here because they are a dozen lines each and the quantiles needed are the
+//! 97.5 % points of t, a table (no statistics crate gza would otherwise carry).
+
+/// The 97.5 % point of the standard normal distribution (a two-sided 95 % interval).
+const Z: f64 = 1.959_963_984_540_054;
+
+/// The 97.5 % point of Student's t with 1 to 30 degrees of freedom.
+const T_975: [f64; 30] = [
+    12.706_205, 4.302_653, 3.182_446, 2.776_445, 2.570_582, 2.446_912, 2.364_624, 2.306_004,
+    2.262_157, 2.228_139, 2.200_985, 2.178_813, 2.160_369, 2.144_787, 2.131_450, 2.119_905,
+    2.109_816, 2.100_922, 2.093_024, 2.085_963, 2.079_614, 2.073_873, 2.068_658, 2.063_899,
+    2.059_539, 2.055_529, 2.051_831, 2.048_407, 2.045_230, 2.042_272,
+];
+
+/// Beyond 30 degrees of freedom: (df, quantile), interpolated linearly in 1/df, which is
+/// within 0.001 of the exact value; ∞ is the normal's.
+const T_975_TAIL: [(f64, f64); 4] = [
+    (30.0, 2.042_272),
+    (40.0, 2.021_075),
+    (60.0, 2.000_298),
+    (120.0, 1.979_930),
+];
+
+/// The 97.5 % point of Student's t with `df` degrees of freedom (`df` ≥ 1).
+pub fn t_975(df: usize) -> f64 {
+    if df == 0 {
+        return f64::INFINITY;
+    }
+    if df <= T_975.len() {
+        return T_975[df - 1];
+    }
+    let x = 1.0 / df as f64;
+    for pair in T_975_TAIL.windows(2) {
+        let ((d0, q0), (d1, q1)) = (pair[0], pair[1]);
+        if (df as f64) <= d1 {
+            let (x0, x1) = (1.0 / d0, 1.0 / d1);
+            return q0 + (q1 - q0) * (x - x0) / (x1 - x0);
+        }
+    }
+    let (d0, q0) = T_975_TAIL[T_975_TAIL.len() - 1];
+    let x0 = 1.0 / d0;
+    q0 + (Z - q0) * (x - x0) / (0.0 - x0)
+}
+
+/// A rate with its 95 % Wilson score interval.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Rate {
+    pub successes: usize,
+    pub n: usize,
+    pub rate: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// `successes` of `n` with the Wilson score interval (good at small n and at 0 % or 100 %,
+/// where the normal approximation gives nonsense); `None` when n is 0.
+pub fn wilson(successes: usize, n: usize) -> Option<Rate> {
+    if n == 0 {
+        return None;
+    }
+    let (k, n_f) = (successes.min(n) as f64, n as f64);
+    let p = k / n_f;
+    let z2 = Z * Z;
+    let centre = (p + z2 / (2.0 * n_f)) / (1.0 + z2 / n_f);
+    let half = Z / (1.0 + z2 / n_f) * (p * (1.0 - p) / n_f + z2 / (4.0 * n_f * n_f)).sqrt();
+    Some(Rate {
+        successes: successes.min(n),
+        n,
+        rate: p,
+        low: (centre - half).max(0.0),
+        high: (centre + half).min(1.0),
+    })
+}
+
+/// A mean with its 95 % t interval (`None` bounds with a single value).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Mean {
+    pub n: usize,
+    pub mean: f64,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+/// The mean of `values` with the Student's t interval mean ± t(n−1) · s/√n; `None` when there
+/// are no values. With one value there is no interval.
+pub fn mean(values: &[f64]) -> Option<Mean> {
+    let n = values.len();
+    if n == 0 {
+        return None;
+    }
+    let m = values.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        return Some(Mean {
+            n,
+            mean: m,
+            low: None,
+            high: None,
+        });
+    }
+    let var = values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let half = t_975(n - 1) * (var / n as f64).sqrt();
+    Some(Mean {
+        n,
+        mean: m,
+        low: Some(m - half),
+        high: Some(m + half),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tolerance: f64) -> bool {
+        (a - b).abs() <= tolerance
+    }
+
+    #[test]
+    fn wilson_matches_published_values() {
+        // Newcombe (1998), and R's prop.test(correct = FALSE).
+        let r = wilson(5, 10).unwrap();
+        assert!(
+            close(r.low, 0.2366, 1e-4) && close(r.high, 0.7634, 1e-4),
+            "{r:?}"
+        );
+        let r = wilson(0, 10).unwrap();
+        assert!(
+            close(r.low, 0.0, 1e-12) && close(r.high, 0.2775, 1e-4),
+            "{r:?}"
+        );
+        let r = wilson(10, 10).unwrap();
+        assert!(
+            close(r.low, 0.7225, 1e-4) && close(r.high, 1.0, 1e-12),
+            "{r:?}"
+        );
+        let r = wilson(81, 263).unwrap();
+        assert!(
+            close(r.low, 0.2553, 1e-4) && close(r.high, 0.3662, 1e-4),
+            "{r:?}"
+        );
+        assert_eq!(wilson(0, 0), None);
+    }
+
+    #[test]
+    fn wilson_narrows_as_runs_grow() {
+        let widths: Vec<f64> = [10, 40, 160]
+            .iter()
+            .map(|&n| {
+                let r = wilson(n / 2, n).unwrap();
+                r.high - r.low
+            })
+            .collect();
+        // Four times the runs, half the width (roughly: ±31 points at 10, ±15 at 40, ±8 at 160).
+        assert!(close(widths[0], 0.527, 1e-3), "{widths:?}");
+        assert!(close(widths[1], 0.296, 1e-3), "{widths:?}");
+        assert!(close(widths[2], 0.153, 1e-3), "{widths:?}");
+    }
+
+    #[test]
+    fn t_quantiles_are_exact_in_the_table_and_close_beyond() {
+        assert!(close(t_975(1), 12.7062, 1e-4));
+        assert!(close(t_975(4), 2.7764, 1e-4));
+        assert!(close(t_975(30), 2.0423, 1e-4));
+        // Exact values: 45 → 2.0141, 100 → 1.9840, 1000 → 1.9623.
+        assert!(close(t_975(45), 2.0141, 1e-3), "{}", t_975(45));
+        assert!(close(t_975(100), 1.9840, 1e-3), "{}", t_975(100));
+        assert!(close(t_975(1000), 1.9623, 1e-3), "{}", t_975(1000));
+        // Decreasing towards the normal's.
+        let mut last = f64::INFINITY;
+        for df in 1..500 {
+            let t = t_975(df);
+            assert!(t < last && t > Z, "df {df}: {t}");
+            last = t;
+        }
+    }
+
+    #[test]
+    fn a_mean_has_a_t_interval() {
+        // 1..5: mean 3, s = 1.5811, s/√5 = 0.7071, t(4) = 2.7764: ± 1.9632.
+        let m = mean(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+        assert!(close(m.mean, 3.0, 1e-12));
+        assert!(close(m.low.unwrap(), 1.0368, 1e-4), "{m:?}");
+        assert!(close(m.high.unwrap(), 4.9632, 1e-4), "{m:?}");
+        let one = mean(&[7.0]).unwrap();
+        assert_eq!((one.mean, one.low, one.high), (7.0, None, None));
+        let same = mean(&[2.0, 2.0, 2.0]).unwrap();
+        assert_eq!((same.low, same.high), (Some(2.0), Some(2.0)));
+        assert_eq!(mean(&[]), None);
+    }
+}
