@@ -39,6 +39,14 @@ pub enum Error {
     )]
     BadDatabase { path: PathBuf, reason: String },
 
+    /// The project's SQLite database is committed to the repository: its tasks and learnings
+    /// were written by whoever wrote the repository, and would reach the person's agents.
+    #[error(
+        "{} is committed to the repository, so its tasks and learnings were written by whoever wrote the repository, not in this clone; move it aside (`git rm --cached .gza/gza.db && mv .gza/gza.db .gza/gza.db.from-repository`) and run `gza init` to start your own",
+        path.display()
+    )]
+    RepositoryDatabase { path: PathBuf },
+
     /// The project has a gza.yaml but its database is gone or was emptied; only `gza init`
     /// creates one, so a deleted database is noticed rather than silently started afresh.
     #[error(
@@ -200,6 +208,7 @@ impl Error {
             Error::NotInitialized(_)
             | Error::Config { .. }
             | Error::BadDatabase { .. }
+            | Error::RepositoryDatabase { .. }
             | Error::BadRow { .. }
             | Error::MissingDatabase { .. }
             | Error::DatabaseReplaced(_)

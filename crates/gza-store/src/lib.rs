@@ -16,6 +16,7 @@ mod learnings;
 mod leases;
 mod lifecycle;
 mod lineage;
+mod origin;
 mod outcomes;
 mod pg;
 mod review_loop;
@@ -135,6 +136,14 @@ pub struct Store {
 /// have made it) gets it when it first opens them.
 /// The name the project has there is kept in `.gza/project` the first time (unless the
 /// `project` setting names it), so a remote added later does not move it.
+/// Refuse a SQLite database that came with the repository (see `origin.rs`).
+fn ensure_own(project: &Project, database: &Database, store: &Store) -> Result<()> {
+    match database {
+        Database::Sqlite(path) => origin::ensure_own(&project.root, path, store),
+        Database::Postgres { .. } => Ok(()),
+    }
+}
+
 fn ensure_state_dir(project: &Project, database: &Database) -> Result<()> {
     if let Database::Postgres { project: name, .. } = database {
         let dir = project.state_dir();
@@ -161,6 +170,7 @@ impl Store {
     pub fn open_project(project: &Project) -> Result<Store> {
         let database = project.database()?;
         let store = Store::open_database(&database)?;
+        ensure_own(project, &database, &store)?;
         ensure_state_dir(project, &database)?;
         Ok(store)
     }
@@ -169,6 +179,7 @@ impl Store {
     pub fn create_project(project: &Project) -> Result<Store> {
         let database = project.database()?;
         let store = Store::create_database(&database)?;
+        ensure_own(project, &database, &store)?;
         ensure_state_dir(project, &database)?;
         Ok(store)
     }
@@ -177,7 +188,13 @@ impl Store {
     /// for at most `busy`.
     pub fn open_existing_project(project: &Project, busy: Duration) -> Result<Option<Store>> {
         match project.database()? {
-            Database::Sqlite(path) => Store::open_existing(&path, busy),
+            Database::Sqlite(path) => match Store::open_existing(&path, busy)? {
+                Some(store) => {
+                    origin::ensure_own(&project.root, &path, &store)?;
+                    Ok(Some(store))
+                }
+                None => Ok(None),
+            },
             Database::Postgres { spec, project } => {
                 match Store::connect_pg(&spec, &project, false, Some(busy)) {
                     Ok(store) => Ok(Some(store)),
@@ -191,7 +208,11 @@ impl Store {
     /// Open the project's database for commands that only read.
     pub fn open_project_for_reading(project: &Project) -> Result<Store> {
         match project.database()? {
-            Database::Sqlite(path) => Store::open_for_reading(&path),
+            Database::Sqlite(path) => {
+                let store = Store::open_for_reading(&path)?;
+                origin::ensure_own(&project.root, &path, &store)?;
+                Ok(store)
+            }
             database @ Database::Postgres { .. } => {
                 let store = Store::open_database(&database)?;
                 // Reading still needs the clone's state folder (learnings.md, logs).
