@@ -635,6 +635,8 @@ struct Report {
     pairs_with_better: usize,
     pairs_without_better: usize,
     pairs_alike: usize,
+    /// The exact two-sided sign test on the pairs that ended differently (1: none did).
+    sign_test_p: f64,
     differed: Vec<Differed>,
     /// Runs not finished or not judged yet (pending, running, interrupted, not verified).
     left: usize,
@@ -763,6 +765,7 @@ impl Report {
             pairs_with_better: better,
             pairs_without_better: worse,
             pairs_alike: alike,
+            sign_test_p: stats::sign_test(better, worse),
             differed,
             left,
         })
@@ -829,6 +832,22 @@ impl Report {
             "Pairs (a task in a round): with learnings better in {}, worse in {}, alike in {}.",
             self.pairs_with_better, self.pairs_without_better, self.pairs_alike
         )?;
+        let differing = self.pairs_with_better + self.pairs_without_better;
+        if differing > 0 {
+            write!(
+                out,
+                "Sign test on the {differing} pair(s) that ended differently: p = {:.3} (exact, two-sided)",
+                self.sign_test_p
+            )?;
+            if differing < 6 {
+                // 2 / 2^n is the smallest p n pairs can give.
+                write!(
+                    out,
+                    "; with fewer than 6 such pairs no split reaches p < 0.05"
+                )?;
+            }
+            writeln!(out, ".")?;
+        }
         if self.differed.is_empty() {
             writeln!(out, "No pair's runs ended differently.")?;
         } else {

@@ -22,6 +22,29 @@ const T_975_TAIL: [(f64, f64); 4] = [
     (120.0, 1.979_930),
 ];
 
+/// The exact two-sided sign test (McNemar's, exact) on paired outcomes: of the `better + worse`
+/// pairs whose arms ended differently, is `better` against `worse` more lopsided than a fair coin
+/// gives? The probability, under no effect, of a split at least this uneven; 1 when no pair
+/// differed. (Pairs that ended alike say nothing about which arm is better and are left out.)
+pub fn sign_test(better: usize, worse: usize) -> f64 {
+    let n = better + worse;
+    if n == 0 {
+        return 1.0;
+    }
+    let k = better.min(worse);
+    // ln C(n, i) - n ln 2, summed for i = 0..=k, in log space so no term underflows.
+    let ln2 = std::f64::consts::LN_2;
+    let mut ln_c = 0.0f64;
+    let mut tail = 0.0f64;
+    for i in 0..=k {
+        if i > 0 {
+            ln_c += ((n - i + 1) as f64).ln() - (i as f64).ln();
+        }
+        tail += (ln_c - n as f64 * ln2).exp();
+    }
+    (2.0 * tail).min(1.0)
+}
+
 /// The 97.5 % point of Student's t with `df` degrees of freedom (`df` ≥ 1).
 pub fn t_975(df: usize) -> f64 {
     if df == 0 {
@@ -114,6 +137,22 @@ mod tests {
 
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
         (a - b).abs() <= tolerance
+    }
+
+    #[test]
+    fn the_sign_test_matches_the_binomial() {
+        // n = 10, 9 against 1: 2 · (1 + 10) / 1024.
+        assert!(close(sign_test(9, 1), 22.0 / 1024.0, 1e-12));
+        assert!(close(sign_test(1, 9), 22.0 / 1024.0, 1e-12));
+        // Five pairs all one way: 2 / 32, never below 0.05 with so few.
+        assert!(close(sign_test(5, 0), 0.0625, 1e-12));
+        assert!(close(sign_test(6, 0), 2.0 / 64.0, 1e-12));
+        assert_eq!(sign_test(3, 3), 1.0);
+        assert_eq!(sign_test(0, 0), 1.0);
+        // Large: 600 against 400 is far from a coin (p ≈ 2.6e-10), and nothing underflows.
+        let p = sign_test(600, 400);
+        assert!(p > 1e-11 && p < 1e-9, "{p}");
+        assert!(sign_test(5000, 5000) > 0.99);
     }
 
     #[test]
