@@ -129,6 +129,9 @@ fn with_learnings_beats_without_and_the_differing_runs_name_the_learning() {
     assert_eq!(outcomes["base_rate"]["harmful"], 0, "{outcomes}");
     // Nor do its runs count as observed usage (the experiment measures them).
     assert_eq!(outcomes["measures"]["tasks"], 0, "{outcomes}");
+    // Nor as the learning's injections in `learnings show`.
+    let shown_l1 = p.json(&["learnings", "show", "L1", "--json"]);
+    assert_eq!(shown_l1["injected"], 0, "{shown_l1}");
     assert_eq!(p.git(&["rev-parse", "main"]), main_before);
     assert!(!p.path("fixed.txt").exists());
     assert_eq!(

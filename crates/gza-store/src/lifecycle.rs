@@ -197,13 +197,15 @@ impl Store {
         )
     }
 
-    /// The finished tasks a learning was given to, newest first.
+    /// The finished tasks a learning was given to, newest first (A/B runs, which are
+    /// measurements, aside).
     pub fn injection_outcomes(&self, id: i64) -> Result<Vec<InjectionOutcome>> {
         self.db
             .query_map(
                 "SELECT DISTINCT t.id, t.status, t.failure_reason FROM learning_injections i \
                  JOIN tasks t ON t.id = i.task_id \
-                 WHERE i.learning_id = ?1 AND t.status IN ('completed', 'failed') ORDER BY t.id DESC",
+                 WHERE i.learning_id = ?1 AND t.status IN ('completed', 'failed') \
+                   AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id) ORDER BY t.id DESC",
                 params![id],
                 |r| {
                 let status: String = r.get(1)?;
