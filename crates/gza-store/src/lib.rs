@@ -131,11 +131,6 @@ pub struct Store {
     target: Target,
 }
 
-/// `.gza/` holds this clone's logs, locks, worktrees and learnings.md whichever database keeps
-/// the records: a clone whose records are in a shared database (where the SQLite file would
-/// have made it) gets it when it first opens them.
-/// The name the project has there is kept in `.gza/project` the first time (unless the
-/// `project` setting names it), so a remote added later does not move it.
 /// Refuse a SQLite database that came with the repository (see `origin.rs`).
 fn ensure_own(project: &Project, database: &Database, store: &Store) -> Result<()> {
     match database {
@@ -144,6 +139,11 @@ fn ensure_own(project: &Project, database: &Database, store: &Store) -> Result<(
     }
 }
 
+/// `.gza/` holds this clone's logs, locks, worktrees and learnings.md whichever database keeps
+/// the records: a clone whose records are in a shared database (where the SQLite file would
+/// have made it) gets it when it first opens them.
+/// The name the project has there is kept in `.gza/project` the first time (unless the
+/// `project` setting names it), so a remote added later does not move it.
 fn ensure_state_dir(project: &Project, database: &Database) -> Result<()> {
     if let Database::Postgres { project: name, .. } = database {
         let dir = project.state_dir();
