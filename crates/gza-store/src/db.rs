@@ -913,14 +913,8 @@ impl Db {
                 "a transaction was begun inside another".into(),
             ));
         }
-        if self.previewing.get() {
-            self.batch("SAVEPOINT gza_preview_step")?;
-            self.in_tx.set(true);
-            return Ok(Tx {
-                db: self,
-                done: false,
-                step: true,
-            });
+        if let Some(step) = self.preview_step()? {
+            return Ok(step);
         }
         self.begin()?;
         self.in_tx.set(true);
@@ -1011,6 +1005,22 @@ impl Db {
         Ok(())
     }
 
+    /// Inside a [`Db::preview`], a transaction (reading or writing) is a step of the preview's
+    /// own: a savepoint, which sees what the preview wrote so far and is rolled back with it.
+    /// `None` outside a preview.
+    fn preview_step(&self) -> DbResult<Option<Tx<'_>>> {
+        if !self.previewing.get() {
+            return Ok(None);
+        }
+        self.batch("SAVEPOINT gza_preview_step")?;
+        self.in_tx.set(true);
+        Ok(Some(Tx {
+            db: self,
+            done: false,
+            step: true,
+        }))
+    }
+
     /// Begin a transaction that only reads, every statement in it seeing the database as it was
     /// at its first read (SQLite's deferred `BEGIN`, which holds one read snapshot in WAL mode;
     /// PostgreSQL's `REPEATABLE READ`, where the default `READ COMMITTED` gives each statement a
@@ -1022,16 +1032,8 @@ impl Db {
                 "a transaction was begun inside another".into(),
             ));
         }
-        if self.previewing.get() {
-            // Inside a preview's transaction already: a step of it, which reads what the
-            // preview has written so far and is rolled back with it.
-            self.batch("SAVEPOINT gza_preview_step")?;
-            self.in_tx.set(true);
-            return Ok(Tx {
-                db: self,
-                done: false,
-                step: true,
-            });
+        if let Some(step) = self.preview_step()? {
+            return Ok(step);
         }
         match &self.inner {
             Inner::Sqlite(conn) => conn.execute_batch("BEGIN DEFERRED")?,
