@@ -26,7 +26,7 @@ pub struct Project {
 /// The entries of `.gza/` gza writes: none may be a link a repository committed to send gza's
 /// writes elsewhere. (learnings.md, which is committed, may be a link inside the project: its
 /// readers confine it, and gza replaces it rather than writing through it.)
-const STATE_ENTRIES: [&str; 4] = ["gza.db", "logs", "reports", "worktrees"];
+const STATE_ENTRIES: [&str; 5] = ["gza.db", "logs", "reports", "worktrees", "spool"];
 
 impl Project {
     /// A project at `root` with `config`, nothing in it ignored or confined for want of trust.

@@ -713,7 +713,7 @@ fn job_wanted_path(root: &std::path::Path) -> PathBuf {
 }
 
 fn ask_for_job(root: &std::path::Path) {
-    if let Ok(file) = gza_core::fsutil::open_regular(
+    if let Ok(file) = gza_core::fsutil::open_regular_here(
         &job_wanted_path(root),
         std::fs::OpenOptions::new()
             .create(true)
