@@ -9,6 +9,7 @@ mod branches;
 mod claude_work;
 mod config_layers;
 mod database_file;
+mod db_copy;
 mod diagnostics;
 mod disk_full;
 mod exit_codes;
