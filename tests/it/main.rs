@@ -48,6 +48,7 @@ mod tables;
 mod task_json;
 mod tasks;
 mod team;
+mod team_views;
 mod trust;
 mod verify;
 mod watch;
