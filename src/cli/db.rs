@@ -116,6 +116,17 @@ fn copy(ctx: &Context, args: CopyArgs) -> anyhow::Result<()> {
         project: name.clone(),
     };
     let source = Store::open_project_sqlite(&project)?;
+    // A worker still running here would record its tasks' endings in the SQLite file after
+    // the copy read them: they would never reach the shared database.
+    let live = source.leases()?.into_iter().filter(|l| !l.expired()).count();
+    if live > 0 {
+        return Err(Error::Busy(format!(
+            "{live} gza worker{} still running on this project's SQLite store (`gza ps --workers`); stop {} (Ctrl-C, or `gza kill` its tasks) and copy again, so nothing it records is left behind",
+            if live == 1 { " is" } else { "s are" },
+            if live == 1 { "it" } else { "them" }
+        ))
+        .into());
+    }
     // A dry run makes nothing, not even the project's schema: into a project not there yet,
     // every row would be copied.
     let (tables, location, schema) = if args.dry_run {

@@ -430,3 +430,28 @@ fn a_copy_killed_midway_leaves_the_target_as_it_was() {
     drop(other);
     postgres::cluster().drop_database(&name);
 }
+
+#[test]
+fn a_copy_waits_for_the_workers_of_the_sqlite_store_to_stop() {
+    let p = sqlite_project();
+    p.add(&["One"]);
+    p.ok(&["work", "--all"]);
+    let worker = p.spawn(&["work", "--watch"]);
+    wait_until(30, "the worker to take its lease", || {
+        p.db()
+            .query_row("SELECT COUNT(*) FROM worker_leases", [], |r| r.get::<i64>(0))
+            .unwrap()
+            >= 1
+    });
+    let (name, url) = new_target();
+    let run = p.run(&["db", "copy", "--to", &url]);
+    unsafe { libc::kill(worker.id() as i32, libc::SIGTERM) };
+    let _ = worker.wait_with_output();
+    assert_ne!(run.code, 0, "{run}");
+    assert_eq!(run.stderr.lines().count(), 1, "{run}");
+    assert!(run.stderr.contains("1 gza worker is still running"), "{run}");
+    // Nothing was made there, and once the worker stopped, the copy runs.
+    let copied = p.ok(&["db", "copy", "--to", &url]);
+    assert_eq!(counts(&copied)["tasks"], (1, 1, 0), "{copied}");
+    postgres::cluster().drop_database(&name);
+}
