@@ -118,7 +118,11 @@ fn copy(ctx: &Context, args: CopyArgs) -> anyhow::Result<()> {
     let source = Store::open_project_sqlite(&project)?;
     // A worker still running here would record its tasks' endings in the SQLite file after
     // the copy read them: they would never reach the shared database.
-    let live = source.leases()?.into_iter().filter(|l| !l.expired()).count();
+    let live = source
+        .leases()?
+        .into_iter()
+        .filter(|l| !l.expired())
+        .count();
     if live > 0 {
         return Err(Error::Busy(format!(
             "{live} gza worker{} still running on this project's SQLite store (`gza ps --workers`); stop {} (Ctrl-C, or `gza kill` its tasks) and copy again, so nothing it records is left behind",
@@ -167,8 +171,7 @@ fn copy(ctx: &Context, args: CopyArgs) -> anyhow::Result<()> {
     let verb = if args.dry_run { "Would copy" } else { "Copied" };
     writeln!(
         out,
-        "{verb} {} into project {name:?} in {location}{}",
-        ".gza/gza.db",
+        "{verb} .gza/gza.db into project {name:?} in {location}{}",
         schema.map(|s| format!(" (schema {s})")).unwrap_or_default()
     )?;
     let mut table = output::Table::new(vec!["TABLE", "ROWS", "COPIED", "ALREADY THERE"]);
@@ -196,8 +199,7 @@ fn copy(ctx: &Context, args: CopyArgs) -> anyhow::Result<()> {
     } else {
         writeln!(
             out,
-            "{} is left as it was. To work from the shared database, set `database:` in gza.local.yaml (or GZA_DATABASE_URL) to it; other clones of this repository find the same project.",
-            ".gza/gza.db"
+            ".gza/gza.db is left as it was. To work from the shared database, set `database:` in gza.local.yaml (or GZA_DATABASE_URL) to it; other clones of this repository find the same project."
         )?;
     }
     Ok(())

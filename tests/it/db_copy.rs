@@ -439,7 +439,9 @@ fn a_copy_waits_for_the_workers_of_the_sqlite_store_to_stop() {
     let worker = p.spawn(&["work", "--watch"]);
     wait_until(30, "the worker to take its lease", || {
         p.db()
-            .query_row("SELECT COUNT(*) FROM worker_leases", [], |r| r.get::<i64>(0))
+            .query_row("SELECT COUNT(*) FROM worker_leases", [], |r| {
+                r.get::<i64>(0)
+            })
             .unwrap()
             >= 1
     });
@@ -449,7 +451,10 @@ fn a_copy_waits_for_the_workers_of_the_sqlite_store_to_stop() {
     let _ = worker.wait_with_output();
     assert_ne!(run.code, 0, "{run}");
     assert_eq!(run.stderr.lines().count(), 1, "{run}");
-    assert!(run.stderr.contains("1 gza worker is still running"), "{run}");
+    assert!(
+        run.stderr.contains("1 gza worker is still running"),
+        "{run}"
+    );
     // Nothing was made there, and once the worker stopped, the copy runs.
     let copied = p.ok(&["db", "copy", "--to", &url]);
     assert_eq!(counts(&copied)["tasks"], (1, 1, 0), "{copied}");
