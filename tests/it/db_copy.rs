@@ -460,3 +460,38 @@ fn a_copy_waits_for_the_workers_of_the_sqlite_store_to_stop() {
     assert_eq!(counts(&copied)["tasks"], (1, 1, 0), "{copied}");
     postgres::cluster().drop_database(&name);
 }
+
+/// More rows than one statement takes, references to later rows across statements, and a
+/// second copy that finds most rows there and a few new ones among them.
+#[test]
+fn many_rows_go_across_statements_and_a_later_copy_takes_only_the_new_ones() {
+    let p = sqlite_project();
+    let db = p.db();
+    db.execute_batch(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 450) \
+         INSERT INTO tasks (id, prompt, status, depends_on, output, created_at) \
+         SELECT i, 'task ' || i || ' ✓', CASE WHEN i % 3 = 0 THEN 'completed' ELSE 'pending' END, \
+                CASE WHEN i % 7 = 0 AND i < 440 THEN i + 5 END, \
+                CASE WHEN i % 3 = 0 THEN printf('%.*c', i * 40, 'x') END, \
+                '2026-11-20T10:00:00Z' FROM n",
+    )
+    .unwrap();
+    let (name, url) = new_target();
+    let first = p.ok(&["db", "copy", "--to", &url]);
+    assert_eq!(counts(&first)["tasks"], (450, 450, 0), "{first}");
+    let sqlite = open(&p.database());
+    let target = open(&pg_database(&p, &url));
+    assert_eq!(contents(&target, &sqlite), contents(&sqlite, &sqlite));
+    for id in [2, 5, 7] {
+        p.add(&[&format!("new after the first copy {id}")]);
+    }
+    p.ok(&["edit", "451", "--tag", "late"]);
+    let second = p.ok(&["db", "copy", "--to", &url]);
+    assert_eq!(counts(&second)["tasks"], (453, 3, 450), "{second}");
+    assert_eq!(counts(&second)["task_tags"], (1, 1, 0), "{second}");
+    assert_eq!(contents(&target, &sqlite), contents(&sqlite, &sqlite));
+    let next_sqlite = p.ok(&["next", "--all"]);
+    let next_pg = on_pg(&p, &url, &["next", "--all"]);
+    assert_eq!(next_sqlite, next_pg.stdout);
+    postgres::cluster().drop_database(&name);
+}

@@ -16,6 +16,7 @@
 //! it commits. A copy killed at any instant leaves the target's rows as they were.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use gza_core::error::{Error, Result};
 
@@ -134,6 +135,15 @@ impl Value {
         }
     }
 
+    /// Equal as the databases compare them: a whole number read back as PostgreSQL's
+    /// `double precision` is the integer SQLite held.
+    fn same(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Int(i), Value::Real(f)) | (Value::Real(f), Value::Int(i)) => *i as f64 == *f,
+            (a, b) => a == b,
+        }
+    }
+
     fn show(&self) -> String {
         match self {
             Value::Null => "NULL".into(),
@@ -211,6 +221,8 @@ struct Plan {
     key: Vec<usize>,
     /// Indexes of self references, set after every row is in.
     deferred: Vec<usize>,
+    /// Indexes of the target's primary key columns (empty: it has none among them).
+    pg_key: Vec<usize>,
 }
 
 impl Plan {
@@ -272,6 +284,22 @@ impl Plan {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let pk_names: Vec<String> = target
+            .query_map(
+                "SELECT CAST(k.column_name AS TEXT) FROM information_schema.table_constraints c \
+                 JOIN information_schema.key_column_usage k ON k.constraint_name = c.constraint_name \
+                   AND k.table_schema = c.table_schema AND k.table_name = c.table_name \
+                 WHERE c.table_schema = current_schema() AND c.table_name = ?1 \
+                   AND c.constraint_type = 'PRIMARY KEY' ORDER BY k.ordinal_position",
+                params![table],
+                |r| r.get(0),
+            )
+            .map_err(fault)?;
+        let pg_key: Vec<usize> = pk_names
+            .iter()
+            .map(|n| columns.iter().position(|c| c == n))
+            .collect::<Option<Vec<usize>>>()
+            .unwrap_or_default();
         let deferred = SELF_REFERENCES
             .iter()
             .filter(|(t, _)| *t == table)
@@ -283,6 +311,7 @@ impl Plan {
             order,
             key,
             deferred,
+            pg_key,
         })
     }
 
@@ -305,6 +334,62 @@ impl Plan {
             cols.join(", "),
             values.join(", ")
         )
+    }
+
+    /// `rows` rows in one statement, answering with the primary key of each row it took.
+    fn insert_many(&self, rows: usize) -> String {
+        let cols: Vec<String> = self.columns.iter().map(|c| quote(c)).collect();
+        let n = self.columns.len();
+        let tuples: Vec<String> = (0..rows)
+            .map(|r| {
+                let ps: Vec<String> = (1..=n).map(|i| format!("?{}", r * n + i)).collect();
+                format!("({})", ps.join(", "))
+            })
+            .collect();
+        let keys: Vec<String> = self
+            .pg_key
+            .iter()
+            .map(|i| quote(&self.columns[*i]))
+            .collect();
+        format!(
+            "INSERT INTO {} ({}) VALUES {} ON CONFLICT DO NOTHING RETURNING {}",
+            quote(self.table),
+            cols.join(", "),
+            tuples.join(", "),
+            keys.join(", ")
+        )
+    }
+
+    /// The rows of `rows` keys (`?1`, `?2`… in key order), every column, through the primary
+    /// key's index.
+    fn select_by_keys(&self, rows: usize) -> String {
+        let cols: Vec<String> = self.columns.iter().map(|c| quote(c)).collect();
+        let k = self.pg_key.len();
+        let tests: Vec<String> = (0..rows)
+            .map(|r| {
+                let parts: Vec<String> = self
+                    .pg_key
+                    .iter()
+                    .enumerate()
+                    .map(|(j, i)| format!("{} = ?{}", quote(&self.columns[*i]), r * k + j + 1))
+                    .collect();
+                format!("({})", parts.join(" AND "))
+            })
+            .collect();
+        format!(
+            "SELECT {} FROM {} WHERE {}",
+            cols.join(", "),
+            quote(self.table),
+            tests.join(" OR ")
+        )
+    }
+
+    /// A row's primary key in the target, as [`Batch::flush`] compares them.
+    fn key_of(&self, row: &[Value]) -> String {
+        self.pg_key
+            .iter()
+            .map(|i| format!("{:?}|", row[*i]))
+            .collect()
     }
 
     /// Whether a row equal in every column is there.
@@ -330,6 +415,154 @@ impl Plan {
             .map(|i| format!("{} {}", self.columns[*i], row[*i].show()))
             .collect();
         format!("{} {}", self.table, parts.join(", "))
+    }
+}
+
+/// At most this many rows, or this many bytes of values, go in one statement: a round trip
+/// per row was most of a copy's time (PostgreSQL allows 65,535 parameters a statement).
+const BATCH_ROWS: usize = 200;
+const BATCH_PARAMS: usize = 60_000;
+const BATCH_BYTES: usize = 8 << 20;
+
+/// Rows of one table on their way to the target, written a statement at a time.
+struct Batch<'a> {
+    target: &'a Store,
+    tx: &'a Db,
+    plan: &'a Plan,
+    rows: Vec<Vec<Value>>,
+    bytes: usize,
+    done: CopiedTable,
+    /// Self references to set once every row is in: (row, column index).
+    later: Vec<(Vec<Value>, usize)>,
+}
+
+impl Batch<'_> {
+    fn push(&mut self, row: Vec<Value>) -> Result<()> {
+        self.done.rows += 1;
+        self.bytes += row
+            .iter()
+            .map(|v| match v {
+                Value::Text(s) => s.len(),
+                Value::Blob(b) => b.len(),
+                _ => 8,
+            })
+            .sum::<usize>();
+        self.rows.push(row);
+        let n = self.plan.columns.len().max(1);
+        if self.rows.len() >= BATCH_ROWS.min(BATCH_PARAMS / n) || self.bytes >= BATCH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Insert the rows held: those the target did not take must be there, equal.
+    fn flush(&mut self) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let t_err = |e: DbError| self.target.err(e);
+        let plan = self.plan;
+        let rows = std::mem::take(&mut self.rows);
+        self.bytes = 0;
+        let id_col = plan.columns.iter().position(|c| c == "id");
+        // What is written: a self reference to a row not in yet goes in empty, set after.
+        let mut written: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
+        let mut deferred: Vec<Vec<usize>> = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let mut w = row.clone();
+            let mut d = Vec::new();
+            if let Some(Value::Int(me)) = id_col.map(|i| &row[i]) {
+                for &i in &plan.deferred {
+                    if matches!(&row[i], Value::Int(to) if to >= me) {
+                        w[i] = Value::Null;
+                        d.push(i);
+                    }
+                }
+            }
+            written.push(w);
+            deferred.push(d);
+        }
+        let taken: Vec<bool> = if plan.pg_key.is_empty() {
+            // No primary key to tell rows apart by: one statement each.
+            let mut taken = Vec::with_capacity(rows.len());
+            for w in &written {
+                taken.push(
+                    self.tx
+                        .execute(&plan.insert(), &as_params(w))
+                        .map_err(t_err)?
+                        == 1,
+                );
+            }
+            taken
+        } else {
+            let values: Vec<&dyn ToParam> = written
+                .iter()
+                .flat_map(|w| w.iter().map(|v| v as &dyn ToParam))
+                .collect();
+            let keys: std::collections::HashSet<String> = self
+                .tx
+                .query_map(&plan.insert_many(written.len()), &values, |r| {
+                    let mut key = String::new();
+                    for i in 0..plan.pg_key.len() {
+                        key.push_str(&format!("{:?}|", Value::of(r.value(i)?)));
+                    }
+                    Ok(key)
+                })
+                .map_err(t_err)?
+                .into_iter()
+                .collect();
+            rows.iter()
+                .map(|row| keys.contains(&plan.key_of(row)))
+                .collect()
+        };
+        // The rows already there, read back by key in one statement.
+        let missed: Vec<&Vec<Value>> = rows
+            .iter()
+            .zip(&taken)
+            .filter(|(_, t)| !**t)
+            .map(|(r, _)| r)
+            .collect();
+        let there: HashMap<String, Vec<Value>> = if missed.is_empty() || plan.pg_key.is_empty() {
+            HashMap::new()
+        } else {
+            let values: Vec<&dyn ToParam> = missed
+                .iter()
+                .flat_map(|r| plan.pg_key.iter().map(|i| &r[*i] as &dyn ToParam))
+                .collect();
+            let n = plan.columns.len();
+            self.tx
+                .query_map(&plan.select_by_keys(missed.len()), &values, |r| {
+                    let row = read_row(r, n)?;
+                    Ok((plan.key_of(&row), row))
+                })
+                .map_err(t_err)?
+                .into_iter()
+                .collect()
+        };
+        for ((row, was_taken), d) in rows.iter().zip(taken).zip(deferred) {
+            if was_taken {
+                self.done.copied += 1;
+                for i in d {
+                    self.later.push((row.clone(), i));
+                }
+                continue;
+            }
+            let equal = if plan.pg_key.is_empty() {
+                self.tx
+                    .one::<i64>(&plan.same(), &as_params(row))
+                    .map_err(t_err)?
+                    > 0
+            } else {
+                there.get(&plan.key_of(row)).is_some_and(|t| {
+                    t.len() == row.len() && t.iter().zip(row).all(|(a, b)| a.same(b))
+                })
+            };
+            if !equal {
+                return Err(refusal(self.target, &plan.describe(row)));
+            }
+            self.done.present += 1;
+        }
+        Ok(())
     }
 }
 
@@ -455,60 +688,43 @@ impl Store {
     }
 
     fn copy_rows(&self, target: &Store, tx: &Db, plan: &Plan) -> Result<CopiedTable> {
-        let t_err = |e: DbError| target.err(e);
-        let insert = plan.insert();
-        let same = plan.same();
-        let mut done = CopiedTable {
-            table: plan.table,
-            rows: 0,
-            copied: 0,
-            present: 0,
+        let mut batch = Batch {
+            target,
+            tx,
+            plan,
+            rows: Vec::new(),
+            bytes: 0,
+            done: CopiedTable {
+                table: plan.table,
+                rows: 0,
+                copied: 0,
+                present: 0,
+            },
+            later: Vec::new(),
         };
-        // Self references to set once every row is in: (row, column index, value).
-        let mut later: Vec<(Vec<Value>, usize)> = Vec::new();
         let refused: RefCell<Option<Error>> = RefCell::new(None);
         let n = plan.columns.len();
-        let id_col = plan.columns.iter().position(|c| c == "id");
         let streamed = self.db.query_map(&plan.select(), params![], |r| {
             let row = read_row(r, n)?;
-            done.rows += 1;
-            let mut written = row.clone();
-            let mut deferred = Vec::new();
-            if let Some(id) = id_col.map(|i| &row[i]) {
-                for &i in &plan.deferred {
-                    if let (Value::Int(to), Value::Int(me)) = (&row[i], id)
-                        && to >= me
-                    {
-                        written[i] = Value::Null;
-                        deferred.push(i);
-                    }
-                }
+            if let Err(e) = batch.push(row) {
+                *refused.borrow_mut() = Some(e);
+                return Err(DbError::Other("stopped".into()));
             }
-            let inserted = tx.execute(&insert, &as_params(&written))?;
-            if inserted == 1 {
-                done.copied += 1;
-                for i in deferred {
-                    later.push((row.clone(), i));
-                }
-                return Ok(());
-            }
-            let equal: i64 = tx.one(&same, &as_params(&row))?;
-            if equal == 0 {
-                *refused.borrow_mut() = Some(refusal(target, &plan.describe(&row)));
-                return Err(DbError::Other("refused".into()));
-            }
-            done.present += 1;
             Ok(())
         });
         if let Some(e) = refused.into_inner() {
             return Err(e);
         }
-        streamed.map_err(|e| match e {
-            DbError::Sqlite(_) => self.err(e),
-            other => t_err(other),
-        })?;
+        streamed.map_err(|e| self.err(e))?;
+        batch.flush()?;
+        let Batch { done, later, .. } = batch;
+        let t_err = |e: DbError| target.err(e);
         for (row, i) in later {
-            let id_col = id_col.expect("a deferred reference is taken only beside an id");
+            let id_col = plan
+                .columns
+                .iter()
+                .position(|c| c == "id")
+                .expect("a deferred reference is taken only beside an id");
             tx.execute(
                 &format!(
                     "UPDATE {} SET {} = ?2 WHERE id = ?1",
