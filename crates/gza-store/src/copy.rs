@@ -639,6 +639,10 @@ impl Store {
         let read = self.db.read_transaction().map_err(s_err)?;
         // A table this gza does not know how to take stops the copy: nothing is left behind.
         for table in tables(&self.db).map_err(s_err)? {
+            // SQLite's own (`sqlite_stat1` after a person's ANALYZE, `sqlite_sequence`).
+            if table.starts_with("sqlite_") {
+                continue;
+            }
             if !COPIED.iter().any(|(t, _)| *t == table) && !DERIVED.iter().any(|(t, _)| *t == table)
             {
                 return Err(Error::Store(format!(
