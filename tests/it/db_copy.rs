@@ -488,7 +488,16 @@ fn many_rows_go_across_statements_and_a_later_copy_takes_only_the_new_ones() {
         p.add(&[&format!("new after the first copy {id}")]);
     }
     p.ok(&["edit", "451", "--tag", "late"]);
+    // A dry run into the project as it is: it says what a copy would take, and takes nothing.
+    let dry = p.ok(&["db", "copy", "--to", &url, "--dry-run"]);
+    assert_eq!(counts(&dry)["tasks"], (453, 3, 450), "{dry}");
+    let history = on_pg(&p, &url, &["history", "-n", "0"]);
+    assert!(
+        !history.stdout.contains("new after the first copy"),
+        "{history}"
+    );
     let second = p.ok(&["db", "copy", "--to", &url]);
+    assert_eq!(counts(&second), counts(&dry), "{second}");
     assert_eq!(counts(&second)["tasks"], (453, 3, 450), "{second}");
     assert_eq!(counts(&second)["task_tags"], (1, 1, 0), "{second}");
     assert_eq!(contents(&target, &sqlite), contents(&sqlite, &sqlite));
