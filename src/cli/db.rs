@@ -149,11 +149,16 @@ fn copy(ctx: &Context, args: CopyArgs) -> anyhow::Result<()> {
     } else {
         let target = Store::create_database(&target_db)?;
         let status = target.status()?;
-        (
-            source.copy_into(&target, false)?,
-            status.location,
-            status.schema,
-        )
+        let tables = source.copy_into(&target, false)?;
+        // The clone keeps the name its records went under, as a clone that first opens a
+        // shared database does: an `origin` added or changed later does not move it.
+        if project.config.project.is_none() && project.recorded_project_name().is_none() {
+            let _ = crate::fsutil::write_atomically(
+                &project.project_name_file(),
+                format!("{name}\n").as_bytes(),
+            );
+        }
+        (tables, status.location, status.schema)
     };
     let mut out = output::stdout();
     if args.json {

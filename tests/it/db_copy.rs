@@ -264,6 +264,12 @@ fn a_copied_project_reads_the_same_on_postgres_and_a_second_copy_adds_nothing() 
         first.starts_with("Copied .gza/gza.db into project"),
         "{first}"
     );
+    // The clone keeps the name its records went under (an origin added later moves nothing).
+    let recorded = std::fs::read_to_string(p.path(".gza/project")).unwrap();
+    assert!(
+        first.contains(&format!("into project {:?}", recorded.trim())),
+        "{recorded} {first}"
+    );
     let copied = counts(&first);
     assert_eq!(counts(&dry), copied, "the dry run said what the copy did");
     for (table, rows) in &before {
