@@ -290,7 +290,9 @@ fn hints_given_to_an_existing_learning_find_it_for_a_task_in_other_words() {
     ]);
     let shown = p.ok(&["learnings", "show", "L1"]);
     assert!(
-        shown.contains("adding a field or column to a model; renaming or removing a field; db/migrations/*.py"),
+        shown.contains(
+            "adding a field or column to a model; renaming or removing a field; db/migrations/*.py"
+        ),
         "{shown}"
     );
     assert_eq!(search(&p, task).first().map(String::as_str), Some("L1"));
