@@ -525,7 +525,7 @@ fn apply_edit(tx: &Tx, id: i64, edit: &LearningEdit, now: &str) -> DbResult<()> 
             params![id, hints, now],
         )?;
         if changed > 0 {
-            // What was embedded held the old hints (`rank::embedding_text`).
+            // What was embedded held the old hints (`rank::embed_learning`).
             tx.execute(
                 "DELETE FROM learning_embeddings WHERE learning_id = ?1",
                 params![id],
