@@ -9,6 +9,11 @@
                  eval/wrenchly/learnings-set.json:/tmp/wrenchly.dump.json \\
                  eval/fieldline/learnings-set.json:/tmp/fieldline.dump.json [--lambda 1] [--diagnose]
 
+With hints: a copy of each set whose learnings carry `applies_when` (from eval/hints.json or
+eval/wrenchly/hints.json), dumped by rank_dump, and `--when`; every learning then has hints, so
+the floor chosen is the floor for hinted learnings (rank.rs HINT_LIFT is its distance from the
+floor for bare ones).
+
 Scores each learning as gza does (cosine of the stored embedding with the query's, plus
 0.3 × min(BM25 / 12, 1) over the text's terms; tune.py's BM25 is gza's), then tries cut rules
 on the scores:
@@ -109,12 +114,15 @@ def main():
     ap.add_argument("pairs", nargs="+", help="SET.json:DUMP.json, at least two")
     ap.add_argument("--lambda", dest="lam", type=float, default=1.0)
     ap.add_argument("--diagnose", action="store_true")
+    ap.add_argument("--when", action="store_true",
+                    help="the sets' learnings carry applies_when hints: score the dumps' vectors made with "
+                         "them (as gza embeds them) and their terms")
     a = ap.parse_args()
     sets = {}
     for pair in a.pairs:
         path, dump = pair.rsplit(":", 1)
         data = json.load(open(path))
-        keys, rows = prepare(data, json.load(open(dump)))
+        keys, rows = prepare(data, json.load(open(dump)), a.when)
         sets[path] = (data, keys, rows)
     if a.diagnose:
         for name, (data, keys, rows) in sets.items():
