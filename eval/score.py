@@ -19,7 +19,7 @@ Metrics (positive prompts are those with relevant learnings; the top 3 returned 
   neg      negative prompts answered with nothing, "k of N".
   avg      mean number returned per positive prompt.
 """
-import argparse, json, math, os, pathlib, re, statistics, subprocess, sys, tempfile, time
+import argparse, json, math, os, pathlib, re, shutil, statistics, subprocess, sys, tempfile, time
 
 HERE = pathlib.Path(__file__).parent
 STOP = set("a an and are as at be by for from has have in into is it its of on or that the this to "
@@ -149,6 +149,7 @@ def gza_ranked(gza, data, raw=False):
         found = json.loads(r.stdout)
         hits[q["id"]] = [dict(h, key=ids[h["id"]]) for h in found]
         ranked[q["id"]] = [ids[h["id"]] for h in found]
+    shutil.rmtree(tmp, ignore_errors=True)
     return ranked, hits, times
 
 
