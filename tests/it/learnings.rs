@@ -319,7 +319,10 @@ fn claude_cli_extraction_is_lean_and_its_items_land_in_the_file() {
     p.ok(&["work"]);
     let out = p.ok(&["learnings", "update"]);
     assert!(out.contains("LLM calls:    1 (claude-cli"), "{out}");
-    assert!(!marker.exists(), "the repository's hook ran during extraction");
+    assert!(
+        !marker.exists(),
+        "the repository's hook ran during extraction"
+    );
     let file = learnings_file(&p);
     assert!(
         file.contains("## Testing Patterns\n- Use the fake server for API tests"),

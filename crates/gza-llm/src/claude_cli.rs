@@ -44,7 +44,12 @@ impl ExtractionClient for ClaudeCliClient {
         let cwd = tempfile::Builder::new()
             .prefix("gza-extract")
             .tempdir()
-            .map_err(|e| LlmError::Cli(format!("cannot make a directory to run `{}` in: {e}", self.path)))?;
+            .map_err(|e| {
+                LlmError::Cli(format!(
+                    "cannot make a directory to run `{}` in: {e}",
+                    self.path
+                ))
+            })?;
         let mut child = Command::new(&self.path)
             .current_dir(cwd.path())
             .args([
