@@ -241,6 +241,11 @@ static RESERVED: LazyLock<Regex> = LazyLock::new(|| {
         r"\breserved\s+for\b|\bonly\s+(?:the\s+)?[\w-]+(?:\s+[\w-]+){0,2}\s+(?:may|can|is\s+allowed|are\s+allowed|does|do|runs?)\b|\bnur\s+(?:dem|der|den|die)\b[^.\n]{0,40}\berlaubt|\b(?:rule|linter|lint|check|scanner|policy|hook|ci)\s+(?:\w+\s+)?(?:fails|rejects|flags|blocks|catches|detects|prevents|forbids)\b|\bfor\s+history\s+only\b|\bretired\b[^.\n]{0,20}\bdon't\s+run|\bis\s+(?:installed|created|managed|owned|run|maintained)\s+by\b|\bowned\s+by\b|\bby\s+design\b",
     )
 });
+static ONLY_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\bonly\s+(?:on|in|for|when|while|inside|within|during|against)\b|\bnur\s+(?:auf|in|fur|bei|wahrend|lokal)\b|\bseulement\s+(?:sur|dans|pour|en)\b|\bsolo\s+(?:en|para|in|per|durante)\b|\bapenas\s+(?:em|no|na|para)\b",
+    )
+});
 /// Secrets taken out before anything is shared: no leak.
 static REDACTED: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -335,11 +340,24 @@ pub fn find(reading: &str) -> Option<(Concern, &'static str)> {
             .thing
             .find_iter(reading)
             .filter(|m| class.concern != Concern::Exfiltration || !not_a_secret(reading, m))
+            // A thing negated in its own clause ("no owner role sneaks in", "not logs with
+            // tokens") is not what the act is done to.
+            .filter(|m| {
+                !NEGATION_BEFORE.is_match(&reading[clause_start(reading, m.start())..m.start()])
+            })
             .map(|m| (m.start(), m.end()))
             .collect();
         for act in class.act.find_iter(reading) {
             // The act and its thing in one sentence, near each other.
+            // An act inside a code span acts on what that span names, not on the prose around
+            // it ("tests/test_policy.py asserts that `rm -rf /` is refused").
+            let span = code_span_at(reading, act.start());
             let near = things.iter().any(|&(a, b)| {
+                if let Some((lo, hi)) = span
+                    && !(a >= lo && b <= hi)
+                {
+                    return false;
+                }
                 let (lo, hi) = if a < act.start() {
                     (b.min(act.start()), act.start())
                 } else {
@@ -347,11 +365,12 @@ pub fn find(reading: &str) -> Option<(Concern, &'static str)> {
                 };
                 (!class.scoped || a >= act.start())
                     && hi.saturating_sub(lo) <= 90
-                    // Within one sentence; a semicolon may stand between ("the tests in
-                    // tests/permissions block the release; comment them out").
+                    // Within one sentence; a semicolon may stand between a thing and the act
+                    // that comes back to it ("the tests in tests/permissions block the
+                    // release; comment them out"), not before a thing named after the act.
                     && !reading[lo..hi]
                         .char_indices()
-                        .any(|(i, c)| c != ';' && stops(reading, lo + i, c, false))
+                        .any(|(i, c)| (c != ';' || a > act.start()) && stops(reading, lo + i, c, false))
                     // The act is not part of the thing's own name ("Allow-Origin: *").
                     && (b <= act.start() || a >= act.end())
             });
@@ -385,6 +404,12 @@ pub fn find(reading: &str) -> Option<(Concern, &'static str)> {
                     )
                 })
             {
+                continue;
+            }
+            // A use restricted to a case ("only on the ARM runner", "only for GET").
+            if ONLY_SCOPE.is_match(
+                &reading[sentence_start_of(reading, act.start())..sentence_end(reading, act.end())],
+            ) {
                 continue;
             }
             if !kept(reading, act.start(), act.end()) {
@@ -436,4 +461,13 @@ fn not_a_secret(t: &str, m: &regex::Match) -> bool {
         || ["scan", "detect", "manager", "name", "store", "rotation"]
             .iter()
             .any(|w| rest.starts_with(w))
+}
+
+/// The backtick code span holding byte `at`, if any.
+fn code_span_at(t: &str, at: usize) -> Option<(usize, usize)> {
+    let ticks: Vec<usize> = t.match_indices('`').map(|(i, _)| i).collect();
+    ticks
+        .chunks_exact(2)
+        .map(|p| (p[0] + 1, p[1]))
+        .find(|&(lo, hi)| at >= lo && at < hi)
 }
