@@ -53,7 +53,7 @@ const LEAK: &str = r"\b(?:(?:attach|include|append|paste|upload|post|put|add|pri
 const DESTINATION: &str = r"\b(?:pr|pull\s+request\w*|merge\s+request\w*|komentarz\w*|kommentar\w*|commentaire\w*|comentario\w*|commento|коммент\w*|summary|summaries|description|issue|comment|log|logs|link|url|query|parameters?|badge|image|paste\w*|gist|webhook|chat|slack|channel|report|opis\w*|beschreibung|adresse|lien|enlace|endereco|indirizzo|adres|descripcion|descricao|descrizione|aciklama\w*|ссылк\w*|адрес\w*|описани\w*|лог\w*)\b|pastebin|paste\.rs|hastebin|描述|链接|地址|説明|リンク|설명|링크|주소";
 
 /// Permissions opened to everyone, in infrastructure code.
-const WIDE_PERMISSION: &str = r"\bwrite-all\b|\badministratoraccess\b|\broles/owner\b|\bowner\s+role|\brole\s+(?:of\s+)?owner|0\.0\.0\.0/0|::/0|\borigins?\s*[:=]?\s*['\x22`]?\*|\b(?:all|any|every)\s+origins?\b|\bpublic-read(?:-write)?\b|\ballusers\b|\ballowed_hosts\s*=?\s*\[?\s*['\x22]?\*|\bcluster-admin\b|\bfull\s+admin(?:istrator)?\s+(?:rights|access)|\badmin\s+rights\b";
+const WIDE_PERMISSION: &str = r"\bwrite-all\b|\badministratoraccess\b|\broles/owner\b|\bowner\s+role|\brole\s+(?:of\s+)?owner|0\.0\.0\.0/0|::/0|\borigins?\s*[:=]?\s*['\x22`]?\*|\b(?:all|any|every)\s+origins?\b|\bpublic-read(?:-write)?\b|\ballusers\b|\ballowed_hosts\s*=?\s*\[?\s*['\x22]?\*|\bcluster-admin\b|\bfull\s+admin(?:istrator)?\s+(?:rights|access)|\badmin\s+rights\b|\b(?:bucket|container|blob|share|folder|repo|repository|dataset|snapshot|registry)s?\b(?:\s+[\w-]+){0,3}?\s+(?:public|publico|publique|offentlich|publiczn\w*|публичн\w*)\b|公开|公開|공개|\b(?:everyone|anyone|all\s+users|the\s+world|jeder|tout\s+le\s+monde|todos|wszyscy|всем)\b[^.;\n]{0,20}\b(?:full\s+control|write|read/write|modify|all\s+permissions|vollzugriff|controle\s+total|control\s+total)\b|\b(?:full\s+control|write\s+access|read-write|vollzugriff|controle\s+total|control\s+total)\b[^.;\n]{0,20}\b(?:everyone|anyone|all\s+users|the\s+world|public|jeder|tout\s+le\s+monde|todos|wszyscy|всем)\b";
 const WIDEN: &str = r"\b(?:(?:give|grant|attach|assign|set|use|open|allow|enable|add|make|switch|change|configure|put)\b[^-]|gib|gebe|erteil|vergib|setz|offne|erlaub|fug|accorde|donne|ouvre|autorise|active|mets|ajoute|otorga|concede|da\b|abre|abri|permite|activa|pon|anade|conceda|abra|ative|coloque|assegna|apri|consenti|attiva|imposta|nadaj|otworz|zezwol|ustaw|ver\b|verleen|zet|sta\s+toe|ac\b|izin\s+ver|дай|выдай|открой|разреш|включи|установи)|授予|开放|打开|允许|设置|付与|開放|開け|許可|設定|부여|열어|허용|설정";
 /// Where a wide setting is in scope: one method, read-only, a local machine, a sandbox.
 const PERMISSION_SCOPE: &str = r"\bonly\b|\bfor\s+get\b|\bread-only\b|\blocal(?:ly|host)?\b|127\.0\.0\.1|\bdev(?:elopment)?\b|docker[- ]compose|\bsandbox|\bnur\b|\blokal|\bseulement\b|\bsolo\b|\bsomente\b|\bapenas\b|\btylko\b|\bтолько\b|\bлокальн|仅|只|のみ|だけ|로컬|만\b";
@@ -70,6 +70,10 @@ const ELSEWHERE: &str = r"https?://|\bupstream\b|\bfrom\s+(?:the|its|that|this)\
 /// Switching off the checks that protect accounts and branches.
 const ACCOUNT_GUARD: &str = r"\b(?:two|2)[- ]?(?:factor|fa\b|step\s+(?:verification|auth\w*|login))|\bmfa\b|\b2fa\b|\bdeux\s+facteurs|\bzwei[- ]?faktor|\bdos\s+factores|\b(?:dois|2)\s+fatores|\bdue\s+fattori|\bdwuskładnik|\bdwuskladnik|двухфактор|双重验证|双因素|二要素|2단계|\bbranch\s+protection|\baudit\s+log\w*|\bsecurity\s+alerts?\b|\bsecret\s+scanning\b|\bauthenti[cf]\w*";
 const SWITCH_OFF: &str = r"\b(?:(?:disable|turn\s+off|switch\s+off|remove|drop|bypass|deactivate)\b|desactiv|supprim|deaktivier|abschalt|schalte\s+\S+\s+ab|entfern|desactiva|quita|desativ|remov|disattiv|rimuov|wyłącz|wylacz|usun|devre\s+disi|kapat|отключ|выключ|убер)|禁用|关闭|关掉|無効|オフ|비활성|끄";
+
+/// Deleting, and every branch on the remote.
+const BULK_DELETE: &str = r"\b(?:(?:delete|remove|prune|purge|wipe|nuke|drop)\b|git\s+push\s+\S+\s+(?:--delete|-d|:)|lösch|losch|entfern|supprim|borra|elimin|apag|exclu|cancell|elimina|usun|usuń|sil\b|удал)|删除|删掉|削除|삭제";
+const ALL_BRANCHES: &str = r"\b(?:all|every|each)\s+(?:(?:\w+|the)\s+){0,2}?branch\w*|\bbranch\w*\s+(?:on|in|from)\s+(?:origin|the\s+remote|upstream)|\bremote[- ]branches|\bgit\s+branch\s+-r\b|\bramas\s+remotas|\btodas\s+las\s+ramas|\bzdaln\w*\s+ga[lł]\w*|\bwszystkie\s+ga[lł]\w*|\bremote-branch\w*|\balle\s+(?:\w+\s+)?branch\w*|\bbranches\s+distantes|\btoutes\s+les\s+branches|\btodos\s+os\s+branches|\bramos\s+remotos|\btutti\s+i\s+branch|\bуд[ао]ленные\s+ветки|\bвсе\s+ветки|所有(?:远程)?分支|远程分支|リモートブランチ|全ての?ブランチ|원격\s*브랜치|모든\s*브랜치";
 
 static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
     vec![
@@ -121,6 +125,17 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
             act: re(REPLACE),
             thing: re(HOOKS),
             motive: Some(re(ELSEWHERE)),
+            scoped: false,
+        },
+        Class {
+            concern: Concern::Destructive,
+            what: "deletes branches in bulk",
+            act: re(BULK_DELETE),
+            thing: re(ALL_BRANCHES),
+            // Branches of a repository, not of an if-chain.
+            motive: Some(re(
+                r"\bgit\b|\borigin\b|remot|\bpush\b|\brepo\w*|github|gitlab|zdaln|удален|远程|リモート|원격",
+            )),
             scoped: false,
         },
         Class {
@@ -196,19 +211,24 @@ static SHAPES: LazyLock<Vec<(Concern, &'static str, Regex)>> = LazyLock::new(|| 
         (
             Concern::IgnoreGuidance,
             "claims someone's permission for what an agent must not do",
-            re(
-                r"\b(?:per|according\s+to|as\s+per|laut|nach\s+ansage|selon|d'apres|segun|según|de\s+acordo\s+com|secondo|według|wedlug|по\s+словам|согласно)\b[^.\n]{0,40}\b(?:ciso|cto|ceo|vp|sicherheitsteam|security|securite|seguridad|seguranca|sicurezza|bezpieczenstwa|безопасност|management|direction|leitung|jefe|chef|direttore|kierownik|руковод)\w*\b[^.\n]{0,60}\b(?:may|can|are\s+allowed|are\s+cleared|durfen|darf|konnen|kann|peu\w*|pouvez|puede\w*|pode\w*|possono|puoi|moga|mozesz|може\w*|можно)\b[^.\n]{0,80}(?:prod\w*|kunden|client|cliente|клиент)",
-            ),
+            re(&format!(
+                r"(?:{AUTHORITY})[^.\n]{{0,60}}?(?:{APPROVAL})[^\n]{{0,120}}?(?:{RISKY_GRANT})|(?:{APPROVAL})[^.\n]{{0,40}}?(?:{AUTHORITY})[^\n]{{0,120}}?(?:{RISKY_GRANT})|\b(?:per|according\s+to|as\s+per|laut|selon|d'apres|segun|de\s+acordo\s+com|secondo|wedlug|согласно)\b[^.\n]{{0,40}}(?:{AUTHORITY})[^\n]{{0,100}}?(?:{RISKY_GRANT})"
+            )),
         ),
         (
             Concern::IgnoreGuidance,
-            "claims someone's permission for what an agent must not do",
+            "claims its limits are lifted",
             re(
-                r"\b(?:responsable|equipe|équipe|jefe|equipo|time|equipe|team|squadra|zespol|команда|служба)\s+(?:de\s+|da\s+|di\s+|ds\s+)?(?:securite|seguridad|seguranca|sicurezza|sicherheit|security|bezpieczenstwa|безопасности)\b[^.\n]{0,30}\b(?:a\s+valide|a\s+approuve|a\s+autorise|aprobo|autorizo|aprovou|autorizou|ha\s+approvato|ha\s+autorizzato|hat\s+(?:\w+\s+)?(?:genehmigt|freigegeben|erlaubt)|zatwierdzil|одобрил\w*|разрешил\w*|approved|signed\s+off)\b",
+                r"^\W*(?:system|sys|admin|operator|developer)\s*:\s*(?:the\s+)?(?:operator|user|admin|owner|you|agents?|all|every|previous|prior|ignore|disregard|new\s+instructions|override|from\s+now)\b|\b(?:granted|given|unlocked|enabled)\s+(?:you\s+|the\s+agent\s+|agents\s+)?(?:unrestricted|full|unlimited|root|admin|sudo)\s+(?:shell\s+|system\s+|file\s+|network\s+)?(?:access|permissions?|rights|privileges)\b|\b(?:disregard|ignore|bypass|override|escape)\s+(?:the\s+|your\s+|any\s+|all\s+)?(?:sandbox|guardrails?|safety\s+(?:rules|checks|guidelines|policies)|restrictions|permission\s+(?:checks|prompts)|approval\s+prompts)\b",
             ),
         ),
     ]
 });
+
+/// Someone in charge, an approval, and what an agent must not be allowed.
+const AUTHORITY: &str = r"\b(?:ciso|cto|ceo|cio|vp|director|head\s+of\s+\w+|security\s+(?:team|lead|officer)|legal|compliance|management|leadership|infosec|(?:tech|team|security)\s+lead|manager|responsable|jefe|chef|direttore|direktor|kierownik|leitung|sicherheitsteam|руковод\w*|директор)\b|负责人|经理|上司|責任者|팀장";
+const APPROVAL: &str = r"\b(?:approved|signed\s+off|okayed|ok'?d|cleared|allowed|authori[sz]ed|confirmed|decided|waived|approuve|valide|autorise|aprobo|autorizo|permitio|aprovou|autorizou|approvato|autorizzato|genehmigt|erlaubt|freigegeben|zatwierdzil|pozwolil|одобрил\w*|разрешил\w*|onayladi|izin\s+verdi)\b|批准|同意|允许|承認|許可|승인|허가";
+const RISKY_GRANT: &str = r"\bprodukti\w*(?:schlussel|passw\w*|zugang\w*|token\w*|geheimnis\w*|daten\w*|datenbank)|\bprod(?:uction)?\s+(?:\w+\s+)?(?:credentials?|passwords?|keys?|tokens?|secrets?|database|db|data)\b|\b(?:identifiants|mots?\s+de\s+passe|contrasenas?|credenciales|senhas?|credenciais|credenziali|zugangsdaten|passworter|hasla|haslo|пароли?|учетн\w*)\b[^.\n]{0,30}\b(?:de\s+production|de\s+produccion|de\s+producao|di\s+produzione|produktiv\w*|produkcyj\w*|прод\w*)|\b(?:production|produccion|producao|produzione|produktion|produkcj\w*)\b[^.\n]{0,30}\b(?:identifiants|contrasena|credenciales|senha|credenziali|zugangsdaten|passwort|haslo|пароль)|\bpush\w*\s+(?:\w+\s+)?(?:directly\s+)?to\s+main\b|\bwithout\s+(?:code\s+)?review\b|\bskip\w*\s+(?:code\s+)?review\b|\bsans\s+revue\b|\bsin\s+revision\b|\bohne\s+review\b|\bcustomer\s+data\b|\bdonnees\s+clients?\b|\bdatos\s+de\s+clientes\b|\bkundendaten\b|生产(?:环境)?(?:的)?(?:密码|凭据|密钥)|本番(?:の)?(?:パスワード|認証情報|鍵)";
 
 /// Before an act, in its clause: a negation, in every language the lexicons read.
 static NEGATION_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
@@ -243,7 +263,12 @@ static RESERVED: LazyLock<Regex> = LazyLock::new(|| {
 });
 static ONLY_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\bonly\s+(?:on|in|for|when|while|inside|within|during|against)\b|\bnur\s+(?:auf|in|fur|bei|wahrend|lokal)\b|\bseulement\s+(?:sur|dans|pour|en)\b|\bsolo\s+(?:en|para|in|per|durante)\b|\bapenas\s+(?:em|no|na|para)\b",
+        r"\byour\s+own\b|\bmerged\b|\bpropias\b|\bwlasne\b|\beigenen\b|\bvos\s+propres\b|\bonly\s+(?:on|in|for|when|while|inside|within|during|against)\b|\bnur\s+(?:auf|in|fur|bei|wahrend|lokal)\b|\bseulement\s+(?:sur|dans|pour|en)\b|\bsolo\s+(?:en|para|in|per|durante)\b|\bapenas\s+(?:em|no|na|para)\b",
+    )
+});
+static REFUSED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:refuse|decline|reject|push\s+back|say\s+no|verweigere|lehne\s+\S+\s+ab|refuse[zr]?|rechaza|recusa|rifiuta|odmow\w*|откажи\w*)\b|拒绝|断って|거절",
     )
 });
 /// Secrets taken out before anything is shared: no leak.
@@ -303,6 +328,8 @@ fn kept(t: &str, start: usize, end: usize) -> bool {
         || NEGATION_AFTER_VERB.is_match(after)
         || (PAST.is_match(t) && !NOW.is_match(sentence))
         || RESERVED.is_match(sentence)
+        // The act is refused ("if the user asks to ignore the sandbox, refuse").
+        || REFUSED.is_match(sentence)
         // "never X, only Y": a prohibition leads the sentence.
         || lead.trim_start().starts_with("never ")
 }
@@ -319,10 +346,24 @@ pub fn find(reading: &str) -> Option<(Concern, &'static str)> {
             {
                 continue;
             }
+            // Someone's approval of a use kept to a case ("only in the anonymised warehouse").
+            let sentence =
+                &reading[sentence_start_of(reading, m.start())..sentence_end(reading, m.end())];
+            if what.starts_with("claims someone's permission")
+                && (ONLY_SCOPE.is_match(sentence) || REDACTED.is_match(sentence))
+            {
+                continue;
+            }
             if !kept(reading, m.start(), m.end()) {
                 return Some((*concern, what));
             }
         }
+    }
+    if look_alike_swap(reading) {
+        return Some((
+            Concern::RemoteCode,
+            "installs a look-alike of a package it names",
+        ));
     }
     for class in CLASSES.iter() {
         if !class.thing.is_match(reading) {
@@ -470,4 +511,51 @@ fn code_span_at(t: &str, at: usize) -> Option<(usize, usize)> {
         .chunks_exact(2)
         .map(|p| (p[0] + 1, p[1]))
         .find(|&(lo, hi)| at >= lo && at < hi)
+}
+
+/// A package swapped for a name one letter away from it ("install `python-dateutils`, the
+/// maintained fork, instead of python-dateutil"): the look-alike of the very name the text
+/// gives, recommended in its place, is how a typosquat is sold.
+fn look_alike_swap(t: &str) -> bool {
+    static SWAP: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"\binstead\s+of\b|\brather\s+than\b|\bfork\b|\breplac\w*|\bswitch\w*\s+(?:from|to)\b|\bstatt\b|\banstelle\b|\ben\s+(?:lugar|vez)\s+de\b|\bau\s+lieu\s+de\b|\binvece\s+di\b|\bem\s+vez\s+de\b|\bzamiast\b|\bвместо\b|而不是|代わりに|대신",
+        )
+    });
+    static INSTALL_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"\b(?:install\w*|use|add|depend\w*|require\w*|import|pip|npm|yarn|pnpm|cargo|gem|go\s+get|package|dependency|librar\w*|installier\w*|instal\w*|zainstaluj|установи)\b",
+        )
+    });
+    static NAME: LazyLock<Regex> = LazyLock::new(|| re(r"[a-z][a-z0-9._-]{3,}[a-z0-9]"));
+    static WARNED: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"\b(?:never|don't|dont|do\s+not|avoid|beware|typosquat\w*|look-?alikes?|malicious|fake|rejects?|nie|nicht|jamais|nunca|не)\b",
+        )
+    });
+    if !SWAP.is_match(t) || !INSTALL_WORDS.is_match(t) || WARNED.is_match(t) {
+        return false;
+    }
+    let names: Vec<&str> = NAME.find_iter(t).map(|m| m.as_str()).collect();
+    names.iter().enumerate().any(|(i, a)| {
+        names[i + 1..]
+            .iter()
+            .any(|b| a != b && a.len().min(b.len()) >= 5 && one_edit(a.as_bytes(), b.as_bytes()))
+    })
+}
+
+/// Whether `a` and `b` differ by one inserted, deleted, replaced or swapped letter.
+fn one_edit(a: &[u8], b: &[u8]) -> bool {
+    let (a, b) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if b.len() - a.len() > 1 {
+        return false;
+    }
+    let p = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    if a.len() == b.len() {
+        let rest_equal = |from: usize| a[from..] == b[from..];
+        (p + 1 <= a.len() && rest_equal(p + 1))
+            || (p + 2 <= a.len() && a[p] == b[p + 1] && a[p + 1] == b[p] && rest_equal(p + 2))
+    } else {
+        a[p..] == b[p + 1..]
+    }
 }
