@@ -553,7 +553,7 @@ fn one_edit(a: &[u8], b: &[u8]) -> bool {
     let p = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     if a.len() == b.len() {
         let rest_equal = |from: usize| a[from..] == b[from..];
-        (p + 1 <= a.len() && rest_equal(p + 1))
+        (p < a.len() && rest_equal(p + 1))
             || (p + 2 <= a.len() && a[p] == b[p + 1] && a[p + 1] == b[p] && rest_equal(p + 2))
     } else {
         a[p..] == b[p + 1..]
