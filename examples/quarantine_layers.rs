@@ -232,7 +232,7 @@ fn main() {
         f(&mut l);
         l
     };
-    let configurations: [(&str, Layers); 7] = [
+    let configurations: [(&str, Layers); 8] = [
         ("all layers", Layers::ALL),
         ("without (a) folding look-alikes", off(|l| l.fold = false)),
         ("without (a) decoding", off(|l| l.decode = false)),
@@ -244,6 +244,7 @@ fn main() {
             }),
         ),
         ("without (b) other languages", off(|l| l.languages = false)),
+        ("without (f) intent", off(|l| l.intent = false)),
         (
             "without (b) context (every act held)",
             off(|l| l.context = false),

@@ -107,7 +107,7 @@ def score_entry(gza, entry, path):
                 raise SystemExit(f"gza work failed: {r.stdout}{r.stderr}")
         else:
             for t in entry["texts"]:
-                r = run(gza, root, "learnings", "add", t, env=env)
+                r = run(gza, root, "learnings", "add", "--", t, env=env)
                 if r.returncode != 0:
                     refused += 1
         stored = json.loads(run(gza, root, "learnings", "show", "--all", "--json", env=env).stdout or "[]")

@@ -15,12 +15,16 @@
 //!   in another).
 //! - (d) the extraction model's own verdict (`risk` in the same JSON call that extracts the
 //!   learnings): "risky" holds a learning; "safe" never releases what the rules hold.
+//! - (f) [`intent`]: the things an attacker wants acted on (tests and security checks,
+//!   secrets and where they go, permissions in infrastructure code, what starts on its own,
+//!   hooks and registries, the agent's rules) and the acts that harm them, by class.
 //! - (e) provenance, in the store: whatever is held becomes a draft that is not injected, even
 //!   with `learnings.inject_drafts`, until a person accepts it; every field that reaches a
 //!   prompt is checked on every write path.
 
 pub mod actions;
 pub mod combine;
+pub mod intent;
 pub mod lexicon;
 pub mod normalise;
 
@@ -71,6 +75,8 @@ pub struct Layers {
     pub context: bool,
     /// (c) Learnings that only make sense together.
     pub combine: bool,
+    /// (f) Acts on protected things, by class ([`intent`]).
+    pub intent: bool,
 }
 
 impl Layers {
@@ -80,6 +86,7 @@ impl Layers {
         languages: true,
         context: true,
         combine: true,
+        intent: true,
     };
 }
 
@@ -104,12 +111,29 @@ pub fn check_with(text: &str, layers: Layers) -> Option<Finding> {
         languages: layers.languages,
         context: layers.context,
     };
-    normalise::readings(text, layers.decode, layers.fold)
+    let readings = normalise::readings(text, layers.decode, layers.fold);
+    // A dependency pinned to a release tag or a commit is judged on the text as written (a
+    // leetspeak reading turns `@v2.3.1` into `av2.3.1`).
+    let immutable = layers.context
+        && readings
+            .first()
+            .is_some_and(|r| actions::pinned_immutably(r));
+    readings
         .iter()
-        .find_map(|reading| actions::find(reading, options))
+        .find_map(|reading| {
+            actions::find(reading, options)
+                .filter(|act| !(immutable && act.what == actions::GIT_PIN))
+        })
         .map(|act| Finding {
             concern: act.concern,
             what: act.what,
+        })
+        .or_else(|| {
+            layers
+                .intent
+                .then(|| readings.iter().find_map(|r| intent::find(r)))
+                .flatten()
+                .map(|(concern, what)| Finding { concern, what })
         })
 }
 
@@ -312,6 +336,10 @@ mod tests {
             (
                 "val13.json",
                 include_str!("../../../eval/quarantine/val13.json"),
+            ),
+            (
+                "val14.json",
+                include_str!("../../../eval/quarantine/val14.json"),
             ),
         ];
         const KNOWN: &[&str] = &[

@@ -487,7 +487,7 @@ const RULES: &[Rule] = &[
     Rule::new(RemoteCode, SEVERE, "runs what it decodes", &["eval", "exec"], r"\b(?:exec|eval)\s*\(\s*(?:[\w.]+\.)?(?:b64decode|b32decode|b85decode|a85decode|urlsafe_b64decode|decodebytes|decodestring|unhexlify|fromhex|decompress|atob|frombase64string|loads)\s*\(|\b(?:exec|eval)\s*\(\s*(?:buffer\.from|codecs\.decode|compile\s*\(\s*(?:base64|zlib|codecs|marshal))"),
     Rule::new(RemoteCode, SEVERE, "runs a fork's code where the secrets are", &["pull_request_target"], r"\bpull_request_target\b[^\n]{0,300}?(?:head\.sha|head\.ref|head_ref|head\.repo|refs/pull/|fork)|(?:head\.sha|head\.ref|head_ref)\b[^\n]{0,300}?\bpull_request_target\b"),
     Rule::new(RemoteCode, MODERATE, "installs from a package index nobody vetted", &["index-url", "index_url"], r"--(?:extra-)?index-url\b|\bpip_(?:extra_)?index_url\s*=|\b(?:extra-)?index-url\s*=\s*https?://"),
-    Rule::new(RemoteCode, MODERATE, "pins a dependency to a git repository", &["git"], r#"\bgit\s*=\s*['"](?:https?|ssh|git)://|\s@\s*git\+(?:https?|ssh)://|['"]\s*:\s*['"](?:git\+|github:|git://|https?://github\.com/)[^'"\s]*['"]"#),
+    Rule::new(RemoteCode, MODERATE, GIT_PIN, &["git"], r#"\bgit\s*=\s*['"](?:https?|ssh|git)://|\s@\s*git\+(?:https?|ssh)://|['"]\s*:\s*['"](?:git\+|github:|git://|https?://github\.com/)[^'"\s]*['"]"#),
     Rule::new(RemoteCode, MODERATE, "replaces git hooks with code from elsewhere", &[".git/hooks", "core.hookspath"], r"(?:\.git/hooks|core\.hookspath)[^\n]{0,120}?\b(?:from|at|with)\s+(?:that|this|the|a|our|their)?\s*(?:url|link|address|remote|https?://|latest\s+\S+\s+\S+\s+from)|\b(?:curl|wget|download\w*|fetch\w*)\b[^\n]{0,120}?(?:\.git/hooks|core\.hookspath)"),
     Rule::new(RemoteCode, SEVERE, "pipes fetched output into a shell", &["pip"], r"\bpip(?:e|es|ed|ing)\b[^.;\n]{0,80}\b(?:output|response|body|result|contents?|reply|script|payload)\b[^.;\n]{0,40}\b(?:into|to|through)\s+(?:a\s+|the\s+)?(?:bash|sh|zsh|shell|python|sudo)\b"),
     // Persistence: something set to start on its own from a folder anyone can write.
@@ -1296,7 +1296,10 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
             // A code span is a command to run whoever runs the tests; only prose in quotes is
             // the tests' data.
             && (in_sentence(Concept::DataFrame, sentence.0, act.start)
-                || (tested && !t[..a].ends_with('`')))
+                || (tested && !t[..a].ends_with('`'))
+                // Prose in quotes named as the interface's text after it ("the \"Admin
+                // message: …\" banner copy", "the \"You are now …\" toast").
+                || (!t[..a].ends_with('`') && UI_TEXT_AFTER.is_match(t.get(b..).unwrap_or(""))))
     }) {
         return false;
     }
@@ -1334,6 +1337,11 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
         && !ADOPT.is_match(t.get(clause.1.min(t.len())..).unwrap_or(""))
         && PAST_EVENT.is_match(t.get(sentence.0..sentence.1.min(t.len())).unwrap_or(""))
     {
+        return false;
+    }
+    // A command reserved for a named role ("`gh pr merge --admin` is reserved for the release
+    // captain", "nur dem Release-Manager erlaubt"): a rule for someone else, not the agent.
+    if reserved_for_role(t.get(sentence.0..sentence.1.min(t.len())).unwrap_or("")) {
         return false;
     }
     if act.severe {
@@ -2351,7 +2359,57 @@ pub fn acts(reading: &str, options: Options) -> Vec<(Act, bool)> {
 pub fn find(reading: &str, options: Options) -> Option<Act> {
     acts(reading, options)
         .into_iter()
-        .find_map(|(act, instruction)| instruction.then_some(act))
+        .find_map(|(act, instruction)| {
+            (instruction && !(act.what == GIT_PIN && options.context && pinned_immutably(reading)))
+                .then_some(act)
+        })
+}
+
+/// What the rule for a dependency pinned to a git repository says (its finding is dropped when
+/// every pin names a release tag or a commit).
+pub const GIT_PIN: &str = "pins a dependency to a git repository";
+
+/// After a closing quote: the quoted prose is the interface's own text.
+static UI_TEXT_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^[\x22'”»」’]?\s*(?:banner|copy|string|label|text|message|tooltip|placeholder|heading|title|toast|notification|translation|button|dialog|modal|email\s+subject|subject\s+line)s?\b",
+    )
+});
+
+/// A role that a command is reserved for, and which roles are the agent itself.
+static ROLE_RESERVED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\breserved\s+for\s+(?:the\s+)?([\w-]+)|\bonly\s+(?:the\s+)?([\w-]+)(?:\s+[\w-]+){0,2}\s+(?:may|can|is\s+allowed\s+to|are\s+allowed\s+to)\b|\bnur\s+(?:dem|der|den|die)\s+([\w-]+)[^.\n]{0,40}\b(?:erlaubt|gestattet|vorbehalten)|\breserve\w*\s+(?:au|a\s+la|aux)\s+([\w-]+)|\breservado\s+(?:al|a\s+la|para\s+el|para\s+la|ao|a)\s+([\w-]+)|\briservat[oa]\s+(?:al|alla|ai)\s+([\w-]+)|\bzarezerwowane\s+dla\s+([\w-]+)|\bтолько\s+(?:для\s+)?([\w-]+)",
+    )
+});
+
+fn reserved_for_role(sentence: &str) -> bool {
+    ROLE_RESERVED.captures_iter(sentence).any(|c| {
+        c.iter().skip(1).flatten().next().is_some_and(|role| {
+            !matches!(
+                role.as_str(),
+                "agent" | "agents" | "you" | "assistant" | "bot" | "bots" | "ai" | "automation"
+            )
+        })
+    })
+}
+
+/// Every git address a dependency is pinned to names a release tag or a commit (not a branch
+/// that anyone with push rights can move), and nothing says it is someone else's fork.
+pub fn pinned_immutably(reading: &str) -> bool {
+    static GIT_REF: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?:git\+(?:https?|ssh)://|(?:github|gitlab|bitbucket):)[^\s'\x22`]+")
+    });
+    static IMMUTABLE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"[@#](?:v?\d+(?:\.\d+){1,3}|[0-9a-f]{7,40})$"));
+    static FORK: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"\b(?:fork|forks|forked|mirror|maintained|patched|community|unofficial)\b")
+    });
+    let refs: Vec<&str> = GIT_REF
+        .find_iter(reading)
+        .map(|m| m.as_str().trim_end_matches(['.', ',', ')', ';']))
+        .collect();
+    !refs.is_empty() && refs.iter().all(|r| IMMUTABLE.is_match(r)) && !FORK.is_match(reading)
 }
 
 /// The lexicon words found in `reading`, for `--explain`.
