@@ -19,6 +19,7 @@ mod lineage;
 mod origin;
 mod outcomes;
 mod pg;
+mod pushes;
 mod review_loop;
 mod runs;
 mod search;
@@ -58,6 +59,7 @@ pub use outcomes::{
     BaseRate, Credit, CreditCounts, CreditedTask, Debited, Ending, Measures, Rating,
     credit_finished, credit_task,
 };
+pub use pushes::BranchPush;
 pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
 pub use search::{SearchFilter, SearchHit, SearchOrder};
 pub use tags::Scope;
