@@ -66,7 +66,11 @@ fn reason(e: &Error) -> String {
         .filter(|l| !l.starts_with("and the repository exists"))
         .take(2)
         .collect();
-    let text = if said.is_empty() { text.clone() } else { said.join("; ") };
+    let text = if said.is_empty() {
+        text.clone()
+    } else {
+        said.join("; ")
+    };
     let line = gza_core::redact::one_clean_line(&gza_core::redact::redact(&text));
     gza_core::text::one_line(&line, 300)
 }
@@ -85,6 +89,11 @@ pub fn push_branch(
         return None;
     }
     let root = &project.root;
+    // A clone with no origin that did not ask for pushing (a shared database used from one
+    // machine) has nowhere to push and nothing to say about it.
+    if project.config.push != Some(true) && !has_origin(root) {
+        return None;
+    }
     let tip = worktree::resolve(root, &format!("refs/heads/{branch}"))?;
     let pushed = push(root, branch, force);
     let error = pushed.as_ref().err().map(reason);
@@ -125,8 +134,7 @@ fn why_not_on_origin(store: &Store, branch: &str) -> String {
     }
 }
 
-/// Before a command that needs `task`'s branch `branch`: when `push` is on (or this clone lacks
-/// the branch), fetch origin's copy and bring the local branch up to it when it is behind; push
+/// Before a command that needs `task`'s branch `branch`: when `push` is on, fetch origin's copy and bring the local branch up to it when it is behind; push
 /// it when this clone is ahead (a push that failed before). Returns a warning line when the
 /// local branch is used although it may not be origin's; an error when this clone lacks the
 /// branch and cannot fetch it, saying what to do.
@@ -136,22 +144,18 @@ pub fn sync_branch(
     task: &Task,
     branch: &str,
 ) -> Result<Option<String>> {
+    // Without `push` (one machine) nothing is fetched: a missing branch is left to the
+    // caller's own message (deleted by hand, most likely), at no cost.
+    if !project.push_enabled() {
+        return Ok(None);
+    }
     let root = &project.root;
     let local_ref = format!("refs/heads/{branch}");
     let local = worktree::resolve(root, &local_ref);
-    let push_on = project.push_enabled();
-    if local.is_some() && !push_on {
-        return Ok(None);
-    }
     if worktree::head_commit(root).is_none() {
         return Ok(None);
     }
-    // Without `push` a missing branch is fetched when origin has it, and otherwise left to
-    // the caller's own message (deleted by hand, most likely).
-    let missing = |why: String| {
-        if !push_on {
-            return Ok(None);
-        }
+    let missing = |why: String| -> Result<Option<String>> {
         Err(Error::Usage(format!(
             "branch {branch} of task {} is not in this clone and {why}",
             task.id
@@ -160,6 +164,7 @@ pub fn sync_branch(
     if !has_origin(root) {
         return match local {
             Some(_) => Ok(None),
+            None if project.config.push != Some(true) => Ok(None),
             None => missing(format!(
                 "there is no {REMOTE} to fetch it from; restore it from `git reflog`, or queue the task again with `gza retry {}`",
                 task.id
@@ -269,14 +274,15 @@ fn fast_forward(
     }
 }
 
-/// Before a worktree is made from `commit` (a task's recorded base): when this clone lacks it,
-/// fetch it from `origin` (by id, else every branch). True when the clone has it after.
+/// Before a worktree is made from `commit` (a task's recorded base): when this clone lacks it
+/// and `push` is on, fetch it from `origin` (by id, else every branch). True when the clone has
+/// it after.
 pub fn ensure_commit(project: &Project, commit: &str) -> bool {
     let root = &project.root;
     if worktree::resolve(root, commit).is_some() {
         return true;
     }
-    if !has_origin(root) {
+    if !project.push_enabled() || !has_origin(root) {
         return false;
     }
     let by_id = git::remote(
@@ -295,7 +301,13 @@ pub fn ensure_commit(project: &Project, commit: &str) -> bool {
         // A server that gives only its branches' tips: the commit is in one of them.
         let _ = git::remote(
             root,
-            &["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", REMOTE],
+            &[
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                REMOTE,
+            ],
             FETCH_TIMEOUT,
         );
     }

@@ -191,9 +191,7 @@ fn prepare_workspace(
         _ => (head, head_branch),
     };
     let (base_branch, base_commit) = match retried_base {
-        Some(b) if crate::remote::ensure_commit(project, &b.commit) => {
-            (b.branch, Some(b.commit))
-        }
+        Some(b) if crate::remote::ensure_commit(project, &b.commit) => (b.branch, Some(b.commit)),
         _ => (base_branch, None),
     };
     if worktree::is_dirty(&project.root) && once(&SAID_DIRTY) {
@@ -1166,7 +1164,13 @@ fn record(
         }
         // Before the outcome is recorded, so a clone that sees the task finished finds its
         // branch on origin.
-        if let Some(warning) = push_after_commit(project, store, task, &ending.outcome, ending.branch.as_deref()) {
+        if let Some(warning) = push_after_commit(
+            project,
+            store,
+            task,
+            &ending.outcome,
+            ending.branch.as_deref(),
+        ) {
             ui.warn(&format!("task {}: {warning}", task.id));
         }
     }
