@@ -271,7 +271,7 @@ fn print_task(
             None => format!("on origin at {tip} (pushed from {})", p.host),
             Some(e) => output::paint(
                 output::YELLOW,
-                &format!(
+                format!(
                     "failed from {} at {tip}: {e}; run `git push origin {}` there",
                     p.host, p.branch
                 ),

@@ -135,7 +135,10 @@ fn a_task_worked_in_one_clone_is_diffed_reviewed_improved_and_merged_in_another(
         b.json(&["show", &review.to_string(), "--json"])["status"],
         "completed"
     );
-    assert!(b.ok(&["show", &review.to_string()]).contains("CHANGES_REQUESTED"));
+    assert!(
+        b.ok(&["show", &review.to_string()])
+            .contains("CHANGES_REQUESTED")
+    );
     b.ok(&["improve", &review.to_string()]);
     let run = b.run(&["work"]);
     assert_eq!(run.code, 0, "{run}");
