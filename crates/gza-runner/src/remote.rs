@@ -32,8 +32,29 @@ fn has_origin(root: &Path) -> bool {
     git::succeeds(root, &["config", "--get", &format!("remote.{REMOTE}.url")])
 }
 
-/// How pushing went, for the caller to show.
+/// Whether `branch` can stand in a refspec as one branch: a shared database is written by
+/// every machine of the team, so a name read from it must not smuggle in a second ref (`:`),
+/// an option (`-`), a pattern or a path out of `refs/heads/`.
+fn plain_branch(branch: &str) -> bool {
+    !branch.is_empty()
+        && !branch.starts_with(['-', '/', '.'])
+        && !branch.ends_with(['/', '.'])
+        && !branch.contains("..")
+        && !branch.contains("//")
+        && !branch.contains("@{")
+        && !branch.ends_with(".lock")
+        && branch
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.' | '+'))
+}
+
+/// Push `branch` to origin.
 fn push(root: &Path, branch: &str, force: bool) -> Result<()> {
+    if !plain_branch(branch) {
+        return Err(Error::Usage(format!(
+            "{branch:?} is not a plain branch name; gza pushes only its own task branches"
+        )));
+    }
     if !has_origin(root) {
         return Err(Error::Usage(format!(
             "this clone has no remote named {REMOTE}"
@@ -150,11 +171,11 @@ pub fn sync_branch(
         return Ok(None);
     }
     let root = &project.root;
-    let local_ref = format!("refs/heads/{branch}");
-    let local = worktree::resolve(root, &local_ref);
-    if worktree::head_commit(root).is_none() {
+    if !plain_branch(branch) || worktree::head_commit(root).is_none() {
         return Ok(None);
     }
+    let local_ref = format!("refs/heads/{branch}");
+    let local = worktree::resolve(root, &local_ref);
     let missing = |why: String| -> Result<Option<String>> {
         Err(Error::Usage(format!(
             "branch {branch} of task {} is not in this clone and {why}",
@@ -282,7 +303,10 @@ pub fn ensure_commit(project: &Project, commit: &str) -> bool {
     if worktree::resolve(root, commit).is_some() {
         return true;
     }
-    if !project.push_enabled() || !has_origin(root) {
+    // A full commit id only: the value comes from the shared database and goes on git's
+    // command line.
+    let full_id = matches!(commit.len(), 40 | 64) && commit.bytes().all(|b| b.is_ascii_hexdigit());
+    if !full_id || !project.push_enabled() || !has_origin(root) {
         return false;
     }
     let by_id = git::remote(
@@ -312,4 +336,31 @@ pub fn ensure_commit(project: &Project, commit: &str) -> bool {
         );
     }
     worktree::resolve(root, commit).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_branch;
+
+    #[test]
+    fn only_plain_branch_names_reach_a_refspec() {
+        for ok in ["gza/12-fix-the-login-page", "gza/3-a-2", "feature/x_y.z"] {
+            assert!(plain_branch(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "x:refs/heads/main",
+            "-f",
+            "--upload-pack=evil",
+            "gza/../../main",
+            "refs/*",
+            "a b",
+            "a@{0}",
+            "x.lock",
+            "/abs",
+            "gza/1\nmain",
+        ] {
+            assert!(!plain_branch(bad), "{bad}");
+        }
+    }
 }
