@@ -287,3 +287,46 @@ fn a_cloned_gza_yaml_cannot_turn_pushing_on_until_trusted() {
     assert_eq!(p.run(&["work"]).code, 0);
     on_origin(&p, &origin, &branch_of(&p, id)).expect("pushed once trusted");
 }
+
+#[test]
+fn a_retry_on_another_clone_starts_from_what_the_failed_run_committed_and_its_base() {
+    let a = TestProject::empty_postgres();
+    let b = TestProject::empty_sharing(&a);
+    let origin = bare_origin(&a);
+    first_clone(&a, &origin, "");
+    second_clone(&b, &origin);
+    // The first clone's main moves on after the second cloned: the second lacks the commit the
+    // task starts from.
+    std::fs::write(a.path("later.txt"), "later\n").unwrap();
+    a.git(&["add", "later.txt"]);
+    a.git(&["commit", "--quiet", "-m", "later"]);
+    a.git(&["push", "--quiet", "origin", "main"]);
+    let base = a.git(&["rev-parse", "HEAD"]).trim().to_string();
+    // Its agent writes half the work and fails.
+    let failing = a.agent_script("cat > /dev/null\necho half > half.txt\nexit 3\n");
+    std::fs::write(
+        a.path("gza.local.yaml"),
+        format!("provider: command\nproviders:\n  command:\n    command: [sh, {failing}]\n"),
+    )
+    .unwrap();
+    a.add(&["finish the work"]);
+    a.run(&["work"]);
+    assert_eq!(a.json(&["show", "1", "--json"])["status"], "failed");
+    assert!(!b.git_ok(&["cat-file", "-e", &format!("{base}^{{commit}}")]));
+
+    let retry: i64 = b
+        .ok(&["retry", "1"])
+        .split_whitespace()
+        .find_map(|w| w.parse().ok())
+        .unwrap();
+    let run = b.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    let shown = b.json(&["show", &retry.to_string(), "--json"]);
+    assert_eq!(shown["status"], "completed", "{shown}");
+    assert_eq!(shown["base_commit"], base.as_str(), "{shown}");
+    let files = b.git(&["ls-tree", "--name-only", &branch_of(&b, retry)]);
+    assert!(
+        files.contains("half.txt") && files.contains("later.txt"),
+        "{files}"
+    );
+}
