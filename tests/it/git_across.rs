@@ -106,7 +106,7 @@ fn push_on() -> &'static str {
 }
 
 #[test]
-fn a_task_worked_in_one_clone_is_diffed_reviewed_improved_and_merged_in_another() {
+fn a_task_worked_in_one_clone_is_diffed_reviewed_improved_rebased_and_merged_in_another() {
     let a = TestProject::empty_postgres();
     let b = TestProject::empty_sharing(&a);
     let origin = bare_origin(&a);
@@ -150,6 +150,22 @@ fn a_task_worked_in_one_clone_is_diffed_reviewed_improved_and_merged_in_another(
     let diff = a.ok(&["diff", "1"]);
     assert!(diff.contains("better.txt"), "{diff}");
     assert_eq!(a.git(&["rev-parse", &branch]).trim(), improved);
+
+    // The second clone's main moves on; it rebases the branch, which replaces origin's copy,
+    // and the first clone (which added nothing) takes the rewritten branch.
+    std::fs::write(b.path("other.txt"), "other\n").unwrap();
+    b.git(&["add", "other.txt"]);
+    b.git(&["commit", "--quiet", "-m", "other"]);
+    let run = b.run(&["rebase", "1"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(!run.stderr.contains("warning"), "{run}");
+    let rebased = on_origin(&b, &origin, &branch).unwrap();
+    assert_eq!(b.git(&["rev-parse", &branch]).trim(), rebased);
+    assert_ne!(rebased, improved);
+    let run = a.run(&["diff", "1", "--stat"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(!run.stderr.contains("diverged"), "{run}");
+    assert_eq!(a.git(&["rev-parse", &branch]).trim(), rebased);
 
     // Merged in the second clone.
     let merged = b.ok(&["merge", "1"]);

@@ -193,6 +193,9 @@ pub fn sync_branch(
         };
     }
     let tracking = format!("refs/remotes/{REMOTE}/{branch}");
+    // What this clone last saw on origin: a local branch still there has nothing of its own,
+    // so origin's, even rewritten (a rebase on another machine), replaces it.
+    let seen = worktree::resolve(root, &tracking);
     let fetched = git::remote(
         root,
         &[
@@ -232,8 +235,10 @@ pub fn sync_branch(
         }
         (Some(_), None) => Ok(push_branch(project, store, task.id, branch, false)),
         (Some(here), Some(there)) if here == there => Ok(None),
-        (Some(here), Some(there)) if is_ancestor(root, &here, &there) => {
-            fast_forward(project, branch, &local_ref, &here, &there)
+        (Some(here), Some(there))
+            if is_ancestor(root, &here, &there) || seen.as_deref() == Some(here.as_str()) =>
+        {
+            move_to(project, branch, &local_ref, &here, &there)
         }
         (Some(here), Some(there)) if is_ancestor(root, &there, &here) => {
             Ok(push_branch(project, store, task.id, branch, false))
@@ -261,10 +266,11 @@ fn is_ancestor(root: &Path, older: &str, newer: &str) -> bool {
     git::succeeds(root, &["merge-base", "--is-ancestor", older, newer])
 }
 
-/// Move the local `branch` from `here` up to origin's `there` (a descendant). A branch checked
-/// out in one of gza's task worktrees without uncommitted changes moves with its checkout; one
-/// checked out elsewhere (the person's checkout) is left to the person.
-fn fast_forward(
+/// Move the local `branch` from `here` to origin's `there` (a descendant, or a rewrite of a
+/// tip this clone had pushed or fetched and never added to). A branch checked out in one of
+/// gza's task worktrees without uncommitted changes moves with its checkout; one checked out
+/// elsewhere (the person's checkout) is left to the person.
+fn move_to(
     project: &Project,
     branch: &str,
     local_ref: &str,
@@ -284,11 +290,12 @@ fn fast_forward(
                 .unwrap_or_else(|_| project.worktrees_dir());
             let in_ours = dir.canonicalize().unwrap_or(dir.clone()).starts_with(&ours);
             if in_ours && worktree::dirty_files(&dir, 1)?.is_empty() {
-                git::run(&dir, &["merge", "--ff-only", "--quiet", there])?;
+                // `--keep` refuses rather than lose anything in the checkout.
+                git::run(&dir, &["reset", "--quiet", "--keep", there])?;
                 return Ok(None);
             }
             Ok(Some(format!(
-                "branch {branch} is behind {REMOTE}'s and checked out in {} with changes or outside gza's worktrees; using this clone's copy: run `git merge --ff-only {REMOTE}/{branch}` there",
+                "branch {branch} is behind {REMOTE}'s and checked out in {} with changes or outside gza's worktrees; using this clone's copy: bring it up to `{REMOTE}/{branch}` there",
                 dir.display()
             )))
         }
