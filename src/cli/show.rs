@@ -265,15 +265,19 @@ fn print_task(
         _ => None,
     };
     field(out, "Base", base)?;
+    // Written by whichever machine pushed: shown as one line of plain text.
     let push = notes.push.as_ref().map(|p| {
-        let tip = p.tip.get(..10).unwrap_or(&p.tip);
+        let clean = crate::redact::one_clean_line;
+        let tip = clean(p.tip.get(..10).unwrap_or(&p.tip));
+        let host = clean(&p.host);
         match &p.error {
-            None => format!("on origin at {tip} (pushed from {})", p.host),
+            None => format!("on origin at {tip} (pushed from {host})"),
             Some(e) => output::paint(
                 output::YELLOW,
                 format!(
-                    "failed from {} at {tip}: {e}; run `git push origin {}` there",
-                    p.host, p.branch
+                    "failed from {host} at {tip}: {}; run `git push origin {}` there",
+                    clean(e),
+                    clean(&p.branch)
                 ),
             ),
         }

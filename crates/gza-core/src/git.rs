@@ -373,6 +373,8 @@ pub fn remote(dir: &Path, args: &[&str], timeout: std::time::Duration) -> Result
     use std::os::unix::process::CommandExt;
     let started = std::time::Instant::now();
     let mut child = command_with(dir, args, false)?
+        // Its messages are read ("couldn't find remote ref") and shown in English.
+        .env("LC_ALL", "C")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

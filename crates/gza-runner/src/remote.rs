@@ -71,8 +71,7 @@ fn push(root: &Path, branch: &str, force: bool) -> Result<()> {
 }
 
 /// The reason in a git failure, without the command gza ran (the line that shows it names
-/// the branch and what to do).
-/// Redacted (a remote's URL may carry a token) and cut to one short line.
+/// the branch and what to do): redacted (a remote's URL may carry a token), one short line.
 fn reason(e: &Error) -> String {
     let text = match e {
         Error::Git { message, .. } if !message.is_empty() => message.clone(),
@@ -155,10 +154,11 @@ fn why_not_on_origin(store: &Store, branch: &str) -> String {
     }
 }
 
-/// Before a command that needs `task`'s branch `branch`: when `push` is on, fetch origin's copy and bring the local branch up to it when it is behind; push
-/// it when this clone is ahead (a push that failed before). Returns a warning line when the
-/// local branch is used although it may not be origin's; an error when this clone lacks the
-/// branch and cannot fetch it, saying what to do.
+/// Before a command that needs `task`'s branch `branch`: when `push` is on, fetch origin's
+/// copy and bring the local branch up to it when it is behind; push it when this clone is
+/// ahead (a push that failed before). Returns a warning line when the local branch is used
+/// although it may not be origin's; an error when this clone lacks the branch and cannot
+/// fetch it, saying what to do.
 pub fn sync_branch(
     project: &Project,
     store: &Store,
