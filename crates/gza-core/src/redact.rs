@@ -535,7 +535,7 @@ fn confirm(check: Check, caps: &Captures, text: &str) -> Option<Span> {
             let quoted = inner.len() != value.as_str().len();
             // A quoted value is a literal: `(`, `[` or `*` in it are characters of the secret
             // (Django's generated keys have them), not a call or an index.
-            if !value_is_secret(key, inner) && !(quoted && literal_is_secret(key, inner)) {
+            if !(value_is_secret(key, inner) || quoted && literal_is_secret(key, inner)) {
                 return None;
             }
             // `token == expected`, `Token => …`: code, unless a literal is compared.
