@@ -24,5 +24,5 @@ pub use gza_learn as learn;
 pub use gza_llm as llm;
 pub use gza_mcp as mcp;
 pub use gza_runner as runner;
-pub use gza_runner::{branch, review};
+pub use gza_runner::{branch, remote, review};
 pub use gza_store as store;

@@ -51,6 +51,8 @@ pub fn cmd_diff(ctx: &Context, args: DiffArgs) -> anyhow::Result<()> {
     let Some(branch) = task.branch.clone() else {
         return Err(crate::review::no_branch(&task).into());
     };
+    // Made on another machine, or moved on there: fetched first (team mode).
+    crate::remote::sync_branch_or_warn(&project, &store, &task, &branch)?;
     // One git process when all is well; what went wrong is worked out only when it fails.
     let range = match task.base_commit() {
         Some(base) => vec![base.to_string(), branch],

@@ -59,6 +59,9 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
             if !comments.is_empty() {
                 map.insert("comments".into(), serde_json::to_value(&comments)?);
             }
+            if let Some(push) = branch_push(&store, &task) {
+                map.insert("push".into(), serde_json::to_value(&push)?);
+            }
         }
         crate::redact::redact_json_value(&mut value);
         serde_json::to_writer_pretty(&mut out, &value)?;
@@ -95,6 +98,7 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
         tags: store.tags_of(task.id)?,
         comments: store.comments_on(task.id)?,
         checks: verify_shown(&project, &store, &task)?,
+        push: branch_push(&store, &task),
     };
     print_task(
         &mut out,
@@ -113,6 +117,13 @@ struct Notes {
     tags: Vec<crate::task::Tag>,
     comments: Vec<crate::store::Comment>,
     checks: Option<VerifyShown>,
+    /// How the last push of its branch to origin went (team mode), if gza pushed it.
+    push: Option<crate::store::BranchPush>,
+}
+
+/// How the last push of `task`'s branch went, when gza pushed it (team mode).
+fn branch_push(store: &crate::store::Store, task: &Task) -> Option<crate::store::BranchPush> {
+    store.branch_push(task.branch.as_deref()?).ok().flatten()
 }
 
 /// What `show` says of a code task's verify: the line, and a failed run's end of output.
@@ -254,6 +265,24 @@ fn print_task(
         _ => None,
     };
     field(out, "Base", base)?;
+    // Written by whichever machine pushed: shown as one line of plain text.
+    let push = notes.push.as_ref().map(|p| {
+        let clean = crate::redact::one_clean_line;
+        let tip = clean(p.tip.get(..10).unwrap_or(&p.tip));
+        let host = clean(&p.host);
+        match &p.error {
+            None => format!("on origin at {tip} (pushed from {host})"),
+            Some(e) => output::paint(
+                output::YELLOW,
+                format!(
+                    "failed from {host} at {tip}: {}; run `git push origin {}` there",
+                    clean(e),
+                    clean(&p.branch)
+                ),
+            ),
+        }
+    });
+    field(out, "Push", push)?;
     if t.task_type == TaskType::Review && t.status() == TaskStatus::Completed {
         let verdict = t
             .review_verdict()

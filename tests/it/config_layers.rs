@@ -77,7 +77,7 @@ fn a_bad_key_or_type_in_any_layer_names_its_file_line_and_key() {
     let err = |p: &TestProject| p.user_error(&["config"]).replace(&home, "[HOME]");
 
     user_file(&p, "max_turns: 5\nmax_concurent: 3\n");
-    assert_snapshot!(err(&p), @"Error: [HOME]/.gza/config.yaml:2:1: unknown key `max_concurent`, expected one of `project_name`, `provider`, `model`, `timeout_minutes`, `max_turns`, `max_concurrent`, `work_priority`, `cleanup_days`, `redact_raw_logs`, `sandbox`, `docker_image`, `sandbox_env`, `learnings`, `hooks`, `providers`, `database`, `project`, `verify`, `verify_timeout_minutes`, `watch`; fix the file (`gza config --example` prints every key, documented)");
+    assert_snapshot!(err(&p), @"Error: [HOME]/.gza/config.yaml:2:1: unknown key `max_concurent`, expected one of `project_name`, `provider`, `model`, `timeout_minutes`, `max_turns`, `max_concurrent`, `work_priority`, `cleanup_days`, `redact_raw_logs`, `sandbox`, `docker_image`, `sandbox_env`, `learnings`, `hooks`, `providers`, `database`, `project`, `push`, `verify`, `verify_timeout_minutes`, `watch`; fix the file (`gza config --example` prints every key, documented)");
     user_file(&p, "learnings:\n  max_tokens: lots\n");
     assert!(
         err(&p).contains("[HOME]/.gza/config.yaml:2:"),

@@ -17,6 +17,7 @@ mod extraction_http;
 mod fake_claude_e2e;
 mod finding;
 mod friction;
+mod git_across;
 mod groups;
 mod hook_budget;
 mod hooks;

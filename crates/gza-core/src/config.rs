@@ -118,6 +118,9 @@ pub struct Config {
     pub database: Option<String>,
     /// The project's name in a shared database; unset: the normalised URL of `origin`.
     pub project: Option<String>,
+    /// Push a task's branch to `origin` after its commit (and fetch branches before the
+    /// commands that need them); unset: on when `database` is PostgreSQL, off on SQLite.
+    pub push: Option<bool>,
     /// The project's check command (run with `sh -c` in a task's worktree, in the sandbox its
     /// agent gets): `gza verify`, and the gate before `gza merge` and `gza watch` land a
     /// branch. `None`: the project has none.
@@ -148,6 +151,7 @@ impl Default for Config {
             providers: ProvidersConfig::default(),
             database: None,
             project: None,
+            push: None,
             verify: None,
             verify_timeout_minutes: 30.0,
             watch: WatchConfig::default(),

@@ -12,6 +12,11 @@
 //!   config file and reaches the git processes git itself starts).
 //! - **Hooks** never run, anywhere, but for the two commands that act for the person on their
 //!   own checkout as plain git would: `merge` and `push` (`gza merge`, `gza pr`).
+//! - **gza's own traffic with `origin`** (team mode: pushing a task's branch after its commit,
+//!   fetching a branch or a base commit another machine made) goes through [`remote`]: hooks
+//!   off (push included: a `pre-push` hook gates the person's pushes, not gza's), no prompt, no
+//!   tags, and a time limit after which git and everything it started (ssh, a remote helper)
+//!   are killed.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Output};
@@ -53,6 +58,12 @@ pub const AGENT_CHECKOUT_CONFIG: &[&str] = &[
 /// A git command in `dir`, set up for `args`. In a task's worktree it is checked first and
 /// fails with [`Error::UnsafeCheckout`] when the agent replaced its `.git`.
 fn command(dir: &Path, args: &[&str]) -> Result<Command> {
+    command_with(dir, args, true)
+}
+
+/// [`command`], with the person's hooks allowed for `merge` and `push` only when
+/// `person_hooks`.
+fn command_with(dir: &Path, args: &[&str], person_hooks: bool) -> Result<Command> {
     let mut cmd = Command::new("git");
     // Where git looks is decided here alone, never by the caller's environment.
     for var in [
@@ -92,7 +103,8 @@ fn command(dir: &Path, args: &[&str]) -> Result<Command> {
             false
         }
     };
-    let user_hooks = !agents && args.first().is_some_and(|a| WITH_USER_HOOKS.contains(a));
+    let user_hooks =
+        person_hooks && !agents && args.first().is_some_and(|a| WITH_USER_HOOKS.contains(a));
     if !user_hooks {
         cmd.args(["-c", "core.hooksPath=/dev/null"]);
     }
@@ -345,6 +357,71 @@ pub fn run_to_stdout(dir: &Path, args: &[&str]) -> Result<()> {
         Ok(())
     } else {
         Err(failed(dir, args, &out.stderr))
+    }
+}
+
+/// The remote gza pushes task branches to and fetches them from: the clone's own `origin`
+/// (from the person's `.git/config`; no setting names another).
+pub const REMOTE: &str = "origin";
+
+/// Run `git fetch` or `git push` (`args`) against a remote for gza itself, in the person's
+/// checkout at `dir`: hooks off whatever the subcommand, no prompt (stdin closed), and at most
+/// `timeout`, after which git's process group (ssh, remote helpers) is killed and the error
+/// says so. stdout on success, an [`Error::Git`] otherwise.
+pub fn remote(dir: &Path, args: &[&str], timeout: std::time::Duration) -> Result<String> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let started = std::time::Instant::now();
+    let mut child = command_with(dir, args, false)?
+        // Its messages are read ("couldn't find remote ref") and shown in English.
+        .env("LC_ALL", "C")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| start_error(dir, e))?;
+    let pgid = i64::from(child.id());
+    let reader = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.by_ref().take(1 << 20).read_to_end(&mut buf);
+            // Whatever is left is drained so git never blocks on a full pipe.
+            let _ = std::io::copy(&mut pipe, &mut std::io::sink());
+            buf
+        })
+    };
+    let stdout = reader(Box::new(child.stdout.take().expect("stdout is piped")));
+    let stderr = reader(Box::new(child.stderr.take().expect("stderr is piped")));
+    let deadline = started + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if std::time::Instant::now() >= deadline => {
+                // git is not reaped yet, so its group id is still its own.
+                crate::process::signal_group(pgid, libc::SIGKILL);
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            Err(e) => return Err(Error::io(dir, "wait for git in", e)),
+        }
+    };
+    let out = stdout.join().unwrap_or_default();
+    let err = stderr.join().unwrap_or_default();
+    let Some(status) = status else {
+        tracing::debug!(dir = %dir.display(), "git {} timed out", args.join(" "));
+        return Err(Error::Git {
+            dir: dir.to_path_buf(),
+            command: args.join(" "),
+            message: format!("no answer within {} s", timeout.as_secs()),
+        });
+    };
+    traced(dir, args, started, status);
+    if status.success() {
+        Ok(String::from_utf8_lossy(&out).trim_end().to_string())
+    } else {
+        Err(failed(dir, args, &err))
     }
 }
 

@@ -123,6 +123,19 @@ impl Project {
         }
     }
 
+    /// Whether a task's branch is pushed to `origin` after its commit (and fetched from it by
+    /// the commands that need it): the `push` setting, else on exactly when the project's
+    /// records are in a shared (PostgreSQL) database, where other machines work its queue.
+    pub fn push_enabled(&self) -> bool {
+        match self.config.push {
+            Some(on) => on,
+            None => matches!(
+                self.database(),
+                Ok(crate::database::Database::Postgres { .. })
+            ),
+        }
+    }
+
     /// The file where a clone keeps the name its project had when the clone first used a
     /// shared database, so adding or changing `origin` later does not move it to another
     /// project (the `project` setting still overrides it).

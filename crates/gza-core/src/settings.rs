@@ -13,7 +13,7 @@ use serde_norway::{Mapping, Value};
 
 use crate::config::{Config, ProviderKind, SandboxKind};
 use crate::error::{Error, Result};
-use crate::trust::{COMMAND_KEYS, DATA_KEYS, PATH_KEYS, Sensitive};
+use crate::trust::{COMMAND_KEYS, DATA_KEYS, PATH_KEYS, PUSH_KEY, Sensitive};
 
 /// The project's committed settings file.
 pub const PROJECT_FILE: &str = "gza.yaml";
@@ -550,6 +550,9 @@ fn sensitive_settings(
         }
         if DATA_KEYS.contains(&key.as_str()) && *value != base_value(key) {
             found.insert(key.clone(), (value.clone(), Sensitive::Data));
+        }
+        if key == PUSH_KEY && *value == Value::Bool(true) && base_value(key) != Value::Bool(true) {
+            found.insert(key.clone(), (value.clone(), Sensitive::Publish));
         }
         if PATH_KEYS.contains(&key.as_str())
             && let Some(path) = value.as_str().filter(|p| !p.is_empty())

@@ -43,6 +43,12 @@ pub const COMMAND_KEYS: [&str; 12] = [
 /// another project's in a shared one.
 pub const DATA_KEYS: [&str; 2] = ["database", "project"];
 
+/// The setting that publishes the person's work: `push: true` sends every task's branch to the
+/// clone's `origin`. From the repository's file it turns pushing on only once trusted (turning
+/// it off needs nothing); no setting names where to push: `origin` is the person's own
+/// `.git/config`, which no committed file writes.
+pub const PUSH_KEY: &str = "push";
+
 /// Settings that name a path gza reads or writes on the project's behalf: from the repository's
 /// file they must stay inside the project unless trusted.
 pub const PATH_KEYS: [&str; 2] = ["learnings.expertise_path", "learnings.model_dir"];
@@ -58,6 +64,8 @@ pub enum Sensitive {
     OutsidePath,
     /// It says which database the project's tasks and learnings go to, or which project's.
     Data,
+    /// It turns on pushing task branches to `origin`.
+    Publish,
 }
 
 impl Sensitive {
@@ -70,6 +78,7 @@ impl Sensitive {
             Sensitive::Data => {
                 "sends the project's tasks and learnings to a database, or names which project's they are"
             }
+            Sensitive::Publish => "pushes every task's branch to this clone's origin",
         }
     }
 }

@@ -37,6 +37,8 @@ fn branch_name(store: &Store, task: &Task) -> Result<(Task, String)> {
 /// The branch `task` worked on; it must exist.
 pub fn task_branch(project: &Project, store: &Store, task: &Task) -> Result<TaskBranch> {
     let (owner, name) = branch_name(store, task)?;
+    // Made on another machine, or moved on there: fetched first (team mode).
+    crate::remote::sync_branch_or_warn(project, store, task, &name)?;
     let tip = worktree::resolve(&project.root, &name).ok_or_else(|| branch_gone(task, &name))?;
     Ok(TaskBranch { owner, name, tip })
 }
@@ -408,6 +410,7 @@ pub fn rebase(project: &Project, store: &Store, task: &Task) -> Result<Rebased> 
             task.id, task.id
         )));
     }
+    crate::remote::sync_branch_or_warn(project, store, task, &name)?;
     let Some(commits) = resolve_all(root, &[&name, &onto]) else {
         task_branch(project, store, task)?;
         return Err(Error::Usage(format!(
@@ -457,6 +460,13 @@ pub fn rebase(project: &Project, store: &Store, task: &Task) -> Result<Rebased> 
         }
         result?;
         store.rebased_onto(branch.owner.id, &onto_commit)?;
+        // The branch was rewritten: origin's copy is replaced, if it is still the one this
+        // clone fetched.
+        if let Some(warning) =
+            crate::remote::push_branch(project, store, branch.owner.id, &branch.name, true)
+        {
+            eprintln!("warning: task {}: {warning}", task.id);
+        }
     }
     Ok(Rebased {
         branch: branch.name,

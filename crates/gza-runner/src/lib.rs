@@ -6,6 +6,7 @@ pub mod cleanup;
 mod complete;
 mod kept;
 pub mod providers;
+pub mod remote;
 pub mod review;
 mod run;
 pub mod sandbox;
@@ -593,6 +594,14 @@ fn record_kept(
                 );
             }
             Err(_) => return None,
+        }
+        if let Some(warning) =
+            run::push_after_commit(project, store, task, &outcome, ending.branch.as_deref())
+        {
+            gza_core::fsutil::append_log(
+                &project.logs_dir().join("work.log"),
+                &format!("task {}: {warning}", task.id),
+            );
         }
     }
     if ending.report {

@@ -98,7 +98,7 @@ fn prepare_workspace(
     ui: &dyn Observer,
 ) -> Result<Workspace> {
     if task.task_type == TaskType::Review {
-        return review_workspace(project, store, task);
+        return review_workspace(project, store, task, ui);
     }
     if !task.task_type.changes_code() {
         return Ok(Workspace::in_place(project));
@@ -106,7 +106,7 @@ fn prepare_workspace(
     // An A/B run (`gza ab`) starts from its experiment's base commit, as every run of it does,
     // whoever runs it and whatever HEAD is now.
     if let Some(base) = store.ab_base_commit(task.id)? {
-        if worktree::resolve(&project.root, &base).is_none() {
+        if !crate::remote::ensure_commit(project, &base) {
             return Err(Error::Usage(format!(
                 "task {} is an A/B run from commit {}, which the repository no longer has",
                 task.id,
@@ -158,10 +158,21 @@ fn prepare_workspace(
         let owner = crate::review::branch_owner(store, task)?;
         // Improving a task that made no branch (an explore task, say) starts a branch of its own.
         if owner.branch.is_some() {
-            return continue_branch(project, task, &owner, ui);
+            return continue_branch(project, store, task, &owner, ui);
         }
     }
     let based_on = task.based_on.map(|id| store.get_task(id)).transpose()?;
+    // A branch this builds on may have been made (or moved on) on another machine.
+    if let Some(parent) = &based_on
+        && let Some(branch) = &parent.branch
+    {
+        match crate::remote::sync_branch(project, store, parent, branch) {
+            Ok(Some(warning)) => ui.warn(&format!("task {}: {warning}", task.id)),
+            Ok(None) => {}
+            // Without it the task starts from HEAD, as it always has when the branch is gone.
+            Err(e) => ui.warn(&format!("task {}: {e}", task.id)),
+        }
+    }
     // A retry of a code task that failed (`gza retry`, `gza watch`) starts from what that run
     // committed, and its change is measured from where that run started: it is the same piece
     // of work, reviewed and merged into the same branch. Any other task based on a branch
@@ -180,9 +191,7 @@ fn prepare_workspace(
         _ => (head, head_branch),
     };
     let (base_branch, base_commit) = match retried_base {
-        Some(b) if worktree::resolve(&project.root, &b.commit).is_some() => {
-            (b.branch, Some(b.commit))
-        }
+        Some(b) if crate::remote::ensure_commit(project, &b.commit) => (b.branch, Some(b.commit)),
         _ => (base_branch, None),
     };
     if worktree::is_dirty(&project.root) && once(&SAID_DIRTY) {
@@ -208,6 +217,7 @@ fn prepare_workspace(
 /// branch is checked out, or in a new one when that worktree is gone.
 fn continue_branch(
     project: &Project,
+    store: &Store,
     task: &Task,
     owner: &Task,
     ui: &dyn Observer,
@@ -216,6 +226,9 @@ fn continue_branch(
         .branch
         .clone()
         .ok_or_else(|| crate::review::no_branch(owner))?;
+    if let Some(warning) = crate::remote::sync_branch(project, store, owner, &branch)? {
+        ui.warn(&format!("task {}: {warning}", task.id));
+    }
     if !worktree::branch_exists(&project.root, &branch) {
         return Err(crate::review::branch_gone(owner, &branch));
     }
@@ -265,7 +278,12 @@ fn continue_branch(
 
 /// A review runs in its own checkout of the reviewed branch's tip (detached): the reviewer can
 /// read the changed code in full and run its tests, and nothing it touches can reach the branch.
-fn review_workspace(project: &Project, store: &Store, task: &Task) -> Result<Workspace> {
+fn review_workspace(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    ui: &dyn Observer,
+) -> Result<Workspace> {
     let Some(reviewed) = crate::review::reviewed_task(store, task)? else {
         return Ok(Workspace::in_place(project));
     };
@@ -275,6 +293,9 @@ fn review_workspace(project: &Project, store: &Store, task: &Task) -> Result<Wor
     };
     if worktree::head_commit(&project.root).is_none() {
         return Ok(Workspace::in_place(project));
+    }
+    if let Some(warning) = crate::remote::sync_branch(project, store, &owner, &branch)? {
+        ui.warn(&format!("task {}: {warning}", task.id));
     }
     let tip = worktree::resolve(&project.root, &branch)
         .ok_or_else(|| crate::review::branch_gone(&owner, &branch))?;
@@ -1103,6 +1124,23 @@ pub(super) fn commit_stage(
     }
 }
 
+/// Stage 5b (team mode): push the task's branch to `origin` after its commit, unless the agent
+/// made its worktree unsafe (nothing of it leaves the machine then). The warning to show when
+/// the push failed; the outcome is never changed.
+pub(super) fn push_after_commit(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    outcome: &Outcome,
+    branch: Option<&str>,
+) -> Option<String> {
+    let branch = branch?;
+    if outcome.result.failure_reason() == Some(&FailureReason::UnsafeWorktree) {
+        return None;
+    }
+    crate::remote::push_branch(project, store, task.id, branch, false)
+}
+
 /// The task fails `UNSAFE_WORKTREE`, whatever the agent said: it replaced its worktree's `.git`.
 fn mark_unsafe(outcome: &mut Outcome, e: &Error) {
     outcome.result = TaskResult::failed(FailureReason::UnsafeWorktree);
@@ -1182,6 +1220,17 @@ fn record(
                 Err(e) if wait_for_space(&e) => {}
                 Err(e) => return Err(not_recorded(e, &kept_at)),
             }
+        }
+        // Before the outcome is recorded, so a clone that sees the task finished finds its
+        // branch on origin.
+        if let Some(warning) = push_after_commit(
+            project,
+            store,
+            task,
+            &ending.outcome,
+            ending.branch.as_deref(),
+        ) {
+            ui.warn(&format!("task {}: {warning}", task.id));
         }
     }
     if ending.report {

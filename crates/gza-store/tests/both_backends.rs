@@ -432,6 +432,21 @@ fn scenario(store: &Store) -> String {
         .add_comment(tagged, "Keep the old endpoint until v2", Some("ann"))
         .unwrap();
     say!("comments", store.comments_on(tagged).unwrap());
+    // How each branch's last push went (team mode): a failure, then the retry replacing it.
+    say!("no push yet", store.branch_push("gza/1-x").unwrap());
+    store
+        .record_push("gza/1-x", tagged, "box-a", "abc123", Some("origin is gone"))
+        .unwrap();
+    store
+        .record_push("gza/1-x", tagged, "box-b", "def456", None)
+        .unwrap();
+    say!(
+        "push",
+        store
+            .branch_push("gza/1-x")
+            .unwrap()
+            .map(|p| (p.branch, p.task_id, p.host, p.tip, p.error))
+    );
     let tagged_improve = store
         .insert_task(&NewTask {
             task_type: Some(TaskType::Improve),

@@ -1,0 +1,348 @@
+//! Git across machines (issue 21): clones of one repository on different machines share one
+//! queue in PostgreSQL, so a task's branch goes to the shared `origin` (a bare repository here)
+//! after its commit, and comes from it before another clone diffs, reviews, improves, builds on
+//! or merges it. A push that fails leaves the task as it ended, with one line; a cloned
+//! `gza.yaml` cannot turn pushing on until trusted; gza's push never runs the repository's
+//! hooks.
+//!
+//! The clones' tests run on the test cluster whatever the suite's backend (only a shared
+//! database shares a queue); the others run on the suite's backend, with `push: true` set on
+//! SQLite, where it is off by default.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::project::{TestProject, on_postgres};
+
+/// An agent: a review asks for changes until `better.txt` is in its checkout, an improve task
+/// writes it, any other task writes `work-<id>.txt`.
+const AGENT: &str = r#"prompt=$(cat)
+case "$prompt" in
+  "Complete this task: Review task"*)
+    if [ -f better.txt ]; then
+      printf '## Verdict\n\nAPPROVED\n'
+    else
+      printf '## Blockers\n- add better.txt\n\n## Verdict\n\nCHANGES_REQUESTED\n'
+    fi ;;
+  "Complete this task: Improve task"*)
+    echo better > better.txt
+    echo 'Added better.txt' ;;
+  *)
+    echo "$GZA_TASK_ID" > "work-$GZA_TASK_ID.txt"
+    echo done ;;
+esac
+"#;
+
+/// The agent, and `extra` settings, in the person's own `gza.local.yaml` (never committed).
+fn person_settings(p: &TestProject, extra: &str) {
+    let script = p.agent_script(AGENT);
+    std::fs::write(
+        p.path("gza.local.yaml"),
+        format!("provider: command\nproviders:\n  command:\n    command: [sh, {script}]\n{extra}"),
+    )
+    .unwrap();
+}
+
+/// The first clone: a repository whose `origin` is `origin`, gza initialised and committed,
+/// `main` pushed when `origin` exists.
+fn first_clone(p: &TestProject, origin: &Path, extra: &str) {
+    p.git(&["init", "--quiet", "--initial-branch=main"]);
+    p.git(&["remote", "add", "origin", &origin.to_string_lossy()]);
+    std::fs::write(p.path("README.md"), "# shared\n").unwrap();
+    p.ok(&["init"]);
+    person_settings(p, extra);
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "initial"]);
+    if origin.exists() {
+        p.git(&["push", "--quiet", "origin", "main"]);
+    }
+}
+
+/// Another clone of `origin` (its `gza.yaml` came with it), joined to the project.
+fn second_clone(p: &TestProject, origin: &Path) {
+    p.git(&["init", "--quiet", "--initial-branch=main"]);
+    p.git(&["remote", "add", "origin", &origin.to_string_lossy()]);
+    p.git(&["fetch", "--quiet", "origin"]);
+    p.git(&["checkout", "--quiet", "-B", "main", "origin/main"]);
+    person_settings(p, "");
+    p.ok(&["init"]);
+}
+
+/// A bare repository outside the clones, created.
+fn bare_origin(p: &TestProject) -> PathBuf {
+    let path = p.scratch().join("origin.git");
+    p.git(&["init", "--quiet", "--bare", &path.to_string_lossy()]);
+    path
+}
+
+/// The commit `branch` names on `origin`, if it is there.
+fn on_origin(p: &TestProject, origin: &Path, branch: &str) -> Option<String> {
+    let out = p.git(&[
+        "ls-remote",
+        &origin.to_string_lossy(),
+        &format!("refs/heads/{branch}"),
+    ]);
+    out.split_whitespace().next().map(str::to_string)
+}
+
+fn branch_of(p: &TestProject, id: i64) -> String {
+    p.json(&["show", &id.to_string(), "--json"])["branch"]
+        .as_str()
+        .expect("the task has a branch")
+        .to_string()
+}
+
+fn has_branch(p: &TestProject, branch: &str) -> bool {
+    p.git_ok(&[
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        &format!("refs/heads/{branch}"),
+    ])
+}
+
+/// Settings that turn pushing on where it is not on by default (SQLite).
+fn push_on() -> &'static str {
+    if on_postgres() { "" } else { "push: true\n" }
+}
+
+#[test]
+fn a_task_worked_in_one_clone_is_diffed_reviewed_improved_rebased_and_merged_in_another() {
+    let a = TestProject::empty_postgres();
+    let b = TestProject::empty_sharing(&a);
+    let origin = bare_origin(&a);
+    // No `push` setting anywhere: a shared database turns it on.
+    first_clone(&a, &origin, "");
+    second_clone(&b, &origin);
+    let id = a.add(&["write the work file"]);
+    let run = a.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(!run.stderr.contains("push"), "{run}");
+    let branch = branch_of(&a, id);
+    let tip = on_origin(&a, &origin, &branch).expect("the task's branch is on origin");
+    assert!(a.ok(&["show", "1"]).contains("on origin at"));
+
+    // The second clone has never seen the branch: diff fetches it.
+    assert!(!has_branch(&b, &branch));
+    let diff = b.ok(&["diff", "1"]);
+    assert!(diff.contains("work-1.txt") && diff.contains("+1"), "{diff}");
+    assert_eq!(b.git(&["rev-parse", &branch]).trim(), tip);
+
+    // Reviewed and improved there; the improvement goes to origin too.
+    let review: i64 = b.ok(&["review", "1", "-q"]).trim().parse().unwrap();
+    let run = b.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(
+        b.json(&["show", &review.to_string(), "--json"])["status"],
+        "completed"
+    );
+    assert!(
+        b.ok(&["show", &review.to_string()])
+            .contains("CHANGES_REQUESTED")
+    );
+    b.ok(&["improve", &review.to_string()]);
+    let run = b.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    let improved = on_origin(&b, &origin, &branch).unwrap();
+    assert_ne!(improved, tip, "the improve task's commit was pushed");
+
+    // The first clone's copy is behind (and checked out in its task's worktree): its diff
+    // fetches the improvement and moves the worktree with it.
+    let diff = a.ok(&["diff", "1"]);
+    assert!(diff.contains("better.txt"), "{diff}");
+    assert_eq!(a.git(&["rev-parse", &branch]).trim(), improved);
+
+    // The second clone's main moves on; it rebases the branch, which replaces origin's copy,
+    // and the first clone (which added nothing) takes the rewritten branch.
+    std::fs::write(b.path("other.txt"), "other\n").unwrap();
+    b.git(&["add", "other.txt"]);
+    b.git(&["commit", "--quiet", "-m", "other"]);
+    let run = b.run(&["rebase", "1"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(!run.stderr.contains("warning"), "{run}");
+    let rebased = on_origin(&b, &origin, &branch).unwrap();
+    assert_eq!(b.git(&["rev-parse", &branch]).trim(), rebased);
+    assert_ne!(rebased, improved);
+    let run = a.run(&["diff", "1", "--stat"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(!run.stderr.contains("diverged"), "{run}");
+    assert_eq!(a.git(&["rev-parse", &branch]).trim(), rebased);
+
+    // Merged in the second clone.
+    let merged = b.ok(&["merge", "1"]);
+    assert!(merged.contains("Merged"), "{merged}");
+    assert!(b.path("work-1.txt").is_file() && b.path("better.txt").is_file());
+}
+
+#[test]
+fn a_task_based_on_another_clones_branch_builds_on_it() {
+    let a = TestProject::empty_postgres();
+    let b = TestProject::empty_sharing(&a);
+    let origin = bare_origin(&a);
+    first_clone(&a, &origin, "");
+    second_clone(&b, &origin);
+    a.add(&["write the first file"]);
+    assert_eq!(a.run(&["work"]).code, 0);
+    // Stacked on task 1's branch, which only the first clone made.
+    let id = b.add(&["--based-on", "1", "write the second file"]);
+    let run = b.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    let branch = branch_of(&b, id);
+    on_origin(&b, &origin, &branch).expect("pushed");
+    let files = b.git(&["ls-tree", "--name-only", &branch]);
+    assert!(
+        files.contains("work-1.txt") && files.contains(&format!("work-{id}.txt")),
+        "{files}"
+    );
+}
+
+#[test]
+fn a_branch_that_never_reached_origin_is_one_line_in_another_clone() {
+    let a = TestProject::empty_postgres();
+    let b = TestProject::empty_sharing(&a);
+    let origin = bare_origin(&a);
+    first_clone(&a, &origin, "");
+    second_clone(&b, &origin);
+    // The first clone's origin is gone while its task runs.
+    let moved = a.scratch().join("moved.git");
+    std::fs::rename(&origin, &moved).unwrap();
+    a.add(&["write the work file"]);
+    let run = a.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    std::fs::rename(&moved, &origin).unwrap();
+    let err = b.user_error(&["diff", "1"]);
+    assert!(
+        err.contains("is not in this clone and not on origin")
+            && err.contains("its push from")
+            && err.contains("git push origin gza/1-"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_dead_origin_leaves_the_task_completed_with_one_line_and_the_next_command_pushes_again() {
+    let p = TestProject::empty();
+    let origin = p.scratch().join("origin.git");
+    first_clone(&p, &origin, push_on());
+    let id = p.add(&["write the work file"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    let warning: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("could not push"))
+        .collect();
+    assert_eq!(warning.len(), 1, "{run}");
+    let branch = branch_of(&p, id);
+    assert!(
+        warning[0].contains(&format!("git push origin {branch}")),
+        "{run}"
+    );
+    let shown = p.json(&["show", "1", "--json"]);
+    assert_eq!(shown["status"], "completed");
+    assert!(shown["push"]["error"].is_string(), "{shown}");
+    let text = p.ok(&["show", "1"]);
+    assert!(
+        text.contains("Push:") && text.contains("failed from"),
+        "{text}"
+    );
+    // origin is back: the next command that needs the branch pushes it.
+    p.git(&["init", "--quiet", "--bare", &origin.to_string_lossy()]);
+    p.ok(&["diff", "1"]);
+    assert!(on_origin(&p, &origin, &branch).is_some());
+    assert!(p.json(&["show", "1", "--json"])["push"]["error"].is_null());
+}
+
+#[test]
+fn gzas_push_never_runs_the_repositorys_pre_push_hook() {
+    let p = TestProject::empty();
+    let origin = bare_origin(&p);
+    first_clone(&p, &origin, push_on());
+    let marker = p.scratch().join("hook-ran");
+    let hook = p.path(".git/hooks/pre-push");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\ntouch {}\nexit 1\n", marker.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let id = p.add(&["write the work file"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(!run.stderr.contains("could not push"), "{run}");
+    on_origin(&p, &origin, &branch_of(&p, id)).expect("pushed");
+    assert!(!marker.exists(), "gza's push ran the pre-push hook");
+    // The hook is live: a push of the person's own runs it (and it refuses).
+    assert!(!p.git_ok(&["push", "--quiet", "origin", "main:refs/heads/probe"]));
+    assert!(marker.exists());
+}
+
+#[test]
+fn a_cloned_gza_yaml_cannot_turn_pushing_on_until_trusted() {
+    let p = TestProject::empty_sqlite();
+    let origin = bare_origin(&p);
+    first_clone(&p, &origin, "");
+    // A pull brings a gza.yaml that turns pushing on.
+    let yaml = std::fs::read_to_string(p.path("gza.yaml")).unwrap();
+    p.config_untrusted(&format!("{yaml}\npush: true\n"));
+    let id = p.add(&["write the work file"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.stderr.contains("push") && run.stderr.contains("gza trust"),
+        "{run}"
+    );
+    let branch = branch_of(&p, id);
+    assert_eq!(on_origin(&p, &origin, &branch), None, "pushed untrusted");
+    // Nor does a later command push it.
+    p.ok(&["diff", &id.to_string()]);
+    assert_eq!(on_origin(&p, &origin, &branch), None);
+    let asked = p.ok(&["trust", "--yes"]);
+    assert!(asked.contains("push"), "{asked}");
+    let id = p.add(&["write another file"]);
+    assert_eq!(p.run(&["work"]).code, 0);
+    on_origin(&p, &origin, &branch_of(&p, id)).expect("pushed once trusted");
+}
+
+#[test]
+fn a_retry_on_another_clone_starts_from_what_the_failed_run_committed_and_its_base() {
+    let a = TestProject::empty_postgres();
+    let b = TestProject::empty_sharing(&a);
+    let origin = bare_origin(&a);
+    first_clone(&a, &origin, "");
+    second_clone(&b, &origin);
+    // The first clone's main moves on after the second cloned: the second lacks the commit the
+    // task starts from.
+    std::fs::write(a.path("later.txt"), "later\n").unwrap();
+    a.git(&["add", "later.txt"]);
+    a.git(&["commit", "--quiet", "-m", "later"]);
+    a.git(&["push", "--quiet", "origin", "main"]);
+    let base = a.git(&["rev-parse", "HEAD"]).trim().to_string();
+    // Its agent writes half the work and fails.
+    let failing = a.agent_script("cat > /dev/null\necho half > half.txt\nexit 3\n");
+    std::fs::write(
+        a.path("gza.local.yaml"),
+        format!("provider: command\nproviders:\n  command:\n    command: [sh, {failing}]\n"),
+    )
+    .unwrap();
+    a.add(&["finish the work"]);
+    a.run(&["work"]);
+    assert_eq!(a.json(&["show", "1", "--json"])["status"], "failed");
+    assert!(!b.git_ok(&["cat-file", "-e", &format!("{base}^{{commit}}")]));
+
+    let retry: i64 = b
+        .ok(&["retry", "1"])
+        .split_whitespace()
+        .find_map(|w| w.parse().ok())
+        .unwrap();
+    let run = b.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    let shown = b.json(&["show", &retry.to_string(), "--json"]);
+    assert_eq!(shown["status"], "completed", "{shown}");
+    assert_eq!(shown["base_commit"], base.as_str(), "{shown}");
+    let files = b.git(&["ls-tree", "--name-only", &branch_of(&b, retry)]);
+    assert!(
+        files.contains("half.txt") && files.contains("later.txt"),
+        "{files}"
+    );
+}
