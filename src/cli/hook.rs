@@ -118,7 +118,14 @@ pub fn cmd_hook(ctx: &Context, args: HookArgs) -> anyhow::Result<()> {
         HookCommand::ExtractSession(a) => extract(ctx, a),
         HookCommand::Embed => {
             let project = ctx.project()?;
-            crate::learn::rank::run_embed_job(&project)?;
+            // Team mode: each round refreshes the hooks' snapshot of the far database first.
+            if crate::hooks::far::applies(&project) {
+                crate::learn::rank::run_embed_job_with(&project, &|store| {
+                    crate::hooks::far::refresh(&project, store)
+                })?;
+            } else {
+                crate::learn::rank::run_embed_job(&project)?;
+            }
             Ok(())
         }
         // Claude Code runs the handlers through `hooks::run_handler` before the arguments are
