@@ -74,6 +74,11 @@ struct Header {
     /// The prompt file's name and SHA-256 (hex).
     prompt_file: String,
     prompt_sha256: String,
+    /// The generation of the ranking index under `.gza/` the prompt file was written against
+    /// (lines marked `fresh` are the learnings it does not answer for), if there was one.
+    index_generation: Option<i64>,
+    /// The model fingerprint of the vectors in the prompt file.
+    vectors_model: Option<String>,
     /// The tools some active learning's trigger names (`*`: any tool).
     tools: Vec<String>,
     /// The same, drafts' triggers included (`learnings.inject_drafts`).
@@ -97,10 +102,24 @@ pub struct PromptLearning {
     pub section: String,
     pub keywords: Vec<String>,
     pub applies_when: Vec<String>,
+    /// Changed since the ranking index was built (or not in it): ranked from this line.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fresh: bool,
+    /// Its stored vector, for a fresh line (at most a bounded number of them carry one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector: Option<Vec<f32>>,
 }
 
 impl PromptLearning {
-    pub fn rank_row(&self) -> RankRow {
+    pub fn local_row(&self) -> gza_learn::rank::LocalRow {
+        gza_learn::rank::LocalRow {
+            row: self.rank_row(),
+            fresh: self.fresh,
+            vector: self.vector.clone(),
+        }
+    }
+
+    fn rank_row(&self) -> RankRow {
         let l = &self.learning;
         RankRow {
             id: l.id,
@@ -344,6 +363,11 @@ impl Far {
         self.header.nonce_hash
     }
 
+    /// The fingerprint of the model the prompt file's vectors were made by.
+    pub fn vectors_model(&self) -> Option<&str> {
+        self.header.vectors_model.as_deref()
+    }
+
     /// Every learning in use, from the prompt file the header names (checked by its SHA-256).
     pub fn prompt_learnings(&self) -> Result<Vec<PromptLearning>, String> {
         let file = self.state.join(&self.header.prompt_file);
@@ -392,12 +416,17 @@ fn try_refresh(project: &Project, store: &Store) -> Result<(), String> {
         && header.nonce_hash == nonce_hash
         && header.version == version
         && header.generation == generation
+        && header.index_generation == index_generation(project)
         && project.state_dir().join(&header.prompt_file).is_file()
     {
         header.taken_at = now();
         return write(project, &key, &header, &small);
     }
+    let index_generation = index_generation(project);
     let far = store.far_snapshot().map_err(|e| e.to_string())?;
+    let ids: Vec<i64> = far.in_use.iter().map(|l| l.id).collect();
+    let (vectors_model, fresh, mut vectors) =
+        gza_learn::rank::local_freshness(project, store, &ids).map_err(|e| e.to_string())?;
     let mut extra: std::collections::HashMap<i64, RankRow> =
         far.rows.into_iter().map(|r| (r.id, r)).collect();
     let mut prompt = Vec::new();
@@ -405,11 +434,14 @@ fn try_refresh(project: &Project, store: &Store) -> Result<(), String> {
         let Some(row) = extra.remove(&l.id) else {
             continue;
         };
+        let id = l.id;
         let line = PromptLearning {
             learning: l,
             section: row.section,
             keywords: row.keywords,
             applies_when: row.applies_when,
+            fresh: fresh.contains(&id),
+            vector: vectors.remove(&id),
         };
         serde_json::to_writer(&mut prompt, &line).map_err(|e| e.to_string())?;
         prompt.push(b'\n');
@@ -436,6 +468,8 @@ fn try_refresh(project: &Project, store: &Store) -> Result<(), String> {
         taken_at: now(),
         prompt_file: prompt_file.clone(),
         prompt_sha256: digest,
+        index_generation,
+        vectors_model,
         tools: crate::triggers::tools_named(&active),
         tools_with_drafts: crate::triggers::tools_named(&far.hooks.triggered),
     };
@@ -460,6 +494,12 @@ fn write(project: &Project, key: &[u8; 32], header: &Header, small: &[u8]) -> Re
     bytes.push(b'\n');
     bytes.extend_from_slice(&body);
     gza_core::fsutil::write_replacing(&path(project), &bytes, false).map_err(|e| e.to_string())
+}
+
+/// The generation of the ranking index kept under `.gza/`, if there is one.
+fn index_generation(project: &Project) -> Option<i64> {
+    gza_learn::index::Index::load(&gza_learn::index::path(&project.state_dir()))
+        .map(|ix| ix.generation())
 }
 
 fn remove_old_prompt_files(state: &Path, keep: &str) {

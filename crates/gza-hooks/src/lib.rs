@@ -452,10 +452,9 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
             let all = far.prompt_learnings()?;
             let by_id: std::collections::HashMap<i64, &HookLearning> =
                 all.iter().map(|p| (p.learning.id, &p.learning)).collect();
-            let rows: Vec<gza_store::RankRow> =
-                all.iter().map(far::PromptLearning::rank_row).collect();
+            let rows: Vec<_> = all.iter().map(far::PromptLearning::local_row).collect();
             let hits = ranker
-                .search_local(&rows, far.nonce_hash(), query, |id| {
+                .search_local(&rows, far.nonce_hash(), far.vectors_model(), query, |id| {
                     Ok(by_id.get(&id).map(|l| l.text.clone()))
                 })
                 .map_err(|e| e.to_string())?;
@@ -646,12 +645,11 @@ fn store_session_drafts(
             })
             .map_err(|e| format!("the database is busy and the spool failed: {e}"))
     };
-    // A far database (team mode): the drafts go to the spool, and the background job takes
-    // them in (it refreshes the snapshot too), so the hook never waits on the network.
+    // A far database (team mode): the drafts go to the spool, which the next command and the
+    // background job (started by the next hook that finds the snapshot stale) take in, so the
+    // hook never waits on the network.
     if far::applies(project) {
-        spool()?;
-        gza_learn::rank::start_embed_job(&project.root);
-        return Ok(());
+        return spool();
     }
     let store = match Store::open_existing_project(project, BUSY) {
         Ok(Some(store)) => store,

@@ -566,8 +566,9 @@ impl Ranker {
     /// index's int8 similarity ranks. `text_of` gives a hit's text for [`diversify_by`].
     pub fn search_local(
         &self,
-        rows: &[RankRow],
+        rows: &[LocalRow],
         nonce_hash: u64,
+        vectors_model: Option<&str>,
         query: Query,
         text_of: impl FnMut(i64) -> Result<Option<String>>,
     ) -> Result<Vec<Hit>> {
@@ -589,8 +590,13 @@ impl Ranker {
             .index_path()
             .and_then(|p| index::Index::load(&p))
             .filter(|ix| nonce_hash != 0 && ix.nonce_hash() == nonce_hash);
-        let rows: Vec<&RankRow> = rows.iter().filter(|r| query.drafts || !r.draft).collect();
-        let wanted: HashSet<i64> = rows.iter().map(|r| r.id).collect();
+        let rows: Vec<&LocalRow> = rows
+            .iter()
+            .filter(|r| query.drafts || !r.row.draft)
+            .collect();
+        // The index answers for the rows it holds that did not change since it was built.
+        let wanted: HashSet<i64> = rows.iter().filter(|r| !r.fresh).map(|r| r.row.id).collect();
+        let own_vectors = vectors_model.is_some() && vectors_model == self.model();
         let mut docs: Vec<Doc> = Vec::with_capacity(rows.len());
         let mut indexed = HashSet::new();
         if let Some(ix) = &loaded {
@@ -609,16 +615,20 @@ impl Ranker {
                 });
             }
         }
-        for r in rows.iter().filter(|r| !indexed.contains(&r.id)) {
+        for r in rows.iter().filter(|r| !indexed.contains(&r.row.id)) {
+            let semantic = match (&q, &r.vector) {
+                (Some(q), Some(v)) if own_vectors => Some(cosine(q, v)),
+                _ => None,
+            };
             docs.push(Doc {
-                id: r.id,
-                priority: r.priority,
-                semantic: None,
+                id: r.row.id,
+                priority: r.row.priority,
+                semantic,
                 approximate: false,
-                terms: Terms::Owned(doc_terms(r)),
+                terms: Terms::Owned(doc_terms(&r.row)),
             });
         }
-        if docs.len() > indexed.len() || loaded.is_none() {
+        if rows.len() > indexed.len() || loaded.is_none() {
             // The background job builds the index of what the snapshot holds.
             self.start_job();
         }
@@ -716,6 +726,53 @@ fn score(docs: &[Doc], text: &str) -> Vec<(Hit, bool)> {
     let order = |a: &Hit, b: &Hit| relative(b).total_cmp(&relative(a)).then(a.id.cmp(&b.id));
     hits.sort_by(|(a, _), (b, _)| order(a, b));
     hits
+}
+
+/// A learning in use as a far hook's snapshot keeps it: its row; whether it changed since the
+/// ranking index was built (the index's entry, if any, is not used); its stored vector when the
+/// index lacks it.
+#[derive(Debug, Clone)]
+pub struct LocalRow {
+    pub row: RankRow,
+    pub fresh: bool,
+    pub vector: Option<Vec<f32>>,
+}
+
+/// What a far hook's snapshot needs beside the rows for [`Ranker::search_local`]: which
+/// learnings the project's ranking index does not answer for (changed since it was built, or
+/// all of them without an index of this database), and the stored vectors of at most
+/// [`HOOK_LOOKUPS`] of them for the hooks' model (by its fingerprint).
+pub fn local_freshness(
+    project: &Project,
+    store: &Store,
+    in_use: &[i64],
+) -> Result<(Option<String>, HashSet<i64>, HashMap<i64, Vec<f32>>)> {
+    let ranker = Ranker::for_hook(project);
+    let loaded = index::Index::load(&index::path(&project.state_dir()));
+    let fresh: HashSet<i64> = match loaded {
+        Some(ix) => {
+            let changes = store.rank_changes_since(ix.generation())?;
+            if ix.is_of(&changes.nonce) && ix.has_model(index::model_hash(ranker.model())) {
+                let mut fresh = changes.stale;
+                fresh.extend(changes.rows.iter().map(|r| r.id));
+                fresh
+            } else {
+                in_use.iter().copied().collect()
+            }
+        }
+        None => in_use.iter().copied().collect(),
+    };
+    let Some(model) = ranker.model().map(str::to_string) else {
+        return Ok((None, fresh, HashMap::new()));
+    };
+    let mut ids: Vec<i64> = in_use
+        .iter()
+        .copied()
+        .filter(|i| fresh.contains(i))
+        .collect();
+    ids.truncate(HOOK_LOOKUPS);
+    let vectors = store.embeddings_of(&model, &ids)?.into_iter().collect();
+    Ok((Some(model), fresh, vectors))
 }
 
 /// What ranking a query found: the hits worth keeping, best first (the best [`CANDIDATES`],
