@@ -578,7 +578,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hmac_matches_rfc_4231_shape_and_rejects_other_keys() {
+    fn hmac_matches_rfc_4231_case_2_and_differs_under_another_key() {
         // RFC 4231 test case 2 uses a short key; ours are always 32 bytes, so check the
         // construction against a key padded as HMAC pads it (zeros): "Jefe".
         let mut key = [0u8; 32];
