@@ -425,8 +425,11 @@ fn try_refresh(project: &Project, store: &Store) -> Result<(), String> {
     let index_generation = index_generation(project);
     let far = store.far_snapshot().map_err(|e| e.to_string())?;
     let ids: Vec<i64> = far.in_use.iter().map(|l| l.id).collect();
-    let (vectors_model, fresh, mut vectors) =
-        gza_learn::rank::local_freshness(project, store, &ids).map_err(|e| e.to_string())?;
+    let gza_learn::rank::LocalFreshness {
+        model: vectors_model,
+        fresh,
+        mut vectors,
+    } = gza_learn::rank::local_freshness(project, store, &ids).map_err(|e| e.to_string())?;
     let mut extra: std::collections::HashMap<i64, RankRow> =
         far.rows.into_iter().map(|r| (r.id, r)).collect();
     let mut prompt = Vec::new();
@@ -481,7 +484,27 @@ fn try_refresh(project: &Project, store: &Store) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     write(project, &key, &header, &small)?;
     remove_old_prompt_files(&state, &prompt_file);
+    remove_old_sessions(&state);
     Ok(())
+}
+
+/// What sessions were given is kept a week (a session resumed later may be given a learning
+/// again, as a new one would).
+fn remove_old_sessions(state: &Path) {
+    let Ok(dir) = std::fs::read_dir(state.join("hook-sessions")) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(7 * 24 * 3600));
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Write the snapshot under a name of its own and rename it into place (a reader sees the old

@@ -742,11 +742,7 @@ pub struct LocalRow {
 /// learnings the project's ranking index does not answer for (changed since it was built, or
 /// all of them without an index of this database), and the stored vectors of at most
 /// [`HOOK_LOOKUPS`] of them for the hooks' model (by its fingerprint).
-pub fn local_freshness(
-    project: &Project,
-    store: &Store,
-    in_use: &[i64],
-) -> Result<(Option<String>, HashSet<i64>, HashMap<i64, Vec<f32>>)> {
+pub fn local_freshness(project: &Project, store: &Store, in_use: &[i64]) -> Result<LocalFreshness> {
     let ranker = Ranker::for_hook(project);
     let loaded = index::Index::load(&index::path(&project.state_dir()));
     let fresh: HashSet<i64> = match loaded {
@@ -763,7 +759,11 @@ pub fn local_freshness(
         None => in_use.iter().copied().collect(),
     };
     let Some(model) = ranker.model().map(str::to_string) else {
-        return Ok((None, fresh, HashMap::new()));
+        return Ok(LocalFreshness {
+            model: None,
+            fresh,
+            vectors: HashMap::new(),
+        });
     };
     let mut ids: Vec<i64> = in_use
         .iter()
@@ -772,7 +772,21 @@ pub fn local_freshness(
         .collect();
     ids.truncate(HOOK_LOOKUPS);
     let vectors = store.embeddings_of(&model, &ids)?.into_iter().collect();
-    Ok((Some(model), fresh, vectors))
+    Ok(LocalFreshness {
+        model: Some(model),
+        fresh,
+        vectors,
+    })
+}
+
+/// What [`local_freshness`] found.
+pub struct LocalFreshness {
+    /// The fingerprint of the hooks' model (the vectors' model).
+    pub model: Option<String>,
+    /// The learnings the ranking index does not answer for.
+    pub fresh: HashSet<i64>,
+    /// Stored vectors of at most [`HOOK_LOOKUPS`] of them.
+    pub vectors: HashMap<i64, Vec<f32>>,
 }
 
 /// What ranking a query found: the hits worth keeping, best first (the best [`CANDIDATES`],
