@@ -767,7 +767,8 @@ pub fn local_freshness(project: &Project, store: &Store, in_use: &[i64]) -> Resu
     let fresh: HashSet<i64> = match loaded {
         Some(ix) => {
             let changes = store.rank_changes_since(ix.generation())?;
-            if ix.is_of(&changes.nonce) && ix.has_model(index::model_hash(ranker.model())) {
+            // (An index of another model still answers for words; its vectors are not used.)
+            if ix.is_of(&changes.nonce) {
                 let mut fresh = changes.stale;
                 fresh.extend(changes.rows.iter().map(|r| r.id));
                 fresh
