@@ -110,6 +110,9 @@ fn settings_path(root: &Path, agent: Agent, scope: Scope) -> anyhow::Result<Path
     })
 }
 
+/// How long the background job may take to reach a far database before it gives up.
+const CONTACT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
 pub fn cmd_hook(ctx: &Context, args: HookArgs) -> anyhow::Result<()> {
     match args.command {
         HookCommand::Install(a) => install_cmd(ctx, a, true),
@@ -118,7 +121,31 @@ pub fn cmd_hook(ctx: &Context, args: HookArgs) -> anyhow::Result<()> {
         HookCommand::ExtractSession(a) => extract(ctx, a),
         HookCommand::Embed => {
             let project = ctx.project()?;
-            crate::learn::rank::run_embed_job(&project)?;
+            // Team mode: each round refreshes the hooks' snapshot of the far database first.
+            if crate::hooks::far::applies(&project) {
+                // A database behind a dead link can take the connection and never answer: the
+                // job (which holds the lock every later refresh waits on) gives up after
+                // CONTACT_DEADLINE without reaching it, so the next stale hook starts another.
+                let reached = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let watched = reached.clone();
+                let log = project.logs_dir().join("learnings.log");
+                std::thread::spawn(move || {
+                    std::thread::sleep(CONTACT_DEADLINE);
+                    if !watched.load(std::sync::atomic::Ordering::Relaxed) {
+                        crate::fsutil::append_log(
+                            &log,
+                            "the background job did not reach the database in 2 minutes; it stops, and the next hook starts another",
+                        );
+                        std::process::exit(1);
+                    }
+                });
+                crate::learn::rank::run_embed_job_with(&project, &|store| {
+                    reached.store(true, std::sync::atomic::Ordering::Relaxed);
+                    crate::hooks::far::refresh(&project, store)
+                })?;
+            } else {
+                crate::learn::rank::run_embed_job(&project)?;
+            }
             Ok(())
         }
         // Claude Code runs the handlers through `hooks::run_handler` before the arguments are

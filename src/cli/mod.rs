@@ -287,6 +287,25 @@ pub fn main() -> ExitCode {
 }
 
 fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
+    // Team mode: after a command that may change learnings, the hooks' snapshot of the far
+    // database follows (issue 21, hooks with a far database), whether the command succeeded or not.
+    let learnings_may_change = matches!(
+        &command,
+        Command::Work(_)
+            | Command::Learnings(_)
+            | Command::Import(_)
+            | Command::Review(_)
+            | Command::Improve(_)
+            | Command::Init(_)
+    );
+    let result = run_command(ctx, command);
+    if learnings_may_change && let Ok(project) = Project::discover(ctx.dir()) {
+        crate::hooks::far::after_command(&project);
+    }
+    result
+}
+
+fn run_command(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Work(args) => return work::cmd_work(ctx, args),
         Command::Watch(args) => return watch::cmd_watch(ctx, args),

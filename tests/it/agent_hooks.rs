@@ -115,6 +115,8 @@ fn first_call(server: &FakeLlm) -> String {
 }
 
 fn injected_events(p: &TestProject) -> Vec<String> {
+    // In team mode hooks spool what they gave; the next command takes it in.
+    p.ok(&["learnings", "show", "--all"]);
     let db = p.db();
     let mut s = db
         .prepare("SELECT event FROM learning_injections ORDER BY id")
@@ -483,8 +485,10 @@ fn gemini_and_codex_payloads_never_break_a_handler() {
         "{answer}"
     );
 
-    // A missing database: nothing, and none is created.
+    // A missing database: nothing, and none is created. (In team mode a hook never asks the
+    // far database, so it is the snapshot kept of it that is gone here.)
     p.remove_database();
+    let _ = std::fs::remove_file(p.path(".gza/hook-far-v1"));
     let again = serde_json::json!({"hook_event_name": "BeforeAgent", "cwd": root, "session_id": "g3",
         "prompt": "Run the sqlx prepare step for the SQL query change"});
     assert_eq!(

@@ -413,6 +413,8 @@ fn a_prompt_never_waits_for_drafts_to_be_embedded_they_rank_by_words_and_the_job
         }
         db.execute_batch("COMMIT").unwrap();
     }
+    // Written behind gza's back: in team mode the hooks' snapshot follows the next command.
+    p.ok(&["learnings", "show"]);
     let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": p.root(),
         "prompt": "when does the ledger reconciliation job run"});
     let run = hook(&p, "user-prompt-submit", &prompt);

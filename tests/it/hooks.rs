@@ -93,6 +93,8 @@ pub(crate) fn conversation(server: &FakeAnthropic) -> Vec<String> {
 }
 
 fn injections(p: &TestProject) -> Vec<(i64, String, Option<i64>)> {
+    // In team mode hooks spool what they gave; the next command takes it in.
+    p.ok(&["learnings", "show", "--all"]);
     let db = p.db();
     let mut s = db
         .prepare("SELECT learning_id, event, task_id FROM learning_injections ORDER BY id")
@@ -680,7 +682,15 @@ fn a_block_in_an_agents_own_words_is_read_and_other_keys_are_named() {
 #[test]
 fn the_hooks_snapshot_follows_edits_and_a_forged_one_is_never_given() {
     let Some(claude) = claude_bin() else { return };
-    let p = hooked_project();
+    // The snapshot beside a SQLite database; team mode's (kept without asking the database) is
+    // far_hooks.rs's.
+    let p = TestProject::empty_sqlite();
+    p.git(&["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(p.path("README.md"), "# test repo\n").unwrap();
+    p.ok(&["init"]);
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "initial"]);
+    p.ok(&["hook", "install"]);
     add_version_bump_checklist(&p);
     std::fs::write(p.path("plugin.json"), "{\"version\": \"1.0.0\"}\n").unwrap();
     let plugin = p.path("plugin.json").display().to_string();

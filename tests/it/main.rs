@@ -15,6 +15,7 @@ mod disk_full;
 mod exit_codes;
 mod extraction_http;
 mod fake_claude_e2e;
+mod far_hooks;
 mod finding;
 mod friction;
 mod git_across;

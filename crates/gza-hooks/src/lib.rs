@@ -10,6 +10,7 @@
 //! format it exits 0 with no output and logs why to `.gza/logs/hooks.log`. It never exits 2,
 //! which would make Claude Code block the tool.
 
+pub mod far;
 pub mod install;
 pub mod knowledge;
 pub mod snapshot;
@@ -201,12 +202,26 @@ fn handle(name: &str, bytes: &[u8]) -> (Option<Project>, Result<Option<String>, 
     (Some(project), result)
 }
 
-fn open_store(project: &Project) -> Result<Option<Store>, String> {
-    open_store_waiting(project, BUSY)
-}
-
 fn open_store_waiting(project: &Project, busy: Duration) -> Result<Option<Store>, String> {
     Store::open_existing_project(project, busy).map_err(|e| e.to_string())
+}
+
+/// Where a giving hook reads, and records what it gave: the project's database (SQLite, on
+/// this machine), or in team mode the snapshot kept under `.gza/` (`far`), with what it gives
+/// spooled for the next command: a hook never waits on a far database.
+enum Source {
+    Db(Store),
+    Far(far::Far),
+}
+
+/// The hook's source; `None` when there is nothing to read (no database yet).
+fn open_source(project: &Project, busy: Duration) -> Result<Option<Source>, String> {
+    if far::applies(project) {
+        return far::load(project)
+            .map(|f| Some(Source::Far(f)))
+            .map_err(|m| m.to_string());
+    }
+    Ok(open_store_waiting(project, busy)?.map(Source::Db))
 }
 
 /// The task a hook runs under, when `gza work` started the session.
@@ -266,24 +281,39 @@ fn render_hook(l: &HookLearning) -> String {
 }
 
 /// Record the learnings given; when the database is busy, spool the record for the next command.
+/// In team mode (a far database) the record always goes to the spool, and the ids are noted
+/// as given in the session beside the snapshot.
 fn record(
     project: &Project,
-    store: &Store,
+    source: &Source,
     input: &Input,
     event: &str,
     ids: &[i64],
 ) -> Result<(), String> {
+    let spool = || {
+        let record = gza_learn::spool::Record::Injections {
+            task: task_id(),
+            session: input.session.map(str::to_string),
+            event: event.to_string(),
+            ids: ids.to_vec(),
+        };
+        gza_learn::spool::spool(project, &record).map(|_| ())
+    };
+    let store = match source {
+        Source::Db(store) => store,
+        Source::Far(_) => {
+            if ids.is_empty() {
+                return Ok(());
+            }
+            if let Some(session) = input.session {
+                far::note_given(project, session, ids)?;
+            }
+            return spool().map_err(|e| format!("the spool failed: {e}"));
+        }
+    };
     match store.record_injections(task_id(), input.session, event, ids) {
         Err(gza_core::Error::Locked(_)) => {
-            let record = gza_learn::spool::Record::Injections {
-                task: task_id(),
-                session: input.session.map(str::to_string),
-                event: event.to_string(),
-                ids: ids.to_vec(),
-            };
-            gza_learn::spool::spool(project, &record)
-                .map(|_| ())
-                .map_err(|e| format!("the database is busy and the spool failed: {e}"))
+            spool().map_err(|e| format!("the database is busy and the spool failed: {e}"))
         }
         other => other.map_err(|e| e.to_string()),
     }
@@ -291,16 +321,20 @@ fn record(
 
 /// Learnings not yet given to this session.
 fn not_yet_given<'a>(
-    store: &Store,
+    project: &Project,
+    source: &Source,
     input: &Input,
     list: Vec<&'a HookLearning>,
 ) -> Result<Vec<&'a HookLearning>, String> {
     let Some(session) = input.session else {
         return Ok(list);
     };
-    let given = store
-        .injected_in_session(session)
-        .map_err(|e| e.to_string())?;
+    let given = match source {
+        Source::Db(store) => store
+            .injected_in_session(session)
+            .map_err(|e| e.to_string())?,
+        Source::Far(_) => far::given_in_session(project, session),
+    };
     Ok(list
         .into_iter()
         .filter(|l| !given.contains(&l.id))
@@ -315,16 +349,19 @@ fn in_use(project: &Project, l: &HookLearning) -> bool {
 }
 
 fn session_start(project: &Project, input: &Input) -> Result<Option<String>, String> {
-    let Some(store) = open_store(project)? else {
+    let Some(source) = open_source(project, BUSY)? else {
         return Ok(None);
     };
-    let snap = snapshot::current(project, &store)?.snapshot(project, &store)?;
+    let snap = match &source {
+        Source::Db(store) => snapshot::current(project, store)?.snapshot(project, store)?,
+        Source::Far(far) => far.snapshot()?,
+    };
     let critical: Vec<&HookLearning> = snap
         .critical
         .iter()
         .filter(|l| in_use(project, l))
         .collect();
-    let critical = not_yet_given(&store, input, critical)?;
+    let critical = not_yet_given(project, &source, input, critical)?;
     // Process knowledge with triggers is given in full before the tool call it is about; here
     // it is only named, so the session knows it exists.
     let (triggered, general): (Vec<&HookLearning>, Vec<&HookLearning>) =
@@ -364,7 +401,7 @@ fn session_start(project: &Project, input: &Input) -> Result<Option<String>, Str
         "More: `gza learnings search TEXT` finds the learnings relevant to a task; `gza learnings show` lists them all.",
     );
     let ids: Vec<i64> = general.iter().map(|l| l.id).collect();
-    record(project, &store, input, "SessionStart", &ids)?;
+    record(project, &source, input, "SessionStart", &ids)?;
     let intro = if general.is_empty() && triggered.is_empty() {
         "gza project learnings."
     } else {
@@ -381,43 +418,63 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
     let Some(prompt) = input.str("prompt").filter(|p| !p.trim().is_empty()) else {
         return Ok(None);
     };
-    let Some(store) = open_store(project)? else {
+    let Some(source) = open_source(project, BUSY)? else {
         return Ok(None);
     };
     let k = project.config.hooks.prompt_learnings as usize;
     // No model work here but the query's embedding: learnings without a vector are ranked by
     // words, and the background job embeds them.
     let ranker = Ranker::for_hook(project);
-    let hits = ranker
-        .search(
-            &store,
-            rank::Query {
-                text: prompt,
-                k: k + 8,
-                calibrated: true,
-                drafts: project.config.learnings.inject_drafts,
-            },
-        )
-        .map_err(|e| e.to_string())?;
+    let query = rank::Query {
+        text: prompt,
+        k: k + 8,
+        calibrated: true,
+        drafts: project.config.learnings.inject_drafts,
+    };
     let mut found = Vec::new();
-    for h in hits {
-        // Process knowledge with triggers waits for its tool call (PreToolUse).
-        if let Some(l) = store
-            .learning(h.id)
-            .map_err(|e| e.to_string())?
-            .filter(|l| l.is_in_use() && l.triggers.is_empty())
-        {
-            found.push(HookLearning::from(&l));
+    match &source {
+        Source::Db(store) => {
+            let hits = ranker.search(store, query).map_err(|e| e.to_string())?;
+            for h in hits {
+                // Process knowledge with triggers waits for its tool call (PreToolUse).
+                if let Some(l) = store
+                    .learning(h.id)
+                    .map_err(|e| e.to_string())?
+                    .filter(|l| l.is_in_use() && l.triggers.is_empty())
+                {
+                    found.push(HookLearning::from(&l));
+                }
+            }
+        }
+        Source::Far(far) => {
+            // Only what the snapshot holds (learnings in use) can become text, whatever the
+            // ranking index names.
+            let all = far.prompt_learnings()?;
+            let by_id: std::collections::HashMap<i64, &HookLearning> =
+                all.iter().map(|p| (p.learning.id, &p.learning)).collect();
+            let rows: Vec<_> = all.iter().map(far::PromptLearning::local_row).collect();
+            let hits = ranker
+                .search_local(&rows, far.nonce_hash(), far.vectors_model(), query, |id| {
+                    Ok(by_id.get(&id).map(|l| l.text.clone()))
+                })
+                .map_err(|e| e.to_string())?;
+            for h in hits {
+                if let Some(l) = by_id.get(&h.id).filter(|l| {
+                    matches!(l.status, Status::Active | Status::Draft) && l.triggers.is_empty()
+                }) {
+                    found.push((*l).clone());
+                }
+            }
         }
     }
-    let mut found = not_yet_given(&store, input, found.iter().collect())?;
+    let mut found = not_yet_given(project, &source, input, found.iter().collect())?;
     found.truncate(k);
     if found.is_empty() {
         return Ok(None);
     }
     let body: Vec<String> = found.iter().map(|l| render_hook(l)).collect();
     let ids: Vec<i64> = found.iter().map(|l| l.id).collect();
-    record(project, &store, input, "UserPromptSubmit", &ids)?;
+    record(project, &source, input, "UserPromptSubmit", &ids)?;
     Ok(Some(context_output(
         input,
         "UserPromptSubmit",
@@ -432,23 +489,34 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
     let Some(tool) = input.str("tool_name") else {
         return Err("PreToolUse input without tool_name".into());
     };
-    let Some(store) = open_store_waiting(project, BUSY_BEFORE_A_TOOL)? else {
+    let Some(source) = open_source(project, BUSY_BEFORE_A_TOOL)? else {
         return Ok(None);
     };
-    // The learnings with triggers as of the database's hook counter: one row and a file, not a
-    // query of every learning with triggers, on every call.
-    let current = snapshot::current(project, &store)?;
-    // A tool no trigger names ends here, with the file's header read and nothing else.
-    if !current.names_tool(tool, project.config.learnings.inject_drafts) {
-        return Ok(None);
-    }
-    let snap = current.snapshot(project, &store)?;
+    let drafts = project.config.learnings.inject_drafts;
+    let snap = match &source {
+        Source::Db(store) => {
+            // The learnings with triggers as of the database's hook counter: one row and a
+            // file, not a query of every learning with triggers, on every call.
+            let current = snapshot::current(project, store)?;
+            // A tool no trigger names ends here, with the file's header read and nothing else.
+            if !current.names_tool(tool, drafts) {
+                return Ok(None);
+            }
+            current.snapshot(project, store)?
+        }
+        Source::Far(far) => {
+            if !far.names_tool(tool, drafts) {
+                return Ok(None);
+            }
+            far.snapshot()?
+        }
+    };
     let learnings: Vec<&HookLearning> = snap
         .triggered
         .iter()
         .filter(|l| in_use(project, l))
         .collect();
-    let learnings = not_yet_given(&store, input, learnings)?;
+    let learnings = not_yet_given(project, &source, input, learnings)?;
     let tool_input = input.raw.get("tool_input").cloned().unwrap_or(Value::Null);
     let call = triggers::ToolCall {
         tool,
@@ -469,7 +537,7 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
         let _ = writeln!(body, "{head}{}", render_hook(l));
     }
     let ids: Vec<i64> = picked.iter().map(|(l, _)| l.id).collect();
-    record(project, &store, input, "PreToolUse", &ids)?;
+    record(project, &source, input, "PreToolUse", &ids)?;
     Ok(Some(context_output(
         input,
         "PreToolUse",
@@ -577,6 +645,12 @@ fn store_session_drafts(
             })
             .map_err(|e| format!("the database is busy and the spool failed: {e}"))
     };
+    // A far database (team mode): the drafts go to the spool, which the next command and the
+    // background job (started by the next hook that finds the snapshot stale) take in, so the
+    // hook never waits on the network.
+    if far::applies(project) {
+        return spool();
+    }
     let store = match Store::open_existing_project(project, BUSY) {
         Ok(Some(store)) => store,
         Ok(None) => return Ok(()),

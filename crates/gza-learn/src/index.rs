@@ -263,6 +263,11 @@ impl Index {
         h != 0 && h == self.nonce
     }
 
+    /// The hash of the nonce of the database it was built from ([`nonce_hash`]).
+    pub fn nonce_hash(&self) -> u64 {
+        self.nonce
+    }
+
     /// Whether its vectors were made by `model` (a [`model_hash`]).
     pub fn has_model(&self, model: u64) -> bool {
         model != 0 && model == self.model

@@ -542,69 +542,9 @@ impl Ranker {
         if behind {
             self.start_job();
         }
-        let query_terms = distinct_terms(text);
-        let terms: Vec<&Terms> = docs.iter().map(|d| &d.terms).collect();
-        let lexical = bm25_scores(&terms, &query_terms);
-        let identifiers = identifiers(text);
         let total = docs.len();
-        // Every learning's score, then the hits worth keeping made whole: the best, the exact
-        // matches and the CRITICAL ones (task selection gives every CRITICAL one that matches
-        // at all).
-        let scored: Vec<(f64, bool)> = docs
-            .iter()
-            .zip(&lexical)
-            .map(|(d, (bm25, matched))| {
-                let lex = (bm25 / BM25_SCALE).min(1.0);
-                let score = match d.semantic {
-                    Some(s) => s - lift(d.hinted) + LEXICAL_WEIGHT * lex,
-                    None => lex,
-                };
-                let exact = (!query_terms.is_empty()
-                    && query_terms.len() <= KEYWORD_QUERY_TERMS
-                    && matched.len() == query_terms.len())
-                    || matched.iter().any(|t| identifiers.contains(t));
-                (score, exact)
-            })
-            .collect();
-        let key = |i: usize| {
-            let (score, _) = scored[i];
-            if docs[i].semantic.is_some() {
-                score / SEMANTIC_FLOOR
-            } else {
-                score / LEXICAL_FLOOR
-            }
-        };
-        let mut order: Vec<usize> = (0..total).collect();
-        let best = CANDIDATES.min(total);
-        if best < total {
-            order.select_nth_unstable_by(best - 1, |&a, &b| {
-                key(b).total_cmp(&key(a)).then(docs[a].id.cmp(&docs[b].id))
-            });
-        }
-        let mut keep: Vec<usize> = order[..best].to_vec();
-        keep.extend(order[best..].iter().copied().filter(|&i| {
-            scored[i].1 || docs[i].priority == gza_core::learning::Priority::Critical
-        }));
-        let mut hits: Vec<(Hit, bool)> = keep
-            .into_iter()
-            .map(|i| {
-                let d = &docs[i];
-                let (bm25, matched) = &lexical[i];
-                let hit = Hit {
-                    id: d.id,
-                    score: scored[i].0,
-                    semantic: d.semantic,
-                    lexical: (bm25 / BM25_SCALE).min(1.0),
-                    matched: matched.clone(),
-                    exact: scored[i].1,
-                    priority: d.priority,
-                    hinted: d.hinted,
-                };
-                (hit, d.approximate)
-            })
-            .collect();
+        let mut hits = score(&docs, text);
         let order = |a: &Hit, b: &Hit| relative(b).total_cmp(&relative(a)).then(a.id.cmp(&b.id));
-        hits.sort_by(|(a, _), (b, _)| order(a, b));
         // The best ones again from their exact vectors (an int8 similarity is within about
         // 0.002 of the f32 one: far less than the distance from the top to the RESCORED-th).
         let mut vectors = HashMap::new();
@@ -634,12 +574,239 @@ impl Ranker {
         })
     }
 
+    /// Rank `rows` (the learnings in use, as a far hook's snapshot keeps them) for `query`
+    /// with no database: the ranking index answers for the learnings it holds when it was
+    /// built from the database whose nonce hashes to `nonce_hash` (any other index is not
+    /// used); the rest are ranked by words. Nothing is looked up or rescored from stored
+    /// vectors and no outcome credit weighs the hits (both are reads of the database): the
+    /// index's int8 similarity ranks. `text_of` gives a hit's text for [`diversify_by`].
+    pub fn search_local(
+        &self,
+        rows: &[LocalRow],
+        nonce_hash: u64,
+        vectors_model: Option<&str>,
+        query: Query,
+        text_of: impl FnMut(i64) -> Result<Option<String>>,
+    ) -> Result<Vec<Hit>> {
+        if query.text.trim().is_empty() || rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let cleaned = clean_query(query.text);
+        let text = if cleaned.trim().is_empty() {
+            query.text
+        } else {
+            cleaned.as_str()
+        };
+        let q = self.embedder().map(|e| e.embed_prefix(text, QUERY_TOKENS));
+        if q.is_none() && self.m().needs_job {
+            self.start_job();
+        }
+        let model_hash = index::model_hash(self.model());
+        let loaded = self
+            .index_path()
+            .and_then(|p| index::Index::load(&p))
+            .filter(|ix| nonce_hash != 0 && ix.nonce_hash() == nonce_hash);
+        let rows: Vec<&LocalRow> = rows
+            .iter()
+            .filter(|r| query.drafts || !r.row.draft)
+            .collect();
+        // The index answers for the rows it holds that did not change since it was built.
+        let wanted: HashSet<i64> = rows.iter().filter(|r| !r.fresh).map(|r| r.row.id).collect();
+        let own_vectors = vectors_model.is_some() && vectors_model == self.model();
+        let mut docs: Vec<Doc> = Vec::with_capacity(rows.len());
+        let mut indexed = HashSet::new();
+        if let Some(ix) = &loaded {
+            for e in ix.entries(model_hash) {
+                if !wanted.contains(&e.id) {
+                    continue;
+                }
+                indexed.insert(e.id);
+                let semantic = q.as_ref().and_then(|q| e.similarity(q));
+                docs.push(Doc {
+                    id: e.id,
+                    priority: e.priority,
+                    semantic,
+                    approximate: semantic.is_some(),
+                    hinted: e.hinted,
+                    terms: Terms::Indexed(e.terms),
+                });
+            }
+        }
+        for r in rows.iter().filter(|r| !indexed.contains(&r.row.id)) {
+            let semantic = match (&q, &r.vector) {
+                (Some(q), Some(v)) if own_vectors => Some(cosine(q, v)),
+                _ => None,
+            };
+            docs.push(Doc {
+                id: r.row.id,
+                priority: r.row.priority,
+                semantic,
+                approximate: false,
+                hinted: hinted(&r.row.applies_when),
+                terms: Terms::Owned(doc_terms(&r.row)),
+            });
+        }
+        if rows.len() > indexed.len() || loaded.is_none() {
+            // The background job builds the index of what the snapshot holds.
+            self.start_job();
+        }
+        let hits: Vec<Hit> = score(&docs, text).into_iter().map(|(h, _)| h).collect();
+        let total = docs.len();
+        let ranking = Ranking {
+            hits,
+            total,
+            vectors: HashMap::new(),
+        };
+        let mut hits = if query.calibrated {
+            diversify_by(calibrate(ranking), &HashMap::new(), query.k, text_of)?
+        } else {
+            ranking.hits
+        };
+        hits.truncate(query.k);
+        Ok(hits)
+    }
+
     /// Where the project's ranking index is.
     fn index_path(&self) -> Option<PathBuf> {
         self.project_root
             .as_ref()
             .map(|root| index::path(&root.join(gza_core::project::STATE_DIR)))
     }
+}
+
+/// Every doc scored for `text` by meaning (as the docs hold it) and words, and the hits worth
+/// keeping, best first: the best [`CANDIDATES`], every exact match and every CRITICAL one. Each
+/// hit says whether its similarity is the index's approximation.
+fn score(docs: &[Doc], text: &str) -> Vec<(Hit, bool)> {
+    let query_terms = distinct_terms(text);
+    let terms: Vec<&Terms> = docs.iter().map(|d| &d.terms).collect();
+    let lexical = bm25_scores(&terms, &query_terms);
+    let identifiers = identifiers(text);
+    let total = docs.len();
+    // Every learning's score, then the hits worth keeping made whole: the best, the exact
+    // matches and the CRITICAL ones (task selection gives every CRITICAL one that matches
+    // at all).
+    let scored: Vec<(f64, bool)> = docs
+        .iter()
+        .zip(&lexical)
+        .map(|(d, (bm25, matched))| {
+            let lex = (bm25 / BM25_SCALE).min(1.0);
+            let score = match d.semantic {
+                Some(s) => s - lift(d.hinted) + LEXICAL_WEIGHT * lex,
+                None => lex,
+            };
+            let exact = (!query_terms.is_empty()
+                && query_terms.len() <= KEYWORD_QUERY_TERMS
+                && matched.len() == query_terms.len())
+                || matched.iter().any(|t| identifiers.contains(t));
+            (score, exact)
+        })
+        .collect();
+    let key = |i: usize| {
+        let (score, _) = scored[i];
+        if docs[i].semantic.is_some() {
+            score / SEMANTIC_FLOOR
+        } else {
+            score / LEXICAL_FLOOR
+        }
+    };
+    let mut order: Vec<usize> = (0..total).collect();
+    let best = CANDIDATES.min(total);
+    if best < total {
+        order.select_nth_unstable_by(best - 1, |&a, &b| {
+            key(b).total_cmp(&key(a)).then(docs[a].id.cmp(&docs[b].id))
+        });
+    }
+    let mut keep: Vec<usize> = order[..best].to_vec();
+    keep.extend(
+        order[best..]
+            .iter()
+            .copied()
+            .filter(|&i| scored[i].1 || docs[i].priority == gza_core::learning::Priority::Critical),
+    );
+    let mut hits: Vec<(Hit, bool)> = keep
+        .into_iter()
+        .map(|i| {
+            let d = &docs[i];
+            let (bm25, matched) = &lexical[i];
+            let hit = Hit {
+                id: d.id,
+                score: scored[i].0,
+                semantic: d.semantic,
+                lexical: (bm25 / BM25_SCALE).min(1.0),
+                matched: matched.clone(),
+                exact: scored[i].1,
+                priority: d.priority,
+                hinted: d.hinted,
+            };
+            (hit, d.approximate)
+        })
+        .collect();
+    let order = |a: &Hit, b: &Hit| relative(b).total_cmp(&relative(a)).then(a.id.cmp(&b.id));
+    hits.sort_by(|(a, _), (b, _)| order(a, b));
+    hits
+}
+
+/// A learning in use as a far hook's snapshot keeps it: its row; whether it changed since the
+/// ranking index was built (the index's entry, if any, is not used); its stored vector when the
+/// index lacks it.
+#[derive(Debug, Clone)]
+pub struct LocalRow {
+    pub row: RankRow,
+    pub fresh: bool,
+    pub vector: Option<Vec<f32>>,
+}
+
+/// What a far hook's snapshot needs beside the rows for [`Ranker::search_local`]: which
+/// learnings the project's ranking index does not answer for (changed since it was built, or
+/// all of them without an index of this database), and the stored vectors of at most
+/// [`HOOK_LOOKUPS`] of them for the hooks' model (by its fingerprint).
+pub fn local_freshness(project: &Project, store: &Store, in_use: &[i64]) -> Result<LocalFreshness> {
+    let ranker = Ranker::for_hook(project);
+    let loaded = index::Index::load(&index::path(&project.state_dir()));
+    let fresh: HashSet<i64> = match loaded {
+        Some(ix) => {
+            let changes = store.rank_changes_since(ix.generation())?;
+            // (An index of another model still answers for words; its vectors are not used.)
+            if ix.is_of(&changes.nonce) {
+                let mut fresh = changes.stale;
+                fresh.extend(changes.rows.iter().map(|r| r.id));
+                fresh
+            } else {
+                in_use.iter().copied().collect()
+            }
+        }
+        None => in_use.iter().copied().collect(),
+    };
+    let Some(model) = ranker.model().map(str::to_string) else {
+        return Ok(LocalFreshness {
+            model: None,
+            fresh,
+            vectors: HashMap::new(),
+        });
+    };
+    let mut ids: Vec<i64> = in_use
+        .iter()
+        .copied()
+        .filter(|i| fresh.contains(i))
+        .collect();
+    ids.truncate(HOOK_LOOKUPS);
+    let vectors = store.embeddings_of(&model, &ids)?.into_iter().collect();
+    Ok(LocalFreshness {
+        model: Some(model),
+        fresh,
+        vectors,
+    })
+}
+
+/// What [`local_freshness`] found.
+pub struct LocalFreshness {
+    /// The fingerprint of the hooks' model (the vectors' model).
+    pub model: Option<String>,
+    /// The learnings the ranking index does not answer for.
+    pub fresh: HashSet<i64>,
+    /// Stored vectors of at most [`HOOK_LOOKUPS`] of them.
+    pub vectors: HashMap<i64, Vec<f32>>,
 }
 
 /// What ranking a query found: the hits worth keeping, best first (the best [`CANDIDATES`],
@@ -772,6 +939,12 @@ fn job_running(root: &std::path::Path) -> bool {
 /// every learning in use that lacks a vector, a batch per transaction, at the lowest CPU
 /// priority. Exits at once when another job holds the lock. Returns how many it embedded.
 pub fn run_embed_job(project: &Project) -> Result<usize> {
+    run_embed_job_with(project, &|_| {})
+}
+
+/// [`run_embed_job`], calling `each_round` with the open store at the start of every round,
+/// after the spool is taken in (team mode refreshes the far hooks' snapshot there).
+pub fn run_embed_job_with(project: &Project, each_round: &dyn Fn(&Store)) -> Result<usize> {
     let Some(_lock) = take_job_lock(&project.root) else {
         return Ok(0);
     };
@@ -789,7 +962,7 @@ pub fn run_embed_job(project: &Project) -> Result<usize> {
     let mut done = 0;
     loop {
         let started = std::time::SystemTime::now();
-        done += embed_job_round(project)?;
+        done += embed_job_round(project, each_round)?;
         if !job_asked_since(&project.root, started) {
             return Ok(done);
         }
@@ -798,9 +971,10 @@ pub fn run_embed_job(project: &Project) -> Result<usize> {
 
 /// One round of the job: load the model afresh (deriving its int8 copy when it is missing or
 /// damaged), rebuild the index, embed what lacks a vector.
-fn embed_job_round(project: &Project) -> Result<usize> {
+fn embed_job_round(project: &Project, each_round: &dyn Fn(&Store)) -> Result<usize> {
     let store = Store::open_project(project)?;
     super::take_in_spooled(project, &store);
+    each_round(&store);
     let ranker = Ranker::unbounded(project);
     // The index first, so hooks rank from what is stored now while the rest is embedded.
     let rebuild = |embedder: Option<&Embedder>| {
@@ -908,15 +1082,27 @@ pub fn diversify(
     vectors: &HashMap<i64, Vec<f32>>,
     limit: usize,
 ) -> Result<Vec<Hit>> {
+    diversify_by(hits, vectors, limit, |id| {
+        Ok(store.learning(id)?.map(|l| l.text))
+    })
+}
+
+/// [`diversify`], with each hit's text from `text_of` (None: the hit is left out).
+pub fn diversify_by(
+    hits: Vec<Hit>,
+    vectors: &HashMap<i64, Vec<f32>>,
+    limit: usize,
+    mut text_of: impl FnMut(i64) -> Result<Option<String>>,
+) -> Result<Vec<Hit>> {
     let mut kept: Vec<(Hit, std::collections::BTreeSet<String>)> = Vec::new();
     for h in hits {
         if kept.len() >= limit {
             break;
         }
-        let Some(l) = store.learning(h.id)? else {
+        let Some(text) = text_of(h.id)? else {
             continue;
         };
-        let words = crate::items::content_words(&l.text);
+        let words = crate::items::content_words(&text);
         let repeats = kept.iter().any(|(k, w)| {
             let meaning = vectors
                 .get(&k.id)

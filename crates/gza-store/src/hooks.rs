@@ -154,6 +154,60 @@ impl Store {
     }
 }
 
+/// What a hook far from its database (team mode) keeps of it: the snapshot above, every
+/// learning in use as the prompt hook gives it and as ranking reads it, and the stamps that say
+/// when any of it changed. Read in one read transaction, so its parts are of one moment.
+#[derive(Debug, Clone)]
+pub struct FarSnapshot {
+    pub hooks: HookSnapshot,
+    /// The ranking generation (V38) the rows are of.
+    pub generation: i64,
+    /// Every learning in use (active ones and drafts, none quarantined), by id.
+    pub in_use: Vec<HookLearning>,
+    /// The same learnings as ranking reads them, by id.
+    pub rows: Vec<crate::RankRow>,
+}
+
+impl Store {
+    /// The hook counter, the ranking generation and the nonce, in one read: whether a
+    /// [`FarSnapshot`] still holds.
+    pub fn far_stamp(&self) -> Result<(i64, i64, String)> {
+        self.db
+            .query_opt(
+                "SELECT h.version, g.generation, h.nonce FROM hook_state h, learnings_generation g \
+                 WHERE h.id = 1 AND g.id = 1",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map(|v| v.unwrap_or_default())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Everything a far hook reads, in one read transaction (a background job's read: it scans
+    /// every learning in use, never on a hook's path).
+    pub fn far_snapshot(&self) -> Result<FarSnapshot> {
+        let tx = self.db.read_transaction().map_err(|e| self.err(e))?;
+        let (_, generation, _) = self.far_stamp()?;
+        let hooks = self.hook_snapshot()?;
+        let in_use = self
+            .db
+            .query_map(
+                &format!("SELECT {COLUMNS} FROM learnings l WHERE {IN_USE} ORDER BY l.id"),
+                params![],
+                from_row,
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = self.rank_rows(true)?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(FarSnapshot {
+            hooks,
+            generation,
+            in_use,
+            rows,
+        })
+    }
+}
+
 /// A priority, status or origin as the text the database stores.
 macro_rules! text_serde {
     ($module:ident, $ty:ty) => {

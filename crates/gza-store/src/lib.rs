@@ -45,7 +45,7 @@ pub use copy::{COPIED as COPIED_TABLES, CopiedTable, DERIVED as DERIVED_TABLES};
 pub use dashboard::{DayTally, PendingTask, TaskFilter, WeekTally};
 pub use db::{Backend, Db, DbError, SharedLock, Tx};
 pub use extraction_backoff::ExtractionBackoff;
-pub use hooks::{HookLearning, HookSnapshot};
+pub use hooks::{FarSnapshot, HookLearning, HookSnapshot};
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
     FileEdits, Injection, InjectionCount, LearningEdit, LearningEvent, LearningsMetadata,

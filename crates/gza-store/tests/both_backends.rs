@@ -695,6 +695,20 @@ fn scenario(store: &Store) -> String {
         "hook version stands",
         (version == hooks.version, nonce == hooks.nonce)
     );
+    // What a hook far from the database keeps (team mode): the same snapshot, every learning in
+    // use with its ranking row, and the stamps, in one read.
+    let far = store.far_snapshot().unwrap();
+    let (far_version, far_generation, far_nonce) = store.far_stamp().unwrap();
+    say!(
+        "far snapshot",
+        (
+            far.hooks == hooks,
+            far.in_use.iter().map(|l| l.id).collect::<Vec<_>>(),
+            far.rows.iter().map(|r| r.id).collect::<Vec<_>>(),
+            (far_version, far_generation) == (hooks.version, far.generation),
+            far_nonce == nonce,
+        )
+    );
     store
         .edit_learning(
             l2,
