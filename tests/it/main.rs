@@ -12,6 +12,7 @@ mod database_file;
 mod diagnostics;
 mod disk_full;
 mod exit_codes;
+mod faults;
 mod extraction_http;
 mod fake_claude_e2e;
 mod finding;
