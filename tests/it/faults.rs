@@ -79,7 +79,10 @@ fn postgresql_restarted_while_an_agent_runs_loses_nothing_and_records_once() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("3 completed, 0 failed"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("3 completed, 0 failed"),
+        "{stdout}\n{stderr}"
+    );
     assert!(!stderr.contains("not recorded"), "{stderr}");
     let runs = starts(&log);
     assert_eq!(

@@ -346,8 +346,10 @@ fn add_worktree(root: &Path, worktrees_dir: &Path, args: &[&str]) -> Result<()> 
 /// (no `commondir` or `gitdir`, still locked "initializing"); true when there were any. Only
 /// called with `.gza/worktrees.lock` held, when no gza is adding one.
 fn remove_abandoned_adds(root: &Path) -> bool {
-    let Ok(common) = git(root, &["rev-parse", "--path-format=absolute", "--git-common-dir"])
-    else {
+    let Ok(common) = git(
+        root,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    ) else {
         return false;
     };
     let Ok(entries) = std::fs::read_dir(Path::new(common.trim()).join("worktrees")) else {
@@ -357,8 +359,8 @@ fn remove_abandoned_adds(root: &Path) -> bool {
     for entry in entries.flatten() {
         let dir = entry.path();
         let whole = dir.join("commondir").is_file() && dir.join("gitdir").is_file();
-        let initializing = std::fs::read_to_string(dir.join("locked"))
-            .is_ok_and(|l| l.trim() == "initializing");
+        let initializing =
+            std::fs::read_to_string(dir.join("locked")).is_ok_and(|l| l.trim() == "initializing");
         if !whole && initializing && std::fs::remove_dir_all(&dir).is_ok() {
             removed = true;
         }

@@ -1276,7 +1276,9 @@ impl Db {
             Inner::Sqlite(conn) => conn.execute_batch("BEGIN IMMEDIATE")?,
             Inner::Postgres(pg) => {
                 // `BEGIN` on a lost connection is sent again on a new one (nothing began).
-                self.pg_run(pg, Some("BEGIN"), |pg| Ok(pg.client.batch_execute("BEGIN")?))?;
+                self.pg_run(pg, Some("BEGIN"), |pg| {
+                    Ok(pg.client.batch_execute("BEGIN")?)
+                })?;
                 let mut pg = pg.borrow_mut();
                 let key = pg.write_lock;
                 if let Err(e) = pg
@@ -1539,6 +1541,23 @@ mod tests {
         );
         assert_eq!(translate("VALUES (?, ?)"), "VALUES ($1, $2)");
         assert_eq!(translate("SELECT 'it''s ?' , ?3"), "SELECT 'it''s ?' , $3");
+    }
+
+    #[test]
+    fn reconnect_pauses_double_to_two_seconds_jittered_and_repeats_are_told_apart() {
+        for attempt in 0..20 {
+            let full =
+                Duration::from_millis(100 * (1u64 << attempt.min(5))).min(Duration::from_secs(2));
+            let pause = backoff(attempt);
+            assert!(pause >= full / 2 && pause <= full, "{attempt}: {pause:?}");
+        }
+        // Jittered: not every worker waits the same.
+        let pauses: std::collections::HashSet<_> = (0..20).map(|_| backoff(5)).collect();
+        assert!(pauses.len() > 1);
+        assert_eq!(first_word("  INSERT INTO t VALUES (1)"), "INSERT");
+        assert_eq!(first_word("UPDATE t SET a = 1"), "UPDATE");
+        assert_eq!(first_word("COMMIT"), "COMMIT");
+        assert!(lost(&DbError::NoRow).is_none());
     }
 
     #[test]

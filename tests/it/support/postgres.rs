@@ -241,7 +241,12 @@ impl Cluster {
                 "-D",
                 self.data.to_str().unwrap(),
                 "-l",
-                self.data.parent().unwrap().join("server.log").to_str().unwrap(),
+                self.data
+                    .parent()
+                    .unwrap()
+                    .join("server.log")
+                    .to_str()
+                    .unwrap(),
                 "-w",
                 "-t",
                 "60",
