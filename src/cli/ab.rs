@@ -623,6 +623,44 @@ impl ArmSummary {
     }
 }
 
+/// The paired differences, with learnings minus without, over the pairs (a task in a round)
+/// where both runs were judged and reported the measure: the question the per-arm intervals
+/// do not answer, since a pair shares its task and base and most of its variance cancels.
+/// Rates become 0/1 per run, so their mean difference is in fractions of one.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+struct Difference {
+    success: Option<stats::Mean>,
+    verify_passed: Option<stats::Mean>,
+    turns: Option<stats::Mean>,
+    tokens: Option<stats::Mean>,
+    cost_usd: Option<stats::Mean>,
+    seconds: Option<stats::Mean>,
+}
+
+impl Difference {
+    fn of(pairs: &[(&RunView, &RunView)], verify: bool) -> Difference {
+        let diffs = |f: &dyn Fn(&RunView) -> Option<f64>| -> Vec<f64> {
+            pairs
+                .iter()
+                .filter_map(|(w, wo)| Some(f(w)? - f(wo)?))
+                .collect()
+        };
+        let flag = |b: bool| if b { 1.0 } else { 0.0 };
+        Difference {
+            success: stats::mean(&diffs(&|r| Some(flag(r.succeeded())))),
+            verify_passed: if verify {
+                stats::mean(&diffs(&|r| Some(flag(r.passed()))))
+            } else {
+                None
+            },
+            turns: stats::mean(&diffs(&|r| r.turns)),
+            tokens: stats::mean(&diffs(&|r| r.tokens)),
+            cost_usd: stats::mean(&diffs(&|r| r.cost)),
+            seconds: stats::mean(&diffs(&|r| r.seconds)),
+        }
+    }
+}
+
 /// What `gza ab` reports about an experiment.
 #[derive(Debug, serde::Serialize)]
 struct Report {
@@ -631,6 +669,8 @@ struct Report {
     tasks: usize,
     with: ArmSummary,
     without: ArmSummary,
+    /// With minus without, pair by pair, with 95 % t intervals.
+    difference: Difference,
     /// Pairs (a task in a round) where "with" ended better, worse, or alike.
     pairs_with_better: usize,
     pairs_without_better: usize,
@@ -694,6 +734,7 @@ impl Report {
         let without = ArmSummary::of(&arm(Arm::Without), experiment.verify);
         let (mut better, mut worse, mut alike) = (0, 0, 0);
         let mut differed = Vec::new();
+        let mut both: Vec<(&RunView, &RunView)> = Vec::new();
         let mut pairs: Vec<(i64, i64)> = views.keys().map(|(i, r, _)| (*i, *r)).collect();
         pairs.sort();
         pairs.dedup();
@@ -704,6 +745,7 @@ impl Report {
             ) else {
                 continue;
             };
+            both.push((w, wo));
             let score = |r: &RunView| u8::from(r.succeeded()) + u8::from(r.passed());
             match score(w).cmp(&score(wo)) {
                 std::cmp::Ordering::Greater => better += 1,
@@ -737,6 +779,7 @@ impl Report {
                 learnings,
             });
         }
+        let difference = Difference::of(&both, experiment.verify);
         let mut keys: Vec<&(i64, i64, Arm)> = views.keys().collect();
         keys.sort();
         let mut given = 0;
@@ -762,6 +805,7 @@ impl Report {
             experiment: experiment.clone(),
             with,
             without,
+            difference,
             pairs_with_better: better,
             pairs_without_better: worse,
             pairs_alike: alike,
@@ -788,27 +832,63 @@ impl Report {
             e.base_name,
             self.group
         )?;
-        let mut table = output::Table::new(vec!["", "with learnings", "without"]);
-        let row = |name: &str, f: &dyn Fn(&ArmSummary) -> String| {
-            vec![name.to_string(), f(&self.with), f(&self.without)]
+        let mut table =
+            output::Table::new(vec!["", "with learnings", "without", "difference (paired)"]);
+        let d = &self.difference;
+        let row = |name: &str, f: &dyn Fn(&ArmSummary) -> String, diff: String| {
+            vec![name.to_string(), f(&self.with), f(&self.without), diff]
         };
-        table.row(row("runs", &|a| a.runs.to_string()));
-        table.row(row("success", &|a| rate(a.success)));
+        let signed = |v: f64, show: &dyn Fn(f64) -> String| {
+            let sign = if v < 0.0 { "−" } else { "+" };
+            format!("{sign}{}", show(v.abs()))
+        };
+        // Percentage points, the unit said once after the mean: "+50 pts (+10 to +90)".
+        let points = |m: Option<stats::Mean>| -> String {
+            let pct = |v: f64| signed(v * 100.0, &|x| format!("{x:.0}"));
+            match m {
+                None => "-".into(),
+                Some(stats::Mean {
+                    mean,
+                    low: Some(low),
+                    high: Some(high),
+                    ..
+                }) => format!("{} pts ({} to {})", pct(mean), pct(low), pct(high)),
+                Some(m) => format!("{} pts", pct(m.mean)),
+            }
+        };
+        table.row(row("runs", &|a| a.runs.to_string(), pairs(d)));
+        table.row(row("success", &|a| rate(a.success), points(d.success)));
         if e.verify {
-            table.row(row("verify passed", &|a| rate(a.verify_passed)));
+            table.row(row(
+                "verify passed",
+                &|a| rate(a.verify_passed),
+                points(d.verify_passed),
+            ));
         }
-        table.row(row("turns", &|a| mean(a.turns, &|v| format!("{v:.1}"))));
-        table.row(row("tokens", &|a| mean(a.tokens, &|v| format!("{v:.0}"))));
-        table.row(row("cost", &|a| {
-            mean(a.cost_usd, &|v| output::cost(Some(v)))
-        }));
-        table.row(row("time", &|a| {
-            mean(a.seconds, &|v| output::duration(Some(v)))
-        }));
+        table.row(row(
+            "turns",
+            &|a| mean(a.turns, &|v| format!("{v:.1}")),
+            diff(d.turns, &|v| signed(v, &|x| format!("{x:.1}"))),
+        ));
+        table.row(row(
+            "tokens",
+            &|a| mean(a.tokens, &|v| format!("{v:.0}")),
+            diff(d.tokens, &|v| signed(v, &|x| format!("{x:.0}"))),
+        ));
+        table.row(row(
+            "cost",
+            &|a| mean(a.cost_usd, &|v| output::cost(Some(v))),
+            diff(d.cost_usd, &|v| signed(v, &|x| output::cost(Some(x)))),
+        ));
+        table.row(row(
+            "time",
+            &|a| mean(a.seconds, &|v| output::duration(Some(v))),
+            diff(d.seconds, &|v| signed(v, &|x| output::duration(Some(x)))),
+        ));
         table.print(&mut out)?;
         writeln!(
             out,
-            "95 % intervals: rates by Wilson's score, means by Student's t; - where no run reported it."
+            "95 % intervals: rates by Wilson's score, means and paired differences by Student's t; - where no run reported it."
         )?;
         if !e.verify {
             writeln!(out, "Judged by the tasks' outcomes only (--no-verify).")?;
@@ -911,6 +991,27 @@ fn mean(m: Option<stats::Mean>, show: &dyn Fn(f64) -> String) -> String {
         }) => format!("{} ({}–{})", show(mean), show(low.max(0.0)), show(high)),
         Some(m) => show(m.mean),
     }
+}
+
+/// "+1.2 (−0.3 to +2.7)": a paired difference and its interval, which may straddle zero (then
+/// the runs do not tell the arms apart on this measure); "-" with no pair.
+fn diff(m: Option<stats::Mean>, show: &dyn Fn(f64) -> String) -> String {
+    match m {
+        None => "-".into(),
+        Some(stats::Mean {
+            mean,
+            low: Some(low),
+            high: Some(high),
+            ..
+        }) => format!("{} ({} to {})", show(mean), show(low), show(high)),
+        Some(m) => show(m.mean),
+    }
+}
+
+/// "4 pairs" in the difference column's first row: how many pairs it is computed over.
+fn pairs(d: &Difference) -> String {
+    let n = d.success.map_or(0, |m| m.n);
+    plural(n, "pair")
 }
 
 fn short(commit: &str) -> &str {

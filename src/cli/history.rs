@@ -6,7 +6,7 @@ use std::io::Write;
 use clap::Args;
 
 use super::{Context, output};
-use crate::store::{HistoryFilter, Store, TaskSummary};
+use crate::store::{Store, TaskSummary};
 use crate::task::{TaskId, TaskStatus, TaskType};
 use crate::verify::VerifyState;
 
@@ -15,17 +15,8 @@ pub struct HistoryArgs {
     /// How many tasks to list (0 lists all).
     #[arg(short = 'n', long = "limit", default_value_t = 20)]
     limit: u32,
-    /// Only tasks with this status: pending, in_progress, completed, failed or dropped.
-    #[arg(long, value_parser = super::parse_status)]
-    status: Option<TaskStatus>,
-    /// Only tasks of this type.
-    #[arg(long = "type", short = 't', value_parser = super::parse_type)]
-    task_type: Option<TaskType>,
-    /// Only tasks in this group.
-    #[arg(long, short = 'g', value_name = "GROUP")]
-    group: Option<String>,
     #[command(flatten)]
-    tags: super::tags::TagFilter,
+    select: super::select::TaskSelection,
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
@@ -36,10 +27,7 @@ impl HistoryArgs {
     pub fn default_view() -> Self {
         HistoryArgs {
             limit: 20,
-            status: None,
-            task_type: None,
-            group: None,
-            tags: super::tags::TagFilter::default(),
+            select: super::select::TaskSelection::default(),
             json: false,
         }
     }
@@ -47,18 +35,7 @@ impl HistoryArgs {
 
 pub fn cmd_history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
-    if let Some(group) = &args.group {
-        super::require_group(&store, group)?;
-    }
-    args.tags.require_known(&store)?;
-    let filter = HistoryFilter {
-        limit: (args.limit > 0).then_some(args.limit),
-        status: args.status,
-        task_type: args.task_type,
-        group: args.group.clone(),
-        tags: args.tags.tags.clone(),
-        all_tags: args.tags.all_tags,
-    };
+    let filter = args.select.filter(&store, args.limit)?;
     let tasks = store.history(&filter)?;
     let mut out = output::stdout();
     if args.json {

@@ -28,6 +28,7 @@ pub(crate) mod output;
 mod ps;
 mod review;
 mod search;
+mod select;
 mod show;
 mod stats;
 mod tags;

@@ -32,17 +32,8 @@ pub struct SearchArgs {
     /// Best matches first (a match in the prompt counts twice one in the output), not newest.
     #[arg(long)]
     relevance: bool,
-    /// Only tasks with this status: pending, in_progress, completed, failed or dropped.
-    #[arg(long, value_parser = super::parse_status)]
-    status: Option<TaskStatus>,
-    /// Only tasks of this type.
-    #[arg(long = "type", short = 't', value_parser = super::parse_type)]
-    task_type: Option<TaskType>,
-    /// Only tasks in this group.
-    #[arg(long, short = 'g', value_name = "GROUP")]
-    group: Option<String>,
     #[command(flatten)]
-    tags: super::tags::TagFilter,
+    select: super::select::TaskSelection,
     /// Print JSON for scripts (snippets mark matches with « and »).
     #[arg(long)]
     json: bool,
@@ -67,17 +58,8 @@ pub fn cmd_search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
     let text = args.words.join(" ");
     let query = SearchQuery::parse(&text).map_err(usage)?;
     let (_, store) = ctx.open_for_reading()?;
-    if let Some(group) = &args.group {
-        super::require_group(&store, group)?;
-    }
-    args.tags.require_known(&store)?;
     let filter = SearchFilter {
-        status: args.status,
-        task_type: args.task_type,
-        group: args.group.clone(),
-        tags: args.tags.tags.clone(),
-        all_tags: args.tags.all_tags,
-        limit: (args.limit > 0).then_some(args.limit),
+        tasks: args.select.filter(&store, args.limit)?,
         order: if args.relevance {
             SearchOrder::Relevance
         } else {
@@ -113,17 +95,14 @@ pub fn cmd_search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
         Ok(())
     })?;
     if shown == 0 {
-        let scope = match &args.group {
-            Some(group) => format!(" in group {group}"),
-            None => String::new(),
-        } + &super::tags::describe(&args.tags);
+        let scope = args.select.describe();
         writeln!(out, "No task matches {text:?}{scope}")?;
         return Ok(());
     }
     for block in &lines {
         write!(out, "{block}")?;
     }
-    if let Some(limit) = filter.limit.filter(|&l| shown == l as usize) {
+    if let Some(limit) = filter.tasks.limit.filter(|&l| shown == l as usize) {
         let total = store.count_search(&query, &filter, COUNT_CAP)?;
         if total > i64::from(limit) {
             let more = total - i64::from(limit);

@@ -60,5 +60,20 @@ pub fn cmd_stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         "  mean/task    {:>9}",
         output::duration(stats.duration_seconds.mean)
     )?;
+    let ab = stats.ab_runs;
+    if ab.runs > 0 {
+        writeln!(
+            out,
+            "{}",
+            output::paint(output::BOLD, "A/B runs (not counted above)")
+        )?;
+        writeln!(out, "  runs         {:>9}", ab.runs)?;
+        writeln!(out, "  cost         {:>9}", output::cost(Some(ab.cost_usd)))?;
+        writeln!(
+            out,
+            "  time         {:>9}",
+            output::duration(Some(ab.duration_seconds))
+        )?;
+    }
     Ok(())
 }

@@ -57,6 +57,10 @@ fn shown(p: &TestProject, text: &str) -> String {
     }
     let secs = regex::Regex::new(r"\b\d+(m \d+)?s\b").unwrap();
     let text = secs.replace_all(&text, "[SECS]").into_owned();
+    // A paired difference of times goes either way.
+    let text = text
+        .replace("+[SECS]", "±[SECS]")
+        .replace("−[SECS]", "±[SECS]");
     crate::support::project::normalize_times(&text)
 }
 
@@ -78,6 +82,7 @@ fn with_learnings_beats_without_and_the_differing_runs_name_the_learning() {
     let source = p.add(&["Make the project's checks pass"]);
     let main_before = p.git(&["rev-parse", "main"]);
     let credit_before = credit(&p);
+    let stats_before = p.json(&["stats", "--json"]);
 
     let run = p.run(&["ab", &source.to_string(), "--repeat", "2"]);
     assert_eq!(run.code, 0, "{run}");
@@ -129,6 +134,14 @@ fn with_learnings_beats_without_and_the_differing_runs_name_the_learning() {
     assert_eq!(outcomes["base_rate"]["harmful"], 0, "{outcomes}");
     // Nor do its runs count as observed usage (the experiment measures them).
     assert_eq!(outcomes["measures"]["tasks"], 0, "{outcomes}");
+    // Nor in `gza stats`' task counts and totals: they are shown apart, as what they cost.
+    let stats = p.json(&["stats", "--json"]);
+    assert_eq!(stats["total"], stats_before["total"], "{stats}");
+    assert_eq!(stats["by_status"], stats_before["by_status"], "{stats}");
+    assert_eq!(stats["ab_runs"]["runs"], 4, "{stats}");
+    assert!(stats_before.get("ab_runs").is_none(), "{stats_before}");
+    let text = p.ok(&["stats"]);
+    assert!(text.contains("A/B runs (not counted above)"), "{text}");
     // Nor as the learning's injections in `learnings show`.
     let shown_l1 = p.json(&["learnings", "show", "L1", "--json"]);
     assert_eq!(shown_l1["injected"], 0, "{shown_l1}");

@@ -62,8 +62,8 @@ pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
 pub use search::{SearchFilter, SearchHit, SearchOrder};
 pub use tags::Scope;
 pub use tasks::{
-    Figure, HistoryFilter, LinkedTask, NewTask, PendingCounts, QueueEntry, Stats, StatusCounts,
-    TaskEdit, TaskSummary, Tokens,
+    AbTotals, Figure, HistoryFilter, LinkedTask, NewTask, PendingCounts, QueueEntry, Stats,
+    StatusCounts, TaskEdit, TaskSummary, Tokens,
 };
 pub use verify::NewVerification;
 

@@ -5,12 +5,11 @@
 //! is one text for both.
 
 use super::Store;
-use super::tags::Scope;
 use super::tasks::{SUMMARY_COLUMNS, TaskSummary, summary_from_row};
 use crate::db::{Backend, DbError};
 use gza_core::error::Result;
 use gza_core::search::SearchQuery;
-use gza_core::task::{Tag, TaskId, TaskStatus, TaskType};
+use gza_core::task::TaskId;
 
 /// Characters of a prompt kept in the summary a hit carries.
 const SUMMARY_PROMPT_CHARS: i64 = 200;
@@ -27,27 +26,12 @@ pub enum SearchOrder {
     Relevance,
 }
 
-/// Which tasks a search looks at, how many it returns and in what order.
+/// Which tasks a search looks at (the same filter as `history`: status, type, group, tags and
+/// how many), and in what order.
 #[derive(Debug, Clone, Default)]
 pub struct SearchFilter {
-    pub status: Option<TaskStatus>,
-    pub task_type: Option<TaskType>,
-    pub group: Option<String>,
-    pub tags: Vec<Tag>,
-    pub all_tags: bool,
-    /// Most hits returned; `None` for all.
-    pub limit: Option<u32>,
+    pub tasks: crate::HistoryFilter,
     pub order: SearchOrder,
-}
-
-impl SearchFilter {
-    fn scope(&self) -> Scope<'_> {
-        Scope {
-            group: self.group.as_deref(),
-            tags: &self.tags,
-            all_tags: self.all_tags,
-        }
-    }
 }
 
 /// A task that matched, with the whole of its prompt and output to cut a snippet from.
@@ -143,11 +127,11 @@ impl Store {
             }
         };
         let matched = match_text(backend, query);
-        let status = filter.status.map(|s| s.as_str());
-        let task_type = filter.task_type.map(|t| t.as_str());
-        let scope = filter.scope();
+        let status = filter.tasks.status.map(|s| s.as_str());
+        let task_type = filter.tasks.task_type.map(|t| t.as_str());
+        let scope = filter.tasks.scope();
         let tags = scope.tags_param();
-        let limit = filter.limit.map_or(i64::MAX, i64::from);
+        let limit = filter.tasks.limit.map_or(i64::MAX, i64::from);
         let hit = |row: &crate::db::Row| -> crate::db::DbResult<SearchHit> {
             let at = super::tasks::AFTER_SUMMARY;
             Ok(SearchHit {
@@ -245,10 +229,10 @@ impl Store {
         cap: i64,
     ) -> Result<i64> {
         let matched = match_text(self.backend(), query);
-        let unfiltered = filter.status.is_none()
-            && filter.task_type.is_none()
-            && filter.group.is_none()
-            && filter.tags.is_empty();
+        let unfiltered = filter.tasks.status.is_none()
+            && filter.tasks.task_type.is_none()
+            && filter.tasks.group.is_none()
+            && filter.tasks.tags.is_empty();
         if unfiltered {
             // Every row of the index is a task (the triggers see to it): counted without a
             // look-up of each task, ten times cheaper for a common word.
@@ -267,7 +251,7 @@ impl Store {
                 .one(sql, params![matched, cap])
                 .map_err(|e| self.err(e));
         }
-        let scope = filter.scope();
+        let scope = filter.tasks.scope();
         let sql = self.search_sql(filter, "1");
         self.db
             .one(
@@ -275,8 +259,8 @@ impl Store {
                 params![
                     SUMMARY_PROMPT_CHARS,
                     matched,
-                    filter.status.map(|s| s.as_str()),
-                    filter.task_type.map(|t| t.as_str()),
+                    filter.tasks.status.map(|s| s.as_str()),
+                    filter.tasks.task_type.map(|t| t.as_str()),
                     scope.group,
                     scope.tags_param(),
                     cap,
@@ -301,17 +285,17 @@ impl Store {
             ),
         };
         sql.push_str(" AND CAST(?1 AS BIGINT) IS NOT NULL");
-        sql.push_str(if filter.status.is_some() {
+        sql.push_str(if filter.tasks.status.is_some() {
             " AND t.status = ?3"
         } else {
             " AND CAST(?3 AS TEXT) IS NULL"
         });
-        sql.push_str(if filter.task_type.is_some() {
+        sql.push_str(if filter.tasks.task_type.is_some() {
             " AND t.task_type = ?4"
         } else {
             " AND CAST(?4 AS TEXT) IS NULL"
         });
-        sql.push_str(&filter.scope().condition(backend, "t", 5, 6));
+        sql.push_str(&filter.tasks.scope().condition(backend, "t", 5, 6));
         sql
     }
 }

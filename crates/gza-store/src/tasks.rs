@@ -203,6 +203,25 @@ pub struct Stats {
     pub cost_usd: Figure,
     pub tokens: Tokens,
     pub duration_seconds: Figure,
+    /// The runs of `gza ab` experiments, kept out of everything above (they are measurements,
+    /// not the project's work, as the queue and history's counts keep them out) but not hidden:
+    /// they cost money. Absent from JSON when there are none.
+    #[serde(skip_serializing_if = "AbTotals::is_empty")]
+    pub ab_runs: AbTotals,
+}
+
+/// What the A/B experiments' runs amount to.
+#[derive(Debug, Clone, Copy, Serialize, Default, PartialEq)]
+pub struct AbTotals {
+    pub runs: i64,
+    pub cost_usd: f64,
+    pub duration_seconds: f64,
+}
+
+impl AbTotals {
+    fn is_empty(&self) -> bool {
+        self.runs == 0
+    }
 }
 
 /// How many tasks have each status.
@@ -810,6 +829,51 @@ impl Store {
                 },
             )
             .map_err(|e| self.err(e))?;
+        // A/B runs come out of the running totals: as many rows as experiments ran, never the
+        // history's size (ab_runs is indexed by task).
+        let ab: Vec<Row> = self
+            .db
+            .query_map(
+                "SELECT t.status, COUNT(*), COALESCE(SUM(t.cost_usd), 0.0), COUNT(t.cost_usd), \
+                 CAST(COALESCE(SUM(t.input_tokens), 0) AS BIGINT), \
+                 CAST(COALESCE(SUM(t.output_tokens), 0) AS BIGINT), \
+                 COALESCE(SUM(t.duration_seconds), 0.0), COUNT(t.duration_seconds) \
+                 FROM ab_runs r JOIN tasks t ON t.id = r.task_id GROUP BY t.status",
+                params![],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                        r.get(7)?,
+                    ))
+                },
+            )
+            .map_err(|e| self.err(e))?;
+        let rows: Vec<Row> = rows
+            .into_iter()
+            .map(|mut row| {
+                if let Some(a) = ab.iter().find(|a| a.0 == row.0) {
+                    row.1 -= a.1;
+                    row.2 -= a.2;
+                    row.3 -= a.3;
+                    row.4 -= a.4;
+                    row.5 -= a.5;
+                    row.6 -= a.6;
+                    row.7 -= a.7;
+                }
+                row
+            })
+            .collect();
+        for a in &ab {
+            stats.ab_runs.runs += a.1;
+            stats.ab_runs.cost_usd += a.2;
+            stats.ab_runs.duration_seconds += a.6;
+        }
         for status in TaskStatus::ALL {
             let n = rows
                 .iter()
@@ -835,6 +899,8 @@ impl Store {
         stats.cost_usd.mean = (costed > 0).then(|| stats.cost_usd.total / costed as f64);
         stats.duration_seconds.mean =
             (timed > 0).then(|| stats.duration_seconds.total / timed as f64);
+        stats.ab_runs.cost_usd = settle(stats.ab_runs.cost_usd);
+        stats.ab_runs.duration_seconds = settle(stats.ab_runs.duration_seconds);
         Ok(stats)
     }
 }

@@ -515,12 +515,14 @@ fn scenario(store: &Store) -> String {
         search(
             "login",
             &SearchFilter {
-                tags: vec![tag("release")],
-                task_type: Some(TaskType::Review),
-                status: Some(gza_core::task::TaskStatus::Pending),
-                limit: Some(1),
+                tasks: HistoryFilter {
+                    tags: vec![tag("release")],
+                    task_type: Some(TaskType::Review),
+                    status: Some(gza_core::task::TaskStatus::Pending),
+                    limit: Some(1),
+                    ..HistoryFilter::default()
+                },
                 order: SearchOrder::Relevance,
-                ..SearchFilter::default()
             }
         )
     );
