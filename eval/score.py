@@ -5,9 +5,11 @@
   eval/score.py                                 # baselines only
   eval/score.py --gza … --misses                # what gza missed, and negatives it answered
   eval/score.py --gza … --sweep                 # tune: floor × relative cut × lexical weight
+  eval/score.py --gza … --hints eval/wrenchly/hints.json   # the learnings with "applies when" hints
 
 gza is driven exactly as users drive it: in a fresh project, `gza learnings add --section S
-TEXT` once per learning, then `gza learnings search --json TEXT` per prompt.
+TEXT` once per learning (with `--when HINT` for each of its hints: a learning's `applies_when`
+in the set, or its key's entry in --hints), then `gza learnings search --json TEXT` per prompt.
 
 Metrics (positive prompts are those with relevant learnings; the top 3 returned count):
   P@3      relevant among those returned ÷ number returned; a positive prompt answered with
@@ -17,7 +19,7 @@ Metrics (positive prompts are those with relevant learnings; the top 3 returned 
   neg      negative prompts answered with nothing, "k of N".
   avg      mean number returned per positive prompt.
 """
-import argparse, json, math, os, pathlib, re, statistics, subprocess, sys, tempfile, time
+import argparse, json, math, os, pathlib, re, shutil, statistics, subprocess, sys, tempfile, time
 
 HERE = pathlib.Path(__file__).parent
 STOP = set("a an and are as at be by for from has have in into is it its of on or that the this to "
@@ -127,7 +129,8 @@ def gza_project(gza, data):
     run(gza, ["init"], tmp, env)
     ids = {}
     for l in data["learnings"]:
-        out = run(gza, ["learnings", "add", "--section", l["section"], "--", l["text"]], tmp, env).stdout
+        when = [a for h in l.get("applies_when", []) for a in ("--when", h)]
+        out = run(gza, ["learnings", "add", "--section", l["section"], *when, "--", l["text"]], tmp, env).stdout
         m = re.search(r"\bL(\d+)\b", out)
         if not m:
             sys.exit(f"no id in gza's answer to add: {out!r}")
@@ -146,6 +149,7 @@ def gza_ranked(gza, data, raw=False):
         found = json.loads(r.stdout)
         hits[q["id"]] = [dict(h, key=ids[h["id"]]) for h in found]
         ranked[q["id"]] = [ids[h["id"]] for h in found]
+    shutil.rmtree(tmp, ignore_errors=True)
     return ranked, hits, times
 
 
@@ -194,10 +198,18 @@ def main():
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--set", help="another labelled set of the same format (e.g. eval/wrenchly/learnings-set.json)")
+    ap.add_argument("--hints", help="a JSON map of learning key -> applies_when hints, added with --when")
     a = ap.parse_args()
     if a.gza:
         a.gza = str(pathlib.Path(a.gza).resolve())
     data = load(a.set)
+    if a.hints:
+        hints = json.loads(pathlib.Path(a.hints).read_text())
+        unknown = set(hints) - {l["key"] for l in data["learnings"]}
+        if unknown:
+            sys.exit(f"--hints names learnings the set lacks: {sorted(unknown)[:5]}")
+        for l in data["learnings"]:
+            l["applies_when"] = hints.get(l["key"], [])
     if a.check:
         check(data)
         return

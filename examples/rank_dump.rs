@@ -4,6 +4,7 @@
 //! `cargo run --release --example rank_dump -- MODEL_DIR SET.json > dump.json`; given a JSON list of
 //! texts instead of a set, it prints their embeddings.
 
+use gza::learn::rank;
 use serde_json::{Value, json};
 
 fn main() {
@@ -44,14 +45,15 @@ fn main() {
                         .collect()
                 })
                 .unwrap_or_default();
-            let with_when = if when.is_empty() {
-                None
-            } else {
-                Some(round(e.embed(&format!(
-                    "{text} (applies when: {})",
-                    when.join("; ")
-                ))))
-            };
+            // As gza embeds a learning with hints (`rank::embed_learning`).
+            let with_when = rank::hinted(&when).then(|| {
+                let mut v = e.embed(text);
+                for h in rank::word_hints(&when) {
+                    v.iter_mut().zip(e.embed(h)).for_each(|(a, b)| *a += b);
+                }
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                round(v.into_iter().map(|x| x / n).collect())
+            });
             json!({
                 "key": l["key"],
                 "terms": gza::learn::rank::terms(text),

@@ -407,6 +407,8 @@ pub struct EditLearning {
     pub section: Option<String>,
     pub priority: Option<Priority>,
     pub keywords: Option<Vec<String>>,
+    /// New "applies when" hints, replacing the old ones (`Some([])` removes them).
+    pub applies_when: Option<Vec<String>>,
     /// New trigger conditions and checklist (`Some((default, []))` removes them).
     pub triggers: Option<(crate::learning::Triggers, Vec<String>)>,
 }
@@ -451,15 +453,22 @@ pub fn edit_learning(
                 .filter(|k| !k.is_empty())
                 .collect()
         }),
+        applies_when: change.applies_when.clone().map(|w| {
+            w.iter()
+                .map(|w| crate::redact::one_clean_line(w))
+                .filter(|w| !w.is_empty())
+                .collect()
+        }),
     };
     if edit.text.is_none()
         && edit.section.is_none()
         && edit.priority.is_none()
         && edit.keywords.is_none()
+        && edit.applies_when.is_none()
         && edit.triggers.is_none()
     {
         return Err(Error::Usage(
-            "nothing to change; pass --text, --section, --priority, --keywords or triggers (--tool, --file, …)".into(),
+            "nothing to change; pass --text, --section, --priority, --keywords, --when or triggers (--tool, --file, …)".into(),
         ));
     }
     // Take in the file's pending edits first, so this change is made on top of them.

@@ -1,6 +1,7 @@
 //! `gza db status`: where the project's records are (the SQLite file, or its schema in a shared
 //! PostgreSQL database, shown without a password), the schema's version, and that the
-//! connection works.
+//! connection works. `gza db copy --to URL`: the project's SQLite records into its project in a
+//! shared PostgreSQL database (moving in to team mode; see gza-store's `copy.rs`).
 
 use std::io::Write;
 
@@ -20,6 +21,27 @@ enum DbCommand {
     /// The backend (sqlite or postgres), where the records are (never the password), the
     /// project's name and schema in a shared database, the schema version, and the server.
     Status(StatusArgs),
+    /// Copy this project's SQLite records (.gza/gza.db: tasks, outcomes, learnings with their
+    /// history) into its project in a PostgreSQL database, keeping every id. Running it again
+    /// copies only what is new; it refuses, copying nothing, when the project there holds
+    /// other data under the same ids. The password comes from PGPASSWORD, ~/.pgpass or a
+    /// service file, never the command line. The SQLite file is left as it was.
+    Copy(CopyArgs),
+}
+
+#[derive(Debug, Args)]
+struct CopyArgs {
+    /// The PostgreSQL database: a URL (postgres://user@host:5432/db?sslmode=require) or
+    /// key=value words (service=team). The project there is named by the `project` setting,
+    /// else `origin`'s URL, as every clone names it.
+    #[arg(long, value_name = "URL")]
+    to: String,
+    /// Check everything and print what would be copied; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -32,6 +54,7 @@ struct StatusArgs {
 pub fn cmd_db(ctx: &Context, args: DbArgs) -> anyhow::Result<()> {
     match args.command {
         DbCommand::Status(args) => status(ctx, args),
+        DbCommand::Copy(args) => copy(ctx, args),
     }
 }
 
@@ -64,5 +87,125 @@ fn status(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
         "connection      {}",
         output::paint(output::GREEN, "ok")
     )?;
+    Ok(())
+}
+
+fn copy(ctx: &Context, args: CopyArgs) -> anyhow::Result<()> {
+    use crate::database::{Database, DatabaseSpec};
+    use crate::error::Error;
+    let project = ctx.project()?;
+    let spec =
+        DatabaseSpec::parse(&args.to, None).map_err(|e| Error::Usage(format!("--to: {e}")))?;
+    if spec.password.is_some() {
+        return Err(Error::Usage(
+            "--to holds a password, which a command line shows to others (ps, shell history): remove it and give it in PGPASSWORD, ~/.pgpass or a service file (service=…)".into(),
+        )
+        .into());
+    }
+    let source_path = project.db_path();
+    if !source_path.exists() {
+        return Err(Error::Usage(format!(
+            "there is no SQLite store at {} to copy; `gza db copy` moves a project's records from there into PostgreSQL",
+            source_path.display()
+        ))
+        .into());
+    }
+    let name = project.shared_name();
+    let target_db = Database::Postgres {
+        spec: Box::new(spec),
+        project: name.clone(),
+    };
+    let source = Store::open_project_sqlite(&project)?;
+    // A worker still running here would record its tasks' endings in the SQLite file after
+    // the copy read them: they would never reach the shared database.
+    let live = source
+        .leases()?
+        .into_iter()
+        .filter(|l| !l.expired())
+        .count();
+    if live > 0 {
+        return Err(Error::Busy(format!(
+            "{live} gza worker{} still running on this project's SQLite store (`gza ps --workers`); stop {} (Ctrl-C, or `gza kill` its tasks) and copy again, so nothing it records is left behind",
+            if live == 1 { " is" } else { "s are" },
+            if live == 1 { "it" } else { "them" }
+        ))
+        .into());
+    }
+    // A dry run makes nothing, not even the project's schema: into a project not there yet,
+    // every row would be copied.
+    let (tables, location, schema) = if args.dry_run {
+        match Store::open_database(&target_db) {
+            Ok(target) => {
+                let status = target.status()?;
+                (
+                    source.copy_into(&target, true)?,
+                    status.location,
+                    status.schema,
+                )
+            }
+            Err(Error::MissingProject { database, .. }) => (source.copy_counts()?, database, None),
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        let target = Store::create_database(&target_db)?;
+        let status = target.status()?;
+        let tables = source.copy_into(&target, false)?;
+        // The clone keeps the name its records went under, as a clone that first opens a
+        // shared database does: an `origin` added or changed later does not move it.
+        if project.config.project.is_none() && project.recorded_project_name().is_none() {
+            let _ = crate::fsutil::write_atomically(
+                &project.project_name_file(),
+                format!("{name}\n").as_bytes(),
+            );
+        }
+        (tables, status.location, status.schema)
+    };
+    let mut out = output::stdout();
+    if args.json {
+        let json = serde_json::json!({
+            "from": source_path.display().to_string(),
+            "to": location,
+            "project": name,
+            "schema": schema,
+            "dry_run": args.dry_run,
+            "tables": tables,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+        return Ok(());
+    }
+    let verb = if args.dry_run { "Would copy" } else { "Copied" };
+    writeln!(
+        out,
+        "{verb} .gza/gza.db into project {name:?} in {location}{}",
+        schema.map(|s| format!(" (schema {s})")).unwrap_or_default()
+    )?;
+    let mut table = output::Table::new(vec!["TABLE", "ROWS", "COPIED", "ALREADY THERE"]);
+    let (mut rows, mut copied, mut present) = (0, 0, 0);
+    for t in &tables {
+        rows += t.rows;
+        copied += t.copied;
+        present += t.present;
+        table.row(vec![
+            t.table.to_string(),
+            t.rows.to_string(),
+            t.copied.to_string(),
+            t.present.to_string(),
+        ]);
+    }
+    table.row(vec![
+        "total".into(),
+        rows.to_string(),
+        copied.to_string(),
+        present.to_string(),
+    ]);
+    table.print(&mut out)?;
+    if args.dry_run {
+        writeln!(out, "Nothing was written (--dry-run).")?;
+    } else {
+        writeln!(
+            out,
+            ".gza/gza.db is left as it was. To work from the shared database, set `database:` in gza.local.yaml (or GZA_DATABASE_URL) to it; other clones of this repository find the same project."
+        )?;
+    }
     Ok(())
 }

@@ -148,6 +148,16 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
 
 /// Append the runtime-file entries .gitignore lacks; returns how many were added.
 pub(crate) fn ensure_gitignore(path: &Path) -> Result<usize, Error> {
+    // A repository may commit .gitignore as a link to a file of the person's elsewhere: gza
+    // neither reads nor writes through it (the person adds the lines, if they want them).
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        eprintln!(
+            "warning: {} is a symbolic link; gza does not write through links, so add its runtime entries yourself: {}",
+            path.display(),
+            GITIGNORE_LINES.join(" ")
+        );
+        return Ok(0);
+    }
     let existing = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -170,6 +180,9 @@ pub(crate) fn ensure_gitignore(path: &Path) -> Result<usize, Error> {
         text.push_str(line);
         text.push('\n');
     }
-    std::fs::write(path, text).map_err(|e| Error::io(path, "write", e))?;
+    use std::io::Write;
+    gza_core::fsutil::create_regular(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| Error::io(path, "write", e))?;
     Ok(missing.len())
 }

@@ -41,7 +41,7 @@ enum LearningsCommand {
     Search(search::SearchArgs),
     /// Add a learning of your own; it stays until you remove it. Prints its id.
     Add(add::AddArgs),
-    /// Change a learning's text, section, priority or keywords.
+    /// Change a learning's text, section, priority, keywords or "applies when" hints.
     Edit(edit::EditArgs),
     /// Retire learnings: they are no longer injected or shown in learnings.md.
     Archive(archive::ArchiveArgs),

@@ -91,8 +91,10 @@ pub fn log_work_to(path: &Path) {
         old.push(".1");
         let _ = std::fs::rename(path, old);
     }
-    let opened =
-        gza_core::fsutil::open_regular(path, std::fs::OpenOptions::new().create(true).append(true));
+    let opened = gza_core::fsutil::open_regular_here(
+        path,
+        std::fs::OpenOptions::new().create(true).append(true),
+    );
     if let Ok(file) = opened {
         let _ = WORK_LOG.set(file);
     }

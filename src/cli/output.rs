@@ -6,14 +6,72 @@ use anstyle::{AnsiColor, Style};
 
 use crate::task::TaskStatus;
 
-/// Standard output that strips colour when it is not a terminal or NO_COLOR is set.
-pub fn stdout() -> anstream::AutoStream<std::io::Stdout> {
-    anstream::AutoStream::auto(std::io::stdout())
+/// Standard output that strips colour when it is not a terminal or NO_COLOR is set, and never
+/// passes a terminal control sequence but colour ([`Printable`]).
+pub fn stdout() -> Printable<anstream::AutoStream<std::io::Stdout>> {
+    Printable(anstream::AutoStream::auto(std::io::stdout()))
 }
 
 /// Standard error, like [`stdout`].
-pub fn stderr() -> anstream::AutoStream<std::io::Stderr> {
-    anstream::AutoStream::auto(std::io::stderr())
+pub fn stderr() -> Printable<anstream::AutoStream<std::io::Stderr>> {
+    Printable(anstream::AutoStream::auto(std::io::stderr()))
+}
+
+/// A writer that passes text, newlines, tabs and colour (SGR: `ESC [ digits m`) and drops
+/// every other control character: what gza prints quotes agents, models and repositories
+/// (prompts, outputs, comments, branch names, configuration keys), and on a terminal an OSC 52
+/// would write the clipboard, a CSI clear the screen, a carriage return overwrite what gza
+/// said. anstream strips colour for pipes, but passes everything to a terminal. Each write is
+/// filtered whole: gza writes a colour's sequence in one piece.
+pub struct Printable<W: Write>(pub W);
+
+impl<W: Write> Write for Printable<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        if text
+            .chars()
+            .all(|c| !c.is_control() || c == '\n' || c == '\t')
+        {
+            self.0.write_all(text.as_bytes())?;
+            return Ok(buf.len());
+        }
+        self.0.write_all(printable(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// `text` with every control character but newline, tab and a colour sequence left out.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\x1b' {
+            // Colour only: ESC [ (digits or ;)* m, kept whole.
+            let rest = &text[i + 1..];
+            if let Some(body) = rest.strip_prefix('[') {
+                let len = body
+                    .find(|c: char| !(c.is_ascii_digit() || c == ';'))
+                    .unwrap_or(body.len());
+                if body[len..].starts_with('m') {
+                    out.push_str(&text[i..i + 2 + len + 1]);
+                    for _ in 0..len + 2 {
+                        chars.next();
+                    }
+                    continue;
+                }
+            }
+            continue;
+        }
+        if c.is_control() && c != '\n' && c != '\t' {
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 pub const BOLD: Style = Style::new().bold();
@@ -161,6 +219,29 @@ pub fn short_time(ts: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_colour_and_text_reach_the_terminal() {
+        let ours = paint(RED, "Error:");
+        assert_eq!(printable(&ours), ours);
+        assert_eq!(printable("a\tb\nc"), "a\tb\nc");
+        // OSC 52 (clipboard), OSC 0 (title), OSC 8 (link), CSI clear screen and cursor moves,
+        // a carriage return, a backspace, C1's CSI: the sequences lose their control bytes.
+        assert_eq!(
+            printable("x\x1b]52;c;ZXZpbA==\x07y\x1b]0;t\x1b\\z"),
+            "x]52;c;ZXZpbA==y]0;t\\z"
+        );
+        assert_eq!(
+            printable("\x1b[2J\x1b[1;1H\rok\x08\u{9b}31m"),
+            "[2J[1;1Hok31m"
+        );
+        let mut out = Printable(Vec::new());
+        write!(out, "{}\x1b]52;c;eA==\x07 done", paint(GREEN, "ok")).unwrap();
+        assert_eq!(
+            String::from_utf8(out.0).unwrap(),
+            format!("{}]52;c;eA== done", paint(GREEN, "ok"))
+        );
+    }
 
     #[test]
     fn durations_read_well() {

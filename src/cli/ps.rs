@@ -9,9 +9,47 @@ use crate::task::TaskId;
 
 #[derive(Debug, Args)]
 pub struct PsArgs {
-    /// Print JSON for scripts.
+    /// Print JSON for scripts: the running tasks, each with its worker in team mode.
     #[arg(long)]
     json: bool,
+    /// List the project's live workers instead (every machine's in team mode), busy or waiting
+    /// for work: host, PID, how long each has run, its last heartbeat and its tasks.
+    #[arg(long)]
+    workers: bool,
+}
+
+/// One live worker as `gza ps --json` and `gza ps --workers --json` give it.
+#[derive(serde::Serialize)]
+struct WorkerJson {
+    /// Its lease's generation: never given to another worker.
+    lease: i64,
+    host: String,
+    pid: i64,
+    /// Seconds since it started, and since its last heartbeat, on the database's clock.
+    up_secs: f64,
+    last_beat_secs: f64,
+    /// The running tasks it claimed.
+    tasks: Vec<TaskId>,
+}
+
+fn worker_json(
+    l: &crate::store::Lease,
+    running: &std::collections::HashMap<TaskId, crate::store::Lease>,
+) -> WorkerJson {
+    let mut tasks: Vec<TaskId> = running
+        .iter()
+        .filter(|(_, r)| r.id == l.id)
+        .map(|(id, _)| *id)
+        .collect();
+    tasks.sort();
+    WorkerJson {
+        lease: l.id,
+        host: crate::text::one_line(&l.host, 40),
+        pid: l.pid,
+        up_secs: (l.running_secs.max(0.0) * 10.0).round() / 10.0,
+        last_beat_secs: (l.age_secs.max(0.0) * 10.0).round() / 10.0,
+        tasks,
+    }
 }
 
 #[derive(Debug, Args)]
@@ -36,6 +74,26 @@ pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
         .map(|(id, l)| (*id, crate::text::one_line(&l.host, 40)))
         .collect();
     let mut out = output::stdout();
+    if args.workers {
+        // Every live worker, on either backend (in team mode, every machine's).
+        let running = store.running_task_leases()?;
+        let workers: Vec<crate::store::Lease> = store
+            .leases()?
+            .into_iter()
+            .filter(|l| !l.expired())
+            .collect();
+        if args.json {
+            let list: Vec<WorkerJson> = workers.iter().map(|l| worker_json(l, &running)).collect();
+            serde_json::to_writer_pretty(&mut out, &list)?;
+            writeln!(out)?;
+            return Ok(());
+        }
+        if workers.is_empty() {
+            writeln!(out, "No workers running")?;
+            return Ok(());
+        }
+        return print_workers(&mut out, &workers, &running);
+    }
     if args.json {
         let mut list = serde_json::to_value(&tasks)?;
         if let Some(items) = list.as_array_mut() {
@@ -43,6 +101,14 @@ pub fn cmd_ps(ctx: &Context, args: PsArgs) -> anyhow::Result<()> {
                 // Only where a host is known (team mode), so solo scripts see what they saw.
                 if let (Some(obj), Some(host)) = (item.as_object_mut(), hosts.get(&t.id)) {
                     obj.insert("host".into(), host.clone().into());
+                }
+                // And the worker that runs it (team mode): `gza ps --workers --json` lists
+                // every worker, idle ones too.
+                if let (Some(obj), Some(lease)) = (item.as_object_mut(), running.get(&t.id)) {
+                    obj.insert(
+                        "worker".into(),
+                        serde_json::to_value(worker_json(lease, &running))?,
+                    );
                 }
             }
         }

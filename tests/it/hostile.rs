@@ -305,3 +305,41 @@ fn an_unresponsive_extraction_endpoint_costs_a_bounded_wait_and_says_so() {
         "{run}"
     );
 }
+
+#[test]
+fn what_gza_prints_carries_no_terminal_control_sequence_but_colour() {
+    // An agent's output and a task's prompt (a repository's tasks file can set one) carry OSC 52
+    // (clipboard), OSC 0 (title), a screen clear, a carriage return and C1's CSI. On a terminal
+    // (CLICOLOR_FORCE: anstream passes escapes as it would to one) only colour gets through.
+    let mut p = TestProject::in_git_repo();
+    p.set_env("CLICOLOR_FORCE", "1");
+    p.command_agent(
+        "cat > /dev/null; printf 'done \\033]52;c;ZXZpbA==\\007 \\033]0;owned\\007 \\033[2J\\rhidden\\302\\23331m\\n'",
+        "",
+    );
+    let id = p.add(&["Fix the bug \u{1b}]52;c;cHduZWQ=\u{7} now\r"]);
+    p.ok(&["work"]);
+    let bad = |text: &str| {
+        text.chars()
+            .any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\u{1b}'))
+            || text.contains("\u{1b}]")
+            || text.contains("\u{1b}[2J")
+    };
+    for args in [
+        vec!["show", &*id.to_string()],
+        vec!["show", &*id.to_string(), "--full"],
+        vec!["show", &*id.to_string(), "--prompt"],
+        vec!["history"],
+        vec!["next"],
+    ] {
+        let run = p.run(&args);
+        assert!(!bad(&run.stdout), "{args:?}: {:?}", run.stdout);
+        assert!(!bad(&run.stderr), "{args:?}: {:?}", run.stderr);
+    }
+    let shown = p.run(&["show", &id.to_string()]).stdout;
+    assert!(shown.contains("Fix the bug"), "{shown}");
+    // An error line quoting the repository's configuration is printed the same way.
+    p.config("\"bad\\e]52;c;eA==\\akey\": 1\n");
+    let run = p.run(&["history"]);
+    assert!(!bad(&run.stderr), "{:?}", run.stderr);
+}

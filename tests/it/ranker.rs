@@ -385,6 +385,7 @@ fn an_index_file_this_database_did_not_build_is_never_used() {
     let mut entries = vec![index::Source {
         id: 2,
         draft: false,
+        hinted: false,
         priority: gza::learning::Priority::Critical,
         terms,
         vector: None,

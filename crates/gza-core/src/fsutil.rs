@@ -55,7 +55,7 @@ pub fn write_replacing(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
 /// lock on it without waiting: `Ok(None)` when another process holds it. The lock lasts while
 /// the returned file is open.
 pub fn try_lock_file(path: &Path) -> std::io::Result<Option<std::fs::File>> {
-    let file = open_regular(
+    let file = open_regular_here(
         path,
         std::fs::OpenOptions::new()
             .create(true)
@@ -98,6 +98,34 @@ pub fn open_regular(
     Ok(file)
 }
 
+/// [`open_regular`] for a file gza writes (or reads from its own state) that must be the file
+/// itself at `path`: a symbolic link there is refused, never followed (`O_NOFOLLOW`), so a link
+/// a repository committed under `.gza/` (or an agent planted) cannot send gza's writes to a file
+/// of the person's elsewhere. The directories above are gza's own (`Project` refuses them as
+/// links).
+pub fn open_regular_here(
+    path: &Path,
+    options: &mut std::fs::OpenOptions,
+) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match options
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+    {
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(std::io::Error::other(
+                "it is a symbolic link, and gza never writes through one; remove the link",
+            ));
+        }
+        other => other?,
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta.file_type()));
+    }
+    Ok(file)
+}
+
 fn not_regular(kind: &std::fs::FileType) -> std::io::Error {
     std::io::Error::other(format!(
         "it is {}, not a regular file; replace it with a regular file or remove it",
@@ -111,19 +139,39 @@ fn not_regular(kind: &std::fs::FileType) -> std::io::Error {
 /// is not a regular file (a FIFO, a device) is skipped rather than written, so it can never
 /// stall a hook or a worker.
 pub fn append_log(path: &Path, line: &str) {
-    let line = crate::redact::redact(line);
+    let line = one_line(&crate::redact::redact(line));
     use std::io::Write;
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    if let Ok(mut f) = open_regular(path, std::fs::OpenOptions::new().create(true).append(true)) {
+    if let Ok(mut f) =
+        open_regular_here(path, std::fs::OpenOptions::new().create(true).append(true))
+    {
         let _ = f.write_all(format!("{} {line}\n", crate::task::now_timestamp()).as_bytes());
     }
 }
 
-/// Create (or truncate) `path` for writing, refusing anything but a regular file.
+/// `text` as one line of a log: a newline, a carriage return or any other control character
+/// (which a file name or an agent's text can carry) is written as an escape, so one entry is
+/// one line and nothing in it can start a line of its own.
+pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push(' '),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Create (or truncate) `path` for writing, refusing anything but a regular file, and never
+/// writing through a symbolic link ([`open_regular_here`]).
 pub fn create_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    open_regular(
+    open_regular_here(
         path,
         std::fs::OpenOptions::new()
             .write(true)

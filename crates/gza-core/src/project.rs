@@ -26,7 +26,7 @@ pub struct Project {
 /// The entries of `.gza/` gza writes: none may be a link a repository committed to send gza's
 /// writes elsewhere. (learnings.md, which is committed, may be a link inside the project: its
 /// readers confine it, and gza replaces it rather than writing through it.)
-const STATE_ENTRIES: [&str; 4] = ["gza.db", "logs", "reports", "worktrees"];
+const STATE_ENTRIES: [&str; 5] = ["gza.db", "logs", "reports", "worktrees", "spool"];
 
 impl Project {
     /// A project at `root` with `config`, nothing in it ignored or confined for want of trust.
@@ -91,7 +91,7 @@ impl Project {
     /// the SQLite file; in a shared database, under the `project` setting's name or the
     /// normalised URL of `origin`.
     pub fn database(&self) -> Result<crate::database::Database> {
-        use crate::database::{Database, DatabaseSpec, URL_ENV, default_project_name};
+        use crate::database::{Database, DatabaseSpec, URL_ENV};
         let from_env = std::env::var(URL_ENV).ok().filter(|v| !v.trim().is_empty());
         let value = from_env.clone().or_else(|| self.config.database.clone());
         let Some(value) = value.filter(|v| !crate::config::is_sqlite(v)) else {
@@ -105,16 +105,22 @@ impl Project {
                 message: format!("database: {e}"),
             },
         })?;
-        let project = match &self.config.project {
+        Ok(Database::Postgres {
+            spec: Box::new(spec),
+            project: self.shared_name(),
+        })
+    }
+
+    /// The project's name in a shared database: the `project` setting, else the name this
+    /// clone recorded when it first used one, else `origin`'s URL normalised.
+    pub fn shared_name(&self) -> String {
+        use crate::database::default_project_name;
+        match &self.config.project {
             Some(name) => name.trim().to_string(),
             None => self
                 .recorded_project_name()
                 .unwrap_or_else(|| default_project_name(&self.root)),
-        };
-        Ok(Database::Postgres {
-            spec: Box::new(spec),
-            project,
-        })
+        }
     }
 
     /// The file where a clone keeps the name its project had when the clone first used a

@@ -558,8 +558,9 @@ fn sensitive_settings(
             found.insert(key.clone(), (value.clone(), Sensitive::OutsidePath));
         }
     }
-    // A sandbox turned off: some provider that runs sandboxed by the person's settings would
-    // run unsandboxed with the repository's.
+    // A sandbox changed: some provider that runs in the sandbox the person's settings ask for
+    // (any but none) would run in another with the repository's: none, or a container of the
+    // repository's choosing, which is given the person's key (docker_image needs trust too).
     let mut with = base.clone();
     merge(&mut with, project);
     let weaker =
@@ -567,13 +568,13 @@ fn sensitive_settings(
             .into_iter()
             .zip(sandboxes(&with))
             .any(|((_, before), (_, after))| {
-                before.is_some_and(|k| k != SandboxKind::None) && after == Some(SandboxKind::None)
+                before.is_some_and(|k| k != SandboxKind::None) && after != before
             });
     if weaker {
         for (key, value) in &set {
             let is_sandbox =
                 key == "sandbox" || (key.starts_with("providers.") && key.ends_with(".sandbox"));
-            if is_sandbox && value.as_str() == Some(SandboxKind::None.as_str()) {
+            if is_sandbox && *value != base_value(key) {
                 found.insert(key.clone(), (value.clone(), Sensitive::WeakerSandbox));
             }
         }

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 /// agent, the verify command), let more of the host's environment into a sandbox, or say where
 /// the extraction client sends requests with the person's key and which variable it reads that
 /// key from.
-pub const COMMAND_KEYS: [&str; 11] = [
+pub const COMMAND_KEYS: [&str; 12] = [
     "providers.claude.path",
     "providers.claude.args",
     "providers.codex.path",
@@ -33,6 +33,9 @@ pub const COMMAND_KEYS: [&str; 11] = [
     "learnings.api_key_env",
     // The project's check command (`gza verify`, the gate before a merge), run with `sh -c`.
     "verify",
+    // The container agents run in with `sandbox: docker`, given the person's API key: an image
+    // of the repository's choosing is a program of the repository's.
+    "docker_image",
 ];
 
 /// Settings that say where the project's tasks and learnings go and which project's a clone
@@ -62,7 +65,7 @@ impl Sensitive {
     pub fn describe(&self) -> &'static str {
         match self {
             Sensitive::Command => "runs a command, passes variables or directs your API key",
-            Sensitive::WeakerSandbox => "runs agents without the sandbox your own settings ask for",
+            Sensitive::WeakerSandbox => "runs agents outside the sandbox your own settings ask for",
             Sensitive::OutsidePath => "names a path outside the project",
             Sensitive::Data => {
                 "sends the project's tasks and learnings to a database, or names which project's they are"

@@ -60,10 +60,51 @@ pub struct LogEntry {
 /// The configured export path, under the project root (confined to it when an untrusted
 /// gza.yaml sets it).
 pub fn default_path(project: &Project) -> Result<PathBuf> {
-    project.setting_path(
+    let path = project.setting_path(
         "learnings.expertise_path",
         &project.config.learnings.expertise_path,
-    )
+    )?;
+    // The setting may come from the repository's file: inside the project it needs no trust,
+    // so it must not name a file of git's or of gza's own (`.git/config`, `.gza/gza.db`).
+    // Judged where it really leads (a link inside the project may lead into .git).
+    let root = std::fs::canonicalize(&project.root).unwrap_or_else(|_| project.root.clone());
+    let real = gza_core::confine::inside(&project.root, &path).unwrap_or_else(|_| path.clone());
+    let relative = real
+        .strip_prefix(&root)
+        .or_else(|_| path.strip_prefix(&project.root))
+        .unwrap_or(&path);
+    if relative
+        .components()
+        .any(|c| matches!(c.as_os_str().to_str(), Some(".git" | ".gza")))
+    {
+        return Err(Error::Usage(format!(
+            "learnings.expertise_path ({}) is inside .git or .gza, where gza never writes an export: name a file elsewhere in the project",
+            relative.display()
+        )));
+    }
+    Ok(path)
+}
+
+/// Refuse to replace a file at the configured path that is not an expertise file: the path
+/// may be the repository's choice, and whatever it names (a script, a config) must not be
+/// overwritten by an export nobody asked for by name.
+fn replaceable(path: &Path) -> Result<()> {
+    let bytes = match gza_core::fsutil::read_regular_file(path, 16 * 1024 * 1024) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(gza_core::fsutil::read_refused(path, e)),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let ours = unsafe_construct(&text).is_none()
+        && serde_norway::from_str::<ExpertiseFile>(&text).is_ok_and(|f| !f.version.is_empty());
+    if ours {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "{} is not an expertise file, so the export would replace it: move it aside, or set learnings.expertise_path to another file",
+            path.display()
+        )))
+    }
 }
 
 /// Write every tier 2 learning in use to `path` (default: `learnings.expertise_path`); returns
@@ -82,7 +123,11 @@ pub fn export(project: &Project, store: &Store, path: Option<&Path>) -> Result<S
                 "learnings.expertise_path is empty (no automatic export); name a file: `gza learnings export PATH`".into(),
             ));
         }
-        None => default_path(project)?,
+        None => {
+            let path = default_path(project)?;
+            replaceable(&path)?;
+            path
+        }
     };
     let patterns = store
         .tier2_learnings()?

@@ -20,11 +20,13 @@ pub fn instructions(sections: &[String]) -> String {
          section is one of: {}. text is at most 20 words: a project convention, a command that \
          works, an architecture decision, or a mistake to avoid. keywords: 3-5 searchable terms. \
          priority: CRITICAL (ignoring it breaks things), HIGH, MEDIUM or LOW. confidence: 0.5-1.0. \
-         applies_when: 1-4 short phrasings of future tasks it helps, in the words a person would \
+         applies_when: 2-4 short phrasings of future tasks it helps, in the words a person would \
          use to ask for such a task, naming the kind of change rather than this task (e.g. \
          \"adding a field or column to a table\", \"adding a new dependency\", \"reading a new \
-         setting from the environment\"), or file globs (\"migrations/*.sql\"); they find the \
-         learning for tasks that never use its words. Skip anything specific to this one \
+         setting from the environment\"), then the part of the product it touches or the \
+         trouble a person would report (\"showing amounts in the web app\", \"fixing 403 errors \
+         from the API\"), or file globs (\"migrations/*.sql\"); they find the learning for \
+         tasks that never use its words. Skip anything specific to this one \
          task, trivial, or generic advice. If nothing is worth keeping, reply with [].\n\n\
          risk: \"risky\" when a future agent following the learning would run code fetched from \
          elsewhere, switch off a safeguard (TLS or certificate checks, git hooks, tests, review, \

@@ -36,6 +36,11 @@ const NONE: u32 = u32::MAX;
 /// A larger index is not read.
 const MAX_BYTES: u64 = 1 << 31;
 const DRAFT: u32 = 1;
+/// The learning has "applies when" hints in words (its vector includes them: see
+/// `rank::embed_learning`). An index written before this flag existed has it unset for every
+/// entry; migration V48 (PostgreSQL V19) dropped the vectors of hinted learnings, so their rows
+/// were read as changed until the index was rebuilt with the flag.
+const HINTED: u32 = 2;
 
 /// The index file of the project whose state folder is `state_dir`.
 pub fn path(state_dir: &Path) -> PathBuf {
@@ -89,6 +94,7 @@ fn priority_of(code: u32) -> Priority {
 pub struct Entry<'a> {
     pub id: i64,
     pub draft: bool,
+    pub hinted: bool,
     pub priority: Priority,
     pub terms: &'a [u8],
     vector: Option<(&'a [u8], f32)>,
@@ -229,6 +235,7 @@ impl Index {
         Entry {
             id,
             draft: flags & DRAFT != 0,
+            hinted: flags & HINTED != 0,
             priority: priority_of((flags >> 8) & 0xff),
             terms: &self.bytes[t..t + len * 8],
             vector,
@@ -285,6 +292,7 @@ impl Index {
 pub struct Source {
     pub id: i64,
     pub draft: bool,
+    pub hinted: bool,
     pub priority: Priority,
     pub terms: Vec<u64>,
     pub vector: Option<Vec<f32>>,
@@ -325,7 +333,9 @@ pub fn build(
         out.extend_from_slice(&term_at.to_le_bytes());
         out.extend_from_slice(&(e.terms.len() as u32).to_le_bytes());
         out.extend_from_slice(&(if has(e) { vector_at } else { NONE }).to_le_bytes());
-        let flags = (u32::from(e.draft) * DRAFT) | (priority_code(e.priority) << 8);
+        let flags = (u32::from(e.draft) * DRAFT)
+            | (u32::from(e.hinted) * HINTED)
+            | (priority_code(e.priority) << 8);
         out.extend_from_slice(&flags.to_le_bytes());
         term_at += e.terms.len() as u32;
         vector_at += u32::from(has(e));
@@ -383,6 +393,7 @@ mod tests {
         Source {
             id,
             draft: id == 20,
+            hinted: id == 10,
             priority: if id == 30 {
                 Priority::Critical
             } else {
@@ -415,6 +426,8 @@ mod tests {
         let e = index.get(30, 5).unwrap();
         assert_eq!(e.priority, Priority::Critical);
         assert!(!e.draft && index.get(20, 5).unwrap().draft);
+        assert!(!e.hinted && index.get(10, 5).unwrap().hinted);
+        assert_eq!(index.get(10, 5).unwrap().priority, Priority::Medium);
         assert_eq!(term_hashes(e.terms).collect::<Vec<_>>(), vec![1, 2, 2]);
         let exact: f32 = q.iter().zip(&unit(1, dim)).map(|(a, b)| a * b).sum();
         assert!((e.similarity(&q).unwrap() - f64::from(exact)).abs() < 0.01);

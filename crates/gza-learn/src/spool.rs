@@ -82,7 +82,13 @@ impl Spooled {
         let mut l = NewLearning::new(
             &self.section,
             &self.text,
-            Origin::parse(&self.origin).unwrap_or(Origin::Agent),
+            // A spool file is a file under `.gza/`, which a repository or an agent can write:
+            // what it claims about who wrote a learning is not believed. A person's learnings
+            // never pass through the spool (hooks and the MCP server spool agents' drafts).
+            match Origin::parse(&self.origin) {
+                Some(Origin::Llm) => Origin::Llm,
+                _ => Origin::Agent,
+            },
         );
         l.insight = self.insight.clone();
         l.example = self.example.clone();
@@ -93,8 +99,8 @@ impl Spooled {
         l.checklist = self.checklist.clone();
         l.confidence = self.confidence;
         l.priority = Priority::parse(&self.priority).unwrap_or_default();
-        // Whatever the file says, a spooled learning waits for review.
-        l.status = Status::parse(&self.status).unwrap_or(Status::Draft);
+        // Whatever the file says, a spooled learning waits for review (and the quarantine).
+        l.status = Status::Draft;
         l
     }
 }
@@ -129,10 +135,17 @@ fn waiting(dir: &Path) -> Vec<PathBuf> {
         return Vec::new();
     };
     let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|e| e.ok())
+        // Only regular files gza wrote: never a link (whose target a rename or a read would
+        // reach), never a name with control characters (which would be written into logs).
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
         .filter(|p| {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
             let Some(name) = name else { return false };
+            if name.chars().any(char::is_control) {
+                return false;
+            }
             if name.ends_with(".json") {
                 return true;
             }

@@ -90,7 +90,8 @@ pub fn keep(project: &Project, task: &Task, worker: WorkerId, ending: &Ending) -
 /// Write `bytes` over the start of the reserved file at `path`, which must be at least as long.
 fn write_over(path: &Path, bytes: &[u8]) -> Result<()> {
     let write = || -> std::io::Result<()> {
-        let mut f = gza_core::fsutil::open_regular(path, std::fs::OpenOptions::new().write(true))?;
+        let mut f =
+            gza_core::fsutil::open_regular_here(path, std::fs::OpenOptions::new().write(true))?;
         let len = f.metadata()?.len();
         if (len as usize) < bytes.len() {
             return Err(std::io::Error::other("the reserved file is too short"));

@@ -214,7 +214,8 @@ fn run_in(
         "{}{short}.log",
         crate::cleanup::verify_log_prefix(owner.id)
     ));
-    let log = std::fs::File::create(&log_path).map_err(|e| Error::io(&log_path, "create", e))?;
+    let log = gza_core::fsutil::create_regular(&log_path)
+        .map_err(|e| Error::io(&log_path, "create", e))?;
     let (reader, writer) = std::io::pipe().map_err(|e| Error::io(&logs, "open a pipe for", e))?;
     let run_tag = format!("{}-verify-{}", process::own_pid(), owner.id);
     let mut cmd = Command::new(&invocation.program);

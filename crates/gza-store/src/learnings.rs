@@ -195,6 +195,9 @@ pub struct LearningEdit {
     pub section: Option<String>,
     pub priority: Option<Priority>,
     pub keywords: Option<Vec<String>>,
+    /// New "applies when" hints (replacing the old ones; empty removes them). They are embedded
+    /// with the text, so a change drops the stored vector, as a change of text does.
+    pub applies_when: Option<Vec<String>>,
 }
 
 impl LearningEdit {
@@ -213,6 +216,10 @@ impl LearningEdit {
                 .keywords
                 .as_ref()
                 .map(|k| k.iter().map(redact).collect()),
+            applies_when: self
+                .applies_when
+                .as_ref()
+                .map(|w| w.iter().map(redact).collect()),
         }
     }
 }
@@ -510,6 +517,21 @@ fn apply_edit(tx: &Tx, id: i64, edit: &LearningEdit, now: &str) -> DbResult<()> 
                 now
             ],
         )?;
+    }
+    if let Some(hints) = &edit.applies_when {
+        let hints = serde_json::to_string(hints).unwrap_or_else(|_| "[]".into());
+        let changed = tx.execute(
+            "UPDATE learnings SET applies_when = ?2, updated_at = ?3 WHERE id = ?1 AND applies_when <> ?2",
+            params![id, hints, now],
+        )?;
+        if changed > 0 {
+            // What was embedded held the old hints (`rank::embed_learning`).
+            tx.execute(
+                "DELETE FROM learning_embeddings WHERE learning_id = ?1",
+                params![id],
+            )?;
+            log_event(tx, id, "edited", Some("applies when"), now)?;
+        }
     }
     hold_if_hostile(tx, id, None, false, now)
 }

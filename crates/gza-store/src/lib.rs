@@ -8,6 +8,7 @@
 pub mod db;
 mod ab;
 mod comments;
+mod copy;
 mod dashboard;
 mod extraction_backoff;
 mod hooks;
@@ -39,6 +40,7 @@ pub use ab::{
     AbExperiment, AbItem, AbRun, Arm, Verified as AbVerified, group_of as ab_group, is_ab_run,
 };
 pub use comments::{Addressed, Comment, MAX_COMMENT_BYTES};
+pub use copy::{COPIED as COPIED_TABLES, CopiedTable, DERIVED as DERIVED_TABLES};
 pub use dashboard::{DayTally, PendingTask, TaskFilter, WeekTally};
 pub use db::{Backend, Db, DbError, SharedLock, Tx};
 pub use extraction_backoff::ExtractionBackoff;
@@ -220,6 +222,16 @@ impl Store {
                 Ok(store)
             }
         }
+    }
+
+    /// Open the project's SQLite file (`.gza/gza.db`) whatever its `database` setting says:
+    /// what `gza db copy` copies from. It must exist and be the project's own (not one that
+    /// came with the repository).
+    pub fn open_project_sqlite(project: &Project) -> Result<Store> {
+        let path = project.db_path();
+        let store = Store::open(&path)?;
+        origin::ensure_own(&project.root, &path, &store)?;
+        Ok(store)
     }
 
     /// Open the database at `database`; never creates one.

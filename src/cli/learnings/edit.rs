@@ -1,4 +1,5 @@
-//! `gza learnings edit`: change a learning's text, section, priority, keywords or triggers.
+//! `gza learnings edit`: change a learning's text, section, priority, keywords, "applies when"
+//! hints or triggers.
 
 use std::io::Write;
 
@@ -22,6 +23,13 @@ pub(super) struct EditArgs {
     /// Searchable terms, comma-separated (replaces the old ones).
     #[arg(long, value_delimiter = ',')]
     keywords: Option<Vec<String>>,
+    /// A kind of task it applies to, in words (repeatable; replaces the old ones): helps the
+    /// ranker find it for tasks that never use its words.
+    #[arg(long = "when", value_name = "PHRASE")]
+    applies_when: Vec<String>,
+    /// Remove its "applies when" hints.
+    #[arg(long, conflicts_with = "applies_when")]
+    no_when: bool,
     /// Replace its trigger conditions and checklist with these.
     #[command(flatten)]
     triggers: TriggerArgs,
@@ -44,6 +52,13 @@ pub(super) fn edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
         section: args.section,
         priority: args.priority,
         keywords: args.keywords,
+        applies_when: if args.no_when {
+            Some(Vec::new())
+        } else if args.applies_when.is_empty() {
+            None
+        } else {
+            Some(args.applies_when)
+        },
         triggers,
     };
     let edited = crate::actions::edit_learning(&project, &store, &args.id, &change, say_waiting)?;

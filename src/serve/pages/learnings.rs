@@ -448,6 +448,7 @@ pub async fn edit(
             section,
             priority: priority.filter(|p| *p != now.priority),
             keywords,
+            applies_when: None,
             triggers: None,
         };
         crate::actions::edit_learning(&app.project, store, &id, &change, || {})
