@@ -906,6 +906,15 @@ impl Db {
         lost(e).is_some()
     }
 
+    /// Run `f` holding a session lock taken by a statement of its own (the migration lock):
+    /// counted as a [`SharedLock`] is, so a connection lost meanwhile is not replaced under it.
+    pub(crate) fn with_session_lock<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _ = self.with_pg(|pg| pg.session_locks += 1);
+        let value = f();
+        let _ = self.with_pg(|pg| pg.session_locks = pg.session_locks.saturating_sub(1));
+        value
+    }
+
     /// Inside [`Db::preview`].
     pub(crate) fn in_preview(&self) -> bool {
         self.previewing.get()

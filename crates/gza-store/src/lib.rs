@@ -659,7 +659,8 @@ impl Store {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let result = (|| -> Result<()> {
+        // The lock is the connection's: lost with it, so nothing here reconnects.
+        let result = self.db.with_session_lock(|| -> Result<()> {
             if !check(self)? {
                 return Ok(());
             }
@@ -701,7 +702,7 @@ impl Store {
                 .expect("postgres")
                 .map_err(|e| Error::Migration(e.to_string()))?;
             Ok(())
-        })();
+        });
         let _ = self
             .db
             .execute("SELECT pg_advisory_unlock(?1)", params![key]);
