@@ -37,7 +37,21 @@ pub fn cmd_trust(ctx: &Context, args: TrustArgs) -> anyhow::Result<()> {
     }
     let effective = crate::settings::load(root)?;
     let trusted = crate::trust::trusted(root)?;
-    if effective.sensitive.is_empty() {
+    // The agent CLIs' configuration the repository committed, trusted by content.
+    const AGENT_CONFIG_WHY: &str = "an agent CLI's settings the repository committed: their hooks and MCP servers run commands when an agent starts";
+    let mut rows: Vec<(String, serde_norway::Value, &str)> = effective
+        .sensitive
+        .iter()
+        .map(|(k, (v, why))| (k.clone(), v.clone(), why.describe()))
+        .collect();
+    for (file, hash) in crate::trust::agent_configs(root) {
+        rows.push((
+            crate::trust::agent_config_key(&file),
+            hash,
+            AGENT_CONFIG_WHY,
+        ));
+    }
+    if rows.is_empty() {
         crate::trust::record(root, &Default::default())?;
         writeln!(
             out,
@@ -46,18 +60,25 @@ pub fn cmd_trust(ctx: &Context, args: TrustArgs) -> anyhow::Result<()> {
         )?;
         return Ok(());
     }
-    writeln!(
-        out,
-        "{} sets these, which run on this machine or reach beyond the project:",
-        root.join(CONFIG_FILE).display()
-    )?;
-    let width = effective
-        .sensitive
-        .keys()
-        .map(|k| crate::text::display_width(k))
+    if rows.len() == effective.sensitive.len() {
+        writeln!(
+            out,
+            "{} sets these, which run on this machine or reach beyond the project:",
+            root.join(CONFIG_FILE).display()
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{} (its {CONFIG_FILE} and the agent settings it committed) sets these, which run on this machine or reach beyond the project:",
+            root.display()
+        )?;
+    }
+    let width = rows
+        .iter()
+        .map(|(k, _, _)| crate::text::display_width(k))
         .max()
         .unwrap_or(0);
-    for (key, (value, why)) in &effective.sensitive {
+    for (key, value, why) in &rows {
         let shown = serde_json::to_string(&crate::trust::to_json(value)).unwrap_or_default();
         let state = if crate::trust::covers(trusted.as_ref(), key, value) {
             output::paint(output::DIM, "(trusted)")
@@ -70,7 +91,7 @@ pub fn cmd_trust(ctx: &Context, args: TrustArgs) -> anyhow::Result<()> {
             output::pad(key, width),
             output::one_line(&shown, 200),
             "",
-            output::paint(output::DIM, why.describe())
+            output::paint(output::DIM, why)
         )?;
     }
     if !args.yes {
@@ -88,11 +109,7 @@ pub fn cmd_trust(ctx: &Context, args: TrustArgs) -> anyhow::Result<()> {
             return Ok(());
         }
     }
-    let values = effective
-        .sensitive
-        .iter()
-        .map(|(k, (v, _))| (k.clone(), v.clone()))
-        .collect();
+    let values = rows.into_iter().map(|(k, v, _)| (k, v)).collect();
     let file = crate::trust::record(root, &values)?;
     writeln!(
         out,

@@ -41,13 +41,18 @@ pub struct ServeArgs {
     /// Show everything, change nothing: no page can add, retry, kill, delete or curate.
     #[arg(long)]
     read_only: bool,
+    /// Require the access token on loopback too. Without it any process of this machine can
+    /// act as you on 127.0.0.1, a sandboxed agent among them (it shares the network to reach
+    /// its model): use it while agents run. Needs `gza serve --new-token` once.
+    #[arg(long)]
+    token: bool,
     /// A host name (besides the bound address) the dashboard answers to, when it is reached
     /// through a name (repeatable). Requests naming any other host are refused.
     #[arg(long = "allow-host", value_name = "NAME")]
     allow_hosts: Vec<String>,
     /// Make a new access token for binding beyond loopback: it is printed once and only its
     /// hash is kept (in ~/.gza/serve-token, mode 0600). Any earlier token stops working.
-    #[arg(long, conflicts_with_all = ["bind", "read_only", "allow_hosts"])]
+    #[arg(long, conflicts_with_all = ["bind", "read_only", "allow_hosts", "token"])]
     new_token: bool,
 }
 
@@ -83,7 +88,7 @@ pub fn cmd_serve(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
         None => DEFAULT_BIND,
     };
     // An address beyond loopback is refused unless a token exists, before anything listens.
-    let token = if bind.ip().is_loopback() {
+    let token = if bind.ip().is_loopback() && !args.token {
         None
     } else {
         Some(security::load_token_hash(bind)?)
@@ -122,7 +127,7 @@ pub fn cmd_serve(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
     }
     if security.needs_token() {
         notes.push(format!(
-            "listening beyond loopback: a browser signs in once at {url}login with the token from `gza serve --new-token`"
+            "the access token is required: a browser signs in once at {url}login with the token from `gza serve --new-token`"
         ));
     }
     notes.push("Ctrl-C stops it".into());

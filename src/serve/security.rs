@@ -105,9 +105,13 @@ pub fn load_token_hash(bind: SocketAddr) -> anyhow::Result<[u8; 32]> {
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(usage(format!(
-                "listening on {bind}, beyond loopback, needs an access token and there is none: run `gza serve --new-token` once, keep what it prints, then start again (or bind 127.0.0.1)"
-            )));
+            return Err(usage(if bind.ip().is_loopback() {
+                "--token needs an access token and there is none: run `gza serve --new-token` once, keep what it prints, then start again".to_string()
+            } else {
+                format!(
+                    "listening on {bind}, beyond loopback, needs an access token and there is none: run `gza serve --new-token` once, keep what it prints, then start again (or bind 127.0.0.1)"
+                )
+            }));
         }
         Err(e) => return Err(crate::error::Error::io(&path, "read", e).into()),
     };

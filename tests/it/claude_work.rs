@@ -161,3 +161,59 @@ fn learnings_reach_the_api_request_unless_the_task_opts_out() {
     assert!(body_of("with learnings").contains("Run make check before finishing"));
     assert!(!body_of("without learnings").contains("Run make check"));
 }
+
+#[test]
+fn hooks_a_repository_committed_for_claude_code_run_only_once_trusted() {
+    let Some(claude) = claude_bin() else { return };
+    let server = FakeAnthropic::start_with_default(Vec::new(), Reply::text("done"));
+    let p = project_for(&server, &claude, "");
+    // The repository commits Claude Code settings whose hooks run a command at every session's
+    // start and prompt (`claude -p` skips Claude Code's own folder trust).
+    let marker = p.scratch().join("repository-hook-ran");
+    let hook = serde_json::json!([{"hooks": [{"type": "command",
+        "command": format!("touch {}", marker.display())}]}]);
+    std::fs::create_dir_all(p.path(".claude")).unwrap();
+    std::fs::write(
+        p.path(".claude/settings.json"),
+        serde_json::json!({"hooks": {"SessionStart": hook, "UserPromptSubmit": hook}}).to_string(),
+    )
+    .unwrap();
+    p.git(&["add", "--all"]);
+    p.git(&[
+        "commit",
+        "--quiet",
+        "-m",
+        "the repository's claude settings",
+    ]);
+    p.add(&["Look around", "--type", "explore"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(p.json(&["show", "1", "--json"])["status"], "completed");
+    assert!(
+        !marker.exists(),
+        "a committed hook ran before the person trusted it"
+    );
+
+    // `gza trust` names the file; once trusted, its hooks are the person's choice.
+    let shown = p.run(&["trust"]).stdout;
+    assert!(
+        shown.contains("agent config .claude/settings.json  \"sha256:"),
+        "{shown}"
+    );
+    p.ok(&["trust", "--yes"]);
+    p.add(&["Look again", "--type", "explore"]);
+    assert_eq!(p.run(&["work"]).code, 0);
+    assert!(marker.exists(), "the trusted hook did not run");
+
+    // A later change to the file needs trust again.
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::write(
+        p.path(".claude/settings.json"),
+        serde_json::json!({"hooks": {"SessionStart": hook}}).to_string(),
+    )
+    .unwrap();
+    p.git(&["commit", "--quiet", "-am", "changed"]);
+    p.add(&["Look once more", "--type", "explore"]);
+    assert_eq!(p.run(&["work"]).code, 0);
+    assert!(!marker.exists(), "a changed hook file ran without trust");
+}

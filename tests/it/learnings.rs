@@ -303,10 +303,26 @@ fn claude_cli_extraction_is_lean_and_its_items_land_in_the_file() {
     for (k, v) in server.claude_env() {
         p.set_env(k, &v);
     }
+    // The repository committed Claude Code hooks: gza's extraction runs none of them (Claude
+    // Code's -p mode skips its folder trust, so gza must not run it in the project).
+    let marker = p.scratch().join("repository-hook-ran");
+    std::fs::create_dir_all(p.path(".claude")).unwrap();
+    let hook = serde_json::json!([{"hooks": [{"type": "command",
+        "command": format!("touch {}", marker.display())}]}]);
+    std::fs::write(
+        p.path(".claude/settings.json"),
+        serde_json::json!({"hooks": {"SessionStart": hook, "UserPromptSubmit": hook, "Stop": hook}})
+            .to_string(),
+    )
+    .unwrap();
     p.add(&["one", "--type", "explore"]);
     p.ok(&["work"]);
     let out = p.ok(&["learnings", "update"]);
     assert!(out.contains("LLM calls:    1 (claude-cli"), "{out}");
+    assert!(
+        !marker.exists(),
+        "the repository's hook ran during extraction"
+    );
     let file = learnings_file(&p);
     assert!(
         file.contains("## Testing Patterns\n- Use the fake server for API tests"),

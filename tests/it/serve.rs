@@ -1304,3 +1304,38 @@ fn stopping_the_dashboard_with_connections_open_exits_cleanly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(status.success(), "{status}: {stderr}");
 }
+
+#[test]
+fn with_token_even_loopback_wants_the_token_so_a_local_agent_cannot_act_as_the_person() {
+    let p = TestProject::new();
+    let err = p.user_error(&["serve", "--bind", "127.0.0.1:0", "--token"]);
+    assert!(err.contains("--token needs an access token"), "{err}");
+    let token = p.ok(&["serve", "--new-token"]).trim().to_string();
+    let s = Server::start(&p, &["--token"]);
+    // What a process on the machine (a sandboxed agent) would try: read a page's CSRF token,
+    // then promote or add.
+    let r = s.get("/");
+    assert_eq!(r.status(), 303);
+    let login = s.page("/login");
+    let at = login.find(r#"name="csrf" value=""#).unwrap() + 19;
+    let csrf = login[at..at + 64].to_string();
+    let r = s.post_raw(
+        "/tasks",
+        &[("csrf", &csrf), ("prompt", "queued by an agent")],
+        &[],
+    );
+    assert_eq!(r.status(), 401);
+    assert_eq!(
+        p.db()
+            .query_row("SELECT COUNT(*) FROM tasks", [], |r| r.get::<i64>(0))
+            .unwrap(),
+        0
+    );
+    // The person, with the token, is in.
+    let r = client()
+        .get(format!("{}/api/hub", s.url))
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}

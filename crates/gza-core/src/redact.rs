@@ -314,6 +314,19 @@ fn rules() -> Vec<Rule> {
             &["password"],
         )
         .after(Follow::Blank),
+        // A session cookie's value (`Cookie: session=…`, `Set-Cookie: sid=…`).
+        rule(
+            r#"(?i)(?-u:\b)(?:set-)?cookie[ \t]*:[^\n]*?(?-u:\b)(?:[a-z0-9_.-]*sess(?:ion)?[a-z0-9_.-]*|sid|connect\.sid|remember_token|auth[a-z0-9_.-]*)=(?P<s>[^;\s"'`]{8,})"#,
+            Check::LooksRandom,
+            &["cookie"],
+        ),
+        // An AWS secret access key standing alone near "secret" or "aws": 40 characters of
+        // base64's alphabet, not all hex (a git SHA is 40 hex digits).
+        rule(
+            r"(?i)(?-u:\b)(?:aws|secret)(?-u:\b)[^\n]{0,60}?(?:^|[^A-Za-z0-9/+])(?P<s>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
+            Check::NotHex,
+            &["aws", "secret"],
+        ),
         // "the token is abc123…" in prose: only when the value looks random, so "the token is
         // expired" stays.
         rule(
@@ -520,7 +533,9 @@ fn confirm(check: Check, caps: &Captures, text: &str) -> Option<Span> {
             let rest = text[value.end()..].lines().next().unwrap_or("");
             let (inner, from) = unquote(value.as_str());
             let quoted = inner.len() != value.as_str().len();
-            if !value_is_secret(key, inner) {
+            // A quoted value is a literal: `(`, `[` or `*` in it are characters of the secret
+            // (Django's generated keys have them), not a call or an index.
+            if !(value_is_secret(key, inner) || quoted && literal_is_secret(key, inner)) {
                 return None;
             }
             // `token == expected`, `Token => …`: code, unless a literal is compared.
@@ -947,6 +962,23 @@ fn is_path(v: &str) -> bool {
         && v.bytes()
             .all(|c| c.is_ascii_alphanumeric() || b"._/~@:-\\ ".contains(&c))
         && !v.contains("//")
+}
+
+/// A quoted literal's value is a secret when it would be without the code checks (a literal
+/// cannot be a call or an index): long enough, not a placeholder, a name, a path or a URL.
+fn literal_is_secret(key: &str, value: &str) -> bool {
+    let v = value.trim();
+    is_code(v)
+        && v.chars().count() >= 8
+        && !v.contains(char::is_whitespace)
+        && !is_placeholder(v)
+        && !is_path(v)
+        && !v.starts_with("${")
+        && !v.to_ascii_lowercase().starts_with("http")
+        && value_is_secret(
+            key,
+            &v.replace(['(', ')', '[', ']', ':', '<', '>', '&', '*'], "x"),
+        )
 }
 
 /// Code rather than a value: a call, an index, a path expression, a type, or a member
@@ -1407,6 +1439,20 @@ mod tests {
             "HEROKU_API_KEY=01234567-89ab-cdef-0123-456789abcdef",
             "89ab-cdef",
         ),
+        // Quoted literals with the characters code has.
+        ("export API_TOKEN=\"a1b2c3(d4)e5*f6\"", "a1b2c3(d4)e5"),
+        (
+            "DJANGO_SECRET_KEY='django-insecure-k3(w)e*r9#x!m2[p]q7z'",
+            "insecure-k3(w)e",
+        ),
+        (
+            "Cookie: theme=dark; session=9f8e7d6c5b4a39281706abcdef",
+            "9f8e7d6c5b4a",
+        ),
+        (
+            "the secret for the CI user is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "wJalrXUtnFEMI",
+        ),
         // Cloud credentials.
         ("aws AKIAIOSFODNN7EXAMPLE", "IOSFODNN7"),
         ("session ASIAY34FZKBOKMUTVV7A", "Y34FZKBOKM"),
@@ -1552,6 +1598,13 @@ mod tests {
     /// Look-alikes that must stay exactly as they are.
     const NOT_SECRETS_TEXT: &[&str] = &[
         "plain text stays",
+        // Quoted code and calls stay; so does a git SHA after "secret" or "aws".
+        "token = \"get_token()\"",
+        "password: \"${DB_PASSWORD}\"",
+        "the secret commit was 3f786850e387550fdab836ed7e6dc881de23001b",
+        "aws region us-east-1, bucket logs, commit 0123456789abcdef0123456789abcdef01234567",
+        "Cookie: theme=dark; lang=en",
+        "Set-Cookie: session=expired",
         // Paths under password-ish names: `pwd` is the working directory.
         "pwd=/path",
         "PWD=/home/x",

@@ -184,6 +184,80 @@ pub fn outside_project(root: &Path, path: &Path) -> bool {
     crate::confine::inside(root, path).is_err()
 }
 
+/// The agent CLIs' configuration files a repository can commit. Each can run commands on the
+/// host when an agent starts in the project (Claude Code's and Gemini CLI's hooks, MCP servers,
+/// helpers such as `apiKeyHelper`; Codex's hooks and servers), and in headless mode none of
+/// the CLIs asks first: Claude Code's `-p` skips its folder trust, and gza must tell Gemini CLI
+/// to trust the folder for `--yolo` to hold. So a committed one runs nothing until the person
+/// trusts it, as a command in `gza.yaml` does (recorded by its hash).
+pub const AGENT_CONFIG_FILES: [&str; 6] = [
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".mcp.json",
+    ".gemini/settings.json",
+    ".codex/config.toml",
+    ".codex/hooks.json",
+];
+
+/// The trust record's key for the agent configuration file `rel`.
+pub fn agent_config_key(rel: &str) -> String {
+    format!("agent config {rel}")
+}
+
+/// The agent configuration files ([`AGENT_CONFIG_FILES`]) that the repository at `dir` tracks,
+/// each with the hash of its content (`sha256:…`). No git process when none is present.
+pub fn agent_configs(dir: &Path) -> Vec<(String, Value)> {
+    use sha2::{Digest, Sha256};
+    let present: Vec<&str> = AGENT_CONFIG_FILES
+        .iter()
+        .copied()
+        .filter(|f| std::fs::symlink_metadata(dir.join(f)).is_ok())
+        .collect();
+    if present.is_empty() {
+        return Vec::new();
+    }
+    let mut args = vec!["ls-files", "-z", "--"];
+    args.extend(present.iter().copied());
+    let Ok(out) = crate::git::output(dir, &args) else {
+        return Vec::new();
+    };
+    let tracked: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .split('\0')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    present
+        .into_iter()
+        .filter(|f| tracked.iter().any(|t| t == f))
+        .map(|f| {
+            // A link, a FIFO, a file too large: hashed as what it is, so it is never trusted
+            // by accident and a change is seen.
+            let bytes = crate::fsutil::read_project_file(dir, &dir.join(f), 4 << 20)
+                .unwrap_or_else(|e| format!("unreadable: {e}").into_bytes());
+            let hash: String = Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            (f.to_string(), Value::String(format!("sha256:{hash}")))
+        })
+        .collect()
+}
+
+/// Of the agent configuration files the repository at `dir` (the project at `root`, or a
+/// worktree of it) tracks, those the person has not trusted as they are now.
+pub fn untrusted_agent_configs(dir: &Path, root: &Path) -> Result<Vec<String>> {
+    let configs = agent_configs(dir);
+    if configs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let trust = trusted(root)?;
+    Ok(configs
+        .into_iter()
+        .filter(|(f, hash)| !covers(trust.as_ref(), &agent_config_key(f), hash))
+        .map(|(f, _)| f)
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,8 +37,25 @@ impl ExtractionClient for ClaudeCliClient {
 
     fn complete(&self, system: &str, user: &str) -> Result<Completion, LlmError> {
         use std::os::unix::process::CommandExt;
+        // Run from an empty directory of its own, with the person's settings only and no MCP
+        // server: Claude Code in -p mode skips its folder-trust check, so in the project it
+        // would run the hooks and servers a cloned repository committed in .claude/ and
+        // .mcp.json (outside any sandbox the agents get). Extraction needs none of them.
+        let cwd = tempfile::Builder::new()
+            .prefix("gza-extract")
+            .tempdir()
+            .map_err(|e| {
+                LlmError::Cli(format!(
+                    "cannot make a directory to run `{}` in: {e}",
+                    self.path
+                ))
+            })?;
         let mut child = Command::new(&self.path)
+            .current_dir(cwd.path())
             .args([
+                "--setting-sources",
+                "user",
+                "--strict-mcp-config",
                 "-p",
                 "--model",
                 &self.model,

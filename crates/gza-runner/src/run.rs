@@ -537,6 +537,67 @@ impl From<Error> for Stop {
     }
 }
 
+/// The agent CLI's settings files the repository committed run nothing until the person trusts
+/// them (`gza trust`; docs/security.md): Claude Code is told to leave out the project's
+/// settings and MCP servers; Gemini CLI and Codex, which have no such switch in headless mode,
+/// are not started.
+fn untrusted_agent_settings(
+    project: &Project,
+    kind: ProviderKind,
+    dir: &Path,
+    agent: &mut providers::Invocation,
+) -> std::result::Result<(), Stop> {
+    if kind == ProviderKind::Command {
+        return Ok(());
+    }
+    let untrusted = gza_core::trust::untrusted_agent_configs(dir, &project.root)
+        .map_err(|e| early(FailureReason::AgentStart, e.to_string()))?;
+    if untrusted.is_empty() {
+        return Ok(());
+    }
+    let has = |f: &str| untrusted.iter().any(|u| u == f);
+    let refuse = |f: &str, cli: &str| {
+        early(
+            FailureReason::AgentStart,
+            format!(
+                "{f} came with the repository, and {cli} would run its hooks and servers on this machine; read it, then run `gza trust`"
+            ),
+        )
+    };
+    match kind {
+        ProviderKind::Claude => {
+            let sources = match (
+                has(".claude/settings.json"),
+                has(".claude/settings.local.json"),
+            ) {
+                (true, true) => Some("user"),
+                (true, false) => Some("user,local"),
+                (false, true) => Some("user,project"),
+                (false, false) => None,
+            };
+            if let Some(sources) = sources {
+                agent
+                    .args
+                    .extend(["--setting-sources".into(), sources.into()]);
+            }
+            if has(".mcp.json") {
+                agent.args.push("--strict-mcp-config".into());
+            }
+            Ok(())
+        }
+        ProviderKind::Gemini if has(".gemini/settings.json") => {
+            Err(refuse(".gemini/settings.json", "Gemini CLI"))
+        }
+        ProviderKind::Codex if has(".codex/config.toml") => {
+            Err(refuse(".codex/config.toml", "Codex"))
+        }
+        ProviderKind::Codex if has(".codex/hooks.json") => {
+            Err(refuse(".codex/hooks.json", "Codex"))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn early(reason: FailureReason, detail: impl Into<String>) -> Stop {
     Stop::Early(Early {
         reason,
@@ -663,18 +724,16 @@ fn prepare(
     };
     let git_dir = sandbox::git_common_dir(&project.root, sandbox_kind);
     let place = place_of(project, task, kind, &workspace.dir, git_dir.clone());
-    let invocation = sandbox::wrap(
-        sandbox_kind,
-        &place,
-        providers::invocation(kind, &project.config, &request),
-    )
-    .and_then(|inv| sandbox::preflight(sandbox_kind, &place, &inv).map(|()| inv))
-    .map_err(|reason| {
-        early(
-            FailureReason::SandboxError,
-            format!("sandbox {}: {reason}", sandbox_kind.as_str()),
-        )
-    })?;
+    let mut agent = providers::invocation(kind, &project.config, &request);
+    untrusted_agent_settings(project, kind, &workspace.dir, &mut agent)?;
+    let invocation = sandbox::wrap(sandbox_kind, &place, agent)
+        .and_then(|inv| sandbox::preflight(sandbox_kind, &place, &inv).map(|()| inv))
+        .map_err(|reason| {
+            early(
+                FailureReason::SandboxError,
+                format!("sandbox {}: {reason}", sandbox_kind.as_str()),
+            )
+        })?;
     Ok(Prepared {
         kind,
         stderr_path: logs.join(crate::cleanup::stderr_log_name(task.id)),
