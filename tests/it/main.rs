@@ -16,6 +16,7 @@ mod exit_codes;
 mod extraction_http;
 mod fake_claude_e2e;
 mod far_hooks;
+mod faults;
 mod finding;
 mod friction;
 mod git_across;

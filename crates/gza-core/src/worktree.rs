@@ -211,8 +211,9 @@ pub fn create(
         &["rev-parse", "--verify", &format!("{base}^{{commit}}")],
     )?;
     let path_text = path.to_string_lossy().into_owned();
-    git(
+    add_worktree(
         root,
+        worktrees_dir,
         &[
             "worktree",
             "add",
@@ -270,8 +271,9 @@ pub fn create_on_branch(
         .map_err(|e| Error::io(worktrees_dir, "create directory", e))?;
     // A checkout whose directory was deleted by hand still holds the branch until pruned.
     let _ = git(root, &["worktree", "prune"]);
-    git(
+    add_worktree(
         root,
+        worktrees_dir,
         &[
             "worktree",
             "add",
@@ -295,8 +297,9 @@ pub fn create_detached(
     let (_, path) = free_names(root, worktrees_dir, id, prompt, false);
     std::fs::create_dir_all(worktrees_dir)
         .map_err(|e| Error::io(worktrees_dir, "create directory", e))?;
-    git(
+    add_worktree(
         root,
+        worktrees_dir,
         &[
             "worktree",
             "add",
@@ -307,6 +310,62 @@ pub fn create_detached(
         ],
     )?;
     Ok(path)
+}
+
+/// `git worktree add …` in `root`, one at a time per clone. Git does not make two at once
+/// safely: while one `worktree add` is writing a new entry under `.git/worktrees/`, another
+/// that looks at every entry (to refuse a branch checked out twice) dies on the half-written
+/// one ("failed to read …/commondir"), and the task fails `GIT_ERROR`. So every gza process of
+/// the clone takes `.gza/worktrees.lock` (an flock, released by the kernel should the process
+/// be killed) around it. An entry that a killed `worktree add` left half-written stays locked
+/// ("initializing") and breaks every later add the same way; when an add fails, such entries
+/// are removed (under the lock, none is being written) and the add is tried once more.
+fn add_worktree(root: &Path, worktrees_dir: &Path, args: &[&str]) -> Result<()> {
+    let lock_path = worktrees_dir.with_extension("lock");
+    // Without the lock (a read-only .gza, say) the add still runs, as before.
+    let lock = crate::fsutil::open_regular(
+        &lock_path,
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+    )
+    .and_then(|f| f.lock().map(|()| f));
+    let result = match git(root, args) {
+        Err(e) if lock.is_ok() && remove_abandoned_adds(root) => {
+            tracing::warn!(error = %e, "removed worktree entries a killed `git worktree add` left; adding again");
+            git(root, args)
+        }
+        other => other,
+    };
+    drop(lock);
+    result.map(|_| ())
+}
+
+/// Remove the entries under `.git/worktrees/` that a `git worktree add` began and never finished
+/// (no `commondir` or `gitdir`, still locked "initializing"); true when there were any. Only
+/// called with `.gza/worktrees.lock` held, when no gza is adding one.
+fn remove_abandoned_adds(root: &Path) -> bool {
+    let Ok(common) = git(
+        root,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    ) else {
+        return false;
+    };
+    let Ok(entries) = std::fs::read_dir(Path::new(common.trim()).join("worktrees")) else {
+        return false;
+    };
+    let mut removed = false;
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let whole = dir.join("commondir").is_file() && dir.join("gitdir").is_file();
+        let initializing =
+            std::fs::read_to_string(dir.join("locked")).is_ok_and(|l| l.trim() == "initializing");
+        if !whole && initializing && std::fs::remove_dir_all(&dir).is_ok() {
+            removed = true;
+        }
+    }
+    removed
 }
 
 /// Commit everything the agent changed in `worktree`; returns false when there was nothing.

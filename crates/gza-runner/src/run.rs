@@ -944,7 +944,9 @@ fn wait(
                 // worker could not reach the database: its agent stops here too. (A database
                 // that cannot be reached now says nothing: the agent goes on.)
                 last_owned_check = Instant::now();
-                if matches!(store.still_running_under(task.id, worker), Ok(false)) {
+                // Asked without waiting out a lost connection: watching the agent goes on.
+                let owned = store.quickly(|| store.still_running_under(task.id, worker));
+                if matches!(owned, Ok(false)) {
                     tracing::warn!("the task is no longer this worker's; ending its agent");
                     forced = Some(FailureReason::Killed);
                 }
@@ -990,7 +992,9 @@ fn wait(
             },
         );
         if now != last_saved && last_save_at.elapsed() >= Duration::from_secs(1) {
-            let _ = store.set_progress(task.id, now.turns, now.cost_usd, now.session_id.as_deref());
+            let _ = store.quickly(|| {
+                store.set_progress(task.id, now.turns, now.cost_usd, now.session_id.as_deref())
+            });
             last_saved = now;
             last_save_at = Instant::now();
         }

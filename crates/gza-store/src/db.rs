@@ -399,6 +399,9 @@ pub enum DbError {
     },
     /// A value gza cannot read (a time or status a person wrote): named by its row.
     Bad(String),
+    /// The PostgreSQL connection was lost and could not be replaced (the server stayed down
+    /// past the reconnect budget, or a session lock held on it went with it), in words.
+    Lost(String),
     /// Anything else, in words.
     Other(String),
 }
@@ -418,7 +421,7 @@ impl std::fmt::Display for DbError {
                 message,
             } => write!(f, "column {index} ({name}): {message}"),
             DbError::Bad(b) => b.fmt(f),
-            DbError::Other(m) => f.write_str(m),
+            DbError::Lost(m) | DbError::Other(m) => f.write_str(m),
         }
     }
 }
@@ -570,8 +573,12 @@ impl Drop for SharedLock<'_> {
     fn drop(&mut self) {
         if let Some(db) = self.db {
             let _ = db.with_pg(|pg| {
-                pg.client
-                    .execute("SELECT pg_advisory_unlock($1)", &[&self.key])
+                pg.session_locks = pg.session_locks.saturating_sub(1);
+                if !pg.broken {
+                    let _ = pg
+                        .client
+                        .execute("SELECT pg_advisory_unlock($1)", &[&self.key]);
+                }
             });
         }
     }
@@ -582,13 +589,18 @@ impl Db {
     pub fn try_shared_lock(&self, key: i64) -> DbResult<Option<SharedLock<'_>>> {
         match &self.inner {
             Inner::Sqlite(_) => Ok(Some(SharedLock { db: None, key })),
-            Inner::Postgres(pg) => {
-                let got: bool = pg
-                    .borrow_mut()
-                    .client
-                    .query_one("SELECT pg_try_advisory_lock($1)", &[&key])?
-                    .get(0);
-                Ok(got.then_some(SharedLock {
+            Inner::Postgres(cell) => {
+                let sql = "SELECT pg_try_advisory_lock($1)";
+                let got: bool = self.pg_run(cell, Some(sql), |pg| {
+                    Ok(pg.client.query_one(sql, &[&key])?.get(0))
+                })?;
+                if !got {
+                    return Ok(None);
+                }
+                // The lock lives as long as this connection: while it is held, a lost
+                // connection is not replaced behind its holder's back (see `Db::pg_run`).
+                cell.borrow_mut().session_locks += 1;
+                Ok(Some(SharedLock {
                     db: Some(self),
                     key,
                 }))
@@ -625,26 +637,43 @@ impl Db {
                 }
                 Ok(false)
             }
-            Inner::Postgres(pg) => {
+            Inner::Postgres(cell) => {
                 use postgres::fallible_iterator::FallibleIterator;
-                let mut pg = pg.borrow_mut();
-                if !pg.listening {
-                    let channel: String = pg
-                        .client
-                        .query_one("SELECT 'gza_work_' || md5(current_schema())", &[])?
-                        .get(0);
-                    pg.client.batch_execute(&format!("LISTEN \"{channel}\""))?;
-                    pg.listening = true;
-                }
-                while started.elapsed() < limit && !stop() {
-                    let mut notes = pg.client.notifications();
-                    if notes.timeout_iter(tick).next()?.is_some() {
-                        // Whatever else arrived with it is the same news.
-                        while notes.iter().next()?.is_some() {}
-                        return Ok(true);
+                let listen = |pg: &mut Pg| -> DbResult<()> {
+                    if !pg.listening {
+                        let channel: String = pg
+                            .client
+                            .query_one("SELECT 'gza_work_' || md5(current_schema())", &[])?
+                            .get(0);
+                        pg.client.batch_execute(&format!("LISTEN \"{channel}\""))?;
+                        pg.listening = true;
                     }
+                    Ok(())
+                };
+                self.pg_run(cell, Some("LISTEN"), listen)?;
+                let waited = (|| -> DbResult<bool> {
+                    let mut pg = cell.borrow_mut();
+                    while started.elapsed() < limit && !stop() {
+                        let mut notes = pg.client.notifications();
+                        if notes.timeout_iter(tick).next()?.is_some() {
+                            // Whatever else arrived with it is the same news.
+                            while notes.iter().next()?.is_some() {}
+                            return Ok(true);
+                        }
+                    }
+                    Ok(false)
+                })();
+                match waited {
+                    // The connection went while waiting (the server restarted): whatever was
+                    // notified meanwhile is lost with it, so the caller looks again, on a new
+                    // connection that listens again.
+                    Err(e) if lost(&e).is_some() => {
+                        cell.borrow_mut().broken = true;
+                        self.pg_run(cell, Some("LISTEN"), listen)?;
+                        Ok(true)
+                    }
+                    other => other,
                 }
-                Ok(false)
             }
         }
     }
@@ -661,6 +690,235 @@ pub(crate) struct Pg {
     /// `BEGIN IMMEDIATE` is to one file, this is to a project's schema, so every write path
     /// written against SQLite's one-writer rule stays correct across machines.
     pub write_lock: i64,
+    /// Opens the connection again when it is lost; `None` never does.
+    connector: Option<Connector>,
+    /// The lock wait set on this connection ([`Db::set_lock_wait`]), set again on a new one.
+    lock_wait: Option<Duration>,
+    /// Session advisory locks held on this connection ([`SharedLock`]). They go with it, so
+    /// while one is held a lost connection is not replaced: its holder is told instead.
+    session_locks: usize,
+    /// The connection was found lost and is not yet replaced.
+    broken: bool,
+}
+
+/// Opens a new connection to the same database and schema, waiting at most the given time.
+pub(crate) type Connector =
+    Box<dyn Fn(Duration) -> std::result::Result<postgres::Client, String> + Send>;
+
+/// Statements never sent again on a new connection: they end or step inside a transaction.
+const ENDS_OR_STEPS: [&str; 5] = ["COMMIT", "ROLLBACK", "RELEASE", "SAVEPOINT", "END"];
+
+/// The first word of a statement.
+fn first_word(sql: &str) -> &str {
+    let sql = sql.trim_start();
+    let end = sql
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(sql.len());
+    &sql[..end]
+}
+
+fn lock_wait_sql(wait: Duration) -> String {
+    format!("SET lock_timeout = {}", wait.as_millis().max(1))
+}
+
+/// How a lost connection left the statement that found it lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lost {
+    /// The server said it ended the session (shut down, crashed, not yet accepting): the
+    /// statement's transaction was rolled back with it.
+    Aborted,
+    /// The connection closed or broke under the statement: it may have run or not.
+    Unknown,
+}
+
+/// Whether `e` says the connection is gone, and what that left of the statement.
+fn lost(e: &DbError) -> Option<Lost> {
+    use postgres::error::SqlState;
+    let DbError::Postgres(e) = e else {
+        return None;
+    };
+    if let Some(code) = e.code() {
+        if *code == SqlState::ADMIN_SHUTDOWN
+            || *code == SqlState::CRASH_SHUTDOWN
+            || *code == SqlState::CANNOT_CONNECT_NOW
+        {
+            return Some(Lost::Aborted);
+        }
+        // Class 08, connection exceptions.
+        return code.code().starts_with("08").then_some(Lost::Unknown);
+    }
+    let io = std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>());
+    (e.is_closed() || io).then_some(Lost::Unknown)
+}
+
+/// How long a lost connection is tried again, in all, before the statement fails: 60 s, or
+/// `GZA_RECONNECT_SECONDS` (0 never tries). Long enough for a server restart or a failover,
+/// short enough that a worker cut off for good keeps its outcome on disk and says so.
+pub fn reconnect_budget() -> Duration {
+    std::env::var("GZA_RECONNECT_SECONDS")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map_or(Duration::from_secs(60), Duration::from_secs_f64)
+}
+
+/// The pause before reconnect attempt `attempt` (from 0): doubling from 100 ms up to 2 s,
+/// each jittered to between half and all of it, so workers cut off together do not come back
+/// together.
+fn backoff(attempt: u32) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let full = Duration::from_millis(100)
+        .saturating_mul(1u32 << attempt.min(5))
+        .min(Duration::from_secs(2));
+    // A random number from the standard library's randomly seeded hasher.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(attempt);
+    let fraction = 0.5 + (h.finish() % 1000) as f64 / 2000.0;
+    full.mul_f64(fraction)
+}
+
+impl Pg {
+    /// Replace the lost connection: attempts with [`backoff`] between them until one opens or
+    /// `budget` is spent (a stop request ends the wait); then what the old connection had set
+    /// up (its lock wait) is set again. Prepared statements and `LISTEN` go with the old one.
+    fn reconnect(&mut self, budget: Duration) -> DbResult<()> {
+        let Some(connector) = &self.connector else {
+            return Err(DbError::Lost(
+                "the connection to PostgreSQL was lost".into(),
+            ));
+        };
+        let started = std::time::Instant::now();
+        let mut attempt = 0;
+        let mut last;
+        loop {
+            let left = budget.saturating_sub(started.elapsed());
+            match connector(left.clamp(Duration::from_secs(1), Duration::from_secs(10))) {
+                Ok(client) => {
+                    self.client = PgClient(Some(client));
+                    self.statements.clear();
+                    self.listening = false;
+                    self.broken = false;
+                    if let Some(wait) = self.lock_wait {
+                        self.client.batch_execute(&lock_wait_sql(wait))?;
+                    }
+                    tracing::warn!(
+                        attempts = attempt + 1,
+                        ms = started.elapsed().as_millis() as u64,
+                        "reconnected to PostgreSQL"
+                    );
+                    return Ok(());
+                }
+                Err(e) => last = e,
+            }
+            let pause = backoff(attempt);
+            attempt += 1;
+            if started.elapsed() + pause >= budget || gza_core::process::stop_requested() {
+                break;
+            }
+            std::thread::sleep(pause);
+        }
+        Err(DbError::Lost(format!(
+            "lost the connection to PostgreSQL and could not connect again in {} s ({attempt} attempts): {last}",
+            started.elapsed().as_secs()
+        )))
+    }
+}
+
+impl Db {
+    /// Run `op` on the PostgreSQL connection, replacing a lost one. A connection already found
+    /// lost (or closed since) is replaced first. When `op` finds it lost outside a transaction,
+    /// it is replaced (with backoff, within [`reconnect_budget`]) and `op` runs once more if
+    /// `repeat` allows: when the server said it aborted the statement, or when the statement
+    /// (`repeat` names its text) is not an `INSERT`, since every other statement gza sends
+    /// outside a transaction sets values or reads and so means the same run twice. Inside a
+    /// transaction or a preview the error is returned and the connection replaced by the next
+    /// statement outside one: the caller decides whether the whole transaction may run again
+    /// (`Store::immediate_retrying`). While a session lock is held nothing is replaced.
+    fn pg_run<T>(
+        &self,
+        cell: &RefCell<Pg>,
+        repeat: Option<&str>,
+        mut op: impl FnMut(&mut Pg) -> DbResult<T>,
+    ) -> DbResult<T> {
+        let mut pg = cell.borrow_mut();
+        let free = !self.in_tx.get() && !self.previewing.get();
+        let may_replace = |pg: &Pg| free && pg.session_locks == 0 && pg.connector.is_some();
+        if (pg.broken || pg.client.is_closed()) && may_replace(&pg) {
+            let budget = self.reconnect_budget();
+            pg.reconnect(budget)?;
+        } else if pg.broken && pg.session_locks > 0 {
+            return Err(DbError::Lost(
+                "lost the connection to PostgreSQL, and the lock held on it with it".into(),
+            ));
+        }
+        let e = match op(&mut pg) {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        let Some(how) = lost(&e) else {
+            return Err(e);
+        };
+        pg.broken = true;
+        if !may_replace(&pg) {
+            return Err(e);
+        }
+        tracing::warn!(error = %e, "the connection to PostgreSQL was lost; connecting again");
+        let budget = self.reconnect_budget();
+        pg.reconnect(budget)?;
+        let again = match (how, repeat) {
+            (_, None) => false,
+            (Lost::Aborted, Some(_)) => true,
+            (Lost::Unknown, Some(sql)) => !first_word(sql).eq_ignore_ascii_case("INSERT"),
+        };
+        if !again {
+            return Err(e);
+        }
+        op(&mut pg)
+    }
+
+    /// How long a lost connection is tried again now: [`reconnect_budget`], or a single quick
+    /// attempt inside [`Db::quickly`].
+    fn reconnect_budget(&self) -> Duration {
+        if self.quick.get() {
+            Duration::ZERO
+        } else {
+            reconnect_budget()
+        }
+    }
+
+    /// Run `f` without waiting for a lost connection: one attempt to connect again, then the
+    /// error. For what a worker checks while its agent runs (whether the task is still its
+    /// own, its progress), which must not hold up watching the agent.
+    pub fn quickly<T>(&self, f: impl FnOnce() -> T) -> T {
+        let was = self.quick.replace(true);
+        let value = f();
+        self.quick.set(was);
+        value
+    }
+
+    /// Whether the connection is known to be lost and not yet replaced (PostgreSQL).
+    pub fn is_broken(&self) -> bool {
+        self.with_pg(|pg| pg.broken).unwrap_or(false)
+    }
+
+    /// Whether `e` says the connection was lost (PostgreSQL).
+    pub(crate) fn is_lost(e: &DbError) -> bool {
+        lost(e).is_some()
+    }
+
+    /// Run `f` holding a session lock taken by a statement of its own (the migration lock):
+    /// counted as a [`SharedLock`] is, so a connection lost meanwhile is not replaced under it.
+    pub(crate) fn with_session_lock<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _ = self.with_pg(|pg| pg.session_locks += 1);
+        let value = f();
+        let _ = self.with_pg(|pg| pg.session_locks = pg.session_locks.saturating_sub(1));
+        value
+    }
+
+    /// Inside [`Db::preview`].
+    pub(crate) fn in_preview(&self) -> bool {
+        self.previewing.get()
+    }
 }
 
 /// Prepared statements kept per connection, at most.
@@ -726,6 +984,8 @@ pub struct Db {
     in_tx: std::cell::Cell<bool>,
     /// Inside [`Db::preview`]: transactions are savepoints of the preview's.
     previewing: std::cell::Cell<bool>,
+    /// Inside [`Db::quickly`]: a lost connection gets one attempt, no waiting.
+    quick: std::cell::Cell<bool>,
 }
 
 impl Db {
@@ -735,19 +995,30 @@ impl Db {
             inner: Inner::Sqlite(conn),
             in_tx: std::cell::Cell::new(false),
             previewing: std::cell::Cell::new(false),
+            quick: std::cell::Cell::new(false),
         }
     }
 
-    pub(crate) fn postgres(client: postgres::Client, write_lock: i64) -> Db {
+    /// A PostgreSQL connection; `connector` opens it again when it is lost.
+    pub(crate) fn postgres(
+        client: postgres::Client,
+        write_lock: i64,
+        connector: Option<Connector>,
+    ) -> Db {
         Db {
             inner: Inner::Postgres(Box::new(RefCell::new(Pg {
                 client: PgClient(Some(client)),
                 statements: HashMap::new(),
                 write_lock,
                 listening: false,
+                connector,
+                lock_wait: None,
+                session_locks: 0,
+                broken: false,
             }))),
             in_tx: std::cell::Cell::new(false),
             previewing: std::cell::Cell::new(false),
+            quick: std::cell::Cell::new(false),
         }
     }
 
@@ -789,13 +1060,12 @@ impl Db {
                 let mut stmt = conn.prepare_cached(sql)?;
                 Ok(stmt.execute(rusqlite::params_from_iter(values.iter()))?)
             }
-            Inner::Postgres(pg) => {
-                let mut pg = pg.borrow_mut();
+            Inner::Postgres(pg) => self.pg_run(pg, Some(sql), |pg| {
                 let stmt = pg.statement(sql)?;
                 let refs: Vec<&(dyn ToSql + Sync)> =
                     values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
                 Ok(usize::try_from(pg.client.execute(&stmt, &refs)?).unwrap_or(usize::MAX))
-            }
+            }),
         }
     }
 
@@ -822,13 +1092,12 @@ impl Db {
             Inner::Postgres(pg) => {
                 // The rows are fetched whole and the connection let go before `f` reads them,
                 // so `f` may query again.
-                let rows = {
-                    let mut pg = pg.borrow_mut();
+                let rows = self.pg_run(pg, Some(sql), |pg| {
                     let stmt = pg.statement(sql)?;
                     let refs: Vec<&(dyn ToSql + Sync)> =
                         values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-                    pg.client.query(&stmt, &refs)?
-                };
+                    Ok(pg.client.query(&stmt, &refs)?)
+                })?;
                 rows.iter()
                     .map(|row| {
                         f(&Row {
@@ -861,13 +1130,12 @@ impl Db {
                 }
             }
             Inner::Postgres(pg) => {
-                let rows = {
-                    let mut pg = pg.borrow_mut();
+                let rows = self.pg_run(pg, Some(sql), |pg| {
                     let stmt = pg.statement(sql)?;
                     let refs: Vec<&(dyn ToSql + Sync)> =
                         values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-                    pg.client.query(&stmt, &refs)?
-                };
+                    Ok(pg.client.query(&stmt, &refs)?)
+                })?;
                 match rows.first() {
                     Some(row) => f(&Row {
                         inner: RowInner::Postgres(row),
@@ -898,7 +1166,33 @@ impl Db {
     pub fn batch(&self, sql: &str) -> DbResult<()> {
         match &self.inner {
             Inner::Sqlite(conn) => Ok(conn.execute_batch(sql)?),
-            Inner::Postgres(pg) => Ok(pg.borrow_mut().client.batch_execute(sql)?),
+            Inner::Postgres(pg) => {
+                let repeatable = !ENDS_OR_STEPS
+                    .iter()
+                    .any(|w| first_word(sql).eq_ignore_ascii_case(w));
+                self.pg_run(pg, repeatable.then_some(sql), |pg| {
+                    Ok(pg.client.batch_execute(sql)?)
+                })
+            }
+        }
+    }
+
+    /// A statement that ends or steps inside a transaction (`COMMIT`, `ROLLBACK`, savepoints),
+    /// run on the connection as it is: never on a new one, where it would mean nothing (a
+    /// `COMMIT` there commits nothing and succeeds).
+    fn batch_once(&self, sql: &str) -> DbResult<()> {
+        match &self.inner {
+            Inner::Sqlite(conn) => Ok(conn.execute_batch(sql)?),
+            Inner::Postgres(pg) => {
+                let mut pg = pg.borrow_mut();
+                let result = pg.client.batch_execute(sql).map_err(DbError::from);
+                if let Err(e) = &result
+                    && lost(e).is_some()
+                {
+                    pg.broken = true;
+                }
+                result
+            }
         }
     }
 
@@ -955,7 +1249,7 @@ impl Db {
                         tracing::warn!(sequence = %name, error = %e, "a preview's sequence was not set back");
                     }
                 }
-                let _ = self.db.batch("ROLLBACK");
+                let _ = self.db.batch_once("ROLLBACK");
             }
         }
         self.previewing.set(true);
@@ -990,15 +1284,23 @@ impl Db {
         match &self.inner {
             Inner::Sqlite(conn) => conn.execute_batch("BEGIN IMMEDIATE")?,
             Inner::Postgres(pg) => {
+                // `BEGIN` on a lost connection is sent again on a new one (nothing began).
+                self.pg_run(pg, Some("BEGIN"), |pg| {
+                    Ok(pg.client.batch_execute("BEGIN")?)
+                })?;
                 let mut pg = pg.borrow_mut();
                 let key = pg.write_lock;
-                pg.client.batch_execute("BEGIN")?;
                 if let Err(e) = pg
                     .client
                     .execute("SELECT pg_advisory_xact_lock($1)", &[&key])
                 {
-                    let _ = pg.client.batch_execute("ROLLBACK");
-                    return Err(e.into());
+                    let e = DbError::from(e);
+                    if lost(&e).is_some() {
+                        pg.broken = true;
+                    } else {
+                        let _ = pg.client.batch_execute("ROLLBACK");
+                    }
+                    return Err(e);
                 }
             }
         }
@@ -1037,10 +1339,10 @@ impl Db {
         }
         match &self.inner {
             Inner::Sqlite(conn) => conn.execute_batch("BEGIN DEFERRED")?,
-            Inner::Postgres(pg) => pg
-                .borrow_mut()
-                .client
-                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")?,
+            Inner::Postgres(pg) => {
+                let begin = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+                self.pg_run(pg, Some(begin), |pg| Ok(pg.client.batch_execute(begin)?))?
+            }
         }
         self.in_tx.set(true);
         Ok(Tx {
@@ -1062,10 +1364,11 @@ impl Db {
     pub(crate) fn set_lock_wait(&self, wait: Duration) -> DbResult<()> {
         match &self.inner {
             Inner::Sqlite(conn) => Ok(conn.busy_timeout(wait)?),
-            Inner::Postgres(pg) => Ok(pg
-                .borrow_mut()
-                .client
-                .batch_execute(&format!("SET lock_timeout = {}", wait.as_millis().max(1)))?),
+            Inner::Postgres(pg) => {
+                pg.borrow_mut().lock_wait = Some(wait);
+                let set = lock_wait_sql(wait);
+                self.pg_run(pg, Some(&set), |pg| Ok(pg.client.batch_execute(&set)?))
+            }
         }
     }
 }
@@ -1108,12 +1411,12 @@ impl Tx<'_> {
         self.done = true;
         self.db.in_tx.set(false);
         if self.step {
-            return self.db.batch("RELEASE gza_preview_step");
+            return self.db.batch_once("RELEASE gza_preview_step");
         }
-        match self.db.batch("COMMIT") {
+        match self.db.batch_once("COMMIT") {
             Ok(()) => Ok(()),
             Err(e) => {
-                let _ = self.db.batch("ROLLBACK");
+                let _ = self.db.batch_once("ROLLBACK");
                 Err(e)
             }
         }
@@ -1141,7 +1444,7 @@ impl Drop for Tx<'_> {
     fn drop(&mut self) {
         if !self.done {
             self.db.in_tx.set(false);
-            let _ = self.db.batch(if self.step {
+            let _ = self.db.batch_once(if self.step {
                 "ROLLBACK TO gza_preview_step; RELEASE gza_preview_step"
             } else {
                 "ROLLBACK"
@@ -1247,6 +1550,23 @@ mod tests {
         );
         assert_eq!(translate("VALUES (?, ?)"), "VALUES ($1, $2)");
         assert_eq!(translate("SELECT 'it''s ?' , ?3"), "SELECT 'it''s ?' , $3");
+    }
+
+    #[test]
+    fn reconnect_pauses_double_to_two_seconds_jittered_and_repeats_are_told_apart() {
+        for attempt in 0..20 {
+            let full =
+                Duration::from_millis(100 * (1u64 << attempt.min(5))).min(Duration::from_secs(2));
+            let pause = backoff(attempt);
+            assert!(pause >= full / 2 && pause <= full, "{attempt}: {pause:?}");
+        }
+        // Jittered: not every worker waits the same.
+        let pauses: std::collections::HashSet<_> = (0..20).map(|_| backoff(5)).collect();
+        assert!(pauses.len() > 1);
+        assert_eq!(first_word("  INSERT INTO t VALUES (1)"), "INSERT");
+        assert_eq!(first_word("UPDATE t SET a = 1"), "UPDATE");
+        assert_eq!(first_word("COMMIT"), "COMMIT");
+        assert!(lost(&DbError::NoRow).is_none());
     }
 
     #[test]

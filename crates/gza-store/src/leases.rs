@@ -116,7 +116,9 @@ impl Store {
         pid_ns: Option<&str>,
     ) -> Result<i64> {
         let now = self.backend().now_epoch();
-        self.immediate(|tx| {
+        // Safe to run again whole: a lease a commit in doubt made is deleted by the next run
+        // (by the worker's key) before it takes its own.
+        self.immediate_retrying(|tx, _| {
             tx.execute(
                 &format!("DELETE FROM worker_leases WHERE heartbeat_at < {now} - ?1"),
                 params![LEASE_FORGET_SECS],

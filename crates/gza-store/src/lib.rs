@@ -330,8 +330,16 @@ impl Store {
         let client = pg::connect(&resolved, Some(&schema))?;
         let write_lock = pg::lock_key(&format!("{schema}:write"));
         let display = resolved.display();
+        // A connection lost later (the server restarted, the network went) is opened again
+        // the same way, each attempt waiting at most what is left of the reconnect budget.
+        let again = (resolved.clone(), schema.clone());
+        let connector: db::Connector = Box::new(move |wait: Duration| {
+            let mut resolved = again.0.clone();
+            resolved.connect_timeout = resolved.connect_timeout.min(wait.as_secs().max(1));
+            pg::connect(&resolved, Some(&again.1)).map_err(|e| e.to_string())
+        });
         let mut store = Store {
-            db: Db::postgres(client, write_lock),
+            db: Db::postgres(client, write_lock, Some(connector)),
             path: PathBuf::from(format!("{display} (project {project})")),
             identity: None,
             busy: std::cell::Cell::new(BUSY_TIMEOUT),
@@ -429,6 +437,12 @@ impl Store {
     /// The connection, for queries of other crates' tests and tools (`gza db`).
     pub fn db(&self) -> &Db {
         &self.db
+    }
+
+    /// Run `f` without waiting out a lost connection (one attempt to open it again, then the
+    /// error): see [`Db::quickly`].
+    pub fn quickly<T>(&self, f: impl FnOnce() -> T) -> T {
+        self.db.quickly(f)
     }
 
     /// Backend, location (never a password), project, schema versions and server.
@@ -647,7 +661,8 @@ impl Store {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let result = (|| -> Result<()> {
+        // The lock is the connection's: lost with it, so nothing here reconnects.
+        let result = self.db.with_session_lock(|| -> Result<()> {
             if !check(self)? {
                 return Ok(());
             }
@@ -689,7 +704,7 @@ impl Store {
                 .expect("postgres")
                 .map_err(|e| Error::Migration(e.to_string()))?;
             Ok(())
-        })();
+        });
         let _ = self
             .db
             .execute("SELECT pg_advisory_unlock(?1)", params![key]);
@@ -751,6 +766,10 @@ fn classify(path: &Path, e: DbError) -> Error {
             path: path.to_path_buf(),
             what,
         },
+        DbError::Lost(what) => Error::Unreachable(format!(
+            "{what} ({}); check that PostgreSQL runs and try again",
+            path.display()
+        )),
         other => Error::Store(other.to_string()),
     }
 }

@@ -2,7 +2,7 @@
 
 use super::Store;
 use super::tasks::{LinkedTask, TASK_COLUMNS, task_from_row};
-use crate::db::{Backend, DbResult, Tx};
+use crate::db::{Backend, DbError, DbResult, Tx};
 use chrono::{DateTime, Utc};
 use gza_core::error::{Error, Result};
 
@@ -12,6 +12,20 @@ use gza_core::task::{
 
 /// A wait or a transaction this long is worth a line in the trace.
 const SLOW: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Runs of one transaction at most, when the connection is lost under it
+/// ([`Store::immediate_retrying`]).
+const TX_ATTEMPTS: u32 = 3;
+
+/// Which run of a transaction this is ([`Store::immediate_retrying`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Attempt {
+    First,
+    /// An earlier run was lost before its commit was sent: it rolled back.
+    AfterRollback,
+    /// An earlier run was lost while its commit was on its way: it may have committed.
+    CommitInDoubt,
+}
 
 /// The process that owns a claimed task, and the lease it claimed it under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,7 +155,8 @@ impl Store {
         };
         let sql = format!(
             "UPDATE tasks SET status = 'in_progress', started_at = ?1, running_pid = ?2, \
-               running_pid_start = ?3, lease_id = ?5, completed_at = NULL, failure_reason = NULL \
+               running_pid_start = ?3, lease_id = ?5, completed_at = NULL, failure_reason = NULL, \
+               claim_token = ?7 \
              WHERE id = (SELECT t.id FROM tasks t LEFT JOIN tasks d ON d.id = t.depends_on \
                          WHERE t.status = 'pending' \
                            AND (t.depends_on IS NULL OR d.status = 'completed'){filter} \
@@ -149,7 +164,29 @@ impl Store {
              RETURNING id"
         );
         let stale = self.stale_before();
-        let claimed = self.immediate(|tx| {
+        // This claim's token, written on the task it takes: should the connection go while its
+        // commit is on the way, the claim run again on a new connection first looks for it.
+        static CLAIMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let token = format!(
+            "{}#{}",
+            worker.lease_key(),
+            CLAIMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let claimed = self.immediate_retrying(|tx, attempt| {
+            if attempt == Attempt::CommitInDoubt
+                && let Some(task) = tx.query_opt(
+                    &format!(
+                        "SELECT {TASK_COLUMNS} FROM tasks WHERE claim_token = ?1 \
+                         AND status = 'in_progress' AND running_pid = ?2 \
+                         AND lease_id IS NOT DISTINCT FROM ?3"
+                    ),
+                    params![token, worker.pid, worker.lease],
+                    task_from_row,
+                )?
+            {
+                tracing::warn!(task = %task.id, "the claim committed before the connection went");
+                return Ok(Claim::Task(Box::new(task)));
+            }
             if let Some(lease) = worker.lease {
                 let fresh: i64 = tx.one(
                     &format!(
@@ -174,7 +211,8 @@ impl Store {
                     worker.start,
                     scope.group,
                     worker.lease,
-                    scope.tags_param()
+                    scope.tags_param(),
+                    token
                 ],
                 |r| r.get(0),
             )?;
@@ -204,20 +242,64 @@ impl Store {
     /// is traced (`-vv`). Inside [`Store::preview`], `f` runs in a savepoint of the preview's
     /// transaction instead.
     pub(crate) fn immediate<T>(&self, f: impl FnOnce(&Tx) -> DbResult<T>) -> Result<T> {
+        self.immediate_once(f).map_err(|(_, e)| self.err(e))
+    }
+
+    /// [`Store::immediate`], telling where a failure struck: before the commit was sent (the
+    /// transaction surely rolled back) or at it.
+    fn immediate_once<T>(
+        &self,
+        f: impl FnOnce(&Tx) -> DbResult<T>,
+    ) -> std::result::Result<T, (Attempt, DbError)> {
         let asked = std::time::Instant::now();
-        let tx = self.db.transaction().map_err(|e| self.err(e))?;
+        let before = |e| (Attempt::AfterRollback, e);
+        let tx = self.db.transaction().map_err(before)?;
         let waited = asked.elapsed();
         if waited >= SLOW {
             // Another process held the write lock: the busy timeout waited it out.
             tracing::debug!(ms = waited.as_millis() as u64, "waited for the write lock");
         }
-        let value = f(&tx).map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))?;
+        let value = f(&tx).map_err(before)?;
+        tx.commit().map_err(|e| (Attempt::CommitInDoubt, e))?;
         let took = asked.elapsed() - waited;
         if took >= SLOW {
             tracing::debug!(ms = took.as_millis() as u64, "slow write transaction");
         }
         Ok(value)
+    }
+
+    /// [`Store::immediate`] for a transaction that may run again whole when the connection is
+    /// lost under it (PostgreSQL restarted, the network went): the connection is opened again
+    /// (with backoff, within the reconnect budget) and `f` runs again, at most
+    /// [`TX_ATTEMPTS`] times in all, told whether an earlier attempt may have committed
+    /// ([`Attempt::CommitInDoubt`]: the connection went while the commit was on its way). Only
+    /// for transactions that are safe to run again: `f` writes nothing but the database, and
+    /// its writes are fenced (by status and lease) or idempotent, or it checks first what a
+    /// commit in doubt did (a claim's token).
+    pub(crate) fn immediate_retrying<T>(
+        &self,
+        mut f: impl FnMut(&Tx, Attempt) -> DbResult<T>,
+    ) -> Result<T> {
+        let mut attempt = Attempt::First;
+        let mut tries = 1;
+        loop {
+            match self.immediate_once(|tx| f(tx, attempt)) {
+                Ok(value) => return Ok(value),
+                Err((how, e))
+                    if tries < TX_ATTEMPTS
+                        && crate::db::Db::is_lost(&e)
+                        && !self.db.in_preview() =>
+                {
+                    tracing::warn!(error = %e, "the connection was lost in a transaction; running it again");
+                    tries += 1;
+                    // Once in doubt, in doubt until a commit is seen.
+                    if attempt != Attempt::CommitInDoubt {
+                        attempt = how;
+                    }
+                }
+                Err((_, e)) => return Err(self.err(e)),
+            }
+        }
     }
 
     /// Record where a claimed task runs.
@@ -301,11 +383,16 @@ impl Store {
         hook: H,
     ) -> Result<FinishReport>
     where
-        H: FnOnce(&Tx, &Task) -> std::result::Result<(), String>,
+        H: FnMut(&Tx, &Task) -> std::result::Result<(), String>,
     {
+        let mut hook = hook;
         let mut hook_error = None;
         let mut fenced = false;
-        let owned = self.immediate(|tx| {
+        // Safe to run again whole on a new connection: the status is written only while the
+        // task is in progress under this worker's lease, so a commit in doubt that went through
+        // makes the second run write the same figures and no second ending (nor hook).
+        let owned = self.immediate_retrying(|tx, _| {
+            hook_error = None;
             let result = &outcome.result;
             let owned = tx.execute(
                 "UPDATE tasks SET status = ?3, failure_reason = ?4, completed_at = ?5, \
@@ -397,7 +484,7 @@ impl Store {
         pid: Option<i64>,
         reason: FailureReason,
     ) -> Result<bool> {
-        self.immediate(|tx| {
+        self.immediate_retrying(|tx, _| {
             Ok(tx.execute(
                 "UPDATE tasks SET status = 'failed', failure_reason = ?3, completed_at = ?4, \
                    running_pid = NULL, running_pid_start = NULL, agent_pid = NULL, agent_start = NULL \
@@ -411,7 +498,7 @@ impl Store {
     /// lease it was claimed under (`lease`, `None` for a task claimed without one). The task
     /// stops naming that lease, so its worker, should it come back, writes nothing to it.
     pub fn reap_task(&self, id: TaskId, pid: Option<i64>, lease: Option<i64>) -> Result<bool> {
-        self.immediate(|tx| {
+        self.immediate_retrying(|tx, _| {
             Ok(tx.execute(
                 "UPDATE tasks SET status = 'failed', failure_reason = ?4, completed_at = ?5, \
                    running_pid = NULL, running_pid_start = NULL, agent_pid = NULL, agent_start = NULL, \
@@ -431,7 +518,7 @@ impl Store {
 
     /// Put a claimed task back in the queue (the run could not start, through no fault of the task).
     pub fn release_task(&self, id: TaskId, worker: WorkerId) -> Result<()> {
-        self.immediate(|tx| {
+        self.immediate_retrying(|tx, _| {
             tx.execute(
                 "UPDATE tasks SET status = 'pending', started_at = NULL, running_pid = NULL, \
                    running_pid_start = NULL, lease_id = NULL \

@@ -20,6 +20,12 @@ use std::sync::{Mutex, OnceLock};
 pub struct Cluster {
     pub port: u16,
     _watchdog: Mutex<Child>,
+    /// Its data directory, server binaries, and whether it runs as `nobody`: to restart it.
+    data: PathBuf,
+    bin: PathBuf,
+    as_nobody: bool,
+    /// A cluster of one test's own ([`Cluster::private`]): stopped and removed when dropped.
+    private: Option<PathBuf>,
 }
 
 static CLUSTER: OnceLock<Cluster> = OnceLock::new();
@@ -200,6 +206,10 @@ fn start() -> Cluster {
         let cluster = Cluster {
             port,
             _watchdog: Mutex::new(watchdog),
+            data: data.clone(),
+            bin: bin.clone(),
+            as_nobody,
+            private: None,
         };
         cluster
             .admin()
@@ -211,6 +221,42 @@ fn start() -> Cluster {
 }
 
 impl Cluster {
+    /// A cluster of the calling test's own, started as the shared one is (and stopped by the
+    /// same watchdog should the test process end first): for a test that restarts its server,
+    /// which would cut off every other test's connections on the shared one. Stopped and
+    /// removed when dropped.
+    pub fn private() -> Cluster {
+        let mut cluster = start();
+        cluster.private = cluster.data.parent().map(Path::to_path_buf);
+        cluster
+    }
+
+    /// Restart the server (`pg_ctl restart`, fast shutdown: every session is ended, as in a
+    /// failover or an upgrade), on the same port; returns once it accepts connections again.
+    pub fn restart(&self) {
+        run(
+            self.as_nobody,
+            &self.bin.join("pg_ctl"),
+            &[
+                "-D",
+                self.data.to_str().unwrap(),
+                "-l",
+                self.data
+                    .parent()
+                    .unwrap()
+                    .join("server.log")
+                    .to_str()
+                    .unwrap(),
+                "-w",
+                "-t",
+                "60",
+                "-m",
+                "fast",
+                "restart",
+            ],
+        );
+    }
+
     /// A connection as the superuser to the `postgres` database.
     pub fn admin(&self) -> postgres::Client {
         postgres::Client::connect(
@@ -253,5 +299,22 @@ impl Cluster {
         let _ = self
             .admin()
             .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.private {
+            let _ = command(
+                self.as_nobody,
+                &self.bin.join("pg_ctl"),
+                &["-D", self.data.to_str().unwrap(), "-m", "immediate", "stop"],
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
