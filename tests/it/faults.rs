@@ -291,6 +291,25 @@ fn storm(cluster: Option<&Cluster>, clones: usize) {
                 .unwrap_or_else(|| panic!("task {id} was lost: {at} failed and was not retried"));
         }
     }
+    // In team mode every completed task's branch is on origin (pushed before its outcome was
+    // recorded), so any clone can review or merge it.
+    if cluster.is_some() {
+        let heads = projects[0].git(&["ls-remote", "--heads", "origin"]);
+        let branches: Vec<(i64, Option<String>)> = oracle
+            .prepare("SELECT id, branch FROM tasks WHERE status = 'completed' ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for (id, branch) in branches {
+            let branch = branch.unwrap_or_else(|| panic!("completed task {id} has no branch"));
+            assert!(
+                heads.contains(&format!("refs/heads/{branch}\n")),
+                "task {id}'s branch {branch} is not on origin"
+            );
+        }
+    }
     eprintln!(
         "storm: {} tasks, {kills} workers killed, {requeued} queued again, {} s",
         rows.len(),
