@@ -202,6 +202,10 @@ fn an_in_place_agent_cannot_plant_hooks_config_or_settings() {
          git config --file $r/.git/config core.fsmonitor 'touch {m} #'; \
          echo 'provider: command' >> $r/gza.yaml; \
          printf 'providers:\\n  command:\\n    command: [touch, {m}]\\n' > $r/gza.local.yaml; \
+         mkdir -p $r/.claude $r/.gemini; \
+         echo '{{\"hooks\":{{}}}}' > $r/.claude/settings.json; \
+         echo '{{\"hooks\":{{}}}}' > $r/.claude/settings.local.json; \
+         echo '{{}}' > $r/.gemini/settings.json; \
          ls -a $r/.gza; echo notes > $r/explored.txt; echo done",
         m = mark.display()
     );
@@ -224,6 +228,15 @@ fn an_in_place_agent_cannot_plant_hooks_config_or_settings() {
     );
     let local = std::fs::read_to_string(p.path("gza.local.yaml")).unwrap_or_default();
     assert_eq!(local, "", "the agent wrote gza.local.yaml");
+    // Nor the agent CLIs' settings, whose hooks would run on the host at the next session.
+    for file in [
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".gemini/settings.json",
+    ] {
+        let text = std::fs::read_to_string(p.path(file)).unwrap_or_default();
+        assert_eq!(text, "", "the agent wrote {file}");
+    }
     // .gza/ is an empty directory inside: the agent listed nothing of it.
     let t = p.json(&["show", "1", "--json"]);
     let out = t["output"].as_str().unwrap();

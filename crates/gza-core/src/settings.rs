@@ -299,6 +299,24 @@ pub fn load(root: &Path) -> Result<Effective> {
             .map(|(key, (_, why))| (key.clone(), why.clone()))
             .collect()
     };
+    // The repository's choice of the docker sandbox means its image: while the image waits
+    // for trust, so does the choice (the person's sandbox stays), and `gza trust` can still
+    // load the settings to show them.
+    let mut untrusted = untrusted;
+    if untrusted.iter().any(|(key, _)| key == "docker_image") {
+        let mut keys = Vec::new();
+        leaves(&project.value, "", &mut keys);
+        for (key, value) in keys {
+            let is_sandbox =
+                key == "sandbox" || (key.starts_with("providers.") && key.ends_with(".sandbox"));
+            if is_sandbox
+                && value.as_str() == Some(SandboxKind::Docker.as_str())
+                && !untrusted.iter().any(|(k, _)| *k == key)
+            {
+                untrusted.push((key, Sensitive::WeakerSandbox));
+            }
+        }
+    }
     // An untrusted command is left out; an untrusted path stays, confined where it is used.
     for (key, why) in &untrusted {
         if *why != Sensitive::OutsidePath {

@@ -412,6 +412,23 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Invocation {
         }
         a.extend(["--tmpfs".into(), at_root(gza_core::project::STATE_DIR)]);
         a.extend(["--remount-ro".into(), at_root(gza_core::project::STATE_DIR)]);
+        // The agent CLIs' settings folders are read-only too: hooks and MCP servers an agent
+        // wrote there would run on the host at the next session, and gza trusts only what the
+        // repository committed once the person says so (docs/security.md §4). One that does
+        // not exist is an empty read-only folder (its empty mount point stays behind, which
+        // reads as no settings).
+        for dir in [".claude", ".gemini", ".codex"] {
+            let path = at_root(dir);
+            if place.project_root.join(dir).is_dir() {
+                a.extend(["--ro-bind".into(), path.clone(), path]);
+            } else {
+                a.extend(["--tmpfs".into(), path.clone(), "--remount-ro".into(), path]);
+            }
+        }
+        if place.project_root.join(".mcp.json").is_file() {
+            let path = at_root(".mcp.json");
+            a.extend(["--ro-bind".into(), path.clone(), path]);
+        }
         if place.git_dir.is_none() {
             // No repository: an agent must not make one that gza's own git commands would
             // then read as the project's. (The empty `.git` left behind is no repository.)
@@ -670,7 +687,9 @@ mod tests {
             line.contains(
                 "--bind /p /p --ro-bind /dev/null /p/gza.yaml \
                  --ro-bind /dev/null /p/gza.local.yaml --tmpfs /p/.gza \
-                 --remount-ro /p/.gza --ro-bind /p/.git /p/.git --chdir /p -- /opt/bin/codex exec -"
+                 --remount-ro /p/.gza --tmpfs /p/.claude --remount-ro /p/.claude \
+                 --tmpfs /p/.gemini --remount-ro /p/.gemini --tmpfs /p/.codex \
+                 --remount-ro /p/.codex --ro-bind /p/.git /p/.git --chdir /p -- /opt/bin/codex exec -"
             ),
             "{line}"
         );
