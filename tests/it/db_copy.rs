@@ -175,6 +175,8 @@ fn fill(p: &TestProject) -> i64 {
            VALUES (1, 0, 0, 'with', {first}, NULL, 'passed');
          INSERT INTO ab_runs (experiment, item, round, arm, task_id, source_task, verified) \
            VALUES (1, 0, 0, 'without', {third}, NULL, NULL);
+         INSERT INTO branch_pushes (branch, task_id, host, pushed_tip, error, at) \
+           VALUES ('gza/1-first', {first}, 'laptop-é', 'abc123', 'rejected: ✗ non-fast-forward', '2026-11-20T10:00:00Z');
          INSERT INTO session_extractions (session_id, provider, model, extracted_at, input_tokens, output_tokens) \
            VALUES ('sess-1', 'anthropic', 'haiku', '2026-11-20T10:00:00Z', 100, 20);
          INSERT INTO learning_extractions (task_id, provider, model, extracted_at, input_tokens, output_tokens) \

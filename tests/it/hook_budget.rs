@@ -180,18 +180,17 @@ fn a_transcript_that_never_ends_is_read_from_its_tail_within_a_bound() {
     let f = std::fs::File::create(&big).unwrap();
     f.set_len(3 * 1024 * 1024 * 1024).unwrap();
     drop(f);
-    let mut cmd = p.command(&["hook", "extract-session", "--session", "s2", "--transcript"]);
-    cmd.arg(&big);
-    // Reaped by wait4 below (for its rusage), not by Child::wait.
-    #[allow(clippy::zombie_processes)]
-    let child = cmd.spawn().unwrap();
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is valid; waiting for the child this test started.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
-    let peak_mb = usage.ru_maxrss / 1024;
+    let big_path = big.to_str().unwrap();
+    let (code, _, stderr, peak_kib) = p.run_measuring_rss(&[
+        "hook",
+        "extract-session",
+        "--session",
+        "s2",
+        "--transcript",
+        big_path,
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let peak_mb = peak_kib / 1024;
     assert!(peak_mb < 256, "peak RSS {peak_mb} MB for a 3 GB transcript");
     let log = std::fs::read_to_string(p.path(".gza/logs/learnings.log")).unwrap();
     assert!(

@@ -251,14 +251,14 @@ fn endless_body_server(chunks: usize) -> String {
 fn an_endless_http_body_is_read_with_a_bound() {
     let url = endless_body_server(512);
     let p = project_extracting_from(&url, "  max_retries: 0\n");
-    let run = p.run(&["learnings", "update"]);
-    assert!(run.code == 0 || run.code == 1, "{run}");
-    // Peak memory of the largest child this test process has waited for: reading the 512 MiB
-    // body whole would take more than that.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    let peak_mib = usage.ru_maxrss / 1024;
-    assert!(peak_mib < 400, "a child peaked at {peak_mib} MiB\n{run}");
+    let (code, stdout, stderr, peak_kib) = p.run_measuring_rss(&["learnings", "update"]);
+    assert!(code == Some(0) || code == Some(1), "{stdout}{stderr}");
+    // gza's own peak memory: reading the 512 MiB body whole would take more than that.
+    let peak_mib = peak_kib / 1024;
+    assert!(
+        peak_mib < 400,
+        "gza peaked at {peak_mib} MiB\n{stdout}{stderr}"
+    );
 }
 
 /// A loopback server that reads each request and never answers; returns its base URL.

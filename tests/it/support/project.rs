@@ -302,6 +302,47 @@ impl TestProject {
         cmd
     }
 
+    /// Run `gza args` to its end and return its exit code, stdout, stderr and its own peak
+    /// resident memory in KiB. It is started by a small Python parent, not by the test binary:
+    /// Linux keeps the high-water mark of the memory a process had before `exec` in its
+    /// `ru_maxrss`, so a child of the suite's binary (hundreds of MB while tests run in
+    /// parallel) would report the binary's size instead of gza's.
+    pub fn run_measuring_rss(&self, args: &[&str]) -> (Option<i32>, String, String, u64) {
+        const PARENT: &str = "import resource, subprocess, sys\n\
+r = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, capture_output=True)\n\
+sys.stdout.buffer.write(r.stdout)\n\
+sys.stderr.buffer.write(r.stderr)\n\
+sys.stderr.write('\\nGZA-PEAK-KIB %d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
+sys.exit(r.returncode if r.returncode >= 0 else 128 - r.returncode)\n";
+        let gza = self.command(args);
+        let mut cmd = std::process::Command::new("python3");
+        cmd.arg("-c")
+            .arg(PARENT)
+            .arg(gza.get_program())
+            .args(gza.get_args());
+        cmd.env_clear();
+        for (k, v) in gza.get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
+        }
+        if let Some(dir) = gza.get_current_dir() {
+            cmd.current_dir(dir);
+        }
+        let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let (stderr, peak) = match stderr.rsplit_once("\nGZA-PEAK-KIB ") {
+            Some((text, peak)) => (text.to_string(), peak.trim().parse().unwrap()),
+            None => panic!("the measuring parent did not report: {stderr}"),
+        };
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr,
+            peak,
+        )
+    }
+
     /// Start `gza args` without waiting, its stdout and stderr piped.
     pub fn spawn(&self, args: &[&str]) -> std::process::Child {
         self.command(args)
