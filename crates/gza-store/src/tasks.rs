@@ -806,101 +806,104 @@ impl Store {
 
     /// Counts by status and cost, token and duration totals, from the running totals the
     /// database keeps per status (migration V8), so the cost does not grow with the task count.
+    /// A/B runs are taken out of them (one grouped read of `ab_runs`: as many rows as
+    /// experiments ran, never the history's size) and counted apart.
     pub fn stats(&self) -> Result<Stats> {
+        let totals = self.status_totals(
+            "SELECT status, tasks, cost_usd, costed, input_tokens, output_tokens, \
+             duration_seconds, timed FROM task_totals",
+        )?;
+        let ab = self.status_totals(
+            "SELECT t.status, COUNT(*), COALESCE(SUM(t.cost_usd), 0.0), COUNT(t.cost_usd), \
+             CAST(COALESCE(SUM(t.input_tokens), 0) AS BIGINT), \
+             CAST(COALESCE(SUM(t.output_tokens), 0) AS BIGINT), \
+             COALESCE(SUM(t.duration_seconds), 0.0), COUNT(t.duration_seconds) \
+             FROM ab_runs r JOIN tasks t ON t.id = r.task_id GROUP BY t.status",
+        )?;
         let mut stats = Stats::default();
-        type Row = (String, i64, f64, i64, i64, i64, f64, i64);
-        let rows: Vec<Row> = self
-            .db
-            .query_map(
-                "SELECT status, tasks, cost_usd, costed, input_tokens, output_tokens, \
-                 duration_seconds, timed FROM task_totals",
-                params![],
-                |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get(6)?,
-                        r.get(7)?,
-                    ))
-                },
-            )
-            .map_err(|e| self.err(e))?;
-        // A/B runs come out of the running totals: as many rows as experiments ran, never the
-        // history's size (ab_runs is indexed by task).
-        let ab: Vec<Row> = self
-            .db
-            .query_map(
-                "SELECT t.status, COUNT(*), COALESCE(SUM(t.cost_usd), 0.0), COUNT(t.cost_usd), \
-                 CAST(COALESCE(SUM(t.input_tokens), 0) AS BIGINT), \
-                 CAST(COALESCE(SUM(t.output_tokens), 0) AS BIGINT), \
-                 COALESCE(SUM(t.duration_seconds), 0.0), COUNT(t.duration_seconds) \
-                 FROM ab_runs r JOIN tasks t ON t.id = r.task_id GROUP BY t.status",
-                params![],
-                |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get(6)?,
-                        r.get(7)?,
-                    ))
-                },
-            )
-            .map_err(|e| self.err(e))?;
-        let rows: Vec<Row> = rows
-            .into_iter()
-            .map(|mut row| {
-                if let Some(a) = ab.iter().find(|a| a.0 == row.0) {
-                    row.1 -= a.1;
-                    row.2 -= a.2;
-                    row.3 -= a.3;
-                    row.4 -= a.4;
-                    row.5 -= a.5;
-                    row.6 -= a.6;
-                    row.7 -= a.7;
-                }
-                row
-            })
-            .collect();
+        let mut all = StatusTotals::default();
+        for row in &totals {
+            let mut row = row.clone();
+            if let Some(a) = ab.iter().find(|a| a.status == row.status) {
+                row.subtract(a);
+            }
+            if let Some(status) = TaskStatus::ALL.iter().find(|s| s.as_str() == row.status) {
+                *stats.by_status.get_mut(*status) = row.tasks;
+                stats.total += row.tasks;
+            }
+            all.add(&row);
+        }
+        let mut ab_all = StatusTotals::default();
         for a in &ab {
-            stats.ab_runs.runs += a.1;
-            stats.ab_runs.cost_usd += a.2;
-            stats.ab_runs.duration_seconds += a.6;
-        }
-        for status in TaskStatus::ALL {
-            let n = rows
-                .iter()
-                .find(|row| row.0 == status.as_str())
-                .map(|row| row.1)
-                .unwrap_or(0);
-            *stats.by_status.get_mut(*status) = n;
-            stats.total += n;
-        }
-        let (mut costed, mut timed) = (0, 0);
-        for (_, _, cost, c, tin, tout, dur, t) in &rows {
-            stats.cost_usd.total += cost;
-            costed += c;
-            stats.tokens.input += tin;
-            stats.tokens.output += tout;
-            stats.duration_seconds.total += dur;
-            timed += t;
+            ab_all.add(a);
         }
         // Additions and subtractions of floats drift by a few ulps; totals are shown in cents.
         let settle = |x: f64| (x * 1e9).round() / 1e9;
-        stats.cost_usd.total = settle(stats.cost_usd.total);
-        stats.duration_seconds.total = settle(stats.duration_seconds.total);
-        stats.cost_usd.mean = (costed > 0).then(|| stats.cost_usd.total / costed as f64);
+        stats.cost_usd.total = settle(all.cost_usd);
+        stats.duration_seconds.total = settle(all.duration_seconds);
+        stats.cost_usd.mean = (all.costed > 0).then(|| stats.cost_usd.total / all.costed as f64);
         stats.duration_seconds.mean =
-            (timed > 0).then(|| stats.duration_seconds.total / timed as f64);
-        stats.ab_runs.cost_usd = settle(stats.ab_runs.cost_usd);
-        stats.ab_runs.duration_seconds = settle(stats.ab_runs.duration_seconds);
+            (all.timed > 0).then(|| stats.duration_seconds.total / all.timed as f64);
+        stats.tokens.input = all.input_tokens;
+        stats.tokens.output = all.output_tokens;
+        stats.ab_runs = AbTotals {
+            runs: ab_all.tasks,
+            cost_usd: settle(ab_all.cost_usd),
+            duration_seconds: settle(ab_all.duration_seconds),
+        };
         Ok(stats)
+    }
+
+    /// Rows of `sql`, which selects a status and then [`StatusTotals`]' figures in order.
+    fn status_totals(&self, sql: &str) -> Result<Vec<StatusTotals>> {
+        self.db
+            .query_map(sql, params![], |r| {
+                Ok(StatusTotals {
+                    status: r.get(0)?,
+                    tasks: r.get(1)?,
+                    cost_usd: r.get(2)?,
+                    costed: r.get(3)?,
+                    input_tokens: r.get(4)?,
+                    output_tokens: r.get(5)?,
+                    duration_seconds: r.get(6)?,
+                    timed: r.get(7)?,
+                })
+            })
+            .map_err(|e| self.err(e))
+    }
+}
+
+/// One status's running totals (a row of `task_totals`, or the same sums over some tasks).
+#[derive(Debug, Clone, Default)]
+struct StatusTotals {
+    status: String,
+    tasks: i64,
+    cost_usd: f64,
+    costed: i64,
+    input_tokens: i64,
+    output_tokens: i64,
+    duration_seconds: f64,
+    timed: i64,
+}
+
+impl StatusTotals {
+    fn add(&mut self, o: &StatusTotals) {
+        self.tasks += o.tasks;
+        self.cost_usd += o.cost_usd;
+        self.costed += o.costed;
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.duration_seconds += o.duration_seconds;
+        self.timed += o.timed;
+    }
+
+    fn subtract(&mut self, o: &StatusTotals) {
+        self.tasks -= o.tasks;
+        self.cost_usd -= o.cost_usd;
+        self.costed -= o.costed;
+        self.input_tokens -= o.input_tokens;
+        self.output_tokens -= o.output_tokens;
+        self.duration_seconds -= o.duration_seconds;
+        self.timed -= o.timed;
     }
 }
