@@ -844,16 +844,11 @@ impl Report {
         };
         // Percentage points, the unit said once after the mean: "+50 pts (+10 to +90)".
         let points = |m: Option<stats::Mean>| -> String {
-            let pct = |v: f64| signed(v * 100.0, &|x| format!("{x:.0}"));
-            match m {
-                None => "-".into(),
-                Some(stats::Mean {
-                    mean,
-                    low: Some(low),
-                    high: Some(high),
-                    ..
-                }) => format!("{} pts ({} to {})", pct(mean), pct(low), pct(high)),
-                Some(m) => format!("{} pts", pct(m.mean)),
+            let text = diff(m, &|v| signed(v * 100.0, &|x| format!("{x:.0}")));
+            match text.split_once(' ') {
+                _ if m.is_none() => text,
+                Some((mean, interval)) => format!("{mean} pts {interval}"),
+                None => format!("{text} pts"),
             }
         };
         table.row(row("runs", &|a| a.runs.to_string(), pairs(d)));
