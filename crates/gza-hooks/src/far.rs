@@ -216,24 +216,13 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
-/// HMAC-SHA256 (RFC 2104) of `message` under `key`: a few lines over sha2, which the workspace
-/// has, rather than a crate whose digest version the workspace does not share.
+/// HMAC-SHA256 (RFC 2104) of `message` under `key`.
 fn hmac(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
-    let mut ipad = [0x36u8; 64];
-    let mut opad = [0x5cu8; 64];
-    for (i, k) in key.iter().enumerate() {
-        ipad[i] ^= k;
-        opad[i] ^= k;
-    }
-    let inner = Sha256::new()
-        .chain_update(ipad)
-        .chain_update(message)
-        .finalize();
-    Sha256::new()
-        .chain_update(opad)
-        .chain_update(inner)
-        .finalize()
-        .into()
+    use hmac::{KeyInit, Mac};
+    let mut mac = hmac::Hmac::<hmac_sha2::Sha256>::new_from_slice(key)
+        .expect("HMAC takes a key of any length");
+    mac.update(message);
+    mac.finalize().into_bytes().into()
 }
 
 /// Whether two MACs are equal, in time that does not depend on where they differ.
@@ -340,9 +329,7 @@ impl Far {
         } else {
             &self.header.tools
         };
-        tools
-            .iter()
-            .any(|t| t == "*" || t.eq_ignore_ascii_case(tool))
+        crate::snapshot::names_tool(tools, tool)
     }
 
     /// What SessionStart and PreToolUse give, as the database's snapshot would.

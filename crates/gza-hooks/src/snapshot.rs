@@ -77,9 +77,7 @@ impl Current {
         } else {
             &self.header.tools
         };
-        tools
-            .iter()
-            .any(|t| t == "*" || t.eq_ignore_ascii_case(tool))
+        names_tool(tools, tool)
     }
 
     /// The whole snapshot.
@@ -151,4 +149,12 @@ fn write(project: &Project, header: &Header, snapshot: &HookSnapshot) {
     bytes.push(b'\n');
     bytes.extend_from_slice(&body);
     let _ = gza_core::fsutil::write_replacing(&path(project), &bytes, false);
+}
+
+/// Whether `tools` (the tools the triggers of the learnings in use name; `*` for any) holds
+/// `tool`: what lets PreToolUse answer most calls without reading a learning.
+pub(crate) fn names_tool(tools: &[String], tool: &str) -> bool {
+    tools
+        .iter()
+        .any(|t| t == "*" || t.eq_ignore_ascii_case(tool))
 }
