@@ -349,6 +349,29 @@ fn a_worker_whose_lease_lapsed_while_nobody_reaped_its_task_still_records_its_re
 /// Where each running task runs, in team mode: `gza ps` (table and JSON) and the dashboard's
 /// board name the host of its worker's lease next to the worker's PID; a project on SQLite,
 /// where every worker is on this machine, shows no host column.
+/// A project on PostgreSQL (`team`) or SQLite with one task whose agent has started and
+/// sleeps a minute, and the `gza work` running it.
+pub(crate) fn with_a_running_task(team: bool) -> (TestProject, std::process::Child) {
+    let p = if team {
+        TestProject::empty_postgres()
+    } else {
+        TestProject::empty_sqlite()
+    };
+    p.ok(&["init"]);
+    let marker = p.scratch().join("started");
+    p.command_agent(
+        &format!(
+            "cat > /dev/null\ntouch {}\nsleep 60\necho done\n",
+            marker.display()
+        ),
+        "",
+    );
+    p.add(&["a task to watch run"]);
+    let worker = p.spawn(&["work"]);
+    wait_until(30, "the agent to start", || marker.exists());
+    (p, worker)
+}
+
 #[test]
 fn a_running_task_names_its_workers_host_in_ps_and_on_the_board() {
     let this_host = std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -356,23 +379,7 @@ fn a_running_task_names_its_workers_host_in_ps_and_on_the_board() {
         .trim()
         .to_string();
     for team in [true, false] {
-        let p = if team {
-            TestProject::empty_postgres()
-        } else {
-            TestProject::empty_sqlite()
-        };
-        p.ok(&["init"]);
-        let marker = p.scratch().join("started");
-        p.command_agent(
-            &format!(
-                "cat > /dev/null\ntouch {}\nsleep 60\necho done\n",
-                marker.display()
-            ),
-            "",
-        );
-        p.add(&["a task to watch run"]);
-        let mut worker = p.spawn(&["work"]);
-        wait_until(30, "the agent to start", || marker.exists());
+        let (p, mut worker) = with_a_running_task(team);
         let ps = p.ok(&["ps"]);
         let header = ps.lines().next().unwrap_or_default().to_string();
         let json = p.json(&["ps", "--json"]);

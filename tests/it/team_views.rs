@@ -43,23 +43,7 @@ fn steady(json: &serde_json::Value) -> String {
 #[test]
 fn ps_json_names_each_running_tasks_worker_and_ps_workers_lists_every_live_worker() {
     for team in [true, false] {
-        let p = if team {
-            TestProject::empty_postgres()
-        } else {
-            TestProject::empty_sqlite()
-        };
-        p.ok(&["init"]);
-        let marker = p.scratch().join("started");
-        p.command_agent(
-            &format!(
-                "cat > /dev/null\ntouch {}\nsleep 60\necho done\n",
-                marker.display()
-            ),
-            "",
-        );
-        p.add(&["a task to watch run"]);
-        let mut busy = p.spawn(&["work"]);
-        wait_until(30, "the agent to start", || marker.exists());
+        let (p, mut busy) = crate::team::with_a_running_task(team);
         let idle = p.spawn(&["work", "--watch"]);
         let idle_pid = idle.id();
         let leases = || -> i64 {
