@@ -27,6 +27,20 @@ const PUSH_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest a fetch of one branch or commit may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// gza's own fetch from origin (`refspec`, or every branch): quiet, no tags, no FETCH_HEAD,
+/// through `git::remote` (hooks off, no prompt, the time limit).
+fn fetch(root: &Path, refspec: Option<&str>) -> gza_core::Result<String> {
+    let mut args = vec![
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        REMOTE,
+    ];
+    args.extend(refspec);
+    git::remote(root, &args, FETCH_TIMEOUT)
+}
+
 /// Whether the clone at `root` has an `origin` (asked of its config, which contacts nothing).
 fn has_origin(root: &Path) -> bool {
     git::succeeds(root, &["config", "--get", &format!("remote.{REMOTE}.url")])
@@ -196,18 +210,7 @@ pub fn sync_branch(
     // What this clone last saw on origin: a local branch still there has nothing of its own,
     // so origin's, even rewritten (a rebase on another machine), replaces it.
     let seen = worktree::resolve(root, &tracking);
-    let fetched = git::remote(
-        root,
-        &[
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            REMOTE,
-            &format!("+{local_ref}:{tracking}"),
-        ],
-        FETCH_TIMEOUT,
-    );
+    let fetched = fetch(root, Some(&format!("+{local_ref}:{tracking}")));
     let remote = match fetched {
         Ok(_) => worktree::resolve(root, &tracking),
         Err(e) if reason(&e).contains("couldn't find remote ref") => None,
@@ -316,31 +319,10 @@ pub fn ensure_commit(project: &Project, commit: &str) -> bool {
     if !full_id || !project.push_enabled() || !has_origin(root) {
         return false;
     }
-    let by_id = git::remote(
-        root,
-        &[
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            REMOTE,
-            commit,
-        ],
-        FETCH_TIMEOUT,
-    );
+    let by_id = fetch(root, Some(commit));
     if by_id.is_err() || worktree::resolve(root, commit).is_none() {
         // A server that gives only its branches' tips: the commit is in one of them.
-        let _ = git::remote(
-            root,
-            &[
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                REMOTE,
-            ],
-            FETCH_TIMEOUT,
-        );
+        let _ = fetch(root, None);
     }
     worktree::resolve(root, commit).is_some()
 }
