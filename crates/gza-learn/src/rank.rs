@@ -385,6 +385,23 @@ impl Ranker {
         Ok(hits)
     }
 
+    /// The query as ranked (task ids and boilerplate cleaned out, unless nothing would be
+    /// left) and its embedding, when the model is here; without one, the background job is
+    /// asked for if it is needed.
+    fn query_vector(&self, text: &str) -> (String, Option<Vec<f32>>) {
+        let cleaned = clean_query(text);
+        let text = if cleaned.trim().is_empty() {
+            text.to_string()
+        } else {
+            cleaned
+        };
+        let q = self.embedder().map(|e| e.embed_prefix(&text, QUERY_TOKENS));
+        if q.is_none() && self.m().needs_job {
+            self.start_job();
+        }
+        (text, q)
+    }
+
     /// The best `query.k` (past the cut and [`diversify`] when `calibrated`, as
     /// [`Ranker::search`]) and the next at most `query.k` that the cut or `k` left out, from one
     /// scoring pass (one embedding of the query): what `learnings search --explain` and the
@@ -424,16 +441,8 @@ impl Ranker {
         if text.trim().is_empty() {
             return Ok(Ranking::default());
         }
-        let cleaned = clean_query(text);
-        let text = if cleaned.trim().is_empty() {
-            text
-        } else {
-            cleaned.as_str()
-        };
-        let q = self.embedder().map(|e| e.embed_prefix(text, QUERY_TOKENS));
-        if q.is_none() && self.m().needs_job {
-            self.start_job();
-        }
+        let (text, q) = self.query_vector(text);
+        let text = text.as_str();
         let model_hash = index::model_hash(self.model());
         let mut loaded = self.index_path().and_then(|p| index::Index::load(&p));
         let changes = match &loaded {
@@ -591,16 +600,8 @@ impl Ranker {
         if query.text.trim().is_empty() || rows.is_empty() {
             return Ok(Vec::new());
         }
-        let cleaned = clean_query(query.text);
-        let text = if cleaned.trim().is_empty() {
-            query.text
-        } else {
-            cleaned.as_str()
-        };
-        let q = self.embedder().map(|e| e.embed_prefix(text, QUERY_TOKENS));
-        if q.is_none() && self.m().needs_job {
-            self.start_job();
-        }
+        let (text, q) = self.query_vector(query.text);
+        let text = text.as_str();
         let model_hash = index::model_hash(self.model());
         let loaded = self
             .index_path()
