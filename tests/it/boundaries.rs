@@ -439,13 +439,14 @@ fn links_and_names_planted_inside_gzas_state_write_nothing_outside() {
     // person's active CRITICAL learning.
     let outside = tempfile::tempdir().unwrap();
     let victim = |name: &str| outside.path().join(name);
-    for name in [
+    const VICTIMS: [&str; 5] = [
         "bashrc",
         "important.txt",
         "agent-out.txt",
         "other.txt",
         "lock",
-    ] {
+    ];
+    for name in VICTIMS {
         std::fs::write(victim(name), format!("ORIGINAL {name}\n")).unwrap();
     }
     let p = agent_project("echo done", "none", "");
@@ -480,13 +481,7 @@ fn links_and_names_planted_inside_gzas_state_write_nothing_outside() {
     let _ = p.run(&["history"]);
     let _ = p.run(&["learnings", "update"]);
 
-    for name in [
-        "bashrc",
-        "important.txt",
-        "agent-out.txt",
-        "other.txt",
-        "lock",
-    ] {
+    for name in VICTIMS {
         assert_eq!(
             std::fs::read_to_string(victim(name)).unwrap(),
             format!("ORIGINAL {name}\n"),
@@ -495,7 +490,7 @@ fn links_and_names_planted_inside_gzas_state_write_nothing_outside() {
     }
     assert_eq!(
         files_in(outside.path()).len(),
-        5,
+        VICTIMS.len(),
         "{:?}",
         files_in(outside.path())
     );
