@@ -94,6 +94,103 @@ fn postgresql_restarted_while_an_agent_runs_loses_nothing_and_records_once() {
     assert_eq!(stats["by_status"]["completed"], 3, "{stats}");
 }
 
+/// A command started while PostgreSQL restarts (here a smart shutdown, held open by a session,
+/// refusing new connections) waits for the restart instead of failing at once, and runs once
+/// the server is back. Past `GZA_RECONNECT_SECONDS` it says in one line what is going on and
+/// what to do, and has stored nothing. A hook never waits.
+#[test]
+fn a_command_started_while_postgresql_restarts_waits_for_it_and_says_so_in_one_line_when_it_gives_up()
+ {
+    let cluster = Cluster::private();
+    let mut p = project_on(&cluster);
+    p.ok(&["init"]);
+    p.add(&["stored before the restart"]);
+    let holder = cluster.admin();
+    cluster.begin_smart_stop();
+    let refusing = || {
+        postgres::Client::connect(
+            &format!(
+                "host=127.0.0.1 port={} user=gza dbname=postgres",
+                cluster.port
+            ),
+            postgres::NoTls,
+        )
+        .err()
+        .and_then(|e| e.code().cloned())
+            == Some(postgres::error::SqlState::CANNOT_CONNECT_NOW)
+    };
+    wait_until(30, "the server to refuse new connections", refusing);
+
+    // Out of patience: one line, nothing stored.
+    p.set_env("GZA_RECONNECT_SECONDS", "1.5");
+    let t = std::time::Instant::now();
+    let run = p.run(&["add", "not stored while the server shuts down"]);
+    let waited = t.elapsed();
+    assert_ne!(run.code, 0, "{run}");
+    let err = run.stderr;
+    assert!(
+        waited >= std::time::Duration::from_millis(1000),
+        "gave up after {waited:?} without waiting"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("is not taking connections: the database system is shutting down")
+            && err.contains("try again once it is up"),
+        "{err}"
+    );
+    // A hook is never held up by it: it answers within its budget.
+    let t = std::time::Instant::now();
+    let mut hook = p
+        .command(&["hook", "session-start"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let event = serde_json::json!({"hook_event_name": "SessionStart", "cwd": p.root()});
+        let mut stdin = hook.stdin.take().unwrap();
+        stdin.write_all(event.to_string().as_bytes()).unwrap();
+    }
+    let hook = hook.wait_with_output().unwrap();
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(1),
+        "the hook waited {:?}: {}",
+        t.elapsed(),
+        String::from_utf8_lossy(&hook.stderr)
+    );
+    assert_eq!(hook.status.code(), Some(0));
+
+    // Within its patience: it waits through the shutdown and the start, then runs.
+    p.set_env("GZA_RECONNECT_SECONDS", "60");
+    let waiting = p.spawn(&["add", "stored once the server is back"]);
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    drop(holder);
+    cluster.start_again();
+    let out = waiting.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prompts: Vec<String> = p
+        .db()
+        .prepare("SELECT prompt FROM tasks ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        prompts,
+        [
+            "stored before the restart",
+            "stored once the server is back"
+        ]
+    );
+}
+
 /// A storm: `clones` clones of one bare `origin` (each with its own HOME), eight watching
 /// workers among them, 300 tasks of a quick agent, workers killed with SIGKILL one after
 /// another and started again, and (on PostgreSQL) the server restarted once mid-way. The

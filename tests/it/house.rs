@@ -104,3 +104,39 @@ fn every_test_file_is_compiled() {
     }
     assert!(missing.is_empty(), "not in tests/it/main.rs: {missing:?}");
 }
+
+/// Every `GZA_*` variable the code reads is one `gza` knows (a setting's own, or in
+/// `settings::OTHER_ENV`), so that setting it never draws the warning meant for a misspelling.
+#[test]
+fn every_variable_gza_reads_is_one_it_does_not_warn_about() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read =
+        regex::Regex::new(r#"(?:env::var|env::var_os|var_os|var)\(\s*"(GZA_[A-Z0-9_]+)""#).unwrap();
+    let mut dirs = vec![root.join("src")];
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        dirs.push(entry.unwrap().path().join("src"));
+    }
+    let mut found = BTreeSet::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for c in read.captures_iter(&text) {
+                    found.insert((c[1].to_string(), path.display().to_string()));
+                }
+            }
+        }
+    }
+    assert!(found.len() >= 5, "the scan found too little: {found:?}");
+    let unknown: Vec<_> = found
+        .into_iter()
+        .filter(|(var, _)| {
+            let notices = gza::settings::unknown_env_notices(std::iter::once(var.clone()), &[]);
+            !notices.is_empty()
+        })
+        .collect();
+    assert!(unknown.is_empty(), "read but warned about: {unknown:?}");
+}

@@ -226,6 +226,8 @@ pub const OTHER_ENV: &[&str] = &[
     "GZA_DOCKER",
     // Team mode: the database, overriding the `database` setting (a password may be in it).
     "GZA_DATABASE_URL",
+    // Team mode: how long a lost or restarting PostgreSQL is waited for.
+    "GZA_RECONNECT_SECONDS",
     // Set by gza for the agents it runs (and so seen by a gza an agent runs).
     "GZA_TASK_ID",
     "GZA_PROJECT_ROOT",

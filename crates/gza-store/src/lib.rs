@@ -327,7 +327,14 @@ impl Store {
     ) -> Result<Store> {
         let resolved = pg::resolve(spec)?;
         let schema = pg::schema_for(project);
-        let client = pg::connect(&resolved, Some(&schema))?;
+        // A restart under way is waited out within the reconnect budget, but never by a hook
+        // (`busy` given), which must not hold up a session.
+        let patience = if busy.is_some() {
+            Duration::ZERO
+        } else {
+            db::reconnect_budget()
+        };
+        let client = pg::connect(&resolved, Some(&schema), patience)?;
         let write_lock = pg::lock_key(&format!("{schema}:write"));
         let display = resolved.display();
         // A connection lost later (the server restarted, the network went) is opened again
@@ -336,7 +343,8 @@ impl Store {
         let connector: db::Connector = Box::new(move |wait: Duration| {
             let mut resolved = again.0.clone();
             resolved.connect_timeout = resolved.connect_timeout.min(wait.as_secs().max(1));
-            pg::connect(&resolved, Some(&again.1)).map_err(|e| e.to_string())
+            // Its caller asks again, with its own pauses, until its budget is spent.
+            pg::connect(&resolved, Some(&again.1), Duration::ZERO).map_err(|e| e.to_string())
         });
         let mut store = Store {
             db: Db::postgres(client, write_lock, Some(connector)),

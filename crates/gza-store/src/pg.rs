@@ -364,8 +364,60 @@ fn tls(r: &Resolved) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
-/// Open a connection, with `search_path` (when given) set as it starts.
-pub(crate) fn connect(r: &Resolved, search_path: Option<&str>) -> Result<postgres::Client> {
+/// Open a connection, with `search_path` (when given) set as it starts. A server that says it
+/// is shutting down, starting up or recovering (a restart or a failover under way) is asked
+/// again, with a pause that doubles up to 1 s, for as long as `patience` allows; once it has
+/// said so, a server that stops answering is the same restart, and waited for too. A server
+/// that is simply not there is said at once.
+pub(crate) fn connect(
+    r: &Resolved,
+    search_path: Option<&str>,
+    patience: Duration,
+) -> Result<postgres::Client> {
+    let started = std::time::Instant::now();
+    let mut pause = Duration::from_millis(50);
+    let mut restarting = false;
+    loop {
+        match connect_once(r, search_path) {
+            Ok(client) => return Ok(client),
+            Err(ConnectFailure::Pg(e))
+                if passing_state(&e) || (restarting && e.as_db_error().is_none()) =>
+            {
+                restarting = true;
+                let left = patience.saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    return Err(connect_error(r, &e, started.elapsed()));
+                }
+                std::thread::sleep(pause.min(left));
+                pause = (pause * 2).min(Duration::from_secs(1));
+            }
+            Err(ConnectFailure::Pg(e)) => return Err(connect_error(r, &e, started.elapsed())),
+            Err(ConnectFailure::Setup(e)) => return Err(e),
+        }
+    }
+}
+
+/// Whether the server refused a connection for a state that passes: shutting down, starting
+/// up, recovering after a crash.
+fn passing_state(e: &postgres::Error) -> bool {
+    use postgres::error::SqlState;
+    e.code().is_some_and(|code| {
+        *code == SqlState::CANNOT_CONNECT_NOW
+            || *code == SqlState::ADMIN_SHUTDOWN
+            || *code == SqlState::CRASH_SHUTDOWN
+    })
+}
+
+enum ConnectFailure {
+    /// Setting the connection up failed before any server was asked (TLS configuration).
+    Setup(Error),
+    Pg(postgres::Error),
+}
+
+fn connect_once(
+    r: &Resolved,
+    search_path: Option<&str>,
+) -> std::result::Result<postgres::Client, ConnectFailure> {
     let mut config = postgres::Config::new();
     if r.host.starts_with('/') {
         config.host_path(&r.host);
@@ -397,18 +449,26 @@ pub(crate) fn connect(r: &Resolved, search_path: Option<&str>) -> Result<postgre
             } else {
                 postgres::config::SslMode::Require
             });
-            config.connect(tls(r)?)
+            config.connect(tls(r).map_err(ConnectFailure::Setup)?)
         }
     };
-    result.map_err(|e| connect_error(r, &e))
+    result.map_err(ConnectFailure::Pg)
 }
 
-/// A failed connection in one line: what was tried and what to do.
-pub(crate) fn connect_error(r: &Resolved, e: &postgres::Error) -> Error {
+/// A failed connection in one line: what was tried and what to do. `waited` is how long a
+/// passing state of the server was waited out.
+fn connect_error(r: &Resolved, e: &postgres::Error, waited: Duration) -> Error {
     use postgres::error::SqlState;
     let at = r.display();
     if let Some(db) = e.as_db_error() {
         let code = db.code();
+        if passing_state(e) {
+            return Error::Unreachable(format!(
+                "PostgreSQL at {at} is not taking connections: {} (still after {} s); try again once it is up (GZA_RECONNECT_SECONDS sets how long gza waits)",
+                db.message(),
+                waited.as_secs()
+            ));
+        }
         if *code == SqlState::INVALID_PASSWORD
             || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
         {

@@ -24,6 +24,8 @@ pub struct Cluster {
     data: PathBuf,
     bin: PathBuf,
     as_nobody: bool,
+    /// The server's options (port, socket directory, tuning), for starting it again.
+    options: String,
     /// A cluster of one test's own ([`Cluster::private`]): stopped and removed when dropped.
     private: Option<PathBuf>,
 }
@@ -209,6 +211,7 @@ fn start() -> Cluster {
             data: data.clone(),
             bin: bin.clone(),
             as_nobody,
+            options: options.clone(),
             private: None,
         };
         cluster
@@ -255,6 +258,33 @@ impl Cluster {
                 "restart",
             ],
         );
+    }
+
+    /// `pg_ctl` with `args` after this cluster's data directory and log.
+    fn pg_ctl(&self, args: &[&str]) {
+        let data = self.data.to_str().unwrap();
+        let log = self.data.parent().unwrap().join("server.log");
+        let mut all = vec!["-D", data, "-l", log.to_str().unwrap()];
+        all.extend_from_slice(args);
+        run(self.as_nobody, &self.bin.join("pg_ctl"), &all);
+    }
+
+    /// Begin a smart shutdown and return at once: the server refuses new connections ("the
+    /// database system is shutting down") until the last open session ends, then stops.
+    pub fn begin_smart_stop(&self) {
+        self.pg_ctl(&["-W", "-m", "smart", "stop"]);
+    }
+
+    /// Wait for the server to have stopped, then start it again; returns once it accepts
+    /// connections.
+    pub fn start_again(&self) {
+        let pid = self.data.join("postmaster.pid");
+        let t = std::time::Instant::now();
+        while pid.exists() {
+            assert!(t.elapsed().as_secs() < 60, "the server did not stop");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        self.pg_ctl(&["-w", "-t", "60", "-o", &self.options, "start"]);
     }
 
     /// A connection as the superuser to the `postgres` database.
