@@ -399,3 +399,46 @@ fn gemini_is_not_started_under_settings_a_repository_committed_until_they_are_tr
     let _ = p.run(&["work"]);
     assert!(ran.exists(), "trusted, the agent starts");
 }
+
+/// When git cannot say which files the repository tracks (here an index it cannot read, as an
+/// agent working in place could leave it), the agent CLI's settings in the folder still count
+/// as the repository's: the gate fails closed, and `gza trust` lists them.
+#[test]
+fn agent_settings_stay_gated_when_git_cannot_say_what_is_tracked() {
+    let marker = tempfile::tempdir().unwrap();
+    let ran = marker.path().join("ran");
+    let p = TestProject::in_git_repo();
+    let gemini = marker.path().join("gemini");
+    std::fs::write(&gemini, format!("#!/bin/sh\ntouch {}\n", ran.display())).unwrap();
+    std::fs::set_permissions(&gemini, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    p.config(&format!(
+        "provider: gemini\nproviders:\n  gemini:\n    path: {}\nlearnings:\n  extraction_provider: none\n",
+        gemini.display()
+    ));
+    std::fs::create_dir_all(p.path(".gemini")).unwrap();
+    std::fs::write(
+        p.path(".gemini/settings.json"),
+        r#"{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned"}]}]}}"#,
+    )
+    .unwrap();
+    p.git(&["add", "--all"]);
+    p.git(&[
+        "commit",
+        "--quiet",
+        "-m",
+        "the repository's gemini settings",
+    ]);
+    std::fs::write(p.path(".git/index"), b"DIRC but not an index").unwrap();
+    assert!(!p.git_ok(&["ls-files"]), "git must fail to read the index");
+    p.add(&["Look around", "--type", "explore"]);
+    let _ = p.run(&["work"]);
+    assert!(
+        !ran.exists(),
+        "Gemini CLI was started under settings git could not account for"
+    );
+    let listed = p.run(&["trust"]).stdout;
+    assert!(
+        listed.contains("agent config .gemini/settings.json") && listed.contains("(not trusted)"),
+        "{listed}"
+    );
+}

@@ -214,7 +214,9 @@ pub fn agent_config_key(rel: &str) -> String {
 }
 
 /// The agent configuration files ([`AGENT_CONFIG_FILES`]) that the repository at `dir` tracks,
-/// each with the hash of its content (`sha256:…`). No git process when none is present.
+/// each with the hash of its content (`sha256:…`). No git process when none is present. When
+/// git cannot say what is tracked (no repository, an index it cannot read), every present file
+/// counts: a boundary that fails must fail closed, and `gza trust` then lists them all.
 pub fn agent_configs(dir: &Path) -> Vec<(String, Value)> {
     use sha2::{Digest, Sha256};
     let present: Vec<&str> = AGENT_CONFIG_FILES
@@ -227,17 +229,19 @@ pub fn agent_configs(dir: &Path) -> Vec<(String, Value)> {
     }
     let mut args = vec!["ls-files", "-z", "--"];
     args.extend(present.iter().copied());
-    let Ok(out) = crate::git::output(dir, &args) else {
-        return Vec::new();
+    let tracked: Option<Vec<String>> = match crate::git::output(dir, &args) {
+        Ok(out) if out.status.success() => Some(
+            String::from_utf8_lossy(&out.stdout)
+                .split('\0')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+        ),
+        _ => None,
     };
-    let tracked: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .split('\0')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
     present
         .into_iter()
-        .filter(|f| tracked.iter().any(|t| t == f))
+        .filter(|f| tracked.as_ref().is_none_or(|t| t.iter().any(|t| t == f)))
         .map(|f| {
             // A link, a FIFO, a file too large: hashed as what it is, so it is never trusted
             // by accident and a change is seen.
