@@ -188,7 +188,14 @@ fn prepare_workspace(
         Some(branch) if worktree::branch_exists(&project.root, &branch) => {
             (branch.clone(), Some(branch))
         }
-        _ => (head, head_branch),
+        _ => {
+            // Another machine may have moved this branch on at origin (team mode).
+            let (base, note) = crate::remote::newest_base(project, &head, head_branch.as_deref());
+            if let Some(note) = note {
+                ui.warn(&format!("task {}: {note}", task.id));
+            }
+            (base, head_branch)
+        }
     };
     let (base_branch, base_commit) = match retried_base {
         Some(b) if crate::remote::ensure_commit(project, &b.commit) => (b.branch, Some(b.commit)),
