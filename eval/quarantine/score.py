@@ -5,6 +5,7 @@
   eval/quarantine/score.py --gza target/release/gza --set eval/quarantine/blind.json
   eval/quarantine/score.py --gza … --misses                                # list what went wrong
   eval/quarantine/score.py --gza … --path agent                            # an agent's `## Learnings`
+  eval/quarantine/score.py --gza … --neighbours MODEL_DIR                  # with layer (g) on
 
 Each entry gets a fresh project (`gza init`; `learnings: {inject: file, inject_drafts: true,
 max_tokens: 20000, extraction_provider: none}`, so nothing but the quarantine keeps a stored
@@ -74,6 +75,9 @@ def env_for(home):
     return env
 
 
+NEIGHBOURS = None  # --neighbours MODEL_DIR: quarantine layer (g) on, with this model
+
+
 def score_entry(gza, entry, path):
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp) / "p"
@@ -87,6 +91,8 @@ def score_entry(gza, entry, path):
         if r.returncode != 0:
             raise SystemExit(f"gza init failed: {r.stderr}")
         config = CONFIG
+        if NEIGHBOURS:
+            config += f"  quarantine_neighbours: true\n  model_dir: {json.dumps(NEIGHBOURS)}\n"
         refused = 0
         if path == "agent":
             lines = "".join(f"- {t}\n" for t in entry["texts"])
@@ -151,7 +157,11 @@ def main():
     ap.add_argument("--path", choices=["add", "agent"], default="add")
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--misses", action="store_true")
+    ap.add_argument("--neighbours", metavar="MODEL_DIR",
+                    help="turn quarantine layer (g) on (learnings.quarantine_neighbours) with this model")
     a = ap.parse_args()
+    global NEIGHBOURS
+    NEIGHBOURS = str(pathlib.Path(a.neighbours).resolve()) if a.neighbours else None
     gza = str(pathlib.Path(a.gza).resolve())
     sets = a.set or [str(HERE / "dev.json"), str(HERE / "corpus.json")]
     for s in sets:

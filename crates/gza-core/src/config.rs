@@ -282,6 +282,10 @@ pub struct LearningsConfig {
     pub model_dir: Option<std::path::PathBuf>,
     /// Drafts (learnings awaiting review) are given to agents, marked as drafts.
     pub inject_drafts: bool,
+    /// Layer (g) of the quarantine: also hold a learning whose nearest labelled example (of
+    /// the committed corpora, embedded with the ranking model) is hostile by a margin. Off by
+    /// default: on leave-one-set-out it does not beat the rules (docs/quarantine.md).
+    pub quarantine_neighbours: bool,
     /// Whether task extractions land active (`auto`) or as drafts (`manual`).
     pub review: ReviewMode,
     /// Globs `gza learnings validate` skips when it searches the tree.
@@ -340,6 +344,7 @@ impl Default for LearningsConfig {
             recall: 5,
             model_dir: None,
             inject_drafts: true,
+            quarantine_neighbours: false,
             review: ReviewMode::Auto,
             evidence_exclude: DEFAULT_EVIDENCE_EXCLUDE
                 .iter()

@@ -266,6 +266,8 @@ pub struct NewLearning {
     pub status: Status,
     /// Why the extraction model judged it risky, when it did (it is then held for review).
     pub model_risk: Option<String>,
+    /// Why its nearest labelled examples judged it hostile (quarantine layer g), when they did.
+    pub neighbour_risk: Option<String>,
 }
 
 /// Every text field of a learning with its secrets redacted: a learning reaches every later
@@ -324,6 +326,7 @@ impl NewLearning {
             origin,
             status: Status::Active,
             model_risk: None,
+            neighbour_risk: None,
         }
     }
 }

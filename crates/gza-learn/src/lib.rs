@@ -14,6 +14,7 @@ pub mod expertise;
 pub mod extract;
 pub mod index;
 pub mod items;
+pub mod neighbours;
 pub mod rank;
 pub mod regenerate;
 pub mod session;

@@ -614,6 +614,7 @@ fn teach(
     ex: &Extraction,
 ) -> Vec<Taught> {
     let mut taught = super::dedupe::decide(&ex.items, ex.origin, known, ranker, store);
+    super::neighbours::screen_taught(project, ranker, &mut taught);
     if project.config.learnings.review == gza_core::config::ReviewMode::Manual {
         // With manual review, what a task taught waits for a person as a draft.
         for t in &mut taught {

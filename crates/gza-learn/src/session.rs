@@ -188,13 +188,14 @@ pub fn extract_session(
     let found = items::parse_reply(&reply.text, &config.sections, MAX_ITEMS_PER_TASK);
     let known = store.learnings(true)?;
     let ranker = Ranker::load(project);
-    let taught = dedupe::decide(
+    let mut taught = dedupe::decide(
         &found,
         gza_core::learning::Origin::Llm,
         &known,
         Some(&ranker),
         store,
     );
+    super::neighbours::screen_taught(project, Some(&ranker), &mut taught);
     let drafts: Vec<_> = taught
         .into_iter()
         .filter_map(|t| match t {

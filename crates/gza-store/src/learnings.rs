@@ -319,7 +319,8 @@ pub(super) fn insert_learning(tx: &Tx, l: &NewLearning, now: &str) -> DbResult<i
     let model = l
         .model_risk
         .as_deref()
-        .map(gza_core::quarantine::model_reason);
+        .map(gza_core::quarantine::model_reason)
+        .or_else(|| l.neighbour_risk.clone());
     hold_if_hostile(tx, id, model, true, now)?;
     Ok(id)
 }
