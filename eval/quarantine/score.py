@@ -92,7 +92,9 @@ def score_entry(gza, entry, path):
             raise SystemExit(f"gza init failed: {r.stderr}")
         config = CONFIG
         if NEIGHBOURS:
-            config += f"  quarantine_neighbours: true\n  model_dir: {json.dumps(NEIGHBOURS)}\n"
+            # The model folder by environment: a project's model_dir outside it needs trust.
+            config += "  quarantine_neighbours: true\n"
+            env["GZA_MODEL_DIR"] = NEIGHBOURS
         refused = 0
         if path == "agent":
             lines = "".join(f"- {t}\n" for t in entry["texts"])
