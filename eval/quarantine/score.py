@@ -79,7 +79,8 @@ NEIGHBOURS = None  # --neighbours MODEL_DIR: quarantine layer (g) on, with this 
 
 
 def score_entry(gza, entry, path):
-    with tempfile.TemporaryDirectory() as tmp:
+    # ignore_cleanup_errors: with a model, the background embedding job may still be writing .gza
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         root = pathlib.Path(tmp) / "p"
         root.mkdir()
         env = env_for(tmp)
