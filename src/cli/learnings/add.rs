@@ -59,13 +59,13 @@ pub(super) fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
     // Layer (g), when set: the learning's nearest labelled examples, by meaning. The model is
     // loaded here anyway (to embed the learning for ranking below).
     let ranker = Ranker::load(&project);
-    if project.config.learnings.quarantine_neighbours {
-        if let Some(why) = crate::learn::neighbours::screen(&ranker, &mut learning) {
-            writeln!(
-                output::stderr(),
-                "note: learnings.quarantine_neighbours is on but cannot run: {why}; the rules alone checked this learning"
-            )?;
-        }
+    if project.config.learnings.quarantine_neighbours
+        && let Some(why) = crate::learn::neighbours::screen(&ranker, &mut learning)
+    {
+        writeln!(
+            output::stderr(),
+            "note: learnings.quarantine_neighbours is on but cannot run: {why}; the rules alone checked this learning"
+        )?;
     }
     // During a regeneration, wait for it: the learning is stored only once the change can be
     // made whole (item 20: never stored behind an error).
