@@ -558,8 +558,8 @@ impl From<Error> for Stop {
     }
 }
 
-/// The agent CLI's settings files the repository committed run nothing until the person trusts
-/// them (`gza trust`; docs/security.md): Claude Code is told to leave out the project's
+/// The agent CLI's settings files in the task's folder run nothing until the person trusts
+/// them as they are (`gza trust`; docs/security.md): Claude Code is told to leave out the project's
 /// settings and MCP servers; Gemini CLI and Codex, which have no such switch in headless mode,
 /// are not started.
 fn untrusted_agent_settings(
@@ -581,7 +581,7 @@ fn untrusted_agent_settings(
         early(
             FailureReason::AgentStart,
             format!(
-                "{f} came with the repository, and {cli} would run its hooks and servers on this machine; read it, then run `gza trust`"
+                "{f} is not trusted as it is now (a repository or an agent may have written it), and {cli} would run its hooks and servers on this machine; read it, then run `gza trust`"
             ),
         )
     };
