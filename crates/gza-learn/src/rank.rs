@@ -708,6 +708,11 @@ fn score(docs: &[Doc], text: &str) -> Vec<(Hit, bool)> {
     let terms: Vec<&Terms> = docs.iter().map(|d| &d.terms).collect();
     let lexical = bm25_scores(&terms, &query_terms);
     let identifiers = identifiers(text);
+    // Which of the query's terms are identifiers, by their place in the query.
+    let is_identifier: Vec<bool> = query_terms
+        .iter()
+        .map(|t| identifiers.contains(t))
+        .collect();
     let total = docs.len();
     // Every learning's score, then the hits worth keeping made whole: the best, the exact
     // matches and the CRITICAL ones (task selection gives every CRITICAL one that matches
@@ -724,7 +729,7 @@ fn score(docs: &[Doc], text: &str) -> Vec<(Hit, bool)> {
             let exact = (!query_terms.is_empty()
                 && query_terms.len() <= KEYWORD_QUERY_TERMS
                 && matched.len() == query_terms.len())
-                || matched.iter().any(|t| identifiers.contains(t));
+                || matched.iter().any(|&(k, _)| is_identifier[k]);
             (score, exact)
         })
         .collect();
@@ -760,7 +765,10 @@ fn score(docs: &[Doc], text: &str) -> Vec<(Hit, bool)> {
                 score: scored[i].0,
                 semantic: d.semantic,
                 lexical: (bm25 / BM25_SCALE).min(1.0),
-                matched: matched.clone(),
+                matched: matched
+                    .iter()
+                    .map(|&(k, _)| query_terms[k].clone())
+                    .collect(),
                 exact: scored[i].1,
                 priority: d.priority,
                 hinted: d.hinted,
@@ -1414,7 +1422,10 @@ impl Terms<'_> {
 
 /// Okapi BM25 of each learning for the query's distinct terms `q` ([`distinct_terms`]), from each learning's hashed terms
 /// ([`doc_terms`]), with the query terms it matched. Only the query's terms are counted.
-fn bm25_scores(docs: &[&Terms], q: &[String]) -> Vec<(f64, Vec<String>)> {
+/// Each doc's BM25 score for the query terms `q`, and the terms it matched: their places in
+/// `q`, in query order, with how often each occurs (no strings: every doc of a large project
+/// is scored, and only the kept hits' terms are named).
+fn bm25_scores(docs: &[&Terms], q: &[String]) -> Vec<(f64, Vec<(usize, u32)>)> {
     const K1: f64 = 1.2;
     const B: f64 = 0.75;
     // The query's term hashes, sorted, with their place in the query: a binary search per term.
@@ -1450,17 +1461,15 @@ fn bm25_scores(docs: &[&Terms], q: &[String]) -> Vec<(f64, Vec<String>)> {
         .map(|(doc, mut tf)| {
             let len = doc.len() as f64;
             let mut score = 0.0;
-            let mut matched = Vec::new();
             // In query order, as the terms were asked.
             tf.sort_by_key(|(k, _)| *k);
-            for (k, f) in tf {
+            for &(k, f) in &tf {
                 let df = f64::from(df[k].max(1));
                 let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
                 let f = f64::from(f);
                 score += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg_len));
-                matched.push(q[k].clone());
             }
-            (score, matched)
+            (score, tf)
         })
         .collect()
 }
@@ -1525,9 +1534,11 @@ mod tests {
         ];
         let docs: Vec<Terms> = rows.iter().map(|r| Terms::Owned(doc_terms(r))).collect();
         let docs: Vec<&Terms> = docs.iter().collect();
-        let s = bm25_scores(&docs, &distinct_terms("update the sqlx offline cache"));
+        let q = distinct_terms("update the sqlx offline cache");
+        let s = bm25_scores(&docs, &q);
         assert!(s[1].0 > s[0].0 && s[1].0 > s[2].0);
-        assert_eq!(s[1].1, vec!["sqlx"]);
+        let matched: Vec<&str> = s[1].1.iter().map(|&(k, _)| q[k].as_str()).collect();
+        assert_eq!(matched, ["sqlx"]);
         assert_eq!(s[0].0, 0.0);
     }
 }
