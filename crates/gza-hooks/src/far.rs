@@ -23,10 +23,11 @@
 //! **Trust.** A repository can commit files under `.gza/`, and a file it brought must never pass
 //! for the database's (security.md §9). The MAC is HMAC-SHA256 under a key of 256 random bits
 //! kept in the person's home (`~/.gza/hook-key`, mode 0600), which no repository can read or
-//! write: a file not made by this person's gza fails it and is not used. The prompt file's table
-//! is bound by its SHA-256 in the MAC'd header, and each line by its SHA-256 in the table: a
-//! line changed, added, moved or swapped with another's is refused when read (the hook gives
-//! nothing and the background job writes the file again). The header names the database (its name and the
+//! write: a file not made by this person's gza fails it and is not used. The prompt file's
+//! table is bound by its SHA-256 in the MAC'd header, and each line by its SHA-256 in the
+//! table: a line changed, moved or swapped with another's is refused when read (the hook gives
+//! nothing and the background job writes the file again), and a line added without an entry is
+//! never read. The header names the database (its name and the
 //! project's), so a snapshot of another database (the person re-pointed `GZA_DATABASE_URL`) is
 //! not used either. Only learnings in use are written, so only they can become text, whatever
 //! the ranking index (checked by its nonce hash against the header's) says.

@@ -1421,10 +1421,9 @@ impl Terms<'_> {
 }
 
 /// Okapi BM25 of each learning for the query's distinct terms `q` ([`distinct_terms`]), from each learning's hashed terms
-/// ([`doc_terms`]), with the query terms it matched. Only the query's terms are counted.
-/// Each doc's BM25 score for the query terms `q`, and the terms it matched: their places in
-/// `q`, in query order, with how often each occurs (no strings: every doc of a large project
-/// is scored, and only the kept hits' terms are named).
+/// ([`doc_terms`]), with the query terms it matched. Only the query's terms are counted. The
+/// matched terms are their places in `q`, in query order, with how often each occurs (no
+/// strings: every learning is scored on every prompt, and only the kept hits' terms are named).
 fn bm25_scores(docs: &[&Terms], q: &[String]) -> Vec<(f64, Vec<(usize, u32)>)> {
     const K1: f64 = 1.2;
     const B: f64 = 0.75;
