@@ -13,7 +13,7 @@ use crate::support::claude::claude_bin;
 use crate::support::fake_anthropic::{FakeAnthropic, Reply};
 use crate::support::project::{TestProject, wait_until};
 
-const SNAPSHOT: &str = ".gza/hook-far-v1";
+const SNAPSHOT: &str = ".gza/hook-far-v2";
 
 /// A repository with `origin`, gza initialised on PostgreSQL (in `other`'s database when given,
 /// so the two are clones of one project), hooks installed.
@@ -241,7 +241,7 @@ fn prompt_file(p: &TestProject) -> std::path::PathBuf {
         .map(|e| e.path())
         .filter(|f| {
             f.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("hook-far-prompt-"))
+                .is_some_and(|n| n.to_string_lossy().starts_with("hook-far-prompt2-"))
         })
         .collect();
     files.sort_by_key(|f| std::fs::metadata(f).and_then(|m| m.modified()).ok());

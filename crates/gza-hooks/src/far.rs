@@ -5,12 +5,12 @@
 //! Two files, written by the background job (`gza hook embed`, each round) and by the commands
 //! that change learnings (`gza learnings …`, `work`, `import`, `review`), never by a hook:
 //!
-//! - `hook-far-v1`: a MAC line, a header line (the database it came from, the hash of that
+//! - `hook-far-v2`: a MAC line, a header line (the database it came from, the hash of that
 //!   database's nonce, the hook counter and ranking generation it is of, when it was taken, the
 //!   name and SHA-256 of the prompt file, the tools some trigger names) and the learnings
 //!   SessionStart and PreToolUse give (with triggers, CRITICAL, the count of drafts). Small:
 //!   PreToolUse reads it whole, and a tool no trigger names ends after the header.
-//! - `hook-far-prompt-<digest>.bin`: every learning in use (active, or a draft the quarantine
+//! - `hook-far-prompt2-<digest>.bin`: every learning in use (active, or a draft the quarantine
 //!   did not hold), one JSON line each, as UserPromptSubmit renders and ranks it, after a table
 //!   of fixed-size entries in id order (id, draft, fresh, where its line is, the line's
 //!   SHA-256). Named by the table's digest, so the header names exactly one version of it and a
@@ -49,10 +49,17 @@ use gza_core::learning::Status;
 use gza_core::project::Project;
 use gza_store::{HookLearning, HookSnapshot, RankRow, Store};
 
-/// The snapshot's file in `.gza/`; the name carries the format.
-pub const FILE: &str = "hook-far-v1";
+/// The snapshot's file in `.gza/`; the name carries the format (v2: the prompt file has a
+/// table of per-line hashes, and the header names the table's).
+pub const FILE: &str = "hook-far-v2";
+/// Files of earlier formats, removed when a snapshot is written (a gza of that format still
+/// running in this clone writes its own again, and neither is taken for the other).
+const OLD_FILES: [&str; 1] = ["hook-far-v1"];
 /// The prompt file's name before its digest.
-const PROMPT_PREFIX: &str = "hook-far-prompt-";
+const PROMPT_PREFIX: &str = "hook-far-prompt2-";
+/// The prompt files of `hook-far-v1` (one JSON line each, no table): removed like ours. (Their
+/// prefix is not a prefix of ours, so a gza of that format removes none of ours.)
+const OLD_PROMPT_PREFIX: &str = "hook-far-prompt-";
 /// A snapshot this old is used, and a new one is taken in the background.
 pub const REFRESH_AFTER: Duration = Duration::from_secs(30);
 /// A snapshot older than this is not used: the session gets nothing rather than learnings a
@@ -768,7 +775,11 @@ fn write(project: &Project, key: &[u8; 32], header: &Header, small: &[u8]) -> Re
     let mut bytes = hex(&hmac(key, &body)).into_bytes();
     bytes.push(b'\n');
     bytes.extend_from_slice(&body);
-    gza_core::fsutil::write_replacing(&path(project), &bytes, false).map_err(|e| e.to_string())
+    gza_core::fsutil::write_replacing(&path(project), &bytes, false).map_err(|e| e.to_string())?;
+    for old in OLD_FILES {
+        let _ = std::fs::remove_file(project.state_dir().join(old));
+    }
+    Ok(())
 }
 
 /// The generation of the ranking index kept under `.gza/`, if there is one.
@@ -784,7 +795,8 @@ fn remove_old_prompt_files(state: &Path, keep: &str) {
     for entry in dir.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if !name.starts_with(PROMPT_PREFIX) || name == keep {
+        let ours = name.starts_with(PROMPT_PREFIX) && name != keep;
+        if !ours && !name.starts_with(OLD_PROMPT_PREFIX) {
             continue;
         }
         let old = entry
