@@ -515,6 +515,17 @@ fn agent_settings_nobody_committed_are_gated_and_gzas_own_install_keeps_trust() 
             && listed.contains("agent config .gemini/settings.json"),
         "{listed}"
     );
+    let doctor = p.run(&["doctor"]).stdout;
+    assert!(
+        doctor.contains("agent settings not trusted as they are now")
+            && doctor.contains(".claude/settings.local.json, .gemini/settings.json"),
+        "{doctor}"
+    );
     p.ok(&["trust", "--yes"]);
+    assert!(
+        !p.run(&["doctor"])
+            .stdout
+            .contains("agent settings not trusted")
+    );
     assert!(explore("Once trusted").1, "trusted, the agent starts");
 }

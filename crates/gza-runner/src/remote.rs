@@ -317,6 +317,10 @@ pub fn newest_base(
     branch: Option<&str>,
 ) -> (String, Option<String>) {
     static SAID: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    // After a fetch that failed (origin down or unreachable), the next tasks of this worker
+    // do not wait for it again for a while: each would wait up to FETCH_TIMEOUT.
+    static FAILED_AT: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
+    const RETRY_AFTER: Duration = Duration::from_secs(300);
     let unchanged = (head.to_string(), None);
     let Some(branch) = branch.filter(|b| plain_branch(b)) else {
         return unchanged;
@@ -325,11 +329,22 @@ pub fn newest_base(
     if !project.push_enabled() || !has_origin(root) {
         return unchanged;
     }
-    let tracking = format!("refs/remotes/{REMOTE}/{branch}");
-    if let Err(e) = fetch(root, Some(&format!("+refs/heads/{branch}:{tracking}"))) {
-        tracing::debug!(error = %reason(&e), branch, "could not fetch the base branch");
+    let mut failed_at = FAILED_AT.lock().unwrap_or_else(|e| e.into_inner());
+    if failed_at.is_some_and(|at| at.elapsed() < RETRY_AFTER) {
         return unchanged;
     }
+    let tracking = format!("refs/remotes/{REMOTE}/{branch}");
+    if let Err(e) = fetch(root, Some(&format!("+refs/heads/{branch}:{tracking}"))) {
+        let why = reason(&e);
+        // A branch origin does not have is an answer, not a fault of origin's.
+        if !why.contains("couldn't find remote ref") {
+            tracing::warn!(error = %why, branch, "could not fetch the base branch; new tasks start from this checkout");
+            *failed_at = Some(std::time::Instant::now());
+        }
+        return unchanged;
+    }
+    *failed_at = None;
+    drop(failed_at);
     let Some(there) = worktree::resolve(root, &tracking) else {
         return unchanged;
     };
