@@ -5,7 +5,7 @@ use std::io::Write;
 use clap::Args;
 
 use super::{Context, output};
-use crate::branch::{Deletion, MergeOptions};
+use crate::branch::{Deletion, MergeOptions, OnOrigin};
 use crate::error::Error;
 use crate::task::{ReviewVerdict, TaskId, TaskStatus};
 
@@ -113,7 +113,22 @@ pub fn cmd_merge(ctx: &Context, args: MergeArgs) -> anyhow::Result<()> {
     }
     match merged.deletion {
         Deletion::NotAsked => {}
-        Deletion::Deleted => writeln!(out, "{ok} Deleted branch {}", merged.branch)?,
+        Deletion::Deleted(on_origin) => {
+            let there = if on_origin == OnOrigin::Deleted {
+                " here and on origin"
+            } else {
+                ""
+            };
+            writeln!(out, "{ok} Deleted branch {}{there}", merged.branch)?;
+            if let OnOrigin::Kept(why) = on_origin {
+                writeln!(
+                    output::stderr(),
+                    "{} kept branch {} on origin: {why}",
+                    output::paint(output::YELLOW, "warning:"),
+                    merged.branch
+                )?;
+            }
+        }
         Deletion::Kept(why) => writeln!(
             output::stderr(),
             "{} kept branch {}: {why}",

@@ -153,18 +153,28 @@ fn agent_view(
     Ok(())
 }
 
-/// Whether the project's gza.yaml sets anything that needs trust, and whether it has it.
+/// Whether the project's gza.yaml sets anything that needs trust, and whether it has it; and
+/// which agent CLIs' settings files in the project its agents run without.
 fn trust_state(out: &mut impl Write, project: &crate::project::Project) -> std::io::Result<()> {
     if project.ignored_settings.is_empty() {
         writeln!(
             out,
             "Trust: nothing in gza.yaml is ignored for want of trust"
-        )
+        )?;
     } else {
         writeln!(
             out,
             "Trust: {}",
             crate::settings::ignored_notice(&project.ignored_settings)
-        )
+        )?;
+    }
+    match crate::trust::untrusted_agent_configs(&project.root, &project.root) {
+        Ok(files) if files.is_empty() => Ok(()),
+        Ok(files) => writeln!(
+            out,
+            "  agent settings not trusted as they are now (Claude Code runs without them; Gemini CLI and Codex do not start): {}; read them, then run `gza trust`",
+            files.join(", ")
+        ),
+        Err(e) => writeln!(out, "  agent settings: {e}"),
     }
 }

@@ -37,8 +37,9 @@ pub fn cmd_trust(ctx: &Context, args: TrustArgs) -> anyhow::Result<()> {
     }
     let effective = crate::settings::load(root)?;
     let trusted = crate::trust::trusted(root)?;
-    // The agent CLIs' configuration the repository committed, trusted by content.
-    const AGENT_CONFIG_WHY: &str = "an agent CLI's settings the repository committed: their hooks and MCP servers run commands when an agent starts";
+    // The agent CLIs' configuration in the project (committed, or written by anyone since),
+    // trusted by content.
+    const AGENT_CONFIG_WHY: &str = "an agent CLI's settings in the project (committed, or written there since): their hooks and MCP servers run commands when an agent starts";
     let mut rows: Vec<(String, serde_norway::Value, &str)> = effective
         .sensitive
         .iter()
@@ -69,7 +70,7 @@ pub fn cmd_trust(ctx: &Context, args: TrustArgs) -> anyhow::Result<()> {
     } else {
         writeln!(
             out,
-            "{} (its {CONFIG_FILE} and the agent settings it committed) sets these, which run on this machine or reach beyond the project:",
+            "{} (its {CONFIG_FILE} and the agent settings in it) sets these, which run on this machine or reach beyond the project:",
             root.display()
         )?;
     }

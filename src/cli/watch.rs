@@ -141,7 +141,10 @@ fn event_line(event: &Event) -> String {
         } => format!("{ok} rebased task {owner}'s branch {branch} onto {onto}, which moved"),
         Event::Merged { owner, merged } => {
             let deleted = match &merged.deletion {
-                crate::branch::Deletion::Deleted => "; branch deleted".to_string(),
+                crate::branch::Deletion::Deleted(crate::branch::OnOrigin::Kept(why)) => {
+                    format!("; branch deleted here, kept on origin: {why}")
+                }
+                crate::branch::Deletion::Deleted(_) => "; branch deleted".to_string(),
                 crate::branch::Deletion::Kept(why) => format!("; branch kept: {why}"),
                 crate::branch::Deletion::NotAsked => String::new(),
             };

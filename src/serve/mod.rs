@@ -41,18 +41,21 @@ pub struct ServeArgs {
     /// Show everything, change nothing: no page can add, retry, kill, delete or curate.
     #[arg(long)]
     read_only: bool,
-    /// Require the access token on loopback too. Without it any process of this machine can
-    /// act as you on 127.0.0.1, a sandboxed agent among them (it shares the network to reach
-    /// its model): use it while agents run. Needs `gza serve --new-token` once.
+    /// Ask for the kept access token (`gza serve --new-token`) on loopback too, instead of
+    /// this run's sign-in code.
     #[arg(long)]
     token: bool,
+    /// On loopback, ask nobody to sign in. Any process of this machine can then act as you on
+    /// 127.0.0.1, a sandboxed agent among them (it shares the network to reach its model).
+    #[arg(long, conflicts_with = "token")]
+    no_token: bool,
     /// A host name (besides the bound address) the dashboard answers to, when it is reached
     /// through a name (repeatable). Requests naming any other host are refused.
     #[arg(long = "allow-host", value_name = "NAME")]
     allow_hosts: Vec<String>,
     /// Make a new access token for binding beyond loopback: it is printed once and only its
     /// hash is kept (in ~/.gza/serve-token, mode 0600). Any earlier token stops working.
-    #[arg(long, conflicts_with_all = ["bind", "read_only", "allow_hosts", "token"])]
+    #[arg(long, conflicts_with_all = ["bind", "read_only", "allow_hosts", "token", "no_token"])]
     new_token: bool,
 }
 
@@ -88,10 +91,14 @@ pub fn cmd_serve(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
         None => DEFAULT_BIND,
     };
     // An address beyond loopback is refused unless a token exists, before anything listens.
-    let token = if bind.ip().is_loopback() && !args.token {
-        None
+    // On loopback a browser signs in with a code made for this run, printed once: a sandboxed
+    // agent shares this machine's network, and must not act as the person who runs gza serve.
+    let access = if !bind.ip().is_loopback() || args.token {
+        security::Access::Kept(security::load_token_hash(bind)?)
+    } else if args.no_token {
+        security::Access::Open
     } else {
-        Some(security::load_token_hash(bind)?)
+        security::Access::new_run_code()?
     };
     let project = ctx.project()?;
     // Fail now, in one line, on a missing or broken database rather than on the first page.
@@ -113,22 +120,34 @@ pub fn cmd_serve(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
     })?;
     listener.set_nonblocking(true)?;
     let local = listener.local_addr()?;
-    let security = security::Security::new(local, &args.allow_hosts, token)?;
+    let security = security::Security::new(local, &args.allow_hosts, &access)?;
     let url = security.url();
-    // The first line is the address really served (port 0 resolved), for people and scripts.
+    // The first line is the address really served (port 0 resolved), for people and scripts;
+    // the second, with this run's code, the address that signs a browser in.
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{url}")?;
+        if let security::Access::Run(code) = &access {
+            writeln!(out, "{url}login?token={code}")?;
+        }
         out.flush()?;
     }
     let mut notes = Vec::new();
     if args.read_only {
         notes.push("read-only: pages show everything and change nothing".to_string());
     }
-    if security.needs_token() {
-        notes.push(format!(
+    match &access {
+        security::Access::Run(_) => notes.push(
+            "open the second address to sign in (its code holds until gza serve stops; scripts send it as `Authorization: Bearer CODE`): other processes of this machine, agents among them, cannot act as you without it"
+                .into(),
+        ),
+        security::Access::Kept(_) => notes.push(format!(
             "the access token is required: a browser signs in once at {url}login with the token from `gza serve --new-token`"
-        ));
+        )),
+        security::Access::Open => notes.push(
+            "--no-token: any process of this machine, an agent among them, can act as you here"
+                .into(),
+        ),
     }
     notes.push("Ctrl-C stops it".into());
     for note in notes {

@@ -158,15 +158,40 @@ pub struct Security {
     /// Bound to every address (0.0.0.0 or ::): any IP literal with the port is accepted too.
     wildcard: bool,
     token: Option<[u8; 32]>,
+    /// The token is this run's sign-in code (the loopback default), which the address printed
+    /// at start carries: a browser may sign in by opening it.
+    run_code: bool,
     csrf: String,
+}
+
+/// How a dashboard asks who is there.
+pub enum Access {
+    /// Nobody is asked (`--no-token` on loopback).
+    Open,
+    /// The kept access token (`--token`, or any address beyond loopback): its hash.
+    Kept([u8; 32]),
+    /// A sign-in code made for this run and printed once, in the address that signs in.
+    Run(String),
+}
+
+impl Access {
+    /// A new code for this run.
+    pub fn new_run_code() -> anyhow::Result<Access> {
+        Ok(Access::Run(format!("gzr_{}", random_hex(24)?)))
+    }
 }
 
 impl Security {
     pub fn new(
         addr: SocketAddr,
         allow_hosts: &[String],
-        token: Option<[u8; 32]>,
+        access: &Access,
     ) -> anyhow::Result<Security> {
+        let (token, run_code) = match access {
+            Access::Open => (None, false),
+            Access::Kept(hash) => (Some(*hash), false),
+            Access::Run(code) => (Some(sha256(code)), true),
+        };
         let port = addr.port();
         let mut hosts = vec![addr.to_string()];
         if addr.ip().is_loopback() || addr.ip().is_unspecified() {
@@ -199,8 +224,23 @@ impl Security {
             hosts,
             wildcard: addr.ip().is_unspecified(),
             token,
+            run_code,
             csrf: random_hex(32)?,
         })
+    }
+
+    /// Whether the token is this run's sign-in code, which may come in the address.
+    pub fn signs_in_by_address(&self) -> bool {
+        self.run_code
+    }
+
+    /// Where a person gets the token, for the lines that ask for it.
+    pub fn where_the_token_is(&self) -> &'static str {
+        if self.run_code {
+            "open the sign-in address `gza serve` printed when it started (its second line)"
+        } else {
+            "sign in at /login with the token from `gza serve --new-token`"
+        }
     }
 
     /// The address served, as a URL.
@@ -320,7 +360,7 @@ pub async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) ->
         }
         return refuse(
             StatusCode::UNAUTHORIZED,
-            "sign in first: open /login with the token from `gza serve --new-token`\n",
+            format!("sign in first: {}\n", security.where_the_token_is()),
         );
     }
     let changes_state = !matches!(*request.method(), Method::GET | Method::HEAD);
@@ -413,7 +453,7 @@ mod tests {
 
     fn security(addr: &str, allow: &[&str]) -> Security {
         let allow: Vec<String> = allow.iter().map(|s| s.to_string()).collect();
-        Security::new(addr.parse().unwrap(), &allow, None).unwrap()
+        Security::new(addr.parse().unwrap(), &allow, &Access::Open).unwrap()
     }
 
     #[test]
@@ -438,7 +478,14 @@ mod tests {
         assert!(s.host_allowed("[2001:db8::1]:8080"));
         assert!(!s.host_allowed("192.0.2.7:8081"));
         assert!(!s.host_allowed("rebound.example:8080"));
-        assert!(Security::new("127.0.0.1:1".parse().unwrap(), &["a b".into()], None).is_err());
+        assert!(
+            Security::new(
+                "127.0.0.1:1".parse().unwrap(),
+                &["a b".into()],
+                &Access::Open
+            )
+            .is_err()
+        );
     }
 
     #[test]
@@ -452,6 +499,22 @@ mod tests {
         assert_ne!(s.csrf(), security("127.0.0.1:1", &[]).csrf());
         assert!(s.csrf_ok(&s.csrf.clone()));
         assert!(!s.csrf_ok(""));
+        // A run's code: random, its hash kept, and it may come in the address.
+        let Access::Run(code) = Access::new_run_code().unwrap() else {
+            unreachable!()
+        };
+        let Access::Run(other) = Access::new_run_code().unwrap() else {
+            unreachable!()
+        };
+        assert_ne!(code, other);
+        let s = Security::new(
+            "127.0.0.1:1".parse().unwrap(),
+            &[],
+            &Access::Run(code.clone()),
+        )
+        .unwrap();
+        assert!(s.needs_token() && s.signs_in_by_address());
+        assert!(s.token_ok(&code) && !s.token_ok(&other));
     }
 
     #[test]

@@ -193,6 +193,12 @@ fn hooks_a_repository_committed_for_claude_code_run_only_once_trusted() {
         !marker.exists(),
         "a committed hook ran before the person trusted it"
     );
+    assert!(
+        run.stderr
+            .contains("Claude Code runs without .claude/settings.json")
+            && run.stderr.contains("gza trust"),
+        "the person is told what was left out: {run}"
+    );
 
     // `gza trust` names the file; once trusted, its hooks are the person's choice.
     let shown = p.run(&["trust"]).stdout;

@@ -191,12 +191,43 @@ fn a_command_started_while_postgresql_restarts_waits_for_it_and_says_so_in_one_l
     );
 }
 
+/// `cmd` run by bubblewrap in a PID namespace of its own (the file system, network and user
+/// shared): to other workers it is on another machine as far as PIDs go. Killing the returned
+/// process (bubblewrap's) ends everything in the namespace, as a machine's power cut would.
+fn in_own_pid_namespace(cmd: &std::process::Command) -> std::process::Command {
+    let mut wrapped = std::process::Command::new("bwrap");
+    wrapped
+        .args([
+            "--dev-bind",
+            "/",
+            "/",
+            "--proc",
+            "/proc",
+            "--unshare-pid",
+            "--die-with-parent",
+            "--",
+        ])
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .env_clear();
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            wrapped.env(k, v);
+        }
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
+}
+
 /// A storm: `clones` clones of one bare `origin` (each with its own HOME), eight watching
 /// workers among them, 300 tasks of a quick agent, workers killed with SIGKILL one after
 /// another and started again, and (on PostgreSQL) the server restarted once mid-way. The
 /// operator queues again what a dead worker left (`gza retry`, for tasks failed `WORKER_DIED`).
 /// In the end no task is lost (each of the 300 completed, itself or through its retries), none
-/// ran twice (each agent appends its start to one log), and nothing failed any other way.
+/// ran twice (each agent appends its start to one log), and nothing failed any other way. On
+/// PostgreSQL every worker runs in a PID namespace of its own.
 fn storm(cluster: Option<&Cluster>, clones: usize) {
     const TASKS: usize = 300;
     const WORKERS: usize = 8;
@@ -256,7 +287,15 @@ fn storm(cluster: Option<&Cluster>, clones: usize) {
             .append(true)
             .open(p.scratch().join(format!("worker-{n}.err")))
             .unwrap();
-        p.command(&["work", "--watch"])
+        let worker = p.command(&["work", "--watch"]);
+        // On PostgreSQL each worker is a machine of its own: its own PID namespace, where a
+        // PID of another's means nothing, so only an expired lease reaps what it left.
+        let mut worker = if cluster.is_some() {
+            in_own_pid_namespace(&worker)
+        } else {
+            worker
+        };
+        worker
             .stdout(std::process::Stdio::null())
             .stderr(err)
             .spawn()

@@ -346,3 +346,133 @@ fn a_retry_on_another_clone_starts_from_what_the_failed_run_committed_and_its_ba
         "{files}"
     );
 }
+
+/// A worker's checkout that is behind origin (another machine merged work and pushed `main`)
+/// does not make stale tasks: a new task starts from origin's `main`, says so once, and the
+/// person's checkout is left as it was. A checkout that has diverged from origin keeps its own.
+#[test]
+fn a_new_task_starts_from_origins_branch_when_this_checkout_is_behind() {
+    let a = TestProject::empty_postgres();
+    let b = TestProject::empty_sharing(&a);
+    let origin = bare_origin(&a);
+    first_clone(&a, &origin, "");
+    second_clone(&b, &origin);
+    // Machine A merges work into main and pushes it; B's checkout does not know.
+    std::fs::write(a.path("merged-on-a.txt"), "from machine A\n").unwrap();
+    a.git(&["add", "merged-on-a.txt"]);
+    a.git(&["commit", "--quiet", "-m", "work merged on machine A"]);
+    a.git(&["push", "--quiet", "origin", "main"]);
+    let pushed = a.git(&["rev-parse", "HEAD"]);
+    let b_before = b.git(&["rev-parse", "HEAD"]);
+    let id = b.add(&["build on the newest main"]);
+    let run = b.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.stderr.contains("start from origin/main") && run.stderr.contains("git pull"),
+        "{run}"
+    );
+    let branch = branch_of(&b, id);
+    assert!(
+        b.git_ok(&["merge-base", "--is-ancestor", pushed.trim(), &branch]),
+        "the task's branch was not made from origin's main"
+    );
+    assert_eq!(
+        b.git(&["show", &format!("{branch}:merged-on-a.txt")])
+            .trim(),
+        "from machine A"
+    );
+    assert_eq!(
+        b.git(&["rev-parse", "HEAD"]),
+        b_before,
+        "the checkout moved"
+    );
+    let shown = b.json(&["show", &id.to_string(), "--json"]);
+    assert_eq!(
+        shown["base_commit"].as_str().map(str::trim),
+        Some(pushed.trim()),
+        "{shown}"
+    );
+    // Diverged (a commit of B's own on main): B's checkout is the base, nothing is said.
+    std::fs::write(b.path("local.txt"), "only here\n").unwrap();
+    b.git(&["add", "local.txt"]);
+    b.git(&["commit", "--quiet", "-m", "a commit of B's own"]);
+    let own = b.git(&["rev-parse", "HEAD"]);
+    let id = b.add(&["build on this checkout"]);
+    let run = b.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(!run.stderr.contains("origin/main"), "{run}");
+    assert!(b.git_ok(&[
+        "merge-base",
+        "--is-ancestor",
+        own.trim(),
+        &branch_of(&b, id)
+    ]));
+}
+
+/// `gza merge --delete-branch` in a clone that never had the branch fetches it, merges it and
+/// deletes it on `origin` too, so no clone fetches a merged branch back. A branch that moved
+/// on at origin after the clone last had it is merged as origin has it, then deleted.
+#[test]
+fn merge_with_delete_branch_in_another_clone_merges_origins_copy_and_deletes_it_there() {
+    let a = TestProject::empty_postgres();
+    let b = TestProject::empty_sharing(&a);
+    let origin = bare_origin(&a);
+    first_clone(&a, &origin, "");
+    second_clone(&b, &origin);
+    let first = a.add(&["write the first work file"]);
+    let second = a.add(&["write the second work file"]);
+    let run = a.run(&["work", "--all"]);
+    assert_eq!(run.code, 0, "{run}");
+    let (one, two) = (branch_of(&a, first), branch_of(&a, second));
+    assert!(on_origin(&a, &origin, &one).is_some() && on_origin(&a, &origin, &two).is_some());
+
+    // B never had the branch: merge fetches it first.
+    let merged = b.ok(&["merge", &first.to_string(), "--delete-branch"]);
+    assert!(
+        merged.contains(&format!("Deleted branch {one} here and on origin")),
+        "{merged}"
+    );
+    assert_eq!(
+        on_origin(&b, &origin, &one),
+        None,
+        "the merged branch is still on origin"
+    );
+    assert!(!has_branch(&b, &one));
+    assert!(b.path(&format!("work-{first}.txt")).is_file());
+
+    // B has the second branch, then it moves on at origin (a machine went on working on it).
+    b.git(&[
+        "fetch",
+        "--quiet",
+        "origin",
+        &format!("+refs/heads/{two}:refs/heads/{two}"),
+    ]);
+    let elsewhere = PathBuf::from(
+        a.json(&["show", &second.to_string(), "--json"])["worktree"]
+            .as_str()
+            .expect("the task's worktree"),
+    );
+    std::fs::write(elsewhere.join("later.txt"), "later\n").unwrap();
+    let git_in = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(&elsewhere)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git_in(&["add", "later.txt"]);
+    git_in(&["commit", "--quiet", "-m", "later work"]);
+    git_in(&["push", "--quiet", "origin", &two]);
+    let run = b.run(&["merge", &second.to_string(), "--delete-branch"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        b.path("later.txt").is_file(),
+        "origin's newer copy was not the one merged"
+    );
+    assert_eq!(on_origin(&b, &origin, &two), None, "{run}");
+}

@@ -22,6 +22,8 @@ pub struct Server {
     cookie: Option<String>,
     /// What the server writes to stderr, read to its end.
     stderr: Option<std::thread::JoinHandle<String>>,
+    /// The address that signs a browser in to this run (its second line), on loopback.
+    pub sign_in: Option<String>,
 }
 
 impl Server {
@@ -40,11 +42,21 @@ impl Server {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let _ = tx.send(line);
+            for _ in 0..2 {
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                let _ = tx.send(line);
+            }
             let _ = std::io::copy(&mut reader, &mut std::io::sink());
         });
+        // On loopback, unless told otherwise, the second line signs a browser in.
+        let bind = args
+            .iter()
+            .position(|a| *a == "--bind")
+            .map(|i| args[i + 1])
+            .unwrap_or("127.0.0.1");
+        let signs_in = bind.starts_with("127.")
+            && !args.iter().any(|a| matches!(*a, "--token" | "--no-token"));
         let err = std::thread::spawn(move || {
             let mut text = String::new();
             let _ = BufReader::new(stderr).read_to_string(&mut text);
@@ -60,15 +72,27 @@ impl Server {
             );
         }
         let url = line.trim().trim_end_matches('/').to_string();
-        let port = url.rsplit(':').next().unwrap().parse().unwrap();
+        let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
+        let sign_in = signs_in.then(|| {
+            let line = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
+            let prefix = format!("{url}/login?token=");
+            assert!(line.starts_with(&prefix), "no sign-in address: {line:?}");
+            line.trim().to_string()
+        });
+        // Signed in as the person's browser is, once it opened the address.
+        let cookie = sign_in.as_ref().map(|address| {
+            let code = address.rsplit('=').next().unwrap();
+            format!("gza_token_{port}={code}")
+        });
         Server {
             child,
             url,
             port,
             client: client(),
             csrf: std::cell::OnceCell::new(),
-            cookie: None,
+            cookie,
             stderr: Some(err),
+            sign_in,
         }
     }
 
@@ -127,6 +151,11 @@ impl Server {
             req = req.header(*k, *v);
         }
         self.with_cookie(req).send().unwrap()
+    }
+
+    /// The signed-in browser's cookie, for a request made by hand (empty when there is none).
+    pub fn cookie(&self) -> String {
+        self.cookie.clone().unwrap_or_default()
     }
 
     fn with_cookie(
@@ -436,6 +465,7 @@ fn a_host_header_naming_another_host_is_refused() {
     let r = client()
         .get(format!("{}/", s.url))
         .header(header::HOST, format!("localhost:{}", s.port))
+        .header(header::COOKIE, s.cookie())
         .send()
         .unwrap();
     assert_eq!(r.status(), 200);
@@ -446,6 +476,7 @@ fn a_host_header_naming_another_host_is_refused() {
         client()
             .get(format!("{}/", s.url))
             .header(header::HOST, host)
+            .header(header::COOKIE, s.cookie())
             .send()
             .unwrap()
             .status()
@@ -499,6 +530,7 @@ fn every_state_changing_request_needs_this_runs_csrf_token_and_the_same_site() {
     // Other methods are state-changing too.
     let r = client()
         .delete(format!("{}/tasks/1", s.url))
+        .header(header::COOKIE, s.cookie())
         .send()
         .unwrap();
     assert_eq!(r.status(), 403);
@@ -1338,4 +1370,114 @@ fn with_token_even_loopback_wants_the_token_so_a_local_agent_cannot_act_as_the_p
         .send()
         .unwrap();
     assert_eq!(r.status(), 200);
+}
+
+/// By default, on loopback, a process of this machine (a sandboxed agent shares its network)
+/// can neither read nor change anything: the board wants this run's code, which only the
+/// address printed at start carries. Opening that address signs the browser in and takes the
+/// code out of the address bar; a wrong or old code signs nobody in; `--no-token` opens it.
+#[test]
+fn on_loopback_by_default_only_the_printed_sign_in_address_lets_a_browser_in() {
+    let p = TestProject::new();
+    p.add(&["a task only the person may see"]);
+    let s = Server::start(&p, &[]);
+    let address = s.sign_in.clone().unwrap();
+    let code = address.rsplit('=').next().unwrap().to_string();
+    // What an agent on the machine tries, without the code.
+    let agent = client();
+    let r = agent.get(format!("{}/", s.url)).send().unwrap();
+    assert_eq!(r.status(), 303, "the board redirects to the sign-in page");
+    for path in ["/api/hub", "/tasks/1", "/learnings", "/events/board"] {
+        let r = agent.get(format!("{}{path}", s.url)).send().unwrap();
+        assert_ne!(r.status(), 200, "{path} answered without the code");
+    }
+    let login = agent
+        .get(format!("{}/login", s.url))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        !login.contains(&code),
+        "the sign-in page must not give the code away"
+    );
+    let at = login.find(r#"name="csrf" value=""#).unwrap() + 19;
+    let csrf = login[at..at + 64].to_string();
+    let r = agent
+        .post(format!("{}/tasks", s.url))
+        .form(&[("csrf", csrf.as_str()), ("prompt", "queued by an agent")])
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    for wrong in [format!("{code}x"), "gzr_0".to_string(), String::new()] {
+        let r = agent
+            .get(format!("{}/login?token={wrong}", s.url))
+            .send()
+            .unwrap();
+        assert!(r.headers().get(header::SET_COOKIE).is_none(), "{wrong}");
+    }
+    assert_eq!(
+        p.db()
+            .query_row("SELECT COUNT(*) FROM tasks", [], |r| r.get::<i64>(0))
+            .unwrap(),
+        1
+    );
+    // The person opens the printed address: signed in, sent to the board.
+    let r = agent.get(&address).send().unwrap();
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()[header::LOCATION], "/");
+    let cookie = r.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let board = agent
+        .get(format!("{}/", s.url))
+        .header(header::COOKIE, cookie.split(';').next().unwrap())
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(board.contains("a task only the person may see"));
+    // A script sends the code as a bearer token.
+    let r = agent
+        .get(format!("{}/api/hub", s.url))
+        .header(header::AUTHORIZATION, format!("Bearer {code}"))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // Another run has another code: the old one is worthless.
+    let (_, stderr) = s.stop();
+    assert!(
+        stderr.contains("open the second address to sign in"),
+        "{stderr}"
+    );
+    let again = Server::start(&p, &[]);
+    assert_ne!(again.sign_in.as_deref(), Some(address.as_str()));
+    let r = client()
+        .get(format!("{}/api/hub", again.url))
+        .header(header::AUTHORIZATION, format!("Bearer {code}"))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 303, "the old code is sent to sign in");
+    drop(again);
+    // --no-token: open, and said so.
+    let open = Server::start(&p, &["--no-token"]);
+    assert!(open.sign_in.is_none());
+    assert_eq!(
+        client()
+            .get(format!("{}/api/hub", open.url))
+            .send()
+            .unwrap()
+            .status(),
+        200
+    );
+    let (_, stderr) = open.stop();
+    assert!(
+        stderr.contains("--no-token: any process of this machine"),
+        "{stderr}"
+    );
 }

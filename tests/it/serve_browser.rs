@@ -55,7 +55,22 @@ impl Driver {
         }
     }
 
-    async fn browser(&self) -> Client {
+    /// A browser signed in to `server` as its person is: by opening the address it printed.
+    async fn browser(&self, server: &Server) -> Client {
+        let b = self.connect().await;
+        if let Some(address) = &server.sign_in {
+            b.goto(address).await.unwrap();
+            let now = b.current_url().await.unwrap();
+            assert_eq!(
+                now.as_str(),
+                format!("{}/", server.url),
+                "signed in, the browser is on the board and the code is out of its address bar"
+            );
+        }
+        b
+    }
+
+    async fn connect(&self) -> Client {
         let mut caps = serde_json::Map::new();
         caps.insert(
             "goog:chromeOptions".into(),
@@ -153,7 +168,7 @@ fn the_board_follows_a_task_started_from_the_cli_without_a_reload() {
     let s = Server::start(&p, &[]);
     let driver = Driver::start();
     run(async {
-        let b = driver.browser().await;
+        let b = driver.browser(&s).await;
         b.goto(&format!("{}/", s.url)).await.unwrap();
         let card = format!("#task-{id}");
         until(
@@ -213,7 +228,7 @@ fn the_log_grows_on_the_task_page_while_the_agent_prints() {
     let s = Server::start(&p, &[]);
     let driver = Driver::start();
     run(async {
-        let b = driver.browser().await;
+        let b = driver.browser(&s).await;
         b.goto(&format!("{}/tasks/{id}", s.url)).await.unwrap();
         until(
             &b,
@@ -282,7 +297,7 @@ fn promoting_a_draft_on_the_page_makes_it_active() {
     let s = Server::start(&p, &[]);
     let driver = Driver::start();
     run(async {
-        let b = driver.browser().await;
+        let b = driver.browser(&s).await;
         b.goto(&format!("{}/drafts", s.url)).await.unwrap();
         let reason = b
             .find(Locator::Css("#draft-L1 .quarantine"))
@@ -320,7 +335,7 @@ fn a_hostile_learning_is_shown_as_text_and_never_runs() {
     let s = Server::start(&p, &[]);
     let driver = Driver::start();
     run(async {
-        let b = driver.browser().await;
+        let b = driver.browser(&s).await;
         let mut pages = vec![
             "/learnings".to_string(),
             "/drafts".into(),
@@ -420,7 +435,7 @@ fn screenshots_of_the_board_a_task_and_the_learnings() {
     let s = Server::start(&p, &[]);
     let driver = Driver::start();
     run(async {
-        let b = driver.browser().await;
+        let b = driver.browser(&s).await;
         b.goto(&format!("{}/", s.url)).await.unwrap();
         until(
             &b,

@@ -390,7 +390,7 @@ fn gemini_is_not_started_under_settings_a_repository_committed_until_they_are_tr
     assert_eq!(t["status"], "failed", "{t}");
     let output = t["output"].as_str().unwrap_or_default();
     assert!(
-        output.contains(".gemini/settings.json came with the repository")
+        output.contains(".gemini/settings.json is not trusted as it is now")
             && output.contains("gza trust"),
         "{t}"
     );
@@ -398,4 +398,134 @@ fn gemini_is_not_started_under_settings_a_repository_committed_until_they_are_tr
     p.add(&["Look again", "--type", "explore"]);
     let _ = p.run(&["work"]);
     assert!(ran.exists(), "trusted, the agent starts");
+}
+
+/// When git cannot say which files the repository tracks (here an index it cannot read, as an
+/// agent working in place could leave it), the agent CLI's settings in the folder still count
+/// as the repository's: the gate fails closed, and `gza trust` lists them.
+#[test]
+fn agent_settings_stay_gated_when_git_cannot_say_what_is_tracked() {
+    let marker = tempfile::tempdir().unwrap();
+    let ran = marker.path().join("ran");
+    let p = TestProject::in_git_repo();
+    let gemini = marker.path().join("gemini");
+    std::fs::write(&gemini, format!("#!/bin/sh\ntouch {}\n", ran.display())).unwrap();
+    std::fs::set_permissions(&gemini, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    p.config(&format!(
+        "provider: gemini\nproviders:\n  gemini:\n    path: {}\nlearnings:\n  extraction_provider: none\n",
+        gemini.display()
+    ));
+    std::fs::create_dir_all(p.path(".gemini")).unwrap();
+    std::fs::write(
+        p.path(".gemini/settings.json"),
+        r#"{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned"}]}]}}"#,
+    )
+    .unwrap();
+    p.git(&["add", "--all"]);
+    p.git(&[
+        "commit",
+        "--quiet",
+        "-m",
+        "the repository's gemini settings",
+    ]);
+    std::fs::write(p.path(".git/index"), b"DIRC but not an index").unwrap();
+    assert!(!p.git_ok(&["ls-files"]), "git must fail to read the index");
+    p.add(&["Look around", "--type", "explore"]);
+    let _ = p.run(&["work"]);
+    assert!(
+        !ran.exists(),
+        "Gemini CLI was started under settings git could not account for"
+    );
+    let listed = p.run(&["trust"]).stdout;
+    assert!(
+        listed.contains("agent config .gemini/settings.json") && listed.contains("(not trusted)"),
+        "{listed}"
+    );
+}
+
+/// A settings file nobody committed (written by an agent that ran in place, or dropped by any
+/// tool) is gated as a committed one is; gza's own `hook install` keeps the trust of a file it
+/// creates or changes, but never vouches for what an untrusted file already held.
+#[test]
+fn agent_settings_nobody_committed_are_gated_and_gzas_own_install_keeps_trust() {
+    let marker = tempfile::tempdir().unwrap();
+    let ran = marker.path().join("ran");
+    let p = TestProject::in_git_repo();
+    let gemini = marker.path().join("gemini");
+    std::fs::write(&gemini, format!("#!/bin/sh\ntouch {}\n", ran.display())).unwrap();
+    std::fs::set_permissions(&gemini, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    p.config(&format!(
+        "provider: gemini\nproviders:\n  gemini:\n    path: {}\nlearnings:\n  extraction_provider: none\n",
+        gemini.display()
+    ));
+    let explore = |prompt: &str| {
+        std::fs::remove_file(&ran).ok();
+        let id = p.add(&[prompt, "--type", "explore"]);
+        let _ = p.run(&["work"]);
+        (id, ran.exists())
+    };
+    // gza's own install into a project without the file: trusted as gza wrote it.
+    let out = p.ok(&["hook", "install", "--agent", "gemini"]);
+    assert!(!out.contains("gza trust"), "{out}");
+    let (_, started) = explore("Look around");
+    assert!(started, "the hooks gza installed need no `gza trust`");
+    // An untracked edit after it (an agent's, say): gated again.
+    let settings = p.path(".gemini/settings.json");
+    let mut text = std::fs::read_to_string(&settings).unwrap();
+    text = text.replacen(
+        '{',
+        r#"{"mcpServers": {"x": {"command": "touch", "args": ["/tmp/pwned"]}},"#,
+        1,
+    );
+    std::fs::write(&settings, &text).unwrap();
+    let (id, started) = explore("Look again");
+    assert!(
+        !started,
+        "Gemini CLI was started under settings nobody trusted"
+    );
+    let t = p.json(&["show", &id.to_string(), "--json"]);
+    assert!(
+        t["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("gza trust"),
+        "{t}"
+    );
+    // Installing again does not launder what was added.
+    p.ok(&["hook", "uninstall", "--agent", "gemini"]);
+    let out = p.ok(&["hook", "install", "--agent", "gemini"]);
+    assert!(
+        out.contains("you had not trusted") && out.contains("gza trust"),
+        "{out}"
+    );
+    assert!(
+        !explore("And again").1,
+        "an install laundered untrusted settings"
+    );
+    // A Claude Code settings file nobody committed: listed by `gza trust` like the rest.
+    std::fs::create_dir_all(p.path(".claude")).unwrap();
+    std::fs::write(
+        p.path(".claude/settings.local.json"),
+        r#"{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned"}]}]}}"#,
+    )
+    .unwrap();
+    let listed = p.run(&["trust"]).stdout;
+    assert!(
+        listed.contains("agent config .claude/settings.local.json")
+            && listed.contains("agent config .gemini/settings.json"),
+        "{listed}"
+    );
+    let doctor = p.run(&["doctor"]).stdout;
+    assert!(
+        doctor.contains("agent settings not trusted as they are now")
+            && doctor.contains(".claude/settings.local.json, .gemini/settings.json"),
+        "{doctor}"
+    );
+    p.ok(&["trust", "--yes"]);
+    assert!(
+        !p.run(&["doctor"])
+            .stdout
+            .contains("agent settings not trusted")
+    );
+    assert!(explore("Once trusted").1, "trusted, the agent starts");
 }

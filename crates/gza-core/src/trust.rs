@@ -138,15 +138,22 @@ pub fn trusted(root: &Path) -> Result<Option<ProjectTrust>> {
 
 /// Record `settings` as trusted for the project at `root` (replacing what was trusted before).
 pub fn record(root: &Path, settings: &BTreeMap<String, Value>) -> Result<PathBuf> {
+    record_json(
+        root,
+        settings
+            .iter()
+            .map(|(k, v)| (k.clone(), to_json(v)))
+            .collect(),
+    )
+}
+
+fn record_json(root: &Path, settings: BTreeMap<String, serde_json::Value>) -> Result<PathBuf> {
     let path = file().ok_or_else(|| {
         Error::Usage("HOME is not set, so there is no ~/.gza/ to record trust in; set HOME".into())
     })?;
     let mut record = read_record(&path)?;
     let entry = ProjectTrust {
-        settings: settings
-            .iter()
-            .map(|(k, v)| (k.clone(), to_json(v)))
-            .collect(),
+        settings,
         trusted_at: crate::task::now_timestamp(),
     };
     record.projects.insert(project_key(root), entry);
@@ -213,47 +220,71 @@ pub fn agent_config_key(rel: &str) -> String {
     format!("agent config {rel}")
 }
 
-/// The agent configuration files ([`AGENT_CONFIG_FILES`]) that the repository at `dir` tracks,
-/// each with the hash of its content (`sha256:…`). No git process when none is present.
+/// The agent configuration files ([`AGENT_CONFIG_FILES`]) present in `dir`, each with the hash
+/// of its content (`sha256:…`). Whoever wrote one (the repository's author, an agent that ran in
+/// place, the person), it runs nothing in gza's agents until the person has trusted it as it is
+/// now: a file an agent wrote is no more the person's than one a repository committed, and
+/// nothing on disk tells them apart. gza's own `hook install` and `mcp install` keep the trust
+/// of a file they change ([`keep_after_writing`]).
 pub fn agent_configs(dir: &Path) -> Vec<(String, Value)> {
-    use sha2::{Digest, Sha256};
-    let present: Vec<&str> = AGENT_CONFIG_FILES
+    AGENT_CONFIG_FILES
         .iter()
-        .copied()
-        .filter(|f| std::fs::symlink_metadata(dir.join(f)).is_ok())
-        .collect();
-    if present.is_empty() {
-        return Vec::new();
-    }
-    let mut args = vec!["ls-files", "-z", "--"];
-    args.extend(present.iter().copied());
-    let Ok(out) = crate::git::output(dir, &args) else {
-        return Vec::new();
-    };
-    let tracked: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .split('\0')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
-    present
-        .into_iter()
-        .filter(|f| tracked.iter().any(|t| t == f))
-        .map(|f| {
-            // A link, a FIFO, a file too large: hashed as what it is, so it is never trusted
-            // by accident and a change is seen.
-            let bytes = crate::fsutil::read_project_file(dir, &dir.join(f), 4 << 20)
-                .unwrap_or_else(|e| format!("unreadable: {e}").into_bytes());
-            let hash: String = Sha256::digest(&bytes)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            (f.to_string(), Value::String(format!("sha256:{hash}")))
-        })
+        .filter_map(|f| agent_config_hash(dir, f).map(|hash| (f.to_string(), hash)))
         .collect()
 }
 
-/// Of the agent configuration files the repository at `dir` (the project at `root`, or a
-/// worktree of it) tracks, those the person has not trusted as they are now.
+/// The hash (`sha256:…`) of the agent configuration file `rel` in `dir`, or `None` when there is
+/// none. A link, a FIFO, a file too large: hashed as what it is, so it is never trusted by
+/// accident and a change is seen.
+pub fn agent_config_hash(dir: &Path, rel: &str) -> Option<Value> {
+    use sha2::{Digest, Sha256};
+    let path = dir.join(rel);
+    std::fs::symlink_metadata(&path).ok()?;
+    let bytes = crate::fsutil::read_project_file(dir, &path, 4 << 20)
+        .unwrap_or_else(|e| format!("unreadable: {e}").into_bytes());
+    let hash: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Some(Value::String(format!("sha256:{hash}")))
+}
+
+/// The agent configuration file `path` is, relative to the project at `root`, if it is one.
+pub fn agent_config_name(root: &Path, path: &Path) -> Option<&'static str> {
+    let rel = path.strip_prefix(root).ok()?;
+    AGENT_CONFIG_FILES
+        .iter()
+        .copied()
+        .find(|f| Path::new(f) == rel)
+}
+
+/// After gza itself rewrote the agent configuration file `rel` of the project at `root` (the
+/// person ran `gza hook install` or `gza mcp install`): its new content is trusted when what it
+/// replaced was (`before`, from [`agent_config_hash`] taken before the write), or when there
+/// was none, so installing gza's own hooks never needs `gza trust`. A file the person had not
+/// trusted stays untrusted: gza's lines added to it vouch for nothing else in it. Returns
+/// whether the file is trusted now.
+pub fn keep_after_writing(root: &Path, rel: &str, before: Option<&Value>) -> Result<bool> {
+    let key = agent_config_key(rel);
+    let trust = trusted(root)?;
+    let was = match before {
+        None => true,
+        Some(hash) => covers(trust.as_ref(), &key, hash),
+    };
+    let Some(now) = agent_config_hash(root, rel) else {
+        return Ok(true);
+    };
+    if !was {
+        return Ok(covers(trust.as_ref(), &key, &now));
+    }
+    let mut settings = trust.map(|t| t.settings).unwrap_or_default();
+    settings.insert(key, to_json(&now));
+    record_json(root, settings)?;
+    Ok(true)
+}
+
+/// Of the agent configuration files in `dir` (the project at `root`, or a worktree of it), those
+/// the person has not trusted as they are now.
 pub fn untrusted_agent_configs(dir: &Path, root: &Path) -> Result<Vec<String>> {
     let configs = agent_configs(dir);
     if configs.is_empty() {

@@ -120,8 +120,19 @@ pub struct MergeOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Deletion {
     NotAsked,
-    Deleted,
+    /// Deleted here; and what became of its copy on `origin` (team mode).
+    Deleted(OnOrigin),
     /// Kept, and why.
+    Kept(String),
+}
+
+/// What became of a deleted branch's copy on `origin`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OnOrigin {
+    /// Nothing to do: pushing is off, there is no `origin`, or the branch is not there.
+    Absent,
+    Deleted,
+    /// Left there, and why (it moved on since this clone saw it, or origin refused).
     Kept(String),
 }
 
@@ -151,6 +162,9 @@ pub fn merge(
     require_completed(task, "merged")?;
     let root = &project.root;
     let (owner, name) = branch_name(store, task)?;
+    // Made on another machine, or moved on there: what is merged is origin's newest (team
+    // mode; nothing is asked of git on one machine).
+    crate::remote::sync_branch_or_warn(project, store, task, &name)?;
     // HEAD, the branch it is on and the task's branch tip, in one git process when all exist.
     let (before, into, tip) = match worktree::head_and(root, &name) {
         Some(found) => found,
@@ -353,9 +367,16 @@ fn delete_branch(project: &Project, store: &Store, branch: &TaskBranch) -> Resul
         }
     }
     store.clear_branch_worktrees(branch.owner.id)?;
+    let tip = worktree::resolve(&project.root, &format!("refs/heads/{}", branch.name));
     // The branch's changes are in HEAD (merged or squashed), so -D loses nothing.
     git::run(&project.root, &["branch", "-D", &branch.name])?;
-    Ok(Deletion::Deleted)
+    // Its copy on origin (pushed for the other clones) goes too, if it is still what was
+    // merged: other clones would otherwise fetch a merged branch back.
+    let on_origin = match tip {
+        Some(tip) => crate::remote::delete_branch(project, &branch.name, &tip),
+        None => OnOrigin::Absent,
+    };
+    Ok(Deletion::Deleted(on_origin))
 }
 
 fn canonical(path: &Path) -> PathBuf {

@@ -277,6 +277,10 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
     }
 }
 
+/// How often a working worker looks for tasks whose worker died: a third of the time a lease
+/// takes to go stale.
+const REAP_EVERY_SECS: f64 = gza_store::LEASE_STALE_SECS / 3.0;
+
 /// Renew this worker's lease every few seconds until `done`. A lease that can no longer be
 /// renewed (it expired while the database could not be reached: the other workers may have
 /// reaped its tasks) is replaced by a new one, so this worker goes on claiming; what it writes
@@ -291,6 +295,7 @@ fn heartbeat(
 ) {
     let mut store = Store::open_project(project).ok();
     let mut last = std::time::Instant::now();
+    let mut last_reap = std::time::Instant::now();
     while !done.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(100));
         let lost = lease.lost.load(Ordering::SeqCst);
@@ -304,6 +309,18 @@ fn heartbeat(
         let Some(db) = &store else {
             continue;
         };
+        // A worker that died elsewhere (another machine, another PID namespace) is known dead
+        // only once its lease expires, long after any worker started: the live ones reap what
+        // it left, so its tasks do not stay "in progress" while the queue waits.
+        if last_reap.elapsed().as_secs_f64() >= REAP_EVERY_SECS {
+            last_reap = std::time::Instant::now();
+            for reaped in reap_orphans(project, db) {
+                tracing::warn!(task = %reaped.id, "reaped a task whose worker is gone");
+                if let Some(note) = reaped.note() {
+                    ui.warn(&note);
+                }
+            }
+        }
         // A failed renewal (a busy or unreachable database) is retried at the next beat; the
         // lease has six beats of slack before it is stale.
         let renewed = if lost {

@@ -305,6 +305,110 @@ fn move_to(
     }
 }
 
+/// The commit a new task starts from when it builds on this checkout's branch `branch` (at
+/// `head`): with `push` on, origin's copy of that branch when it is ahead of this checkout
+/// (another machine merged work there), so a worker's tasks never start from a stale base.
+/// This checkout is left as it is (it is the person's); the second value says, once per new
+/// tip, that the task starts ahead of it. A fetch that fails, a branch origin lacks, or one
+/// that has diverged from this checkout leaves `head`.
+pub fn newest_base(
+    project: &Project,
+    head: &str,
+    branch: Option<&str>,
+) -> (String, Option<String>) {
+    static SAID: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    // After a fetch that failed (origin down or unreachable), the next tasks of this worker
+    // do not wait for it again for a while: each would wait up to FETCH_TIMEOUT.
+    static FAILED_AT: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
+    const RETRY_AFTER: Duration = Duration::from_secs(300);
+    let unchanged = (head.to_string(), None);
+    let Some(branch) = branch.filter(|b| plain_branch(b)) else {
+        return unchanged;
+    };
+    let root = &project.root;
+    if !project.push_enabled() || !has_origin(root) {
+        return unchanged;
+    }
+    let mut failed_at = FAILED_AT.lock().unwrap_or_else(|e| e.into_inner());
+    if failed_at.is_some_and(|at| at.elapsed() < RETRY_AFTER) {
+        return unchanged;
+    }
+    let tracking = format!("refs/remotes/{REMOTE}/{branch}");
+    if let Err(e) = fetch(root, Some(&format!("+refs/heads/{branch}:{tracking}"))) {
+        let why = reason(&e);
+        // A branch origin does not have is an answer, not a fault of origin's.
+        if !why.contains("couldn't find remote ref") {
+            tracing::warn!(error = %why, branch, "could not fetch the base branch; new tasks start from this checkout");
+            *failed_at = Some(std::time::Instant::now());
+        }
+        return unchanged;
+    }
+    *failed_at = None;
+    drop(failed_at);
+    let Some(there) = worktree::resolve(root, &tracking) else {
+        return unchanged;
+    };
+    if there == head || !is_ancestor(root, head, &there) {
+        return unchanged;
+    }
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    let note = (said.as_deref() != Some(there.as_str())).then(|| {
+        format!(
+            "new tasks start from {REMOTE}/{branch} ({}), which is ahead of this checkout; `git pull` brings it here",
+            &there[..there.len().min(8)]
+        )
+    });
+    *said = Some(there.clone());
+    (there, note)
+}
+
+/// After a merged task branch was deleted here: delete `branch` on `origin` too when `push` is
+/// on, but only if origin's copy is still `tip` (what was merged): a branch another machine
+/// added to since is kept, and said.
+pub fn delete_branch(project: &Project, branch: &str, tip: &str) -> crate::branch::OnOrigin {
+    use crate::branch::OnOrigin;
+    let root = &project.root;
+    if !project.push_enabled() || !plain_branch(branch) || !has_origin(root) {
+        return OnOrigin::Absent;
+    }
+    let lease = format!("--force-with-lease=refs/heads/{branch}:{tip}");
+    let refspec = format!(":refs/heads/{branch}");
+    let args = [
+        "push",
+        "--quiet",
+        "--no-verify",
+        lease.as_str(),
+        REMOTE,
+        refspec.as_str(),
+    ];
+    match git::remote(root, &args, PUSH_TIMEOUT) {
+        Ok(_) => {
+            // This clone's view of origin follows.
+            let _ = git::output(
+                root,
+                &[
+                    "update-ref",
+                    "-d",
+                    &format!("refs/remotes/{REMOTE}/{branch}"),
+                ],
+            );
+            OnOrigin::Deleted
+        }
+        Err(e) => {
+            let why = reason(&e);
+            if why.contains("remote ref does not exist") {
+                OnOrigin::Absent
+            } else if why.contains("stale info") || why.contains("rejected") {
+                OnOrigin::Kept(format!(
+                    "it moved on at {REMOTE} since it was merged here (`git log {REMOTE}/{branch}`)"
+                ))
+            } else {
+                OnOrigin::Kept(format!("{REMOTE} refused to delete it ({why})"))
+            }
+        }
+    }
+}
+
 /// Before a worktree is made from `commit` (a task's recorded base): when this clone lacks it
 /// and `push` is on, fetch it from `origin` (by id, else every branch). True when the clone has
 /// it after.

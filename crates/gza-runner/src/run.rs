@@ -85,6 +85,7 @@ impl Workspace {
 static SAID_NO_REPOSITORY: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 static SAID_DIRTY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static SAID_LEFT_OUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// True the first time it is asked about `said` in this process.
 fn once(said: &std::sync::atomic::AtomicBool) -> bool {
@@ -188,7 +189,14 @@ fn prepare_workspace(
         Some(branch) if worktree::branch_exists(&project.root, &branch) => {
             (branch.clone(), Some(branch))
         }
-        _ => (head, head_branch),
+        _ => {
+            // Another machine may have moved this branch on at origin (team mode).
+            let (base, note) = crate::remote::newest_base(project, &head, head_branch.as_deref());
+            if let Some(note) = note {
+                ui.warn(&format!("task {}: {note}", task.id));
+            }
+            (base, head_branch)
+        }
     };
     let (base_branch, base_commit) = match retried_base {
         Some(b) if crate::remote::ensure_commit(project, &b.commit) => (b.branch, Some(b.commit)),
@@ -558,30 +566,30 @@ impl From<Error> for Stop {
     }
 }
 
-/// The agent CLI's settings files the repository committed run nothing until the person trusts
-/// them (`gza trust`; docs/security.md): Claude Code is told to leave out the project's
+/// The agent CLI's settings files in the task's folder run nothing until the person trusts
+/// them as they are (`gza trust`; docs/security.md): Claude Code is told to leave out the project's
 /// settings and MCP servers; Gemini CLI and Codex, which have no such switch in headless mode,
-/// are not started.
+/// are not started. Returns, for Claude Code, the files it was told to leave out.
 fn untrusted_agent_settings(
     project: &Project,
     kind: ProviderKind,
     dir: &Path,
     agent: &mut providers::Invocation,
-) -> std::result::Result<(), Stop> {
+) -> std::result::Result<Option<String>, Stop> {
     if kind == ProviderKind::Command {
-        return Ok(());
+        return Ok(None);
     }
     let untrusted = gza_core::trust::untrusted_agent_configs(dir, &project.root)
         .map_err(|e| early(FailureReason::AgentStart, e.to_string()))?;
     if untrusted.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let has = |f: &str| untrusted.iter().any(|u| u == f);
     let refuse = |f: &str, cli: &str| {
         early(
             FailureReason::AgentStart,
             format!(
-                "{f} came with the repository, and {cli} would run its hooks and servers on this machine; read it, then run `gza trust`"
+                "{f} is not trusted as it is now (a repository or an agent may have written it), and {cli} would run its hooks and servers on this machine; read it, then run `gza trust`"
             ),
         )
     };
@@ -604,7 +612,7 @@ fn untrusted_agent_settings(
             if has(".mcp.json") {
                 agent.args.push("--strict-mcp-config".into());
             }
-            Ok(())
+            Ok(Some(untrusted.join(", ")))
         }
         ProviderKind::Gemini if has(".gemini/settings.json") => {
             Err(refuse(".gemini/settings.json", "Gemini CLI"))
@@ -615,7 +623,7 @@ fn untrusted_agent_settings(
         ProviderKind::Codex if has(".codex/hooks.json") => {
             Err(refuse(".codex/hooks.json", "Codex"))
         }
-        _ => Ok(()),
+        _ => Ok(None),
     }
 }
 
@@ -746,7 +754,14 @@ fn prepare(
     let git_dir = sandbox::git_common_dir(&project.root, sandbox_kind);
     let place = place_of(project, task, kind, &workspace.dir, git_dir.clone());
     let mut agent = providers::invocation(kind, &project.config, &request);
-    untrusted_agent_settings(project, kind, &workspace.dir, &mut agent)?;
+    if let Some(left_out) = untrusted_agent_settings(project, kind, &workspace.dir, &mut agent)?
+        && once(&SAID_LEFT_OUT)
+    {
+        ui.warn(&format!(
+            "task {}: Claude Code runs without {left_out}, not trusted as it is now (a repository or an agent may have written it); read it, then run `gza trust`",
+            task.id
+        ));
+    }
     let invocation = sandbox::wrap(sandbox_kind, &place, agent)
         .and_then(|inv| sandbox::preflight(sandbox_kind, &place, &inv).map(|()| inv))
         .map_err(|reason| {

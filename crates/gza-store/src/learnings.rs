@@ -457,44 +457,48 @@ pub(super) fn set_status(
     Ok(changed > 0)
 }
 
-fn apply_edit(tx: &Tx, id: i64, edit: &LearningEdit, now: &str) -> DbResult<()> {
-    let edit = &edit.redacted();
-    if let Some(text) = &edit.text {
-        let changed = tx.execute(
-            "UPDATE learnings SET text = ?2, updated_at = ?3 WHERE id = ?1 AND text <> ?2",
-            params![id, text, now],
-        )?;
-        if changed > 0 {
+/// Set `column` of learning `id` to `value` when it differs, logging the change as an edit of
+/// `what`. A column the embedding is made from (`embedded`: the text, the hints) drops the
+/// embedding, which `rank::embed_learning` makes again.
+fn edit_column(
+    tx: &Tx,
+    id: i64,
+    column: &'static str,
+    value: &str,
+    what: &str,
+    embedded: bool,
+    now: &str,
+) -> DbResult<()> {
+    let changed = tx.execute(
+        &format!(
+            "UPDATE learnings SET {column} = ?2, updated_at = ?3 WHERE id = ?1 AND {column} <> ?2"
+        ),
+        params![id, value, now],
+    )?;
+    if changed > 0 {
+        if embedded {
             tx.execute(
                 "DELETE FROM learning_embeddings WHERE learning_id = ?1",
                 params![id],
             )?;
-            log_event(tx, id, "edited", Some("text"), now)?;
         }
+        log_event(tx, id, "edited", Some(what), now)?;
+    }
+    Ok(())
+}
+
+fn apply_edit(tx: &Tx, id: i64, edit: &LearningEdit, now: &str) -> DbResult<()> {
+    let edit = &edit.redacted();
+    if let Some(text) = &edit.text {
+        edit_column(tx, id, "text", text, "text", true, now)?;
     }
     if let Some(section) = &edit.section {
-        let changed = tx.execute(
-            "UPDATE learnings SET section = ?2, updated_at = ?3 WHERE id = ?1 AND section <> ?2",
-            params![id, section, now],
-        )?;
-        if changed > 0 {
-            log_event(tx, id, "edited", Some(&format!("section: {section}")), now)?;
-        }
+        let what = format!("section: {section}");
+        edit_column(tx, id, "section", section, &what, false, now)?;
     }
     if let Some(priority) = edit.priority {
-        let changed = tx.execute(
-            "UPDATE learnings SET priority = ?2, updated_at = ?3 WHERE id = ?1 AND priority <> ?2",
-            params![id, priority.as_str(), now],
-        )?;
-        if changed > 0 {
-            log_event(
-                tx,
-                id,
-                "edited",
-                Some(&format!("priority: {priority}")),
-                now,
-            )?;
-        }
+        let what = format!("priority: {priority}");
+        edit_column(tx, id, "priority", priority.as_str(), &what, false, now)?;
     }
     if let Some((triggers, checklist)) = &edit.triggers {
         tx.execute(
@@ -520,18 +524,7 @@ fn apply_edit(tx: &Tx, id: i64, edit: &LearningEdit, now: &str) -> DbResult<()> 
     }
     if let Some(hints) = &edit.applies_when {
         let hints = serde_json::to_string(hints).unwrap_or_else(|_| "[]".into());
-        let changed = tx.execute(
-            "UPDATE learnings SET applies_when = ?2, updated_at = ?3 WHERE id = ?1 AND applies_when <> ?2",
-            params![id, hints, now],
-        )?;
-        if changed > 0 {
-            // What was embedded held the old hints (`rank::embed_learning`).
-            tx.execute(
-                "DELETE FROM learning_embeddings WHERE learning_id = ?1",
-                params![id],
-            )?;
-            log_event(tx, id, "edited", Some("applies when"), now)?;
-        }
+        edit_column(tx, id, "applies_when", &hints, "applies when", true, now)?;
     }
     hold_if_hostile(tx, id, None, false, now)
 }

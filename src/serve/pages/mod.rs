@@ -345,8 +345,48 @@ struct LoginForm {
     token: String,
 }
 
-async fn login_page(State(app): State<Arc<App>>) -> Markup {
-    login_markup(&app, None)
+#[derive(serde::Deserialize)]
+struct SignInAddress {
+    token: Option<String>,
+}
+
+/// The sign-in page; with this run's code in the address (as `gza serve` printed it), the
+/// browser is signed in and sent on to the board, so the code leaves the address bar.
+async fn login_page(
+    State(app): State<Arc<App>>,
+    axum::extract::Query(query): axum::extract::Query<SignInAddress>,
+) -> Response {
+    match query.token {
+        Some(code) if app.security.signs_in_by_address() && app.security.token_ok(&code) => {
+            signed_in(&app, &code)
+        }
+        Some(_) => (
+            StatusCode::UNAUTHORIZED,
+            login_markup(
+                &app,
+                Some("That address does not sign in to this run of gza serve."),
+            ),
+        )
+            .into_response(),
+        None => login_markup(&app, None).into_response(),
+    }
+}
+
+/// Sign the browser in with `token` (a cookie only this dashboard's pages send) and go to the
+/// board.
+fn signed_in(app: &App, token: &str) -> Response {
+    let cookie = format!(
+        "{}={}; HttpOnly; SameSite=Strict; Path=/",
+        app.security.cookie_name(),
+        token.trim()
+    );
+    let mut response = Redirect::to("/").into_response();
+    if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
+        response
+            .headers_mut()
+            .insert(axum::http::header::SET_COOKIE, value);
+    }
+    response
 }
 
 fn login_markup(app: &App, problem: Option<&str>) -> Markup {
@@ -362,9 +402,13 @@ fn login_markup(app: &App, problem: Option<&str>) -> Markup {
                 main.narrow {
                     h1 { "Sign in" }
                     @if !app.security.needs_token() {
-                        p { "This dashboard listens on loopback only and needs no token. " a href="/" { "Open the board" } }
+                        p { "This dashboard was started with --no-token and needs no sign-in. " a href="/" { "Open the board" } }
                     } @else {
-                        p { "Paste the access token " code { "gza serve --new-token" } " printed." }
+                        @if app.security.signs_in_by_address() {
+                            p { "Open the sign-in address " code { "gza serve" } " printed when it started (its second line), or paste the code in it." }
+                        } @else {
+                            p { "Paste the access token " code { "gza serve --new-token" } " printed." }
+                        }
                         @if let Some(problem) = problem { p.error { (problem) } }
                         form method="post" action="/login" {
                             (csrf_field(app))
@@ -384,23 +428,16 @@ async fn login(State(app): State<Arc<App>>, axum::Form(form): axum::Form<LoginFo
             StatusCode::UNAUTHORIZED,
             login_markup(
                 &app,
-                Some("That is not the token; `gza serve --new-token` makes a new one."),
+                Some(if app.security.signs_in_by_address() {
+                    "That is not this run's code: it is in the sign-in address `gza serve` printed when it started."
+                } else {
+                    "That is not the token; `gza serve --new-token` makes a new one."
+                }),
             ),
         )
             .into_response();
     }
-    let cookie = format!(
-        "{}={}; HttpOnly; SameSite=Strict; Path=/",
-        app.security.cookie_name(),
-        form.token.trim()
-    );
-    let mut response = Redirect::to("/").into_response();
-    if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
-        response
-            .headers_mut()
-            .insert(axum::http::header::SET_COOKIE, value);
-    }
-    response
+    signed_in(&app, &form.token)
 }
 
 #[cfg(test)]
