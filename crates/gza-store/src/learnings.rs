@@ -565,7 +565,10 @@ impl Store {
 
     /// The learnings of `ids` that exist, by id, in one statement (for showing ranked hits
     /// without a round trip each).
-    pub fn learnings_by_ids(&self, ids: &[i64]) -> Result<std::collections::HashMap<i64, Learning>> {
+    pub fn learnings_by_ids(
+        &self,
+        ids: &[i64],
+    ) -> Result<std::collections::HashMap<i64, Learning>> {
         if ids.is_empty() {
             return Ok(std::collections::HashMap::new());
         }

@@ -376,8 +376,9 @@ struct LazyTlsConnect {
     domain: String,
 }
 
-type RustlsConnect =
-    <tokio_postgres_rustls::MakeRustlsConnect as postgres::tls::MakeTlsConnect<postgres::Socket>>::TlsConnect;
+type RustlsConnect = <tokio_postgres_rustls::MakeRustlsConnect as postgres::tls::MakeTlsConnect<
+    postgres::Socket,
+>>::TlsConnect;
 type RustlsStream = <RustlsConnect as postgres::tls::TlsConnect<postgres::Socket>>::Stream;
 type TlsError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -386,7 +387,10 @@ impl postgres::tls::MakeTlsConnect<postgres::Socket> for LazyTls {
     type TlsConnect = LazyTlsConnect;
     type Error = std::convert::Infallible;
 
-    fn make_tls_connect(&mut self, domain: &str) -> std::result::Result<LazyTlsConnect, Self::Error> {
+    fn make_tls_connect(
+        &mut self,
+        domain: &str,
+    ) -> std::result::Result<LazyTlsConnect, Self::Error> {
         Ok(LazyTlsConnect {
             resolved: self.0.clone(),
             domain: domain.to_string(),
