@@ -488,7 +488,7 @@ fn gemini_and_codex_payloads_never_break_a_handler() {
     // A missing database: nothing, and none is created. (In team mode a hook never asks the
     // far database, so it is the snapshot kept of it that is gone here.)
     p.remove_database();
-    let _ = std::fs::remove_file(p.path(".gza/hook-far-v1"));
+    let _ = std::fs::remove_file(p.path(".gza/hook-far-v2"));
     let again = serde_json::json!({"hook_event_name": "BeforeAgent", "cwd": root, "session_id": "g3",
         "prompt": "Run the sqlx prepare step for the SQL query change"});
     assert_eq!(

@@ -448,21 +448,38 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
         }
         Source::Far(far) => {
             // Only what the snapshot holds (learnings in use) can become text, whatever the
-            // ranking index names.
-            let all = far.prompt_learnings()?;
-            let by_id: std::collections::HashMap<i64, &HookLearning> =
-                all.iter().map(|p| (p.learning.id, &p.learning)).collect();
-            let rows: Vec<_> = all.iter().map(far::PromptLearning::local_row).collect();
-            let hits = ranker
-                .search_local(&rows, far.nonce_hash(), far.vectors_model(), query, |id| {
-                    Ok(by_id.get(&id).map(|l| l.text.clone()))
-                })
-                .map_err(|e| e.to_string())?;
-            for h in hits {
-                if let Some(l) = by_id.get(&h.id).filter(|l| {
-                    matches!(l.status, Status::Active | Status::Draft) && l.triggers.is_empty()
-                }) {
-                    found.push((*l).clone());
+            // ranking index names. Of its prompt file only the table and the lines ranking
+            // needs are read (the rows the index does not answer for, the best hits), each
+            // line checked against its hash in the table the header's MAC covers.
+            let prompt = far.prompt().map_err(|e| e.to_string())?;
+            let result = ranker
+                .search_local(
+                    &prompt.entries(),
+                    far.nonce_hash(),
+                    far.vectors_model(),
+                    query,
+                    |ids| prompt.rows(ids),
+                    |id| Ok(prompt.learning(id)?.map(|p| p.learning.text)),
+                )
+                .and_then(|hits| {
+                    let mut found = Vec::new();
+                    for h in hits {
+                        if let Some(p) = prompt.learning(h.id)?.filter(|p| {
+                            matches!(p.learning.status, Status::Active | Status::Draft)
+                                && p.learning.triggers.is_empty()
+                        }) {
+                            found.push(p.learning);
+                        }
+                    }
+                    Ok(found)
+                });
+            match result {
+                Ok(given) => found = given,
+                Err(e) => {
+                    // A line that fails its check: nothing is given, and the background job
+                    // writes the file again.
+                    far.rewrite_soon();
+                    return Err(e.to_string());
                 }
             }
         }

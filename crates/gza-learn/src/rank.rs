@@ -583,21 +583,25 @@ impl Ranker {
         })
     }
 
-    /// Rank `rows` (the learnings in use, as a far hook's snapshot keeps them) for `query`
-    /// with no database: the ranking index answers for the learnings it holds when it was
-    /// built from the database whose nonce hashes to `nonce_hash` (any other index is not
-    /// used); the rest are ranked by words. Nothing is looked up or rescored from stored
-    /// vectors and no outcome credit weighs the hits (both are reads of the database): the
-    /// index's int8 similarity ranks. `text_of` gives a hit's text for [`diversify_by`].
+    /// Rank the learnings in use a far hook's snapshot lists (`entries`, ascending by id) for
+    /// `query` with no database: the ranking index answers for the learnings it holds when it
+    /// was built from the database whose nonce hashes to `nonce_hash` (any other index is not
+    /// used); the rest, and the entries marked fresh, are ranked by words (and by their stored
+    /// vector when the snapshot carries one) from the rows `rows_of` reads, called once with
+    /// their ids: with the index in place only those few rows are read, not every learning's.
+    /// Nothing is looked up or rescored from stored vectors and no outcome credit weighs the
+    /// hits (both are reads of the database): the index's int8 similarity ranks. `text_of`
+    /// gives a hit's text for [`diversify_by`].
     pub fn search_local(
         &self,
-        rows: &[LocalRow],
+        entries: &[LocalEntry],
         nonce_hash: u64,
         vectors_model: Option<&str>,
         query: Query,
+        rows_of: impl FnOnce(&[i64]) -> Result<Vec<LocalRow>>,
         text_of: impl FnMut(i64) -> Result<Option<String>>,
     ) -> Result<Vec<Hit>> {
-        if query.text.trim().is_empty() || rows.is_empty() {
+        if query.text.trim().is_empty() || entries.is_empty() {
             return Ok(Vec::new());
         }
         let (text, q) = self.query_vector(query.text);
@@ -607,33 +611,54 @@ impl Ranker {
             .index_path()
             .and_then(|p| index::Index::load(&p))
             .filter(|ix| nonce_hash != 0 && ix.nonce_hash() == nonce_hash);
-        let rows: Vec<&LocalRow> = rows
+        let mut wanted: Vec<&LocalEntry> = entries
             .iter()
-            .filter(|r| query.drafts || !r.row.draft)
+            .filter(|e| query.drafts || !e.draft)
             .collect();
-        // The index answers for the rows it holds that did not change since it was built.
-        let wanted: HashSet<i64> = rows.iter().filter(|r| !r.fresh).map(|r| r.row.id).collect();
-        let own_vectors = vectors_model.is_some() && vectors_model == self.model();
-        let mut docs: Vec<Doc> = Vec::with_capacity(rows.len());
-        let mut indexed = HashSet::new();
-        if let Some(ix) = &loaded {
-            for e in ix.entries(model_hash) {
-                if !wanted.contains(&e.id) {
-                    continue;
-                }
-                indexed.insert(e.id);
-                let semantic = q.as_ref().and_then(|q| e.similarity(q));
-                docs.push(Doc {
-                    id: e.id,
-                    priority: e.priority,
-                    semantic,
-                    approximate: semantic.is_some(),
-                    hinted: e.hinted,
-                    terms: Terms::Indexed(e.terms),
-                });
-            }
+        // The merge below walks both lists in id order (the snapshot's reader checks its
+        // entries ascend; sorted here too, so no caller can make it skip one).
+        if !wanted.windows(2).all(|w| w[0].id < w[1].id) {
+            wanted.sort_by_key(|e| e.id);
+            wanted.dedup_by_key(|e| e.id);
         }
-        for r in rows.iter().filter(|r| !indexed.contains(&r.row.id)) {
+        let own_vectors = vectors_model.is_some() && vectors_model == self.model();
+        let mut docs: Vec<Doc> = Vec::with_capacity(wanted.len());
+        // The index answers for the entries it holds that did not change since it was built;
+        // the others' rows are read.
+        let mut unanswered: Vec<i64> = Vec::new();
+        match &loaded {
+            Some(ix) => {
+                let mut held = ix.entries(model_hash).peekable();
+                for w in &wanted {
+                    if w.fresh {
+                        unanswered.push(w.id);
+                        continue;
+                    }
+                    while held.next_if(|e| e.id < w.id).is_some() {}
+                    match held.next_if(|e| e.id == w.id) {
+                        Some(e) => {
+                            let semantic = q.as_ref().and_then(|q| e.similarity(q));
+                            docs.push(Doc {
+                                id: e.id,
+                                priority: e.priority,
+                                semantic,
+                                approximate: semantic.is_some(),
+                                hinted: e.hinted,
+                                terms: Terms::Indexed(e.terms),
+                            });
+                        }
+                        None => unanswered.push(w.id),
+                    }
+                }
+            }
+            None => unanswered.extend(wanted.iter().map(|w| w.id)),
+        }
+        let rows = if unanswered.is_empty() {
+            Vec::new()
+        } else {
+            rows_of(&unanswered)?
+        };
+        for r in &rows {
             let semantic = match (&q, &r.vector) {
                 (Some(q), Some(v)) if own_vectors => Some(cosine(q, v)),
                 _ => None,
@@ -647,7 +672,7 @@ impl Ranker {
                 terms: Terms::Owned(doc_terms(&r.row)),
             });
         }
-        if rows.len() > indexed.len() || loaded.is_none() {
+        if !unanswered.is_empty() || loaded.is_none() {
             // The background job builds the index of what the snapshot holds.
             self.start_job();
         }
@@ -683,6 +708,11 @@ fn score(docs: &[Doc], text: &str) -> Vec<(Hit, bool)> {
     let terms: Vec<&Terms> = docs.iter().map(|d| &d.terms).collect();
     let lexical = bm25_scores(&terms, &query_terms);
     let identifiers = identifiers(text);
+    // Which of the query's terms are identifiers, by their place in the query.
+    let is_identifier: Vec<bool> = query_terms
+        .iter()
+        .map(|t| identifiers.contains(t))
+        .collect();
     let total = docs.len();
     // Every learning's score, then the hits worth keeping made whole: the best, the exact
     // matches and the CRITICAL ones (task selection gives every CRITICAL one that matches
@@ -699,7 +729,7 @@ fn score(docs: &[Doc], text: &str) -> Vec<(Hit, bool)> {
             let exact = (!query_terms.is_empty()
                 && query_terms.len() <= KEYWORD_QUERY_TERMS
                 && matched.len() == query_terms.len())
-                || matched.iter().any(|t| identifiers.contains(t));
+                || matched.iter().any(|&(k, _)| is_identifier[k]);
             (score, exact)
         })
         .collect();
@@ -735,7 +765,10 @@ fn score(docs: &[Doc], text: &str) -> Vec<(Hit, bool)> {
                 score: scored[i].0,
                 semantic: d.semantic,
                 lexical: (bm25 / BM25_SCALE).min(1.0),
-                matched: matched.clone(),
+                matched: matched
+                    .iter()
+                    .map(|&(k, _)| query_terms[k].clone())
+                    .collect(),
                 exact: scored[i].1,
                 priority: d.priority,
                 hinted: d.hinted,
@@ -746,6 +779,16 @@ fn score(docs: &[Doc], text: &str) -> Vec<(Hit, bool)> {
     let order = |a: &Hit, b: &Hit| relative(b).total_cmp(&relative(a)).then(a.id.cmp(&b.id));
     hits.sort_by(|(a, _), (b, _)| order(a, b));
     hits
+}
+
+/// A learning in use as a far hook's snapshot lists it, for [`Ranker::search_local`]: its id,
+/// whether it is a draft, and whether it changed since the ranking index was built (then its
+/// row is read and the index's entry, if any, is not used).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalEntry {
+    pub id: i64,
+    pub draft: bool,
+    pub fresh: bool,
 }
 
 /// A learning in use as a far hook's snapshot keeps it: its row; whether it changed since the
@@ -1378,8 +1421,10 @@ impl Terms<'_> {
 }
 
 /// Okapi BM25 of each learning for the query's distinct terms `q` ([`distinct_terms`]), from each learning's hashed terms
-/// ([`doc_terms`]), with the query terms it matched. Only the query's terms are counted.
-fn bm25_scores(docs: &[&Terms], q: &[String]) -> Vec<(f64, Vec<String>)> {
+/// ([`doc_terms`]), with the query terms it matched. Only the query's terms are counted. The
+/// matched terms are their places in `q`, in query order, with how often each occurs (no
+/// strings: every learning is scored on every prompt, and only the kept hits' terms are named).
+fn bm25_scores(docs: &[&Terms], q: &[String]) -> Vec<(f64, Vec<(usize, u32)>)> {
     const K1: f64 = 1.2;
     const B: f64 = 0.75;
     // The query's term hashes, sorted, with their place in the query: a binary search per term.
@@ -1415,17 +1460,15 @@ fn bm25_scores(docs: &[&Terms], q: &[String]) -> Vec<(f64, Vec<String>)> {
         .map(|(doc, mut tf)| {
             let len = doc.len() as f64;
             let mut score = 0.0;
-            let mut matched = Vec::new();
             // In query order, as the terms were asked.
             tf.sort_by_key(|(k, _)| *k);
-            for (k, f) in tf {
+            for &(k, f) in &tf {
                 let df = f64::from(df[k].max(1));
                 let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
                 let f = f64::from(f);
                 score += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg_len));
-                matched.push(q[k].clone());
             }
-            (score, matched)
+            (score, tf)
         })
         .collect()
 }
@@ -1491,9 +1534,11 @@ mod tests {
         ];
         let docs: Vec<Terms> = rows.iter().map(|r| Terms::Owned(doc_terms(r))).collect();
         let docs: Vec<&Terms> = docs.iter().collect();
-        let s = bm25_scores(&docs, &distinct_terms("update the sqlx offline cache"));
+        let q = distinct_terms("update the sqlx offline cache");
+        let s = bm25_scores(&docs, &q);
         assert!(s[1].0 > s[0].0 && s[1].0 > s[2].0);
-        assert_eq!(s[1].1, vec!["sqlx"]);
+        let matched: Vec<&str> = s[1].1.iter().map(|&(k, _)| q[k].as_str()).collect();
+        assert_eq!(matched, ["sqlx"]);
         assert_eq!(s[0].0, 0.0);
     }
 }
