@@ -150,13 +150,21 @@ pub(super) fn open_with_edits(ctx: &Context) -> anyhow::Result<(Project, Store)>
     let project = ctx.project()?;
     if project.learnings_path().is_file()
         && let Ok(store) = Store::open_project(&project)
-        && let Err(e) = regenerate::sync_edits(&project, &store)
     {
-        writeln!(
-            output::stderr(),
-            "{} your edits to learnings.md were not taken in ({e}); showing the stored learnings",
-            output::paint(output::YELLOW, "warning:")
-        )?;
+        if let Err(e) = regenerate::sync_edits(&project, &store) {
+            writeln!(
+                output::stderr(),
+                "{} your edits to learnings.md were not taken in ({e}); showing the stored learnings",
+                output::paint(output::YELLOW, "warning:")
+            )?;
+        }
+        // The store the edits went through answers the command too (as `open_for_reading`
+        // would, what hooks spooled taken in first): one connection to a shared database, not
+        // two, each a server process started.
+        if crate::learn::spool::pending(&project) {
+            crate::learn::take_in_spooled(&project, &store);
+        }
+        return Ok((project, store));
     }
     Ok(ctx.open_for_reading()?)
 }

@@ -175,6 +175,47 @@ fn a_database_that_cannot_be_reached_is_one_line_and_nothing_is_claimed() {
     assert!(!p.path("ran.txt").exists());
 }
 
+/// With `sslmode=prefer` (the default) and a server without TLS (the test cluster's), a
+/// command reads none of the system's certificates: they are read only once a server agrees to
+/// TLS. Reading them (the bundle, then every file of `/etc/ssl/certs`) was half of a short
+/// command's CPU at every start. `SSL_CERT_FILE` names a FIFO that nobody writes, which blocks
+/// whoever opens it for reading: a command that reads the roots never ends by itself.
+#[test]
+fn a_connection_to_a_server_without_tls_reads_no_certificate() {
+    let mut p = TestProject::empty_postgres();
+    p.ok(&["init"]);
+    let id = p.add(&["read no certificate"]);
+    let fifo = p.scratch().join("roots.pem");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    p.set_env("SSL_CERT_FILE", fifo.to_str().unwrap());
+    let mut child = p.spawn(&["show", &id.to_string()]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            // Let the reader go (an empty file), so the command ends either way.
+            drop(std::fs::OpenOptions::new().write(true).open(&fifo));
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let status = status.expect("`gza show` blocked reading the certificates in SSL_CERT_FILE");
+    let out = child.wait_with_output().unwrap();
+    assert!(status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("read no certificate"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 #[test]
 fn clones_of_one_repository_share_a_project_and_other_repositories_see_none_of_it() {
     let first = TestProject::empty_postgres();

@@ -1475,14 +1475,15 @@ fn bm25_scores(docs: &[&Terms], q: &[String]) -> Vec<(f64, Vec<(usize, u32)>)> {
 
 /// Learnings by id, for showing hits.
 pub fn hits_with_records(store: &Store, hits: &[Hit]) -> Result<Vec<(Hit, Learning)>> {
+    let records = store.learnings_by_ids(&hits.iter().map(|h| h.id).collect::<Vec<_>>())?;
     let mut out = Vec::with_capacity(hits.len());
     for h in hits {
         // Only learnings in use, whatever ranked them: an archived or quarantined learning is
         // never given, even were an index to name it.
-        if let Some(l) = store.learning(h.id)?
+        if let Some(l) = records.get(&h.id)
             && l.is_in_use()
         {
-            out.push((h.clone(), l));
+            out.push((h.clone(), l.clone()));
         }
     }
     Ok(out)

@@ -102,12 +102,13 @@ impl Store {
                 &format!(
                     "SELECT {SUMMARY_COLUMNS}, t.branch, t.base_branch, t.base_commit, t.pr_url, \
                    r.id, r.status, r.review_verdict \
-                 FROM tasks t \
+                 FROM tasks t INDEXED BY tasks_open_branches \
                  LEFT JOIN tasks r ON r.id = ( \
                    WITH RECURSIVE family(id) AS ( \
-                     SELECT t.id UNION SELECT i.id FROM tasks i JOIN family f ON i.based_on = f.id \
-                       WHERE i.task_type = 'improve') \
-                   SELECT MAX(v.id) FROM tasks v JOIN family f ON v.based_on = f.id \
+                     SELECT t.id UNION SELECT i.id FROM tasks i INDEXED BY tasks_based_on \
+                       JOIN family f ON i.based_on = f.id WHERE i.task_type = 'improve') \
+                   SELECT MAX(v.id) FROM tasks v INDEXED BY tasks_based_on \
+                   JOIN family f ON v.based_on = f.id \
                    WHERE v.task_type = 'review') \
                  WHERE t.task_type = 'implement' AND t.status = 'completed' \
                    AND t.merged_at IS NULL AND t.branch IS NOT NULL{}{} \

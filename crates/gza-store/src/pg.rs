@@ -364,6 +364,59 @@ fn tls(r: &Resolved) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
+/// TLS for `sslmode=prefer` whose configuration is made only when the server answers the TLS
+/// request with yes. Making it reads the system's roots (on Debian the bundle and then every
+/// file of `/etc/ssl/certs`, ~150 files: about 5 ms of CPU, half of a short command's), which a
+/// server without TLS (a loopback or socket connection, most often) never needs.
+struct LazyTls(Resolved);
+
+/// [`LazyTls`] for one server, until the server has answered.
+struct LazyTlsConnect {
+    resolved: Resolved,
+    domain: String,
+}
+
+type RustlsConnect = <tokio_postgres_rustls::MakeRustlsConnect as postgres::tls::MakeTlsConnect<
+    postgres::Socket,
+>>::TlsConnect;
+type RustlsStream = <RustlsConnect as postgres::tls::TlsConnect<postgres::Socket>>::Stream;
+type TlsError = Box<dyn std::error::Error + Send + Sync>;
+
+impl postgres::tls::MakeTlsConnect<postgres::Socket> for LazyTls {
+    type Stream = RustlsStream;
+    type TlsConnect = LazyTlsConnect;
+    type Error = std::convert::Infallible;
+
+    fn make_tls_connect(
+        &mut self,
+        domain: &str,
+    ) -> std::result::Result<LazyTlsConnect, Self::Error> {
+        Ok(LazyTlsConnect {
+            resolved: self.0.clone(),
+            domain: domain.to_string(),
+        })
+    }
+}
+
+impl postgres::tls::TlsConnect<postgres::Socket> for LazyTlsConnect {
+    type Stream = RustlsStream;
+    type Error = TlsError;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = std::result::Result<RustlsStream, TlsError>> + Send>,
+    >;
+
+    fn connect(self, stream: postgres::Socket) -> Self::Future {
+        use postgres::tls::MakeTlsConnect;
+        let connect = tls(&self.resolved)
+            .map_err(TlsError::from)
+            .and_then(|mut make| {
+                MakeTlsConnect::<postgres::Socket>::make_tls_connect(&mut make, &self.domain)
+                    .map_err(TlsError::from)
+            });
+        Box::pin(async move { connect?.connect(stream).await.map_err(TlsError::from) })
+    }
+}
+
 /// Open a connection, with `search_path` (when given) set as it starts. A server that says it
 /// is shutting down, starting up or recovering (a restart or a failover under way) is asked
 /// again, with a pause that doubles up to 1 s, for as long as `patience` allows; once it has
@@ -442,6 +495,11 @@ fn connect_once(
         "disable" => {
             config.ssl_mode(postgres::config::SslMode::Disable);
             config.connect(postgres::NoTls)
+        }
+        // `prefer` with the system's roots: read them only once the server agrees to TLS.
+        "prefer" if r.sslrootcert.is_none() => {
+            config.ssl_mode(postgres::config::SslMode::Prefer);
+            config.connect(LazyTls(r.clone()))
         }
         mode => {
             config.ssl_mode(if mode == "prefer" {

@@ -642,11 +642,15 @@ impl Store {
         let ready = self
             .db
             .one(
+                // The dependency's status is looked up only for a task that has one: as a join
+                // (or an EXISTS, which PostgreSQL hashes), PostgreSQL's planner read every task
+                // of the history to count the ready ones (54 ms at 100,000 tasks).
                 &format!(
                     "SELECT COUNT(*) FROM (SELECT 1 FROM tasks t \
-                     LEFT JOIN tasks d ON d.id = t.depends_on \
                      WHERE t.status = 'pending'{in_group} \
-                       AND (t.depends_on IS NULL OR d.status = 'completed') LIMIT ?2) AS ready"
+                       AND (t.depends_on IS NULL \
+                            OR (SELECT d.status FROM tasks d WHERE d.id = t.depends_on) = 'completed') \
+                     LIMIT ?2) AS ready"
                 ),
                 params![scope.group, cap, tags],
             )

@@ -895,6 +895,17 @@ fn scenario(store: &Store) -> String {
         "embeddings of",
         store.embeddings_of("fp1", &[l1, 999]).unwrap()
     );
+    // In one statement: the order asked for, whatever the database's.
+    say!(
+        "embeddings of, l2 first",
+        store.embeddings_of("fp1", &[l2, 999, l1]).unwrap()
+    );
+    say!("learnings by ids", {
+        let found = store.learnings_by_ids(&[l2, 999, l1]).unwrap();
+        let mut texts: Vec<_> = found.iter().map(|(id, l)| (*id, l.text.clone())).collect();
+        texts.sort();
+        texts
+    });
     store.set_learnings_version(claimed.id, Some(1)).unwrap();
     store
         .set_prompt_sent(claimed.id, "the prompt sent")
@@ -1021,6 +1032,10 @@ fn scenario(store: &Store) -> String {
     say!(
         "credit counts",
         store.credit_counts(&[l1, l2, 999]).unwrap()
+    );
+    say!(
+        "credit counts, l2 first",
+        store.credit_counts(&[l2, 999, l1]).unwrap()
     );
     say!("base rate", store.base_rate().unwrap());
     say!("branch tasks", store.branch_tasks(claimed.id).unwrap());
