@@ -53,9 +53,7 @@ fn random_hex(n: usize) -> anyhow::Result<String> {
     Ok(hex(&bytes))
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use crate::text::hex;
 
 fn sha256(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()

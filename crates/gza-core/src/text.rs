@@ -71,6 +71,17 @@ pub fn tail(text: &str, max: usize) -> &str {
     }
 }
 
+/// `bytes` as lowercase hexadecimal (a digest, a random token).
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -242,10 +242,7 @@ pub fn agent_config_hash(dir: &Path, rel: &str) -> Option<Value> {
     std::fs::symlink_metadata(&path).ok()?;
     let bytes = crate::fsutil::read_project_file(dir, &path, 4 << 20)
         .unwrap_or_else(|e| format!("unreadable: {e}").into_bytes());
-    let hash: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hash = crate::text::hex(&Sha256::digest(&bytes));
     Some(Value::String(format!("sha256:{hash}")))
 }
 

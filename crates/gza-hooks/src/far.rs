@@ -237,13 +237,7 @@ fn parse_key(bytes: &[u8]) -> Option<[u8; 32]> {
     Some(key)
 }
 
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
+use gza_core::text::hex;
 
 /// HMAC-SHA256 (RFC 2104) of `message` under `key`.
 fn hmac(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
