@@ -733,17 +733,13 @@ enum Lost {
 
 /// Whether `e` says the connection is gone, and what that left of the statement.
 fn lost(e: &DbError) -> Option<Lost> {
-    use postgres::error::SqlState;
     let DbError::Postgres(e) = e else {
         return None;
     };
+    if crate::pg::passing_state(e) {
+        return Some(Lost::Aborted);
+    }
     if let Some(code) = e.code() {
-        if *code == SqlState::ADMIN_SHUTDOWN
-            || *code == SqlState::CRASH_SHUTDOWN
-            || *code == SqlState::CANNOT_CONNECT_NOW
-        {
-            return Some(Lost::Aborted);
-        }
         // Class 08, connection exceptions.
         return code.code().starts_with("08").then_some(Lost::Unknown);
     }

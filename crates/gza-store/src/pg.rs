@@ -450,9 +450,9 @@ pub(crate) fn connect(
     }
 }
 
-/// Whether the server refused a connection for a state that passes: shutting down, starting
-/// up, recovering after a crash.
-fn passing_state(e: &postgres::Error) -> bool {
+/// Whether the server refused a connection, or ended a session, for a state that passes:
+/// shutting down, starting up, recovering after a crash.
+pub(crate) fn passing_state(e: &postgres::Error) -> bool {
     use postgres::error::SqlState;
     e.code().is_some_and(|code| {
         *code == SqlState::CANNOT_CONNECT_NOW
