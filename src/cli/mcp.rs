@@ -145,10 +145,7 @@ fn install_cmd(ctx: &Context, args: ScopeArgs, add: bool) -> anyhow::Result<()> 
     let env = server_env()?;
     let mut out = output::stdout();
     for (agent, path) in paths {
-        // An agent settings file of the project's, as it was: whether gza's change keeps it
-        // trusted (gza_core::trust::keep_after_writing).
-        let config = crate::trust::agent_config_name(&project.root, &path);
-        let before = config.and_then(|rel| crate::trust::agent_config_hash(&project.root, rel));
+        let config = super::trust::AgentConfigWrite::before(&project.root, &path);
         let (changes, backup) = if add {
             install::install(agent, scope, &path, &project.root, &gza, &env, args.dry_run)?
         } else {
@@ -182,14 +179,10 @@ fn install_cmd(ctx: &Context, args: ScopeArgs, add: bool) -> anyhow::Result<()> 
             if let Some(bak) = backup {
                 writeln!(out, "  The previous file is kept as {}", bak.display())?;
             }
-            if let Some(rel) = config
+            if let Some(config) = config
                 && !args.dry_run
-                && !crate::trust::keep_after_writing(&project.root, rel, before.as_ref())?
             {
-                writeln!(
-                    out,
-                    "  {rel} held settings you had not trusted, so gza's agents still leave it out: read it, then run `gza trust`"
-                )?;
+                config.after(&mut out)?;
             }
         }
         if add {

@@ -120,3 +120,40 @@ pub fn cmd_trust(ctx: &Context, args: TrustArgs) -> anyhow::Result<()> {
     )?;
     Ok(())
 }
+
+/// An agent CLI's settings file of the project that `gza hook install` or `gza mcp install` is
+/// about to change, as it was: whether gza's change keeps it trusted
+/// (`gza_core::trust::keep_after_writing`).
+pub(crate) struct AgentConfigWrite<'a> {
+    root: &'a std::path::Path,
+    rel: &'static str,
+    before: Option<serde_norway::Value>,
+}
+
+impl<'a> AgentConfigWrite<'a> {
+    /// The file at `path` before the change; `None` when it is no agent settings file of the
+    /// project's (a user-scope file, say).
+    pub(crate) fn before(
+        root: &'a std::path::Path,
+        path: &std::path::Path,
+    ) -> Option<AgentConfigWrite<'a>> {
+        let rel = crate::trust::agent_config_name(root, path)?;
+        Some(AgentConfigWrite {
+            root,
+            rel,
+            before: crate::trust::agent_config_hash(root, rel),
+        })
+    }
+
+    /// After the change: keep the trust, or say in one line why the file stays untrusted.
+    pub(crate) fn after(self, out: &mut impl Write) -> anyhow::Result<()> {
+        if !crate::trust::keep_after_writing(self.root, self.rel, self.before.as_ref())? {
+            writeln!(
+                out,
+                "  {} held settings you had not trusted, so gza's agents still leave it out: read it, then run `gza trust`",
+                self.rel
+            )?;
+        }
+        Ok(())
+    }
+}

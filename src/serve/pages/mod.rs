@@ -358,7 +358,7 @@ async fn login_page(
 ) -> Response {
     match query.token {
         Some(code) if app.security.signs_in_by_address() && app.security.token_ok(&code) => {
-            signed_in(&app, &code)
+            sign_in_response(&app, &code)
         }
         Some(_) => (
             StatusCode::UNAUTHORIZED,
@@ -374,7 +374,7 @@ async fn login_page(
 
 /// Sign the browser in with `token` (a cookie only this dashboard's pages send) and go to the
 /// board.
-fn signed_in(app: &App, token: &str) -> Response {
+fn sign_in_response(app: &App, token: &str) -> Response {
     let cookie = format!(
         "{}={}; HttpOnly; SameSite=Strict; Path=/",
         app.security.cookie_name(),
@@ -437,7 +437,7 @@ async fn login(State(app): State<Arc<App>>, axum::Form(form): axum::Form<LoginFo
         )
             .into_response();
     }
-    signed_in(&app, &form.token)
+    sign_in_response(&app, &form.token)
 }
 
 #[cfg(test)]
