@@ -380,8 +380,7 @@ fn an_address_beyond_loopback_needs_the_token_and_refuses_to_start_without_it() 
     assert_eq!(s.get("/api/hub").status(), 303);
     assert_eq!(s.get("/events/board").status(), 303);
     let login = s.page("/login");
-    let at = login.find(r#"name="csrf" value=""#).unwrap() + 19;
-    let csrf = login[at..at + 64].to_string();
+    let csrf = login_csrf(&login);
     let r = s.post_raw("/login", &[("csrf", &csrf), ("token", "gzs_wrong")], &[]);
     assert_eq!(r.status(), 401);
     // A POST without the token is refused before it is read.
@@ -395,15 +394,8 @@ fn an_address_beyond_loopback_needs_the_token_and_refuses_to_start_without_it() 
     );
     let r = s.post_raw("/login", &[("csrf", &csrf), ("token", &token)], &[]);
     assert_eq!(r.status(), 303);
-    let cookie = r.headers()[header::SET_COOKIE]
-        .to_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
-        "{cookie}"
-    );
-    s.cookie = Some(cookie.split(';').next().unwrap().to_string());
+    let cookie = sign_in_cookie(&r);
+    s.cookie = Some(cookie);
     assert_eq!(s.get("/").status(), 200);
     // A script may use the Authorization header instead.
     let r = client()
@@ -1349,8 +1341,7 @@ fn with_token_even_loopback_wants_the_token_so_a_local_agent_cannot_act_as_the_p
     let r = s.get("/");
     assert_eq!(r.status(), 303);
     let login = s.page("/login");
-    let at = login.find(r#"name="csrf" value=""#).unwrap() + 19;
-    let csrf = login[at..at + 64].to_string();
+    let csrf = login_csrf(&login);
     let r = s.post_raw(
         "/tasks",
         &[("csrf", &csrf), ("prompt", "queued by an agent")],
@@ -1401,8 +1392,7 @@ fn on_loopback_by_default_only_the_printed_sign_in_address_lets_a_browser_in() {
         !login.contains(&code),
         "the sign-in page must not give the code away"
     );
-    let at = login.find(r#"name="csrf" value=""#).unwrap() + 19;
-    let csrf = login[at..at + 64].to_string();
+    let csrf = login_csrf(&login);
     let r = agent
         .post(format!("{}/tasks", s.url))
         .form(&[("csrf", csrf.as_str()), ("prompt", "queued by an agent")])
@@ -1426,17 +1416,10 @@ fn on_loopback_by_default_only_the_printed_sign_in_address_lets_a_browser_in() {
     let r = agent.get(&address).send().unwrap();
     assert_eq!(r.status(), 303);
     assert_eq!(r.headers()[header::LOCATION], "/");
-    let cookie = r.headers()[header::SET_COOKIE]
-        .to_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
-        "{cookie}"
-    );
+    let cookie = sign_in_cookie(&r);
     let board = agent
         .get(format!("{}/", s.url))
-        .header(header::COOKIE, cookie.split(';').next().unwrap())
+        .header(header::COOKIE, &cookie)
         .send()
         .unwrap()
         .text()
@@ -1480,4 +1463,20 @@ fn on_loopback_by_default_only_the_printed_sign_in_address_lets_a_browser_in() {
         stderr.contains("--no-token: any process of this machine"),
         "{stderr}"
     );
+}
+
+/// The CSRF token of the sign-in page's form.
+fn login_csrf(login: &str) -> String {
+    let at = login.find(r#"name="csrf" value=""#).unwrap() + 19;
+    login[at..at + 64].to_string()
+}
+
+/// The cookie a sign-in set (`name=value`), which must be HttpOnly and SameSite=Strict.
+fn sign_in_cookie(r: &Response) -> String {
+    let cookie = r.headers()[header::SET_COOKIE].to_str().unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    cookie.split(';').next().unwrap().to_string()
 }

@@ -356,17 +356,7 @@ fn a_cloned_gza_yaml_cannot_choose_the_container_that_gets_the_persons_key() {
 
 #[test]
 fn gemini_is_not_started_under_settings_a_repository_committed_until_they_are_trusted() {
-    let marker = tempfile::tempdir().unwrap();
-    let ran = marker.path().join("ran");
-    let p = TestProject::in_git_repo();
-    // A stand-in Gemini CLI: it would run the folder's hooks; here it says it ran.
-    let gemini = marker.path().join("gemini");
-    std::fs::write(&gemini, format!("#!/bin/sh\ntouch {}\n", ran.display())).unwrap();
-    std::fs::set_permissions(&gemini, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    p.config(&format!(
-        "provider: gemini\nproviders:\n  gemini:\n    path: {}\nlearnings:\n  extraction_provider: none\n",
-        gemini.display()
-    ));
+    let (p, _marker, ran) = project_with_a_stand_in_gemini();
     std::fs::create_dir_all(p.path(".gemini")).unwrap();
     std::fs::write(
         p.path(".gemini/settings.json"),
@@ -405,16 +395,7 @@ fn gemini_is_not_started_under_settings_a_repository_committed_until_they_are_tr
 /// as the repository's: the gate fails closed, and `gza trust` lists them.
 #[test]
 fn agent_settings_stay_gated_when_git_cannot_say_what_is_tracked() {
-    let marker = tempfile::tempdir().unwrap();
-    let ran = marker.path().join("ran");
-    let p = TestProject::in_git_repo();
-    let gemini = marker.path().join("gemini");
-    std::fs::write(&gemini, format!("#!/bin/sh\ntouch {}\n", ran.display())).unwrap();
-    std::fs::set_permissions(&gemini, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    p.config(&format!(
-        "provider: gemini\nproviders:\n  gemini:\n    path: {}\nlearnings:\n  extraction_provider: none\n",
-        gemini.display()
-    ));
+    let (p, _marker, ran) = project_with_a_stand_in_gemini();
     std::fs::create_dir_all(p.path(".gemini")).unwrap();
     std::fs::write(
         p.path(".gemini/settings.json"),
@@ -448,16 +429,7 @@ fn agent_settings_stay_gated_when_git_cannot_say_what_is_tracked() {
 /// creates or changes, but never vouches for what an untrusted file already held.
 #[test]
 fn agent_settings_nobody_committed_are_gated_and_gzas_own_install_keeps_trust() {
-    let marker = tempfile::tempdir().unwrap();
-    let ran = marker.path().join("ran");
-    let p = TestProject::in_git_repo();
-    let gemini = marker.path().join("gemini");
-    std::fs::write(&gemini, format!("#!/bin/sh\ntouch {}\n", ran.display())).unwrap();
-    std::fs::set_permissions(&gemini, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    p.config(&format!(
-        "provider: gemini\nproviders:\n  gemini:\n    path: {}\nlearnings:\n  extraction_provider: none\n",
-        gemini.display()
-    ));
+    let (p, _marker, ran) = project_with_a_stand_in_gemini();
     let explore = |prompt: &str| {
         std::fs::remove_file(&ran).ok();
         let id = p.add(&[prompt, "--type", "explore"]);
@@ -528,4 +500,20 @@ fn agent_settings_nobody_committed_are_gated_and_gzas_own_install_keeps_trust() 
             .contains("agent settings not trusted")
     );
     assert!(explore("Once trusted").1, "trusted, the agent starts");
+}
+
+/// A project in a git repository whose agent is a stand-in Gemini CLI: it would run the
+/// folder's hooks; here it touches `ran` (in the returned directory, kept while it lives).
+fn project_with_a_stand_in_gemini() -> (TestProject, tempfile::TempDir, std::path::PathBuf) {
+    let marker = tempfile::tempdir().unwrap();
+    let ran = marker.path().join("ran");
+    let p = TestProject::in_git_repo();
+    let gemini = marker.path().join("gemini");
+    std::fs::write(&gemini, format!("#!/bin/sh\ntouch {}\n", ran.display())).unwrap();
+    std::fs::set_permissions(&gemini, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    p.config(&format!(
+        "provider: gemini\nproviders:\n  gemini:\n    path: {}\nlearnings:\n  extraction_provider: none\n",
+        gemini.display()
+    ));
+    (p, marker, ran)
 }
