@@ -212,7 +212,9 @@ pub fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
             "it is {len} bytes, more than the {max} gza reads; shorten it or remove it"
         )));
     }
-    let mut bytes = Vec::new();
+    // Sized once from the file's length (one more byte, so a file grown since is still read to
+    // its end without a copy): growing by doubling copied and faulted in the pages again.
+    let mut bytes = Vec::with_capacity(len.min(max) as usize + 1);
     file.take(max).read_to_end(&mut bytes)?;
     Ok(bytes)
 }

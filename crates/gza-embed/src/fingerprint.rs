@@ -20,10 +20,10 @@ const MAGIC: &str = "gza-fingerprint-1";
 
 /// What the file system says of a file: while it is unchanged, so is the content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp([i64; 7]);
+pub(crate) struct Stamp(pub(crate) [i64; 7]);
 
 impl Stamp {
-    fn of(meta: &Metadata) -> Stamp {
+    pub(crate) fn of(meta: &Metadata) -> Stamp {
         Stamp([
             meta.dev() as i64,
             meta.ino() as i64,
@@ -100,7 +100,7 @@ pub fn content_hash(bytes: &[u8]) -> u64 {
 }
 
 /// Replace `path` with `bytes` through a temporary file and a rename.
-fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;

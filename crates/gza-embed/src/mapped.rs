@@ -27,7 +27,9 @@ pub fn read_text(path: &Path, max: u64) -> std::io::Result<String> {
             "it is larger than {max} bytes"
         )));
     }
-    let mut text = String::new();
+    let len = file.metadata()?.len();
+    // Sized once (a byte more, so reading to the end needs no copy).
+    let mut text = String::with_capacity(len.min(max) as usize + 1);
     file.take(max).read_to_string(&mut text)?;
     Ok(text)
 }

@@ -11,12 +11,29 @@
 //! scores and silently no results). A copy for other weights is rebuilt; a damaged one too, or,
 //! where rebuilding is not allowed (a Claude Code hook, which must stay within its time
 //! budget), it is not used, with a one-line notice saying why.
+//!
+//! Hashing the whole copy at every load was a fifteenth of a hook's CPU, so a copy is hashed in
+//! full once and remembered by what the file system says of the file it was read from (device,
+//! inode, size, modification and change times to the nanosecond: `fingerprint::Stamp`), in a
+//! small stamp file beside it (`<copy>.verified`, or in gza's cache folder) that carries its own
+//! checksum. While the file has that identity its content is the one hashed: any write to it
+//! sets its change time to the clock's present, and replacing it gives another inode. A stamp
+//! is written only for a file whose times are at least [`SETTLE`] in the past, so a write in
+//! the same clock tick as the last one (timestamps are coarse) cannot leave them unchanged. A
+//! stamp for another identity, or a damaged one, is ignored and the copy is hashed again.
+//! docs/architecture.md ("Hooks within budget, always: the hooks' own CPU") says what this
+//! keeps and what it does not.
 
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
 use super::checksum::xxh3;
+use super::fingerprint::Stamp;
+
+/// A copy's times must lie this far in the past before its verification is remembered.
+pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+const VERIFIED: &str = "gza-int8-verified-1";
 
 const MAGIC: &[u8; 8] = b"GZAQ8v03";
 const ALIGN: usize = 64;
@@ -166,7 +183,9 @@ impl Quantized {
     /// The copy at `path` if it is for these weights and shapes and passes its checks.
     fn read(path: &Path, weights: Weights, shapes: &[(usize, usize)]) -> Result<Quantized, Reject> {
         let file = super::mapped::open_regular(path).map_err(|_| Reject::Absent)?;
-        let len = file.metadata().map_err(|_| Reject::Absent)?.len() as usize;
+        // The open file's own metadata: the stamp speaks of the file mapped below.
+        let meta = file.metadata().map_err(|_| Reject::Absent)?;
+        let len = meta.len() as usize;
         let (total, matrices) = layout(shapes);
         if len != total || len < HEADER {
             return Err(Reject::Absent);
@@ -194,7 +213,13 @@ impl Quantized {
         if !format_ok {
             return Err(Reject::Absent);
         }
-        if b[SELF_SUM..HEADER] != self_checksum(b).to_le_bytes() {
+        let stored = u64::from_le_bytes(b[SELF_SUM..HEADER].try_into().unwrap());
+        let stamp = verified_line(Stamp::of(&meta), stored);
+        let places = verified_places(path, &meta);
+        let known = places.iter().any(|p| {
+            super::mapped::read_text(p, 4096).is_ok_and(|text| text == stamp)
+        });
+        if !known && stored != self_checksum(b) {
             return Err(Reject::Damaged);
         }
         if !shapes_ok {
@@ -203,11 +228,59 @@ impl Quantized {
         if b[8..16] != weights.fingerprint.to_le_bytes() {
             return Err(Reject::OtherWeights);
         }
+        if !known && settled(&meta) {
+            for p in &places {
+                if super::fingerprint::write(p, stamp.as_bytes()).is_ok() {
+                    break;
+                }
+            }
+        }
         Ok(Quantized {
             storage: Storage::Mapped(map),
             matrices,
         })
     }
+}
+
+/// The stamp that says the copy with this identity and stored checksum was hashed in full and
+/// matched; it ends in a checksum of its own.
+fn verified_line(stamp: Stamp, sum: u64) -> String {
+    let fields: Vec<String> = stamp.0.iter().map(i64::to_string).collect();
+    let body = format!("{VERIFIED} {} {sum:016x}", fields.join(" "));
+    format!("{body} {:016x}\n", xxh3(body.as_bytes(), 0))
+}
+
+/// Where the stamp of the copy at `path` may be: beside it, then in gza's cache folder (named
+/// after the copy's device and inode), for a copy in a folder gza cannot write.
+fn verified_places(path: &Path, meta: &std::fs::Metadata) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".verified");
+    let mut places = vec![path.with_file_name(name)];
+    if let Some(cache) = super::cache_dir() {
+        places.push(cache.join(format!("{:x}-{:x}.int8-verified", meta.dev(), meta.ino())));
+    }
+    places
+}
+
+/// Whether the file's times lie [`SETTLE`] or more in the past: any later write gives it
+/// another change time.
+fn settled(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
+        return false;
+    };
+    let at = |s: i64, ns: i64| {
+        u64::try_from(s)
+            .ok()
+            .map(|s| std::time::Duration::new(s, ns.clamp(0, 999_999_999) as u32))
+    };
+    [
+        at(meta.mtime(), meta.mtime_nsec()),
+        at(meta.ctime(), meta.ctime_nsec()),
+    ]
+    .iter()
+    .all(|t| t.is_some_and(|t| t + SETTLE <= now))
 }
 
 /// The copy's own checksum: everything but the field that holds it.
@@ -369,6 +442,58 @@ mod tests {
             load(&path, W, &w, true).notice.is_none(),
             "one notice, then none"
         );
+    }
+
+    #[test]
+    fn a_verified_copy_is_remembered_by_its_identity_and_any_change_is_hashed_again() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.bin");
+        let stamp_path = dir.path().join("q.bin.verified");
+        let w: Vec<f32> = (0..6).map(|i| i as f32 - 2.5).collect();
+        load(&path, W, &w, true);
+        assert!(!stamp_path.exists(), "no stamp for a copy written just now");
+        std::thread::sleep(SETTLE + std::time::Duration::from_millis(200));
+        assert!(load(&path, W, &w, false).quantized.is_some());
+        let good = std::fs::read(&path).unwrap();
+        let stored = u64::from_le_bytes(good[SELF_SUM..HEADER].try_into().unwrap());
+        let stamp_of = |path: &Path| {
+            verified_line(Stamp::of(&std::fs::metadata(path).unwrap()), stored)
+        };
+        assert_eq!(
+            std::fs::read_to_string(&stamp_path).unwrap(),
+            stamp_of(&path),
+            "hashed in full once, then remembered"
+        );
+        // Damaged in place after the stamp was written (same inode, same size): the change
+        // time moved, the stamp no longer matches, the copy is hashed again and refused.
+        let at = (layout(&[(2, 3)]).1[0].scales + 3) as u64;
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.write_all_at(&[good[at as usize] ^ 0xff], at).unwrap();
+        drop(file);
+        let hook = load(&path, W, &w, false);
+        assert!(hook.quantized.is_none(), "a damaged copy after its stamp");
+        assert!(hook.notice.unwrap().contains("is damaged"));
+        // What a stamp for the file as it is vouches for is believed (the hash is skipped)...
+        std::fs::write(&stamp_path, stamp_of(&path)).unwrap();
+        assert!(load(&path, W, &w, false).quantized.is_some(), "the stamp is used");
+        // ...but not a stamp that fails its own checksum.
+        let forged = stamp_of(&path).replacen("gza-int8-verified-1 ", "gza-int8-verified-1 1", 1);
+        std::fs::write(&stamp_path, forged).unwrap();
+        assert!(load(&path, W, &w, false).quantized.is_none(), "a damaged stamp");
+        // Replaced by a good copy (another inode): the stale stamp is ignored and the new copy
+        // hashed and used.
+        std::fs::write(&stamp_path, stamp_of(&path)).unwrap();
+        let tmp = dir.path().join("new");
+        std::fs::write(&tmp, &good).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        assert_ne!(std::fs::read_to_string(&stamp_path).unwrap(), stamp_of(&path));
+        assert!(load(&path, W, &w, false).quantized.is_some());
+        let mut bad = good.clone();
+        bad[at as usize] ^= 0xff;
+        std::fs::write(&tmp, &bad).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        assert!(load(&path, W, &w, false).quantized.is_none(), "stale stamp ignored");
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! BERT's tokenizer, as Hugging Face's `BertTokenizer` does it: clean the text, split CJK
 //! characters, lowercase and strip accents, split punctuation, then WordPiece.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use unicode_normalization::UnicodeNormalization;
@@ -17,10 +16,122 @@ const MAX_WORD_CHARS: usize = 100;
 #[error("the vocabulary has no {0}")]
 pub struct MissingToken(pub &'static str);
 
-/// Token to id. FxHash, not SipHash: the 30,522 entries are hashed at every load (every hook
-/// that embeds a query), and the keys come from the model folder, not from an attacker who
-/// could make them collide.
-pub type Vocab = HashMap<String, u32, rustc_hash::FxBuildHasher>;
+/// Token to id: an open-addressing table of indexes into the vocabulary's own text, built at
+/// every load (every hook that embeds a query). A `HashMap<String, u32>` made 30,522 strings
+/// of their own and hashed them as it grew: a tenth of a hook's CPU. Here the file's text is
+/// kept whole and each token is a range of it. FxHash, not SipHash: the keys come from the
+/// model folder, not from an attacker who could make them collide. As in a map built from the
+/// lines in order, a token listed twice has the id of its last line.
+pub struct Vocab {
+    text: String,
+    /// (start, end, id) of each distinct token.
+    entries: Vec<(u32, u32, u32)>,
+    /// Entry index + 1, or 0 for an empty slot; the length is a power of two.
+    slots: Vec<u32>,
+}
+
+impl Vocab {
+    /// One token a line (its line number is its id).
+    fn from_lines(text: String) -> Vocab {
+        let lines = text.bytes().filter(|b| *b == b'\n').count() + 1;
+        let mut v = Vocab::with_capacity(String::new(), lines);
+        let base = text.as_ptr() as usize;
+        let mut ranges = Vec::with_capacity(lines);
+        for (i, line) in text.lines().enumerate() {
+            let start = line.as_ptr() as usize - base;
+            ranges.push((start, start + line.len(), i as u32));
+        }
+        v.text = text;
+        for (start, end, id) in ranges {
+            v.insert(start, end, id);
+        }
+        v
+    }
+
+    fn with_capacity(text: String, n: usize) -> Vocab {
+        Vocab {
+            text,
+            entries: Vec::with_capacity(n),
+            slots: vec![0; (n * 2).next_power_of_two().max(16)],
+        }
+    }
+
+    fn slot_of(&self, key: &str) -> usize {
+        use std::hash::BuildHasher;
+        rustc_hash::FxBuildHasher.hash_one(key) as usize & (self.slots.len() - 1)
+    }
+
+    fn insert(&mut self, start: usize, end: usize, id: u32) {
+        let mut at = self.slot_of(&self.text[start..end]);
+        loop {
+            match self.slots[at] {
+                0 => {
+                    self.entries.push((start as u32, end as u32, id));
+                    self.slots[at] = self.entries.len() as u32;
+                    if self.entries.len() * 2 > self.slots.len() {
+                        self.grow();
+                    }
+                    return;
+                }
+                e => {
+                    let (s, t, _) = self.entries[e as usize - 1];
+                    if self.text[s as usize..t as usize] == self.text[start..end] {
+                        self.entries[e as usize - 1].2 = id;
+                        return;
+                    }
+                }
+            }
+            at = (at + 1) & (self.slots.len() - 1);
+        }
+    }
+
+    fn grow(&mut self) {
+        self.slots = vec![0; self.slots.len() * 2];
+        for (i, &(s, t, _)) in self.entries.iter().enumerate() {
+            let mut at = self.slot_of(&self.text[s as usize..t as usize]);
+            while self.slots[at] != 0 {
+                at = (at + 1) & (self.slots.len() - 1);
+            }
+            self.slots[at] = i as u32 + 1;
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&u32> {
+        let mut at = self.slot_of(key);
+        loop {
+            match self.slots[at] {
+                0 => return None,
+                e => {
+                    let (s, t, id) = &self.entries[e as usize - 1];
+                    if &self.text[*s as usize..*t as usize] == key {
+                        return Some(id);
+                    }
+                }
+            }
+            at = (at + 1) & (self.slots.len() - 1);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl FromIterator<(String, u32)> for Vocab {
+    fn from_iter<I: IntoIterator<Item = (String, u32)>>(pairs: I) -> Vocab {
+        let mut v = Vocab::with_capacity(String::new(), 16);
+        for (token, id) in pairs {
+            let start = v.text.len();
+            v.text.push_str(&token);
+            v.insert(start, v.text.len(), id);
+        }
+        v
+    }
+}
 
 /// A WordPiece vocabulary and the special tokens' ids.
 pub struct Tokenizer {
@@ -40,16 +151,7 @@ impl Tokenizer {
                 reason: e.to_string(),
             }
         })?;
-        // Sized once: growing the table as it fills was a third of building it.
-        let mut vocab = Vocab::with_capacity_and_hasher(
-            text.bytes().filter(|b| *b == b'\n').count() + 1,
-            rustc_hash::FxBuildHasher,
-        );
-        vocab.extend(
-            text.lines()
-                .enumerate()
-                .map(|(i, t)| (t.to_string(), i as u32)),
-        );
+        let vocab = Vocab::from_lines(text);
         Tokenizer::new(vocab, lowercase).map_err(|e| ModelError::Corrupt {
             path: vocab_path.to_path_buf(),
             reason: e.to_string(),
