@@ -216,9 +216,9 @@ impl Quantized {
         let stored = u64::from_le_bytes(b[SELF_SUM..HEADER].try_into().unwrap());
         let stamp = verified_line(Stamp::of(&meta), stored);
         let places = verified_places(path, &meta);
-        let known = places.iter().any(|p| {
-            super::mapped::read_text(p, 4096).is_ok_and(|text| text == stamp)
-        });
+        let known = places
+            .iter()
+            .any(|p| super::mapped::read_text(p, 4096).is_ok_and(|text| text == stamp));
         if !known && stored != self_checksum(b) {
             return Err(Reject::Damaged);
         }
@@ -457,9 +457,8 @@ mod tests {
         assert!(load(&path, W, &w, false).quantized.is_some());
         let good = std::fs::read(&path).unwrap();
         let stored = u64::from_le_bytes(good[SELF_SUM..HEADER].try_into().unwrap());
-        let stamp_of = |path: &Path| {
-            verified_line(Stamp::of(&std::fs::metadata(path).unwrap()), stored)
-        };
+        let stamp_of =
+            |path: &Path| verified_line(Stamp::of(&std::fs::metadata(path).unwrap()), stored);
         assert_eq!(
             std::fs::read_to_string(&stamp_path).unwrap(),
             stamp_of(&path),
@@ -476,24 +475,36 @@ mod tests {
         assert!(hook.notice.unwrap().contains("is damaged"));
         // What a stamp for the file as it is vouches for is believed (the hash is skipped)...
         std::fs::write(&stamp_path, stamp_of(&path)).unwrap();
-        assert!(load(&path, W, &w, false).quantized.is_some(), "the stamp is used");
+        assert!(
+            load(&path, W, &w, false).quantized.is_some(),
+            "the stamp is used"
+        );
         // ...but not a stamp that fails its own checksum.
         let forged = stamp_of(&path).replacen("gza-int8-verified-1 ", "gza-int8-verified-1 1", 1);
         std::fs::write(&stamp_path, forged).unwrap();
-        assert!(load(&path, W, &w, false).quantized.is_none(), "a damaged stamp");
+        assert!(
+            load(&path, W, &w, false).quantized.is_none(),
+            "a damaged stamp"
+        );
         // Replaced by a good copy (another inode): the stale stamp is ignored and the new copy
         // hashed and used.
         std::fs::write(&stamp_path, stamp_of(&path)).unwrap();
         let tmp = dir.path().join("new");
         std::fs::write(&tmp, &good).unwrap();
         std::fs::rename(&tmp, &path).unwrap();
-        assert_ne!(std::fs::read_to_string(&stamp_path).unwrap(), stamp_of(&path));
+        assert_ne!(
+            std::fs::read_to_string(&stamp_path).unwrap(),
+            stamp_of(&path)
+        );
         assert!(load(&path, W, &w, false).quantized.is_some());
         let mut bad = good.clone();
         bad[at as usize] ^= 0xff;
         std::fs::write(&tmp, &bad).unwrap();
         std::fs::rename(&tmp, &path).unwrap();
-        assert!(load(&path, W, &w, false).quantized.is_none(), "stale stamp ignored");
+        assert!(
+            load(&path, W, &w, false).quantized.is_none(),
+            "stale stamp ignored"
+        );
     }
 
     #[test]
