@@ -484,10 +484,16 @@ fn is_tracked(root: &Path, name: &str) -> bool {
             .ok()
             .map(|m| format!("{}.{}:{}:{}", m.mtime(), m.mtime_nsec(), m.len(), m.ino()))
     };
-    let key = match (
-        stamp(&root.join(name)),
-        stamp(&root.join(".git").join("index")),
-    ) {
+    // A repository with no index yet (nothing ever added) is a state of its own ("-"): cached
+    // like any other, so every hook of a fresh repository does not start git. Only where
+    // `.git` is the repository's own folder: a worktree's index lies elsewhere.
+    let git = root.join(".git");
+    let index = stamp(&git.join("index")).or_else(|| {
+        std::fs::symlink_metadata(&git)
+            .is_ok_and(|m| m.is_dir())
+            .then(|| "-".to_string())
+    });
+    let key = match (stamp(&root.join(name)), index) {
         (Some(file), Some(index)) => Some(format!("{name} {file} {index}")),
         _ => None,
     };
@@ -608,6 +614,24 @@ fn sensitive_settings(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whether_a_file_is_tracked_is_cached_in_a_repository_without_an_index_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        crate::git::run(root, &["init", "-q"]).unwrap();
+        std::fs::create_dir(root.join(crate::project::STATE_DIR)).unwrap();
+        std::fs::write(root.join("x.yaml"), "a: 1\n").unwrap();
+        assert!(!root.join(".git/index").exists());
+        assert!(!is_tracked(root, "x.yaml"));
+        let cache = root.join(crate::project::STATE_DIR).join("tracked.cache");
+        let cached = std::fs::read_to_string(&cache).expect("cached without an index");
+        assert!(cached.ends_with(" - no\n"), "{cached}");
+        // Once something is added the index exists, the key changes and git is asked again.
+        crate::git::run(root, &["add", "x.yaml"]).unwrap();
+        assert!(is_tracked(root, "x.yaml"));
+        assert!(std::fs::read_to_string(&cache).unwrap().ends_with(" yes\n"));
+    }
 
     #[test]
     fn key_lines_follow_indentation() {
