@@ -115,10 +115,6 @@ impl Vocab {
     pub fn len(&self) -> usize {
         self.entries.len()
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
 }
 
 impl FromIterator<(String, u32)> for Vocab {
