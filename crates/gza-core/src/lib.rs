@@ -11,6 +11,7 @@ pub mod error;
 pub mod fence;
 pub mod fsutil;
 pub mod git;
+pub mod lazy_regex;
 pub mod learning;
 pub mod learnings_md;
 pub mod priority;

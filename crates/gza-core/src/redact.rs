@@ -32,11 +32,13 @@
 //! and git SHAs match no rule.
 
 use std::borrow::Cow;
+
+use crate::lazy_regex::LazyRegex;
 use std::io::Write;
 use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
-use regex::{Captures, Regex};
+use regex::Captures;
 
 /// What replaces a secret.
 pub const MARK: &str = "[REDACTED]";
@@ -348,12 +350,13 @@ struct Redactor {
     hidden: Vec<Vec<(usize, usize)>>,
     /// Rules tried whatever the text holds.
     always: u64,
-    regexes: Vec<Regex>,
+    /// Compiled when a text first needs the rule (most texts need none).
+    regexes: Vec<LazyRegex>,
     checks: Vec<Check>,
     /// A whole key name that is a secret's (for JSON keys, checked on their own).
-    secret_key: Regex,
-    pem_begin: Regex,
-    pem_end: Regex,
+    secret_key: LazyRegex,
+    pem_begin: LazyRegex,
+    pem_end: LazyRegex,
 }
 
 static REDACTOR: LazyLock<Redactor> = LazyLock::new(|| {
@@ -409,16 +412,11 @@ static REDACTOR: LazyLock<Redactor> = LazyLock::new(|| {
         entries,
         hidden,
         always,
-        regexes: patterns
-            .iter()
-            .map(|p| Regex::new(p).expect("valid secret pattern"))
-            .collect(),
+        regexes: patterns.iter().map(|p| LazyRegex::new(*p)).collect(),
         checks: rules.iter().map(|r| r.check).collect(),
-        secret_key: Regex::new(&format!("(?i)^{}$", key_name("[A-Za-z0-9_.-]")))
-            .expect("valid key pattern"),
-        pem_begin: Regex::new(PEM_BEGIN).expect("valid pattern"),
-        pem_end: Regex::new(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-            .expect("valid pattern"),
+        secret_key: LazyRegex::new(format!("(?i)^{}$", key_name("[A-Za-z0-9_.-]"))),
+        pem_begin: LazyRegex::new(PEM_BEGIN),
+        pem_end: LazyRegex::new(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"),
     }
 });
 

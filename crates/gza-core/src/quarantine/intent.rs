@@ -20,10 +20,17 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
+use crate::lazy_regex::LazyRegex as Lazy;
+
 use super::Concern;
 
 fn re(p: &str) -> Regex {
     Regex::new(&format!("(?i){p}")).expect("intent pattern")
+}
+
+/// A class's act and motive are needed only for a text its thing matches: compiled then.
+fn lazy(p: &str) -> Lazy {
+    Lazy::new(format!("(?i){p}"))
 }
 
 /// One class: the act that harms a thing, the thing, and (when the act alone is ordinary)
@@ -31,9 +38,9 @@ fn re(p: &str) -> Regex {
 struct Class {
     concern: Concern,
     what: &'static str,
-    act: Regex,
+    act: Lazy,
     thing: Regex,
-    motive: Option<Regex>,
+    motive: Option<Lazy>,
     /// Whether the act must come before the thing in the text (an imperative and its object).
     /// Off for languages that put the verb last.
     scoped: bool,
@@ -80,7 +87,7 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
         Class {
             concern: Concern::DisablesSafeguard,
             what: "removes or weakens a security check or test",
-            act: re(WEAKEN),
+            act: lazy(WEAKEN),
             thing: re(&format!(
                 "(?:{TESTS})[^.;\\n]{{0,40}}(?:{SECURITY})|(?:{SECURITY})\\w*[^.;\\n]{{0,40}}(?:{TESTS})|\\bcodeql\\b|\\bgitleaks\\b|\\bdependabot|secret[- ]scan\\w*|\\btests?/(?:security|auth\\w*|permissions?)\\b|\\.husky\\b|(?:{SECURITY})\\w*(?:tests?|testen|テスト|테스트)"
             )),
@@ -90,23 +97,23 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
         Class {
             concern: Concern::DisablesSafeguard,
             what: "weakens or deletes failing tests",
-            act: re(WEAKEN),
+            act: lazy(WEAKEN),
             thing: re(TESTS),
-            motive: Some(re(FAILING)),
+            motive: Some(lazy(FAILING)),
             scoped: false,
         },
         Class {
             concern: Concern::Exfiltration,
             what: "puts secrets where others read them",
-            act: re(LEAK),
+            act: lazy(LEAK),
             thing: re(SECRET),
-            motive: Some(re(DESTINATION)),
+            motive: Some(lazy(DESTINATION)),
             scoped: false,
         },
         Class {
             concern: Concern::WidensPermissions,
             what: "opens permissions to everyone",
-            act: re(WIDEN),
+            act: lazy(WIDEN),
             thing: re(WIDE_PERMISSION),
             motive: None,
             scoped: false,
@@ -114,7 +121,7 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
         Class {
             concern: Concern::ChangesUserEnvironment,
             what: "installs something that starts on its own",
-            act: re(INSTALL),
+            act: lazy(INSTALL),
             thing: re(PERSISTENCE),
             motive: None,
             scoped: false,
@@ -122,18 +129,18 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
         Class {
             concern: Concern::RemoteCode,
             what: "replaces git hooks with code from elsewhere",
-            act: re(REPLACE),
+            act: lazy(REPLACE),
             thing: re(HOOKS),
-            motive: Some(re(ELSEWHERE)),
+            motive: Some(lazy(ELSEWHERE)),
             scoped: false,
         },
         Class {
             concern: Concern::Destructive,
             what: "deletes branches in bulk",
-            act: re(BULK_DELETE),
+            act: lazy(BULK_DELETE),
             thing: re(ALL_BRANCHES),
             // Branches of a repository, not of an if-chain.
-            motive: Some(re(
+            motive: Some(lazy(
                 r"\bgit\b|\borigin\b|remot|\bpush\b|\brepo\w*|github|gitlab|zdaln|удален|远程|リモート|원격",
             )),
             scoped: false,
@@ -141,7 +148,7 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
         Class {
             concern: Concern::DisablesSafeguard,
             what: "switches off account or branch protection",
-            act: re(SWITCH_OFF),
+            act: lazy(SWITCH_OFF),
             thing: re(ACCOUNT_GUARD),
             motive: None,
             scoped: true,
