@@ -300,6 +300,26 @@ mod tests {
     }
 
     #[test]
+    fn the_vocabulary_table_answers_as_a_map_of_its_lines_would() {
+        let lines: Vec<String> = (0..5000).map(|i| format!("w{i}")).collect();
+        let text = format!("{}\nw7\n\n##x\r\nlast", lines.join("\n"));
+        let v = Vocab::from_lines(text.clone());
+        let map: std::collections::HashMap<&str, u32> = text
+            .lines()
+            .enumerate()
+            .map(|(i, t)| (t, i as u32))
+            .collect();
+        assert_eq!(v.len(), map.len());
+        for (t, id) in &map {
+            assert_eq!(v.get(t), Some(id), "{t:?}");
+        }
+        assert_eq!(v.get("w7"), Some(&5000), "a token listed twice: its last line");
+        assert_eq!(v.get("##x"), Some(&5002));
+        assert_eq!(v.get("nope"), None);
+        assert_eq!(v.get("w"), None);
+    }
+
+    #[test]
     fn a_vocabulary_without_a_special_token_says_which() {
         let vocab = ["[PAD]", "[UNK]", "[CLS]", "run"]
             .iter()
