@@ -2558,6 +2558,43 @@ pub fn words(reading: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether the text has anything the learned layer (h) may hold it for: a word of an act or of
+/// a thing an attacker wants acted on, in any language the lexicons read, or the shape of a
+/// command, an address, a path, a variable or a setting. A plain convention ("prefer small pure
+/// functions; they are easier to test") has none, and the model's say alone never holds it.
+pub fn has_cue(reading: &str) -> bool {
+    use Concept::*;
+    static SHAPE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"`|https?://|\$\{?\w|~/|\w=\S|\s--?\w|\||sudo|\.\w+/|/\w+/"));
+    SHAPE.is_match(reading)
+        || lexicon_hits(reading, true).iter().any(|h| {
+            !matches!(
+                h.concept,
+                TestSafeguard
+                    | Failing
+                    | Always
+                    | Reset
+                    | Neg
+                    | Prohibited
+                    | Flip
+                    | Prior
+                    | Restricted
+                    | Also
+                    | Instead
+                    | Warn
+                    | DataFrame
+                    | Until
+                    | Truthful
+                    | Status
+                    | Intended
+                    | ChangeNoun
+                    | Concession
+                    | Guard
+                    | Consequence
+            )
+        })
+}
+
 /// Every path the text names, as `combine` compares them.
 pub fn url_in(text: &str) -> Option<String> {
     URL.find(text).map(|m| m.as_str().to_string())
