@@ -313,7 +313,11 @@ mod tests {
         for (t, id) in &map {
             assert_eq!(v.get(t), Some(id), "{t:?}");
         }
-        assert_eq!(v.get("w7"), Some(&5000), "a token listed twice: its last line");
+        assert_eq!(
+            v.get("w7"),
+            Some(&5000),
+            "a token listed twice: its last line"
+        );
         assert_eq!(v.get("##x"), Some(&5002));
         assert_eq!(v.get("nope"), None);
         assert_eq!(v.get("w"), None);
