@@ -258,7 +258,8 @@ mod tests {
     }
 
     fn learning(text: &str, when: &[&str]) -> Learning {
-        let new = Learning::new("General", text, gza_core::learning::Origin::Llm);
+        let new =
+            gza_core::learning::NewLearning::new("General", text, gza_core::learning::Origin::Llm);
         let mut l = crate::dedupe::preview(&new, 1);
         l.applies_when = when.iter().map(|s| s.to_string()).collect();
         l
