@@ -216,7 +216,7 @@ fn junk_a_number_not_given_or_an_error_falls_back_to_the_rankers_choice() {
             "candidate 7; it was given 1 to 3",
         ),
         (Reply::text(r#"{"helpful": [2, 2]}"#), "twice"),
-        (Reply::text(&"9".repeat(5000)), "more than the 1000"),
+        (Reply::text("9".repeat(5000)), "more than the 1000"),
         (Reply::status(500), "500"),
     ] {
         let server = FakeAnthropic::start_with_default(vec![], reply).without_side_messages();

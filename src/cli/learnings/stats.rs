@@ -431,7 +431,7 @@ fn write_reranks(
     };
     writeln!(
         out,
-        "Rerank:             {mode}; of the newest {} tasks reranked: {} chose learnings, {} chose none, {} fell back to the ranker; {} ms a call on average, {} in / {} out tokens",
+        "Rerank:             {mode}; the newest {} reranked tasks: {} given the model's choice, {} given none by it, {} the ranker's (fell back); {} ms a call on average, {} in / {} out tokens",
         r.tasks, r.chosen, r.none, r.fallback, r.mean_ms, r.input_tokens, r.output_tokens
     )?;
     if let Some(why) = &r.last_fallback {
