@@ -134,12 +134,23 @@ fn select(
         let mut reranked = HashSet::new();
         if selection == Selection::Record
             && project.config.learnings.rerank == RerankMode::Extraction
-            && let Some(chosen) =
-                rerank_choice(project, store, task, &query, &all, &skip, &vectors)?
         {
-            picked = chosen;
-            picked.truncate(recall);
-            reranked = picked.iter().copied().collect();
+            match rerank_choice(project, store, task, &query, &all, &skip, &vectors) {
+                Ok(Some(chosen)) => {
+                    picked = chosen;
+                    picked.truncate(recall);
+                    reranked = picked.iter().copied().collect();
+                }
+                Ok(None) => {}
+                // Reading the candidates failed: the ranker's choice stands.
+                Err(e) => log(
+                    project,
+                    &format!(
+                        "task {}: rerank skipped, the ranker's choice is given: {e}",
+                        task.id
+                    ),
+                ),
+            }
         }
         if mode == InjectMode::Relevant {
             // Every CRITICAL learning that matches at all, even below the usual cut (the
