@@ -268,6 +268,33 @@ fn a_slow_endpoint_falls_back_at_the_deadline() {
 }
 
 #[test]
+fn an_endpoint_the_regenerations_back_off_from_is_not_called() {
+    let server = FakeAnthropic::start_with_default(vec![], Reply::text(r#"{"helpful": [2]}"#))
+        .without_side_messages();
+    let p = project(&server.url(), "");
+    p.db()
+        .execute_batch(
+            "UPDATE extraction_backoff SET failures = 2, until = '2099-01-01T00:00:00Z', \
+             last_error = 'HTTP 529' WHERE id = 1",
+        )
+        .unwrap();
+    let id = p.add(&["--type", "explore", TASK]);
+    p.ok(&["work"]);
+    assert!(server.message_requests().is_empty());
+    let sent = prompt(&p, id);
+    assert!(sent.contains(MIGRATION), "the ranker's choice: {sent}");
+    let show = p.ok(&["show", &id.to_string()]);
+    assert!(
+        show.contains("no call: the extraction endpoint is left alone until 2099-01-01T00:00:00Z after 2 failed regeneration(s) (HTTP 529)"),
+        "{show}"
+    );
+    assert_eq!(
+        p.json(&["show", &id.to_string(), "--json"])["status"],
+        "completed"
+    );
+}
+
+#[test]
 fn the_request_fences_and_redacts_the_task_and_every_candidate() {
     let server = FakeAnthropic::start_with_default(vec![], Reply::text(r#"{"helpful": [1]}"#))
         .without_side_messages();

@@ -248,13 +248,31 @@ fn rerank_choice(
     let shown: Vec<&gza_core::learning::Learning> =
         candidates.iter().filter_map(|id| records.get(id)).collect();
     let started = std::time::Instant::now();
-    let result = rerank::choose(
-        config,
-        &project.config.providers.claude.path,
-        query,
-        &shown,
-        config.recall as usize,
-    );
+    // An endpoint the regenerations found failing is left alone as they leave it: the call
+    // would most likely fail too, after costing the task up to the deadline.
+    let backing_off = store
+        .extraction_backoff()
+        .ok()
+        .and_then(|b| backoff::active_until(&b, chrono::Utc::now()).map(|until| (until, b)));
+    let result = match backing_off {
+        Some((until, b)) => Err(rerank::Failed {
+            why: format!(
+                "no call: the extraction endpoint is left alone until {} after {} failed regeneration(s) ({})",
+                until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                b.failures,
+                b.last_error.as_deref().unwrap_or("no answer")
+            ),
+            input_tokens: 0,
+            output_tokens: 0,
+        }),
+        None => rerank::choose(
+            config,
+            &project.config.providers.claude.path,
+            query,
+            &shown,
+            config.recall as usize,
+        ),
+    };
     let ms = started.elapsed().as_millis() as i64;
     let (record, choice) = match result {
         Ok(chosen) => {
