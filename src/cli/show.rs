@@ -99,6 +99,7 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
         comments: store.comments_on(task.id)?,
         checks: verify_shown(&project, &store, &task)?,
         push: branch_push(&store, &task),
+        rerank: store.task_rerank(task.id)?,
     };
     print_task(
         &mut out,
@@ -112,6 +113,33 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the rerank did: `chose L3, L1 of 10 candidates (412 ms)`, `chose none of 10
+/// candidates`, `fell back to the ranker's choice: WHY`.
+fn rerank_line(r: &crate::store::Rerank) -> String {
+    use crate::store::RerankOutcome;
+    let of = format!(
+        "{} candidate{}",
+        r.candidates,
+        if r.candidates == 1 { "" } else { "s" }
+    );
+    match r.outcome {
+        RerankOutcome::Chosen => {
+            let ids: Vec<String> = r
+                .chosen
+                .iter()
+                .map(|id| crate::learning::label(*id))
+                .collect();
+            format!("chose {} of {of} ({} ms)", ids.join(", "), r.ms)
+        }
+        RerankOutcome::None => format!("chose none of {of} ({} ms)", r.ms),
+        RerankOutcome::Fallback => format!(
+            "fell back to the ranker's choice after {} ms: {}",
+            r.ms,
+            crate::redact::one_clean_line(r.reason.as_deref().unwrap_or("unknown"))
+        ),
+    }
+}
+
 /// What people noted on a task (its tags and comments), and what its verify says.
 struct Notes {
     tags: Vec<crate::task::Tag>,
@@ -119,6 +147,8 @@ struct Notes {
     checks: Option<VerifyShown>,
     /// How the last push of its branch to origin went (team mode), if gza pushed it.
     push: Option<crate::store::BranchPush>,
+    /// What the rerank (`learnings.rerank: extraction`) did for it, if it ran.
+    rerank: Option<crate::store::Rerank>,
 }
 
 /// How the last push of `task`'s branch went, when gza pushed it (team mode).
@@ -258,6 +288,7 @@ fn print_task(
         (false, None) => "injected and learned from".to_string(),
     };
     field(out, "Learnings", Some(learnings))?;
+    field(out, "Rerank", notes.rerank.as_ref().map(rerank_line))?;
     field(out, "Branch", t.branch.clone())?;
     let base = match (t.base_branch(), t.base_commit()) {
         (Some(b), Some(c)) => Some(format!("{b} at {}", c.get(..10).unwrap_or(c))),

@@ -189,6 +189,8 @@ fn fill(p: &TestProject) -> i64 {
            VALUES (2, NULL, 'sess-1', 'SessionStart', '2026-11-20T10:00:00Z');
          INSERT INTO task_credits (task_id, credit, ending, verdict, review_task, merged, credited_at) \
            VALUES ({third}, 'helpful', 'completed', NULL, NULL, 0, '2026-11-20T10:00:00Z') ON CONFLICT DO NOTHING;
+         INSERT INTO task_reranks (task_id, outcome, candidates, chosen, reason, ms, input_tokens, output_tokens, at) \
+           VALUES ({first}, 'fallback', 10, '[]', 'timed out ✗', 10004, 0, 0, '2026-11-20T10:00:00Z');
          INSERT INTO worker_leases (worker, host, machine, pid, pid_ns, started_at, heartbeat_at) \
            VALUES ('w-gone', 'laptop', 'm1', 4242, NULL, 1763632800.5, 1763632801.25);
          UPDATE extraction_backoff SET failures = 2, until = '2026-11-20T11:00:00Z', last_error = 'HTTP 529' WHERE id = 1;

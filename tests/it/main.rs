@@ -39,6 +39,7 @@ mod quarantine;
 mod ranker;
 mod regeneration_window;
 mod relevance;
+mod rerank;
 mod review_loop;
 mod sandbox;
 mod scale;

@@ -292,7 +292,31 @@ pub struct LearningsConfig {
     pub evidence_exclude: Vec<String>,
     /// Where tier 2 learnings are exported (seed 002's expertise.yaml).
     pub expertise_path: std::path::PathBuf,
+    /// Whether `gza work` asks the extraction model which of the ranker's best candidates would
+    /// help each task (one call per task, never in hooks). Off by default: it costs a call and
+    /// its wait per task, and sends the task's prompt to the extraction endpoint.
+    pub rerank: RerankMode,
+    /// How many of the ranker's best learnings the rerank is shown.
+    pub rerank_candidates: u32,
+    /// The rerank's deadline: past it the ranker's own choice is given.
+    pub rerank_timeout_seconds: u64,
 }
+
+/// Whether the ranker's choice for a `gza work` task is checked by a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RerankMode {
+    /// The ranker alone chooses.
+    #[default]
+    Off,
+    /// The extraction model chooses among the ranker's best `rerank_candidates`.
+    Extraction,
+}
+
+/// Most candidates a rerank may be shown.
+pub const MAX_RERANK_CANDIDATES: u32 = 20;
+/// Longest rerank deadline: it holds up the start of every task.
+pub const MAX_RERANK_TIMEOUT_SECONDS: u64 = 60;
 
 /// How learnings extracted from tasks land.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -351,6 +375,9 @@ impl Default for LearningsConfig {
                 .map(|s| s.to_string())
                 .collect(),
             expertise_path: ".claude/skills/learned/resources/expertise.yaml".into(),
+            rerank: RerankMode::Off,
+            rerank_candidates: 10,
+            rerank_timeout_seconds: 10,
         }
     }
 }
@@ -564,6 +591,21 @@ impl Config {
             return Err(bad(format!(
                 "learnings.timeout_seconds must be between 1 and {MAX_LLM_TIMEOUT_SECONDS}"
             )));
+        }
+        if !(1..=MAX_RERANK_CANDIDATES).contains(&l.rerank_candidates) {
+            return Err(bad(format!(
+                "learnings.rerank_candidates must be between 1 and {MAX_RERANK_CANDIDATES}"
+            )));
+        }
+        if !(1..=MAX_RERANK_TIMEOUT_SECONDS).contains(&l.rerank_timeout_seconds) {
+            return Err(bad(format!(
+                "learnings.rerank_timeout_seconds must be between 1 and {MAX_RERANK_TIMEOUT_SECONDS}"
+            )));
+        }
+        if l.rerank == RerankMode::Extraction && l.inject == InjectMode::File {
+            return Err(bad(
+                "learnings.rerank: extraction reranks what the ranker picks, and learnings.inject: file uses no ranker; set inject to relevant or both, or rerank to off".into()
+            ));
         }
         if !(1..=MAX_LLM_TIMEOUT_SECONDS).contains(&l.extraction_deadline_seconds) {
             return Err(bad(format!(

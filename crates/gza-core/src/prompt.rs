@@ -24,15 +24,18 @@ pub struct InjectedLearnings {
     pub file_ids: Vec<i64>,
     /// Learnings the ranker picked for this task.
     pub relevant_ids: Vec<i64>,
+    /// Learnings the rerank (`learnings.rerank: extraction`) chose for this task.
+    pub rerank_ids: Vec<i64>,
     /// The learnings.md version given, if any.
     pub version: Option<i64>,
 }
 
 impl InjectedLearnings {
     /// The ids given, by how they were chosen: (event, ids).
-    pub fn events(&self) -> [(&'static str, Vec<i64>); 2] {
+    pub fn events(&self) -> [(&'static str, Vec<i64>); 3] {
         [
             ("task:file", self.file_ids.clone()),
+            ("task:rerank", self.rerank_ids.clone()),
             ("task:relevant", self.relevant_ids.clone()),
         ]
     }

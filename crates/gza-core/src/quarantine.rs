@@ -159,7 +159,7 @@ pub fn check_with(text: &str, layers: Layers) -> Option<Finding> {
             model.holds(text)?;
             Some(Finding {
                 concern: Concern::ReadsHostile,
-                what: "its words, by a model trained on labelled attacks; no rule names the act",
+                what: LEARNED_WHAT,
             })
         })
 }
@@ -191,6 +191,19 @@ pub fn assess<'a>(fields: impl IntoIterator<Item = (&'static str, &'a str)>) -> 
     }
     None
 }
+
+/// The reason layer (h) gives (before any ", in its …" naming the field). A hold for this reason
+/// gives way to a more telling one found later (a partner that makes it half of an attack).
+pub fn learned_reason() -> String {
+    Finding {
+        concern: Concern::ReadsHostile,
+        what: LEARNED_WHAT,
+    }
+    .reason()
+}
+
+const LEARNED_WHAT: &str =
+    "its words, by a model trained on labelled attacks; no rule names the act";
 
 /// The stored reason for a learning the extraction model judged risky.
 pub fn model_reason(why: &str) -> String {

@@ -17,6 +17,7 @@ pub mod items;
 pub mod neighbours;
 pub mod rank;
 pub mod regenerate;
+pub mod rerank;
 pub mod session;
 pub mod spool;
 pub mod validate;
@@ -25,7 +26,7 @@ pub mod view;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
-use gza_core::config::InjectMode;
+use gza_core::config::{InjectMode, RerankMode};
 use gza_core::learning::{Priority, Status};
 use gza_core::project::Project;
 use gza_core::prompt::InjectedLearnings;
@@ -128,6 +129,29 @@ fn select(
             .into_iter()
             .map(|h| h.id)
             .collect();
+        // The rerank, when on, replaces the ranker's choice with the model's (only for a task
+        // being run: a preview makes no call).
+        let mut reranked = HashSet::new();
+        if selection == Selection::Record
+            && project.config.learnings.rerank == RerankMode::Extraction
+        {
+            match rerank_choice(project, store, task, &query, &all, &skip, &vectors) {
+                Ok(Some(chosen)) => {
+                    picked = chosen;
+                    picked.truncate(recall);
+                    reranked = picked.iter().copied().collect();
+                }
+                Ok(None) => {}
+                // Reading the candidates failed: the ranker's choice stands.
+                Err(e) => log(
+                    project,
+                    &format!(
+                        "task {}: rerank skipped, the ranker's choice is given: {e}",
+                        task.id
+                    ),
+                ),
+            }
+        }
         if mode == InjectMode::Relevant {
             // Every CRITICAL learning that matches at all, even below the usual cut (the
             // ranking keeps every CRITICAL one).
@@ -162,10 +186,142 @@ fn select(
                 let _ = writeln!(text, "- [{}] {}{draft}", l.section, l.text);
             }
             injected.text = text;
-            injected.relevant_ids = records.iter().map(|l| l.id).collect();
+            let (by_rerank, by_ranker): (Vec<i64>, Vec<i64>) = records
+                .iter()
+                .map(|l| l.id)
+                .partition(|id| reranked.contains(id));
+            injected.rerank_ids = by_rerank;
+            injected.relevant_ids = by_ranker;
         }
     }
     Ok((!injected.text.trim().is_empty()).then_some(injected))
+}
+
+/// Whether a learning may be given to an agent by the ranker now: in use (active, or a draft the
+/// quarantine did not hold, when drafts are given at all) and not decayed.
+fn injectable(l: &gza_core::learning::Learning, drafts: bool) -> bool {
+    l.is_in_use()
+        && l.lifecycle.quarantine_reason.is_none()
+        && (l.status == Status::Active || drafts)
+        && !l.is_decayed(chrono::Utc::now())
+}
+
+/// The rerank of a task being run (`learnings.rerank: extraction`): the ranker's best
+/// `rerank_candidates` that may be given (never a quarantined learning, nor a draft unless
+/// drafts are given; near-duplicates left out as the ranker's own choice leaves them), sent to
+/// the extraction model with the task. `Some(ids)` is the model's choice, best first (empty:
+/// give none of them); `None` means give the ranker's own choice: there was nothing to rerank,
+/// or the rerank failed, which is logged in one line and recorded for `gza show`.
+fn rerank_choice(
+    project: &Project,
+    store: &Store,
+    task: &Task,
+    query: &str,
+    ranked: &[rank::Hit],
+    skip: &HashSet<i64>,
+    vectors: &std::collections::HashMap<i64, Vec<f32>>,
+) -> gza_core::Result<Option<Vec<i64>>> {
+    let config = &project.config.learnings;
+    let drafts = config.inject_drafts;
+    let mut records = std::collections::HashMap::new();
+    let eligible: Vec<rank::Hit> = ranked
+        .iter()
+        .filter(|h| !skip.contains(&h.id))
+        .take(config.rerank_candidates as usize * 4)
+        .cloned()
+        .collect();
+    let candidates: Vec<i64> =
+        rank::diversify_by(eligible, vectors, config.rerank_candidates as usize, |id| {
+            let l = store.learning(id)?.filter(|l| injectable(l, drafts));
+            let text = l.as_ref().map(|l| l.text.clone());
+            if let Some(l) = l {
+                records.insert(id, l);
+            }
+            Ok(text)
+        })?
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    if candidates.is_empty() {
+        return Ok(None);
+    }
+    let shown: Vec<&gza_core::learning::Learning> =
+        candidates.iter().filter_map(|id| records.get(id)).collect();
+    let started = std::time::Instant::now();
+    // An endpoint the regenerations found failing is left alone as they leave it: the call
+    // would most likely fail too, after costing the task up to the deadline.
+    let backing_off = store
+        .extraction_backoff()
+        .ok()
+        .and_then(|b| backoff::active_until(&b, chrono::Utc::now()).map(|until| (until, b)));
+    let result = match backing_off {
+        Some((until, b)) => Err(rerank::Failed {
+            why: format!(
+                "no call: the extraction endpoint is left alone until {} after {} failed regeneration(s) ({})",
+                until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                b.failures,
+                b.last_error.as_deref().unwrap_or("no answer")
+            ),
+            input_tokens: 0,
+            output_tokens: 0,
+        }),
+        None => rerank::choose(
+            config,
+            &project.config.providers.claude.path,
+            query,
+            &shown,
+            config.recall as usize,
+        ),
+    };
+    let ms = started.elapsed().as_millis() as i64;
+    let (record, choice) = match result {
+        Ok(chosen) => {
+            let ids: Vec<i64> = chosen.indexes.iter().map(|&i| shown[i].id).collect();
+            let outcome = if ids.is_empty() {
+                gza_store::RerankOutcome::None
+            } else {
+                gza_store::RerankOutcome::Chosen
+            };
+            let record = gza_store::Rerank {
+                outcome,
+                candidates: shown.len() as i64,
+                chosen: ids.clone(),
+                reason: None,
+                ms,
+                input_tokens: chosen.input_tokens,
+                output_tokens: chosen.output_tokens,
+            };
+            (record, Some(ids))
+        }
+        Err(failed) => {
+            let why =
+                gza_core::redact::redact_secrets(&gza_core::redact::one_clean_line(&failed.why));
+            log(
+                project,
+                &format!(
+                    "task {}: rerank fell back to the ranker's choice after {ms} ms: {why}",
+                    task.id
+                ),
+            );
+            let record = gza_store::Rerank {
+                outcome: gza_store::RerankOutcome::Fallback,
+                candidates: shown.len() as i64,
+                chosen: Vec::new(),
+                reason: Some(why),
+                ms,
+                input_tokens: failed.input_tokens,
+                output_tokens: failed.output_tokens,
+            };
+            (record, None)
+        }
+    };
+    if let Err(e) = store.record_rerank(task.id, &record) {
+        log(
+            project,
+            &format!("task {}: the rerank was not recorded: {e}", task.id),
+        );
+    }
+    Ok(choice)
 }
 
 /// Most drafts given with the file.

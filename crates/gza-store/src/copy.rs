@@ -35,7 +35,7 @@ pub enum How {
 
 /// Every table copied, in order: a row's references (`tasks`, `learnings`, `ab_experiments`)
 /// come before it.
-pub const COPIED: [(&str, How); 22] = [
+pub const COPIED: [(&str, How); 23] = [
     ("tasks", How::Rows),
     ("task_tags", How::Rows),
     ("task_comments", How::Rows),
@@ -55,6 +55,7 @@ pub const COPIED: [(&str, How); 22] = [
     ("ab_experiments", How::Rows),
     ("ab_runs", How::Rows),
     ("branch_pushes", How::Rows),
+    ("task_reranks", How::Rows),
     ("learnings_metadata", How::State),
     ("extraction_backoff", How::State),
     ("credit_totals", How::State),

@@ -417,9 +417,12 @@ fn hold_if_hostile(tx: &Tx, id: i64, model: Option<String>, new: bool, now: &str
 }
 
 fn hold(tx: &Tx, id: i64, reason: &str, draft: bool, now: &str) -> DbResult<()> {
+    // The learned layer's reason says least: a rule's or a partner's found later replaces it.
+    let learned = gza_core::quarantine::learned_reason();
     let changed = tx.execute(
-        "UPDATE learnings SET quarantine_reason = ?2 WHERE id = ?1 AND quarantine_reason IS NULL",
-        params![id, reason],
+        "UPDATE learnings SET quarantine_reason = ?2 WHERE id = ?1 AND (quarantine_reason IS NULL \
+         OR (substr(quarantine_reason, 1, length(?3)) = ?3 AND substr(?2, 1, length(?3)) <> ?3))",
+        params![id, reason, learned],
     )?;
     if changed > 0 {
         log_event(tx, id, "quarantined", Some(reason), now)?;

@@ -21,6 +21,7 @@ mod origin;
 mod outcomes;
 mod pg;
 mod pushes;
+mod reranks;
 mod review_loop;
 mod runs;
 mod search;
@@ -62,6 +63,7 @@ pub use outcomes::{
     credit_finished, credit_task,
 };
 pub use pushes::BranchPush;
+pub use reranks::{Rerank, RerankOutcome, RerankSummary};
 pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
 pub use search::{SearchFilter, SearchHit, SearchOrder};
 pub use tags::Scope;

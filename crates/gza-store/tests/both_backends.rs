@@ -741,6 +741,33 @@ fn scenario(store: &Store) -> String {
         "task injections",
         store.task_injections(claimed.id).unwrap()
     );
+    // What the rerank did for a task: recorded, replaced when the task runs again, summed.
+    say!("no rerank", store.task_rerank(claimed.id).unwrap());
+    for (outcome, chosen, reason) in [
+        (
+            gza_store::RerankOutcome::Fallback,
+            vec![],
+            Some("timed out".to_string()),
+        ),
+        (gza_store::RerankOutcome::Chosen, vec![l2, l1], None),
+    ] {
+        store
+            .record_rerank(
+                claimed.id,
+                &gza_store::Rerank {
+                    outcome,
+                    candidates: 10,
+                    chosen,
+                    reason,
+                    ms: 420,
+                    input_tokens: 300,
+                    output_tokens: 9,
+                },
+            )
+            .unwrap();
+    }
+    say!("rerank", store.task_rerank(claimed.id).unwrap());
+    say!("rerank summary", store.rerank_summary(200).unwrap());
     say!(
         "session learnings",
         store

@@ -28,6 +28,17 @@ struct StatsJson<'a> {
     window_size: u32,
     lifecycle: LifecycleJson<'a>,
     outcomes: OutcomesJson<'a>,
+    rerank: RerankJson<'a>,
+}
+
+/// `learnings.rerank` and what it did for the newest tasks it ran for.
+#[derive(Serialize)]
+struct RerankJson<'a> {
+    mode: crate::config::RerankMode,
+    /// The newest reranked tasks counted.
+    window_tasks: u32,
+    #[serde(flatten)]
+    summary: &'a crate::store::RerankSummary,
 }
 
 /// The measures seed 000 names, and what outcomes taught.
@@ -150,6 +161,7 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let growth = store.learnings_per_week(now, GROWTH_WEEKS)?;
     let (rated_up, rated_down) = store.rating_totals()?;
     let ratings = store.ratings(None, 3)?;
+    let reranks = store.rerank_summary(MEASURE_WINDOW)?;
     let backoff = store.extraction_backoff()?;
     let backing_off = crate::learn::backoff::active_until(&backoff, now);
     let decayed: Vec<Learning> = store
@@ -242,6 +254,11 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
                         .collect(),
                 },
                 flagged: &flags,
+            },
+            rerank: RerankJson {
+                mode: config.rerank,
+                window_tasks: MEASURE_WINDOW,
+                summary: &reranks,
             },
         };
         serde_json::to_writer_pretty(&mut out, &json)?;
@@ -350,6 +367,9 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
             output::one_line(&m.text, 60)
         )?;
     }
+    if config.rerank != crate::config::RerankMode::Off || reranks.tasks > 0 {
+        write_reranks(&mut out, config, &reranks)?;
+    }
     write_outcomes(
         &mut out,
         &base,
@@ -396,6 +416,27 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         "LLM calls, all time: {} ({} in / {} out tokens)",
         totals.llm_calls, totals.input_tokens, totals.output_tokens
     )?;
+    Ok(())
+}
+
+/// What the rerank did for the newest tasks it ran for.
+fn write_reranks(
+    out: &mut impl Write,
+    config: &crate::config::LearningsConfig,
+    r: &crate::store::RerankSummary,
+) -> anyhow::Result<()> {
+    let mode = match config.rerank {
+        crate::config::RerankMode::Off => "off",
+        crate::config::RerankMode::Extraction => "extraction",
+    };
+    writeln!(
+        out,
+        "Rerank:             {mode}; the newest {} reranked tasks: {} given the model's choice, {} given none by it, {} the ranker's (fell back); {} ms a call on average, {} in / {} out tokens",
+        r.tasks, r.chosen, r.none, r.fallback, r.mean_ms, r.input_tokens, r.output_tokens
+    )?;
+    if let Some(why) = &r.last_fallback {
+        writeln!(out, "  last fallback:    {}", output::one_line(why, 100))?;
+    }
     Ok(())
 }
 

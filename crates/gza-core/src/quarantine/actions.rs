@@ -2564,33 +2564,41 @@ pub fn words(reading: &str) -> Vec<String> {
 /// functions; they are easier to test") has none, and the model's say alone never holds it.
 pub fn has_cue(reading: &str) -> bool {
     use Concept::*;
-    static SHAPE: LazyLock<Regex> =
-        LazyLock::new(|| re(r"`|https?://|\$\{?\w|~/|\w=\S|\s--?\w|\||sudo|\.\w+/|/\w+/"));
+    static SHAPE: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"`|https?://|\$\{?\w|~/|\w=\S|\s--?\w|\||\bsudo\b|\.\w+/|/\w+/|\b\w+_\w+\b")
+    });
+    // Words of everyday conventions ("run", "commit", "add", "always", "review", "the user") are
+    // no cue: "run the formatter before every commit" must never be held for its words.
     SHAPE.is_match(reading)
         || lexicon_hits(reading, true).iter().any(|h| {
-            !matches!(
+            matches!(
                 h.concept,
-                TestSafeguard
-                    | Failing
-                    | Always
-                    | Reset
-                    | Neg
-                    | Prohibited
-                    | Flip
-                    | Prior
-                    | Restricted
-                    | Also
-                    | Instead
-                    | Warn
-                    | DataFrame
-                    | Until
-                    | Truthful
-                    | Status
-                    | Intended
-                    | ChangeNoun
-                    | Concession
-                    | Guard
-                    | Consequence
+                Ignore
+                    | Instructions
+                    | Send
+                    | Secret
+                    | Delete
+                    | Home
+                    | Everything
+                    | Repository
+                    | Production
+                    | Disable
+                    | Safeguard
+                    | ReviewSafeguard
+                    | Download
+                    | Shell
+                    | SessionData
+                    | Picture
+                    | Reveal
+                    | Persona
+                    | Conceal
+                    | Answer
+                    | DenyChange
+                    | Downplay
+                    | UserEnvironment
+                    | AutoApprove
+                    | SecurityCheck
+                    | Reassemble
             )
         })
 }
