@@ -289,10 +289,10 @@ pub fn main() -> ExitCode {
 fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     // Team mode: after a command that may change learnings, the hooks' snapshot of the far
     // database follows (issue 21, hooks with a far database), whether the command succeeded or not.
+    // (`gza work` refreshes it itself, on the run's own connection: see `work::cmd_work`.)
     let learnings_may_change = matches!(
         &command,
-        Command::Work(_)
-            | Command::Learnings(_)
+        Command::Learnings(_)
             | Command::Import(_)
             | Command::Review(_)
             | Command::Improve(_)

@@ -20,6 +20,7 @@ mod lineage;
 mod origin;
 mod outcomes;
 mod pg;
+mod pool;
 mod pushes;
 mod review_loop;
 mod runs;
@@ -61,6 +62,7 @@ pub use outcomes::{
     BaseRate, Credit, CreditCounts, CreditedTask, Debited, Ending, Measures, Rating,
     credit_finished, credit_task,
 };
+pub use pool::{Pool, Pooled};
 pub use pushes::BranchPush;
 pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};
 pub use search::{SearchFilter, SearchHit, SearchOrder};

@@ -111,18 +111,52 @@ impl Store {
 
     /// Record what validation found, in one transaction.
     pub fn record_validation(&self, changes: &[TierChange]) -> Result<()> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        // Every learning's new tier in one statement (a regeneration validates every active
+        // learning: a round trip each was most of its statements on PostgreSQL). A learning
+        // named twice gets its last change, as when they were applied one after another.
+        let mut last: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+        for (i, c) in changes.iter().enumerate() {
+            last.insert(c.id, i);
+        }
+        let rows: Vec<serde_json::Value> = changes
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| last.get(&c.id) == Some(i))
+            .map(|(_, c)| {
+                serde_json::json!({
+                    "id": c.id,
+                    "tier": c.tier,
+                    "level": c.level,
+                    "evidence": c.evidence.as_ref().and_then(|e| serde_json::to_string(e).ok()),
+                    "stale": c.stale_reason,
+                })
+            })
+            .collect();
+        let json = serde_json::Value::Array(rows).to_string();
+        let sql = match self.backend() {
+            crate::Backend::Sqlite => {
+                "UPDATE learnings SET tier = c.tier, tier_level = c.level, evidence = c.evidence, \
+                 validated_at = ?2, stale_reason = c.stale \
+                 FROM (SELECT value ->> '$.id' AS id, value ->> '$.tier' AS tier, \
+                         value ->> '$.level' AS level, value ->> '$.evidence' AS evidence, \
+                         value ->> '$.stale' AS stale FROM json_each(?1)) AS c \
+                 WHERE learnings.id = c.id"
+            }
+            crate::Backend::Postgres => {
+                "UPDATE learnings SET tier = c.tier, tier_level = c.level, evidence = c.evidence, \
+                 validated_at = ?2, stale_reason = c.stale \
+                 FROM json_to_recordset(CAST(?1 AS JSON)) \
+                   AS c(id BIGINT, tier BIGINT, level TEXT, evidence TEXT, stale TEXT) \
+                 WHERE learnings.id = c.id"
+            }
+        };
         self.immediate(|tx| {
             let now = now_timestamp();
+            tx.execute(sql, params![json, now])?;
             for c in changes {
-                let evidence = c
-                    .evidence
-                    .as_ref()
-                    .and_then(|e| serde_json::to_string(e).ok());
-                tx.execute(
-                    "UPDATE learnings SET tier = ?2, tier_level = ?3, evidence = ?4, validated_at = ?5, \
-                     stale_reason = ?6 WHERE id = ?1",
-                    params![c.id, c.tier, c.level, evidence, now, c.stale_reason],
-                )?;
                 if let Some((event, detail)) = &c.event {
                     log_event(tx, c.id, event, Some(detail), &now)?;
                 }
