@@ -127,6 +127,7 @@ const GROWTH_WEEKS: u32 = 4;
 
 pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
+    let _snapshot = super::SnapshotAfter::new(&project, &store);
     let totals = store.learnings_totals()?;
     let meta = store.learnings_metadata()?;
     let most = store.most_injected(5)?;
