@@ -348,12 +348,35 @@ struct Redactor {
     hidden: Vec<Vec<(usize, usize)>>,
     /// Rules tried whatever the text holds.
     always: u64,
-    regexes: Vec<Regex>,
+    regexes: Vec<LazyRegex>,
     checks: Vec<Check>,
     /// A whole key name that is a secret's (for JSON keys, checked on their own).
-    secret_key: Regex,
-    pem_begin: Regex,
-    pem_end: Regex,
+    secret_key: LazyRegex,
+    pem_begin: LazyRegex,
+    pem_end: LazyRegex,
+}
+
+/// A pattern compiled the first time it is tried: most text holds no rule's anchor, and a
+/// process that redacts a little (`gza history`, `gza work`'s records) tries few rules, so
+/// compiling all of them at the first redaction was most of its cost (~7 ms of CPU per
+/// process, issue 21).
+struct LazyRegex {
+    pattern: String,
+    compiled: std::sync::OnceLock<Regex>,
+}
+
+impl LazyRegex {
+    fn new(pattern: impl Into<String>) -> LazyRegex {
+        LazyRegex {
+            pattern: pattern.into(),
+            compiled: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> &Regex {
+        self.compiled
+            .get_or_init(|| Regex::new(&self.pattern).expect("valid secret pattern"))
+    }
 }
 
 static REDACTOR: LazyLock<Redactor> = LazyLock::new(|| {
@@ -409,16 +432,11 @@ static REDACTOR: LazyLock<Redactor> = LazyLock::new(|| {
         entries,
         hidden,
         always,
-        regexes: patterns
-            .iter()
-            .map(|p| Regex::new(p).expect("valid secret pattern"))
-            .collect(),
+        regexes: patterns.iter().map(|p| LazyRegex::new(*p)).collect(),
         checks: rules.iter().map(|r| r.check).collect(),
-        secret_key: Regex::new(&format!("(?i)^{}$", key_name("[A-Za-z0-9_.-]")))
-            .expect("valid key pattern"),
-        pem_begin: Regex::new(PEM_BEGIN).expect("valid pattern"),
-        pem_end: Regex::new(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-            .expect("valid pattern"),
+        secret_key: LazyRegex::new(format!("(?i)^{}$", key_name("[A-Za-z0-9_.-]"))),
+        pem_begin: LazyRegex::new(PEM_BEGIN),
+        pem_end: LazyRegex::new(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"),
     }
 });
 
@@ -448,7 +466,7 @@ fn redact_candidates(text: &str, candidates: u64) -> Cow<'_, str> {
     let mut spans: Vec<Span> = Vec::new();
     for i in (0..r.regexes.len()).filter(|i| candidates & (1 << i) != 0) {
         let check = r.checks[i];
-        for caps in r.regexes[i].captures_iter(text) {
+        for caps in r.regexes[i].get().captures_iter(text) {
             if let Some(span) = confirm(check, &caps, text) {
                 spans.push(span);
             }
@@ -614,7 +632,7 @@ fn unquote(value: &str) -> (&str, usize) {
 /// body when the END line was cut off (so the text after a cut key survives).
 fn private_key_end(text: &str, from: usize) -> usize {
     let limit = text.floor_char_boundary(from + 64 * 1024);
-    if let Some(end) = REDACTOR.pem_end.find(&text[from..limit]) {
+    if let Some(end) = REDACTOR.pem_end.get().find(&text[from..limit]) {
         return from + end.end();
     }
     // No END line: the body runs while lines (real ones, or `\n` escapes) look like PEM.
@@ -1141,7 +1159,7 @@ pub fn redact_log_line(line: &str) -> Cow<'_, str> {
     }
     let matches = (0..r.regexes.len())
         .filter(|i| candidates & (1 << i) != 0)
-        .any(|i| r.regexes[i].is_match(line));
+        .any(|i| r.regexes[i].get().is_match(line));
     if !matches && !escaped_slash {
         return Cow::Borrowed(line);
     }
@@ -1188,7 +1206,7 @@ fn redact_json_text(json: &str) -> Cow<'_, str> {
                     continue;
                 }
                 let under_secret_key = key.take().is_some_and(|k| {
-                    REDACTOR.secret_key.is_match(&k) && value_is_secret(&k, &text)
+                    REDACTOR.secret_key.get().is_match(&k) && value_is_secret(&k, &text)
                 });
                 let replaced: Option<Cow<str>> = if under_secret_key {
                     Some(Cow::Borrowed(MARK))
@@ -1232,7 +1250,7 @@ pub fn redact_json_value(value: &mut serde_json::Value) {
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {
                 if let Value::String(s) = v
-                    && REDACTOR.secret_key.is_match(k)
+                    && REDACTOR.secret_key.get().is_match(k)
                     && value_is_secret(k, s)
                 {
                     *s = MARK.to_string();
@@ -1295,7 +1313,7 @@ impl<W: Write> RedactingWriter<W> {
         let text = String::from_utf8_lossy(body);
         let text: &str = &text;
         if self.in_key {
-            if let Some(end) = REDACTOR.pem_end.find(text) {
+            if let Some(end) = REDACTOR.pem_end.get().find(text) {
                 self.in_key = false;
                 let rest = &text[end.end()..];
                 if !rest.trim().is_empty() {
@@ -1311,8 +1329,8 @@ impl<W: Write> RedactingWriter<W> {
         }
         let redacted = redact_log_line(text);
         if text.contains("PRIVATE KEY")
-            && let Some(begin) = REDACTOR.pem_begin.find(text)
-            && REDACTOR.pem_end.find(&text[begin.end()..]).is_none()
+            && let Some(begin) = REDACTOR.pem_begin.get().find(text)
+            && REDACTOR.pem_end.get().find(&text[begin.end()..]).is_none()
             && !text[begin.end()..].contains("\\n")
         {
             self.in_key = true;
@@ -1857,7 +1875,7 @@ mod tests {
         for text in &texts {
             let candidates = r.candidates(text);
             for (i, re) in r.regexes.iter().enumerate() {
-                if re.is_match(text) {
+                if re.get().is_match(text) {
                     assert!(candidates & (1 << i) != 0, "rule {i} skipped on {text:?}");
                 }
             }
