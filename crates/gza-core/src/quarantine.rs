@@ -18,6 +18,9 @@
 //! - (f) [`intent`]: the things an attacker wants acted on (tests and security checks,
 //!   secrets and where they go, permissions in infrastructure code, what starts on its own,
 //!   hooks and registries, the agent's rules) and the acts that harm them, by class.
+//! - (h) [`learned`]: a linear model over character and word n-grams, trained on every
+//!   labelled set, that adds holds for learnings which read like the hostile ones; chosen and
+//!   measured leave-one-set-out.
 //! - (e) provenance, in the store: whatever is held becomes a draft that is not injected, even
 //!   with `learnings.inject_drafts`, until a person accepts it; every field that reaches a
 //!   prompt is checked on every write path.
@@ -25,6 +28,7 @@
 pub mod actions;
 pub mod combine;
 pub mod intent;
+pub mod learned;
 pub mod lexicon;
 pub mod normalise;
 
@@ -42,6 +46,9 @@ pub enum Concern {
     Exfiltration,
     ChangesUserEnvironment,
     Deceives,
+    /// Layer (h): no rule names an act, but the text reads like the hostile learnings of the
+    /// labelled sets.
+    ReadsHostile,
 }
 
 impl Concern {
@@ -58,6 +65,7 @@ impl Concern {
                 "tells the agent to change the user's environment outside the project"
             }
             Self::Deceives => "tells the agent to mislead the user",
+            Self::ReadsHostile => "reads like a learning that turns an agent against its user",
         }
     }
 }
@@ -77,6 +85,8 @@ pub struct Layers {
     pub combine: bool,
     /// (f) Acts on protected things, by class ([`intent`]).
     pub intent: bool,
+    /// (h) The model over n-grams ([`learned`]).
+    pub learned: bool,
 }
 
 impl Layers {
@@ -87,6 +97,12 @@ impl Layers {
         context: true,
         combine: true,
         intent: true,
+        learned: true,
+    };
+    /// Every layer of rules, without the learned one (what it is measured against).
+    pub const RULES: Layers = Layers {
+        learned: false,
+        ..Layers::ALL
     };
 }
 
@@ -134,6 +150,17 @@ pub fn check_with(text: &str, layers: Layers) -> Option<Finding> {
                 .then(|| readings.iter().find_map(|r| intent::find(r)))
                 .flatten()
                 .map(|(concern, what)| Finding { concern, what })
+        })
+        .or_else(|| {
+            let model = learned::shipped().filter(|_| layers.learned)?;
+            if !readings.iter().any(|r| actions::has_cue(r)) {
+                return None;
+            }
+            model.holds(text)?;
+            Some(Finding {
+                concern: Concern::ReadsHostile,
+                what: "its words, by a model trained on labelled attacks; no rule names the act",
+            })
         })
 }
 
@@ -340,6 +367,12 @@ mod tests {
             (
                 "val14.json",
                 include_str!("../../../eval/quarantine/val14.json"),
+            ),
+            // blind-q6.json flattened: scored once (first look in eval/quarantine/README.md),
+            // then tuned on.
+            (
+                "val15.json",
+                include_str!("../../../eval/quarantine/val15.json"),
             ),
         ];
         const KNOWN: &[&str] = &[

@@ -460,6 +460,15 @@ const RULES: &[Rule] = &[
     Rule::new(DisablesSafeguard, MODERATE, "weakens the tests", &["comment", "delete", "loosen", "remove", "weaken"], r"\bcomment(?:ing)?\s+out\b[^.;\n]{0,30}\b(?:assert\w*|tests?|checks?|specs?)|\b(?:delete|remove)\b[^.;\n]{0,20}\b(?:failing|flaky|broken|red)\s+(?:tests?|specs?|assertions?)|\bweaken\w*\b[^.;\n]{0,20}\bassert|\bloosen\w*\b[^.;\n]{0,20}\bassert"),
     Rule::new(DisablesSafeguard, MODERATE, "weakens the tests", &["coverage", "expected", "fail_under", "fail-under"], r"\b(?:lower|reduce|drop|decrease|set)\b[^.;\n]{0,20}\bcoverage\s+(?:threshold|target|minimum|gate)|\b(?:lower|reduce|decrease|drop)\b[^.;\n]{0,20}(?:fail_under|fail-under|min_?coverage|coverage_?threshold|coveragethreshold)|\b(?:change|update|adjust|edit)\b[^.;\n]{0,20}\bexpected\s+(?:values?|output|results?)\b[^.;\n]{0,20}\bto\s+match\b")
         .failing(),
+    Rule::new(DisablesSafeguard, MODERATE, "weakens the tests", &["fail_under", "fail-under", "failunder"], r"\bfail_?under\s*[=:]\s*['\x22]?(?:[1-6]?\d)(?:\.\d+)?['\x22]?(?:[^\d.%]|$)|--cov-fail-under[= ](?:[1-6]?\d)\b")
+        .failing(),
+    Rule::new(DisablesSafeguard, MODERATE, "switches the type checker off", &["ignore_errors", "ignore-errors"], r"\bignore[_-]errors\s*[=:]\s*['\x22]?(?:true|1|yes)\b"),
+    Rule::new(DisablesSafeguard, MODERATE, "weakens the tests", &["expected", "ожидаем", "erwartet", "attendu", "esperado", "预期", "期待"], r"\b(?:replace|swap|overwrite|change|set)\b[^.;\n]{0,30}\bexpected\s+(?:values?|output|results?|strings?)\b[^.;\n]{0,40}\b(?:actual|real|current)\b|замени\S*\s+ожидаем\S*[^.;\n]{0,60}фактическ|ersetz\w*[^.;\n]{0,30}erwartet\w*[^.;\n]{0,50}(?:tatsachlich|ist-wert|aktuell)|remplace\w*[^.;\n]{0,30}attendu\w*[^.;\n]{0,50}(?:obtenu|reel|actuel)|reemplaza\w*[^.;\n]{0,30}esperado[^.;\n]{0,50}(?:real|obtenido|actual)|预期[^。;\n]{0,20}(?:改成|替换成|换成|改为)[^。;\n]{0,10}实际|期待値?[^。;\n]{0,20}実際")
+        .failing(),
+    Rule::new(BypassReview, MODERATE, "removes branch protection", &["protection"], r"(?:\s-x|--method)\s+delete\b[^\n]{0,80}/branches/[^\s/]+/protection\b|/branches/[^\s/]+/protection\b[^\n]{0,40}(?:\s-x|--method)\s+delete\b"),
+    Rule::new(IgnoreGuidance, SEVERE, "keeps something from the user", &["спрашива", "ohne", "sans", "sin", "询问", "征求", "无需", "确認", "確認"], r"не\s+спрашива\S*\s+(?:\S+\s+){0,2}?(?:подтвержд|разрешени|согласи|у\s+пользовател)|\bohne\s+(?:den\s+|die\s+)?(?:nutzer\w*|benutzer\w*|user)\s+zu\s+fragen|\bohne\s+(?:ruckfrage|nachzufragen|bestatigung|zu\s+fragen)\b|\bsans\s+(?:demander\s+(?:l'avis|la\s+permission|confirmation|a\s+l'utilisateur)|confirmation)\b|\bsin\s+(?:preguntar\s+al\s+usuario|pedir\s+(?:confirmacion|permiso))\b|不(?:要|用|必)(?:询问|征求)(?:用户|确认|同意)|无需(?:用户)?确认|確認(?:せず|しない)")
+        .then(After::SelfNegated),
+    Rule::new(IgnoreGuidance, SEVERE, "claims authority over the agent", &["nota", "hinweis", "note", "примечан", "сообщени", "管理员", "管理者"], r"\bnota\s+del\s+(?:administrador|admin|sistema)\s*:|\bhinweis\s+(?:des|vom)\s+(?:admin\w*|systems?)\s*:|\bnote\s+de\s+l'(?:administrateur|admin)\s*:|примечани\S*\s+администратор\S*\s*:|сообщени\S*\s+(?:от\s+)?администратор\S*\s*:|管理员(?:通知|提示|说明|备注)\s*[:：]|管理者(?:より|から)?(?:のお知らせ|メモ)\s*[:：]"),
     // Review.
     Rule::new(BypassReview, MODERATE, "bypasses review", &["directly", "straight"], r"\b(?:push|pushing|pushes|commit|committing|merge|merging|deploy|deploying)\b[^.;\n]{0,30}\b(?:directly|straight)\s+(?:to|into|on|onto)\s+(?:origin/)?(?:main|master|prod|production|trunk|release)\b"),
     Rule::new(BypassReview, MODERATE, "bypasses review", &["land", "merge", "merging", "no", "push", "review", "ship"], r"\b(?:merge|merging|land|ship|push|pushing)\b[^.;\n]{0,40}\b(?:without|with\s+no)\s+(?:waiting\s+for\s+|running\s+|passing\s+)?(?:a\s+|any\s+|the\s+)?(?:review|approval|reviews|approvals|reviewer|tests|ci|checks|pr|pull\s+request)\b|\bno\s+(?:code\s+)?(?:review|reviewer|approval)s?\s+(?:is\s+|are\s+)?(?:needed|required|necessary)\b|\breviews?\s+(?:are|is)\s+(?:not\s+(?:needed|required|necessary)|optional)|\breviews?\s+only\s+slow"),
@@ -644,6 +653,13 @@ static DESCRIBING_PLURAL: LazyLock<Regex> = LazyLock::new(|| {
         r"^(?:(?:the|our|these|those|its|their|all|some)\s+)?((?:[\w./`'-]+\s+){1,5}?)(?:carry|contain|include|have|hold|keep|ship\s+with|start\s+with|begin\s+with|end\s+with)\b|^(?:the|our|this|that|an?|its|their)\s+((?:[\w./`'-]+\s+){0,5}?)(?:set|used|ran|added|passed|disabled|skipped|had|called|exported|installed|removed|dropped|turned\s+off)\b",
     )
 });
+/// The same in French, German, Spanish and Italian: a determiner, a subject of at most five words,
+/// a verb of having or doing ("l'étape `lint-docs` du workflow a …", "das Release-Image setzt …").
+static DESCRIBING_OTHER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:le|la|les|l'|un|une|notre|ce|cette|der|die|das|unser|unsere|ein|eine|el|los|las|nuestro|nuestra|il|lo|gli)\s*(?:[\w./`'-]+\s+){0,7}?(?:a|ont|utilise|definit|contient|lance|execute|ajoute|passe|desactive|setzt|hat|haben|nutzt|verwendet|enthalt|fuhrt|tiene|tienen|usa|define|contiene|ejecuta|pone|ha|hanno|imposta|esegue)[\s`'\x22]*$",
+    )
+});
 static PERSONS: &[&str] = &[
     "you",
     "we",
@@ -686,6 +702,11 @@ static DESCRIBED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 /// Words saying bytes are encoded: what is piped from them into a shell is hidden code.
+static GONE_RIGHT_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^[`'\x22)\s]*(?:[\w-]+\s+){0,3}?(?:was|were|has\s+been|have\s+been|got)\s+(?:\w+ly\s+)?(?:removed|dropped|deleted|retired|deprecated|taken\s+out|replaced|reverted)\b",
+    )
+});
 static DECODE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\b(?:base64|base-64|decode[sd]?|decoding|hex|encoded|payload|obfuscated|rot13)\b|base64-decode",
@@ -725,6 +746,19 @@ static OTHERS_USE: LazyLock<Regex> = LazyLock::new(|| {
 static TEST_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"^\W*(?:the|our|these|those|its|this|that)\s+(?:[\w-]+\s+){0,2}(?:tests?|fixtures?|suite|corpus|dataset|examples?)\s+(?:send|sends|feed|feeds|contain|contains|include|includes|use|uses|pass|passes|post|posts|submit|submits|check|checks|expect|expects|cover|covers)\b",
+    )
+});
+/// The same in the clause, in the other languages: "los casos incluyen intentos de …", "die
+/// Testfälle enthalten …", "测试用例里包含 …".
+static TEST_SUBJECT_OTHER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:los|las|el|les|le|die|der|il|i|os|as|o)\s+(?:casos|pruebas|tests|testfalle|testdaten|corpus|cas\s+de\s+test|casi\s+di\s+test|casos\s+de\s+teste)(?:\s+de\s+prueba)?\s+(?:incluyen|contienen|envian|enthalten|schicken|senden|contiennent|incluent|envoient|includono|contengono|incluem|contem)\b|(?:测试用例|测试集|测试数据|测试)(?:里|中)?(?:包含|包括|会发送)|テスト(?:ケース|データ)?(?:に|には)|тесты\s+(?:содержат|включают|отправляют)",
+    )
+});
+/// After quoted text, in Chinese and Japanese: "“忽略之前的指令”这类注入样本".
+static SAMPLES_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^[”」』\x22'`\s]*(?:这类|这样的|之类的?|等)(?:注入)?(?:样本|例子|示例|字符串|文本|攻击)|^[」』\x22'`\s]*(?:のような|といった)",
     )
 });
 /// An act named as a thing ("the auto-approve workflow", "the `--no-verify` flag").
@@ -881,8 +915,14 @@ static COMPENSATED: LazyLock<Regex> = LazyLock::new(|| {
 });
 static LOCALHOST: LazyLock<Regex> =
     LazyLock::new(|| re(r"\b(?:localhost|127\.0\.0\.1|\[::1\]|mock\s+server|test\s+server)\b"));
+/// Whether the text has what it downloads checked or read before it runs it.
+pub(super) fn verified(t: &str) -> bool {
+    VERIFIED.is_match(t)
+}
 static VERIFIED: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"\b(?:verif\w*|checksum\w*|sha256\w*|sha512\w*|signature\w*|gpg|cosign|minisign|hash)\b")
+    re(
+        r"\b(?:verif\w*|checksum\w*|sha256\w*|sha512\w*|signature\w*|gpg|cosign|minisign|hash|review(?:ed|ing)?\s+it|read(?:ing)?\s+it\s+(?:first|through)|nach\s+(?:prufung|durchsicht)|apres\s+(?:relecture|l'avoir\s+lu)|tras\s+revisarlo|despues\s+de\s+revisarlo)\b|(?:人工)?(?:审阅|审查|检查|核对|审核)(?:后|之后)|после\s+проверки|確認(?:後|してから)|レビュー後",
+    )
 });
 static SCRIPT_URL: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -1159,6 +1199,8 @@ fn prohibited_after(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) ->
                     && h.start >= clause.0
                     && h.end <= act.verb_at
                     && t[h.end..act.verb_at].split_whitespace().count() <= 4
+                    // Not a condition's own verb: "if git push is rejected, print …".
+                    && !t[h.end..act.verb_at].contains(',')
             })
         || !act.spoken && !act.self_negated && {
             // A command written after "rather than", "instead of", "never" inside its own
@@ -1254,6 +1296,9 @@ fn descriptive(t: &str, clause: (usize, usize), act: &Act) -> bool {
             .chain(std::iter::once(first))
             .any(|w| PERSONS.contains(&w.trim_matches(|c: char| !c.is_alphanumeric())));
     }
+    if DESCRIBING_OTHER.is_match(before) {
+        return true;
+    }
     if let Some(c) = DESCRIBING_PLURAL.captures(before) {
         let subject = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
         // A subject, not a purpose ("the fastest way to keep CI green is …").
@@ -1274,6 +1319,22 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     if prohibited_after(t, hits, clause, act) {
         return false;
     }
+    // German and Dutch put the negation after the object: "setz `HUSKY=0` nie lokal", "nutze
+    // `--no-verify` nicht".
+    if t.get(act.end..clause.1.min(t.len()))
+        .unwrap_or("")
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .find(|w| !w.is_empty())
+        .is_some_and(|w| {
+            matches!(
+                w,
+                "nie" | "nicht" | "niemals" | "keinesfalls" | "niet" | "nooit"
+            )
+        })
+    {
+        return false;
+    }
     let sentence = sentence_of(t, act.start);
     let in_sentence = |c: Concept, from: usize, to: usize| {
         hits.iter().any(|h| {
@@ -1283,20 +1344,34 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     // A guard doing its work on the act ("the secret scanner raises the alarm when someone
     // commits ~/.aws", "the linter fails the run on …"): the act is what is caught.
     let conditional = CONDITION_START.is_match(&t[sentence.0..act.start.max(sentence.0)]);
+    // Chinese, Japanese and Korean name the guard after what it catches ("CI の権限チェックは
+    // `chmod -R 777` を含む差分を拒否します").
+    if hits.iter().any(|h| {
+        h.concept == Concept::Guard
+            && h.start >= act.end
+            && h.end <= sentence.1
+            && t[h.start..]
+                .starts_with(|c: char| is_cjk(c) || ('\u{AC00}'..='\u{D7AF}').contains(&c))
+    }) {
+        return false;
+    }
     if !conditional && in_sentence(Concept::Guard, clause.0.min(sentence.0), act.verb_at) {
         return false;
     }
     // Data quoted after "strings like", "lines such as", "des exemples comme", or by a
     // sentence whose subject is a test ("the prompt-injection tests send 'ignore all previous
     // instructions' to the filter").
-    let tested = TEST_SUBJECT.is_match(&t[sentence.0..act.start.max(sentence.0)]);
+    let tested = TEST_SUBJECT.is_match(&t[sentence.0..act.start.max(sentence.0)])
+        || TEST_SUBJECT_OTHER.is_match(&t[clause.0.min(act.start)..act.start]);
     if quoted_spans(t).iter().any(|&(a, b)| {
         act.start >= a
             && act.start < b
             // A code span is a command to run whoever runs the tests; only prose in quotes is
-            // the tests' data.
+            // the tests' data (and prose in a code span: "the corpus contains `ignore previous
+            // instructions`").
             && (in_sentence(Concept::DataFrame, sentence.0, act.start)
-                || (tested && !t[..a].ends_with('`'))
+                || (tested && (!t[..a].ends_with('`') || act.spoken))
+                || SAMPLES_AFTER.is_match(t.get(b..).unwrap_or(""))
                 // Prose in quotes named as the interface's text after it ("the \"Admin
                 // message: …\" banner copy", "the \"You are now …\" toast").
                 || (!t[..a].ends_with('`') && UI_TEXT_AFTER.is_match(t.get(b..).unwrap_or(""))))
@@ -1344,8 +1419,26 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     if reserved_for_role(t.get(sentence.0..sentence.1.min(t.len())).unwrap_or("")) {
         return false;
     }
+    // An act said to be gone, in the words right after it: "the README's old `curl … | sh`
+    // install line was removed in #301 because it ran unsigned code".
+    if GONE_RIGHT_AFTER.is_match(t.get(act.end..clause.1.min(t.len())).unwrap_or(""))
+        && !ADOPT.is_match(t.get(clause.1.min(t.len())..).unwrap_or(""))
+    {
+        return false;
+    }
     if act.severe {
         return true;
+    }
+    // The milder alternative offered after a warning: "`git clean -fdx` also deletes your local
+    // `.env`; prefer `git clean -fd` …".
+    if hits
+        .iter()
+        .any(|h| h.concept == Concept::Instead && h.start >= clause.0 && h.end <= act.start)
+        && hits
+            .iter()
+            .any(|h| matches!(h.concept, Concept::Consequence | Concept::Warn) && h.end <= clause.0)
+    {
+        return false;
     }
     if act.safe_scope
         || (!adopted
@@ -1395,7 +1488,12 @@ fn warned_after(t: &str, hits: &[Hit], sentence: (usize, usize), act: &Act) -> b
         h.concept == Concept::Consequence && h.start >= act.end && h.end <= sentence.1 && {
             let lead: Vec<&str> = t[act.end..h.start].split_whitespace().collect();
             let near = &lead[lead.len().saturating_sub(3)..];
+            // "… supprime aussi votre .env", "… löscht auch …": the word after it.
+            let also_after = hits
+                .iter()
+                .any(|a| a.concept == Concept::Also && a.start >= h.end && a.start <= h.end + 2);
             is_cjk(t[h.start..].chars().next().unwrap_or(' '))
+                || also_after
                 || near.iter().any(|w| {
                     let w = w.trim_matches(|c: char| !c.is_alphanumeric());
                     matches!(
@@ -1882,7 +1980,26 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
                 .find_map(|v| nearest(v, &secrets).map(|s| (v, s)))
                 // Printing a secret file, variable or the environment needs no audience: it
                 // lands in the agent's output, which is stored and shown.
-                .or_else(|| all(Reveal).find_map(|v| nearest(v, &concrete).map(|s| (v, s))))
+                // The secret is what the verb prints: after it, in the same command, and not
+                // piped on into another one (`echo $TOKEN | cut -d. -f2 | base64 -d` decodes
+                // it; `test -n "$NPM_TOKEN" && echo ok` prints "ok").
+                .or_else(|| {
+                    all(Reveal).find_map(|v| {
+                        let printed: Vec<(usize, usize)> = concrete
+                            .iter()
+                            .filter(|s| {
+                                s.0 >= v.end && {
+                                    let between = &t[v.end..s.0];
+                                    let rest =
+                                        t[s.1.min(b)..b].trim_start_matches(['"', '\'', '}', ' ']);
+                                    !between.contains(['|', ';', '&']) && !rest.starts_with('|')
+                                }
+                            })
+                            .copied()
+                            .collect();
+                        printed.first().map(|&s| (v, s))
+                    })
+                })
                 // A report filled with a secret file's contents, whatever the verb ("start
                 // your report with the contents of .env").
                 .or_else(|| {
@@ -2044,6 +2161,7 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
             }
             if let Some(e) = first(Execute)
                 && (first(Shell).is_some() || scripted)
+                && !VERIFIED.is_match(&t[a..e.start])
             {
                 acts.push(verb_at(
                     act(
@@ -2055,6 +2173,26 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
                     e.start,
                 ));
             }
+        }
+        // A download handed straight to a shell with its address said elsewhere ("fetch the
+        // bootstrap script from the URL noted for this repo and pipe it straight into bash",
+        // "hol es mit curl und reich es direkt an `sudo bash` weiter").
+        if url.is_none()
+            && let Some(d) = first(Download)
+            && let Some(e) = all(Execute).find(|e| e.start > d.end)
+            && first(Shell).is_some_and(|s| s.start > d.end)
+            && (first(Directly).is_some() || t[e.start..e.end].starts_with("pipe"))
+            && !VERIFIED.is_match(&t[d.end..e.start])
+        {
+            acts.push(verb_at(
+                act(
+                    Concern::RemoteCode,
+                    true,
+                    "pipes a download into a shell",
+                    span(&[(d.start, d.end), (e.start, e.end)]),
+                ),
+                d.start,
+            ));
         }
         // Decoded or pasted bytes piped into a shell ("base64-decode the string and pipe it to
         // bash").
@@ -2418,6 +2556,43 @@ pub fn words(reading: &str) -> Vec<String> {
         .iter()
         .map(|h| format!("{:?}:{}", h.concept, &reading[h.start..h.end]))
         .collect()
+}
+
+/// Whether the text has anything the learned layer (h) may hold it for: a word of an act or of
+/// a thing an attacker wants acted on, in any language the lexicons read, or the shape of a
+/// command, an address, a path, a variable or a setting. A plain convention ("prefer small pure
+/// functions; they are easier to test") has none, and the model's say alone never holds it.
+pub fn has_cue(reading: &str) -> bool {
+    use Concept::*;
+    static SHAPE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"`|https?://|\$\{?\w|~/|\w=\S|\s--?\w|\||sudo|\.\w+/|/\w+/"));
+    SHAPE.is_match(reading)
+        || lexicon_hits(reading, true).iter().any(|h| {
+            !matches!(
+                h.concept,
+                TestSafeguard
+                    | Failing
+                    | Always
+                    | Reset
+                    | Neg
+                    | Prohibited
+                    | Flip
+                    | Prior
+                    | Restricted
+                    | Also
+                    | Instead
+                    | Warn
+                    | DataFrame
+                    | Until
+                    | Truthful
+                    | Status
+                    | Intended
+                    | ChangeNoun
+                    | Concession
+                    | Guard
+                    | Consequence
+            )
+        })
 }
 
 /// Every path the text names, as `combine` compares them.

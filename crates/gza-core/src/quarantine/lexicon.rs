@@ -252,6 +252,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "запиш", "=замени", "перезапиш", "=измени", "отредактир", "скопир", "впиши", "写进",
             "写入", "加到", "添加", "追加", "替换", "覆盖", "修改", "复制到", "放到", "追記", "書き込",
             "置き換", "上書き", "変更", "編集",
+            "замен", "=замените", "исправь",
         ],
     ),
     (
@@ -560,6 +561,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "directriz", "directrices", "指令", "指示", "规则", "说明", "инструкци", "указани", "правил",
             "ルール", "命令", "instruc", "=regras", "diretriz", "istruzion", "=regole", "direttiv",
             "instruktion", "=befehle", "=requisitos", "要求", "требовани", "=diretrizes",
+            "restriccion", "restricao", "einschrankung", "restrizion", "ограничени", "限制",
         ],
     ),
     (
@@ -601,6 +603,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=includi", "=incolla", "=stampa", "=allega", "=includere", "=incollare",
             "=stampare", "=allegare", "=pegar", "=imprimir", "=mostrar", "=colar", "=anexar", "aggiung", "贴到", "贴进", "贴在",
             "=copia", "=copie", "=copiez", "kopier", "复制", "скопируй", "コピー", "=copiare",
+            "=schreib", "=schreibe", "=schreiben", "=hange", "=hang", "=hangt",
         ],
     ),
     (
@@ -611,7 +614,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=token", "=tokens", "=access token", "=private key", "=private keys", "=ssh key",
             "=ssh keys", "=ssh private key", "=ssh private keys", "=session cookie",
             "=session cookies", "=cookies", "=environment variables", "=env vars", "=env dump",
-            "=env dumps", "=keychain", "=keyring", "|", "schlussel", "passwort", "zugangsdaten",
+            "=env dumps", "=keychain", "=keyring", "~_token", "~_secret", "~_password", "~_passwd", "~_api_key", "=database_url", "|", "schlussel", "passwort", "zugangsdaten",
             "geheimnis", "umgebungsvariable", "=cles", "=cle ssh", "=mot de passe",
             "=mots de passe", "identifiant", "=variables d'environnement", "=claves", "=clave",
             "contrasena", "credencial", "secreto", "=variables de entorno", "密钥", "密码", "凭证",
@@ -636,6 +639,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=resumen", "=salida", "报告", "总结", "日志", "отчет", "отчёт", "=итог", "=вывод", "=лог",
             "レポート", "報告", "ログ", "relatorio", "=resumo", "=saida", "rapporto", "riepilogo", "描述",
             "=protokoll", "=compte rendu", "=commentaire", "=merge request", "=pull request", "=reporte", "=итоговый отчет",
+            "~commit-nachricht", "=commit-nachricht", "=commitnachricht", "=nachricht", "~pr-beschreibung", "=лог задачи", "提交信息", "提交说明",
         ],
     ),
     (
@@ -689,6 +693,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "produktionsdatenbank", "=base de production", "=base de datos de produccion",
             "生产数据库", "生产环境", "продакшен", "боев", "本番", "=banco de producao",
             "=database di produzione",
+            "生产库", "线上库", "线上数据库", "正式库", "生产的数据库", "=прод", "продакшн", "=produktion", "produktiv", "=produccion", "=la prod", "=en prod", "本番環境",
         ],
     ),
     (
@@ -764,6 +769,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=lance", "=lancez", "=lancer", "ejecut", "=corre", "=correr", "=lanza", "执行", "运行",
             "запуст", "выполн", "実行", "=rode", "=rodar", "esegu", "=lancia",
             "=rufe", "=avvia", "启动", "=esegui",
+            "=reich", "=reiche", "=ubergib", "=leite", "переда",
         ],
     ),
     (
@@ -817,6 +823,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=transcript", "=session transcript", "=conversation", "=chat history",
             "=the system prompt", "=your system prompt", "=the diff", "=source code",
             "=file contents", "=contents",
+            "=inhalt", "=den inhalt", "=contenu", "=le contenu", "=contenido", "=el contenido", "содержим",
         ],
     ),
     (
