@@ -339,7 +339,7 @@ fn work_on(
     if !args.quiet
         && let Ok(store) = pool.get()
     {
-        for line in next_steps(&project, &store, &finished) {
+        for line in next_steps(project, &store, &finished) {
             writeln!(out, "{line}")?;
         }
     }
