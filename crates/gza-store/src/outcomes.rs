@@ -248,11 +248,15 @@ fn move_learnings(
     }
     let b = tx.backend();
     let (h, x) = (params.len() + 1, params.len() + 2);
+    // A learning without a row yet starts at the move, never below zero (as a row's counts
+    // never go below it).
     let sql = format!(
         "INSERT INTO learning_credit (learning_id, helpful, harmful) \
-         SELECT m.learning_id, ?{h}, ?{x} FROM ({learnings}) AS m \
+         SELECT m.learning_id, {}, {} FROM ({learnings}) AS m \
          WHERE EXISTS (SELECT 1 FROM learnings WHERE id = m.learning_id) \
          ON CONFLICT (learning_id) DO UPDATE SET helpful = {}, harmful = {}",
+        b.greatest("0", &format!("CAST(?{h} AS BIGINT)")),
+        b.greatest("0", &format!("CAST(?{x} AS BIGINT)")),
         b.greatest("0", &format!("learning_credit.helpful + ?{h}")),
         b.greatest("0", &format!("learning_credit.harmful + ?{x}")),
     );
