@@ -64,11 +64,7 @@ pub const COPIED: [(&str, How); 22] = [
 const FLOOR: &str = "task_id_floor";
 
 /// Tables not copied, and why: the target's own triggers keep them from the rows copied.
-pub const DERIVED: [(&str, &str); 13] = [
-    (
-        "learning_injected",
-        "each learning's count of injections outside A/B runs, kept by triggers on learning_injections and ab_runs",
-    ),
+pub const DERIVED: [(&str, &str); 12] = [
     (
         "task_totals",
         "per-status totals, kept by triggers on tasks",

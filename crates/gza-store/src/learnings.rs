@@ -228,7 +228,8 @@ pub(super) const LEARNING_COLUMNS: &str = "l.id, l.section, l.text, l.insight, l
      l.confidence, l.priority, l.status, l.status_reason, l.status_changed_at, l.origin, l.created_at, \
      l.updated_at, l.confirmed_at, l.kind, l.triggers, l.checklist, \
      (SELECT COUNT(*) FROM learning_sources s WHERE s.learning_id = l.id), \
-     COALESCE((SELECT c.injected FROM learning_injected c WHERE c.learning_id = l.id), 0), \
+     (SELECT COUNT(*) FROM learning_injections i WHERE i.learning_id = l.id \
+        AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = i.task_id)), \
      l.tier, l.tier_level, l.evidence, l.validated_at, l.stale_reason, l.quarantine_reason";
 
 /// Learnings that may be given to an agent: not quarantined.
