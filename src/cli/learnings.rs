@@ -141,6 +141,43 @@ pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
     }
 }
 
+impl LearningsArgs {
+    /// The subcommands that bring the hooks' snapshot up to date themselves, on their own
+    /// connection ([`SnapshotAfter`]); after the others `cli::run` does, on a new one.
+    pub(super) fn refreshes_snapshot_itself(&self) -> bool {
+        matches!(
+            self.command,
+            LearningsCommand::Show(_)
+                | LearningsCommand::Search(_)
+                | LearningsCommand::Stats(_)
+                | LearningsCommand::Export(_)
+        )
+    }
+}
+
+/// Team mode: brings the hooks' snapshot up to date when dropped, whether the command
+/// succeeded or not (a person's edits to learnings.md may have been taken in), on the
+/// command's own store: a second connection to the shared database was a second server
+/// process started for every `learnings show` (issue 21).
+pub(super) struct SnapshotAfter<'a> {
+    project: &'a Project,
+    store: &'a Store,
+}
+
+impl<'a> SnapshotAfter<'a> {
+    pub(super) fn new(project: &'a Project, store: &'a Store) -> SnapshotAfter<'a> {
+        SnapshotAfter { project, store }
+    }
+}
+
+impl Drop for SnapshotAfter<'_> {
+    fn drop(&mut self) {
+        if crate::hooks::far::applies(self.project) {
+            crate::hooks::far::refresh(self.project, self.store);
+        }
+    }
+}
+
 /// The learning an id names, or a one-line error saying what to do.
 /// The project and its store for reading learnings, with a person's saved edits to
 /// learnings.md taken in first (when the database can be written), so that `show` and `search`

@@ -289,14 +289,13 @@ pub fn main() -> ExitCode {
 fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     // Team mode: after a command that may change learnings, the hooks' snapshot of the far
     // database follows (issue 21, hooks with a far database), whether the command succeeded or not.
-    let learnings_may_change = matches!(
+    // (`gza work` refreshes it itself, on the run's own connection: see `work::cmd_work`.)
+    let learnings_may_change = match &command {
+        Command::Learnings(l) => !l.refreshes_snapshot_itself(),
+        _ => false,
+    } || matches!(
         &command,
-        Command::Work(_)
-            | Command::Learnings(_)
-            | Command::Import(_)
-            | Command::Review(_)
-            | Command::Improve(_)
-            | Command::Init(_)
+        Command::Import(_) | Command::Review(_) | Command::Improve(_) | Command::Init(_)
     );
     let result = run_command(ctx, command);
     if learnings_may_change && let Ok(project) = Project::discover(ctx.dir()) {

@@ -243,6 +243,28 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     if args.background {
         return start_background(&project, &args);
     }
+    // One pool of stores for the whole run: the runner's threads, what is printed after, and
+    // the hooks' snapshot share its connections (one when one task runs at a time) instead of
+    // each step opening its own (issue 21).
+    let pool = crate::store::Pool::new(&project);
+    let result = work_on(&project, &pool, args);
+    // Team mode: the hooks' snapshot follows what the run changed, whether it succeeded or
+    // not (`run` does this for the other commands that change learnings).
+    if crate::hooks::far::applies(&project)
+        && let Ok(store) = pool.get()
+    {
+        crate::hooks::far::refresh(&project, &store);
+    }
+    tracing::debug!(connections = pool.opened(), "stores opened by this run");
+    result
+}
+
+/// `gza work` in this process, on `pool`'s stores.
+fn work_on(
+    project: &crate::project::Project,
+    pool: &crate::store::Pool<'_>,
+    args: WorkArgs,
+) -> anyhow::Result<ExitCode> {
     let level = project.config.work_priority;
     // Before any thread starts, so every thread and process of the run inherits it.
     gza_core::priority::lower(level);
@@ -264,7 +286,7 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
                 "give task ids or --tag, not both: the ids name the tasks to run",
             ));
         }
-        let (_, store) = ctx.open_for_reading()?;
+        let store = pool.get()?;
         if let Some(group) = &args.group {
             super::require_group(&store, group)?;
         }
@@ -285,7 +307,7 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
         watch: args.watch,
     };
     let ui = if args.quiet { Ui::quiet() } else { Ui::new() };
-    let finished = runner::work(&project, &options, &ui)?;
+    let finished = runner::work_in(pool, &options, &ui)?;
     let mut out = output::stdout();
     if args.watch && finished.is_empty() {
         // Stopping is how a watching worker ends: not an interruption.
@@ -315,9 +337,9 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
     if !args.quiet
-        && let Ok((_, store)) = ctx.open_for_reading()
+        && let Ok(store) = pool.get()
     {
-        for line in next_steps(&project, &store, &finished) {
+        for line in next_steps(project, &store, &finished) {
             writeln!(out, "{line}")?;
         }
     }

@@ -692,3 +692,95 @@ fn a_hand_edit_to_learnings_md_is_read_by_show_and_search_at_once() {
         "{listed}"
     );
 }
+
+/// (learning, event) of each injection of task `task`, in the order recorded.
+fn injections_of(p: &TestProject, task: i64) -> Vec<(i64, String)> {
+    let db = p.db();
+    let mut stmt = db
+        .prepare(
+            "SELECT learning_id, event FROM learning_injections WHERE task_id = ?1 ORDER BY id",
+        )
+        .unwrap();
+    stmt.query_map([task], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// (helpful, harmful) of learning `id`'s credit (0, 0 without a row).
+fn credit_of(p: &TestProject, id: i64) -> (i64, i64) {
+    p.db()
+        .query_row(
+            "SELECT COALESCE(MAX(helpful), 0), COALESCE(MAX(harmful), 0) FROM learning_credit WHERE learning_id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+}
+
+/// A task's injections are recorded each once, in the order its prompt gives them, and its
+/// credit moves each of them once: helpful for a completed task, harmful for a failed one, on
+/// either backend (both are one statement for all the learnings since issue 21).
+#[test]
+fn a_task_records_its_injections_in_order_and_credits_each_once() {
+    let p = TestProject::new();
+    let texts = [
+        "Run make test before finishing",
+        "Handlers live in api/, one per resource",
+        "Deploys go through the staging branch",
+        "Keep migrations additive",
+        "Name branches after the issue",
+    ];
+    for text in texts {
+        p.ok(&["learnings", "add", text]);
+    }
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    p.add(&["--type", "explore", "look around"]);
+    p.ok(&["work"]);
+    let given = injections_of(&p, 1);
+    let ids: Vec<i64> = given.iter().map(|(id, _)| *id).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(
+        sorted,
+        vec![1, 2, 3, 4, 5],
+        "each learning recorded once: {given:?}"
+    );
+    // The order recorded is the order of the prompt's list.
+    let sent = p.ok(&["show", "1", "--prompt"]);
+    let at: Vec<usize> = ids
+        .iter()
+        .map(|id| sent.find(texts[*id as usize - 1]).expect("in the prompt"))
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{given:?}\n{sent}");
+    let credit: String = p
+        .db()
+        .query_row(
+            "SELECT credit FROM task_credits WHERE task_id = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let moved = match credit.as_str() {
+        "helpful" => (1, 0),
+        "harmful" => (0, 1),
+        _ => (0, 0),
+    };
+    for id in 1..=5 {
+        assert_eq!(credit_of(&p, id), moved, "L{id} after a {credit} task");
+    }
+    // A failing task: each learning given moves to harmful once more.
+    p.command_agent("cat > /dev/null\nexit 3\n", "");
+    p.add(&["--type", "explore", "look again"]);
+    p.run(&["work"]);
+    let second: Vec<i64> = injections_of(&p, 2).iter().map(|(id, _)| *id).collect();
+    assert_eq!(second.len(), 5, "{second:?}");
+    for id in 1..=5 {
+        assert_eq!(
+            credit_of(&p, id),
+            (moved.0, moved.1 + 1),
+            "L{id} after a failed task"
+        );
+    }
+}

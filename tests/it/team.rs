@@ -541,3 +541,68 @@ fn a_watching_worker_is_woken_by_new_work_and_stops_cleanly() {
     assert!(stdout.contains("3 completed, 0 failed"), "{stdout}");
     assert_eq!(leases(), 0, "the lease is given up");
 }
+
+/// Sessions the server has had in database `name` (each a backend process it started), once
+/// the count has stayed the same for a second (a backend counts itself as it exits, a moment
+/// after its client).
+fn sessions_settled(name: &str) -> i64 {
+    let mut admin = postgres::cluster().admin();
+    let mut read = || -> i64 {
+        admin
+            .execute("SELECT pg_stat_clear_snapshot()", &[])
+            .unwrap();
+        admin
+            .query_one(
+                "SELECT sessions FROM pg_stat_database WHERE datname = $1",
+                &[&name],
+            )
+            .unwrap()
+            .get(0)
+    };
+    let mut last = read();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        let now = read();
+        if now == last || std::time::Instant::now() > deadline {
+            return now;
+        }
+        last = now;
+    }
+}
+
+/// `gza work` opens one connection to run a task, whatever it does on the way (issue 21: it
+/// opened five, a server process started for each: the start's sweep and lease, the worker,
+/// the heartbeat, the lease's release, the hooks' snapshot), and records what the task was
+/// given and its credit as on SQLite (`both_backends`-style checks in `learning_records`).
+#[test]
+fn work_opens_one_connection_for_a_task() {
+    let mut p = TestProject::empty_postgres();
+    // No model: no embedding job (a process of its own, with its own connection) starts.
+    p.set_env(
+        "GZA_MODEL_DIR",
+        p.scratch().join("no-model").to_str().unwrap(),
+    );
+    p.ok(&["init"]);
+    p.command_agent("cat > /dev/null\necho done\n", "work_priority: normal\n");
+    for i in 1..=3 {
+        p.ok(&[
+            "learnings",
+            "add",
+            &format!("Rule {i}: run the parser tests first"),
+        ]);
+    }
+    let id = p.add(&["--type", "explore", "look at the parser"]);
+    let name = p.pg_database().expect("a database of its own").to_string();
+    let before = sessions_settled(&name);
+    let out = p.ok(&["work", "--count", "1"]);
+    assert!(out.contains("1 completed"), "{out}");
+    let after = sessions_settled(&name);
+    assert_eq!(
+        after - before,
+        1,
+        "connections opened by `gza work` for one task"
+    );
+    let show = p.ok(&["show", &id.to_string()]);
+    assert!(show.contains("(L1, L2, L3)"), "{show}");
+}

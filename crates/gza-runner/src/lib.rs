@@ -53,7 +53,7 @@ use gza_core::error::{Error, Result};
 use gza_core::process::{self, check_binary};
 use gza_core::project::Project;
 use gza_core::task::{FailureReason, Task, TaskId, TaskStatus};
-use gza_store::{Claim, Store, TaskLease, WorkerId};
+use gza_store::{Claim, Pool, Pooled, Store, TaskLease, WorkerId};
 
 /// What `gza work` was asked to do.
 #[derive(Debug, Clone)]
@@ -133,6 +133,13 @@ const WATCH_RECHECK: Duration = Duration::from_secs(30);
 /// Run tasks until `options.count` are done, the queue is empty, or a stop is requested.
 /// Returns every finished task; an error that stopped a worker is returned after the others finish.
 pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Result<Vec<Finished>> {
+    work_in(&Pool::new(project), options, ui)
+}
+
+/// [`work`] on the stores of `pool`, which the caller goes on using after (for what it prints
+/// and the hooks' snapshot): one connection for the whole run when one task runs at a time.
+pub fn work_in(pool: &Pool<'_>, options: &WorkOptions, ui: &dyn Observer) -> Result<Vec<Finished>> {
+    let project = pool.project();
     let worker = this_worker();
     let span = tracing::info_span!("work", pid = worker.pid);
     let _entered = span.enter();
@@ -147,7 +154,7 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
         "worker starting"
     );
     {
-        let store = Store::open_project(project)?;
+        let store = pool.get()?;
         for reaped in reap_orphans(project, &store) {
             if let Some(note) = reaped.note() {
                 ui.warn(&note);
@@ -191,13 +198,13 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
     let skipped = std::sync::Mutex::new(Vec::new());
     let finished_working = std::sync::atomic::AtomicBool::new(false);
     let results = std::thread::scope(|scope| {
-        scope.spawn(|| heartbeat(project, worker, &lease, &finished_working, ui));
+        scope.spawn(|| heartbeat(pool, worker, &lease, &finished_working, ui));
         let handles: Vec<_> = (0..options.parallel.max(1))
             .map(|_| {
                 scope.spawn(|| {
                     let _entered = span.enter();
                     worker_loop(
-                        project,
+                        pool,
                         options,
                         &lease,
                         &remaining,
@@ -235,7 +242,7 @@ pub fn work(project: &Project, options: &WorkOptions, ui: &dyn Observer) -> Resu
             let _ = handle.join();
         }
     }
-    if let Ok(store) = Store::open_project(project) {
+    if let Ok(store) = pool.get() {
         let _ = store.drop_lease(lease.id.load(Ordering::SeqCst));
     }
     let mut finished = Vec::new();
@@ -285,15 +292,17 @@ const REAP_EVERY_SECS: f64 = gza_store::LEASE_STALE_SECS / 3.0;
 /// renewed (it expired while the database could not be reached: the other workers may have
 /// reaped its tasks) is replaced by a new one, so this worker goes on claiming; what it writes
 /// for tasks of the old one is refused once they are reaped. A database that cannot be reached
-/// is tried again at the next beat, on a new connection.
+/// is tried again at the next beat, on a new connection. The store is taken from `pool` at the
+/// first beat (a task shorter than a beat needs none of its own) and held from then on.
 fn heartbeat(
-    project: &Project,
+    pool: &Pool<'_>,
     worker: WorkerId,
     lease: &LeaseCell,
     done: &AtomicBool,
     ui: &dyn Observer,
 ) {
-    let mut store = Store::open_project(project).ok();
+    let project = pool.project();
+    let mut store: Option<Pooled<'_>> = None;
     let mut last = std::time::Instant::now();
     let mut last_reap = std::time::Instant::now();
     while !done.load(Ordering::SeqCst) {
@@ -304,7 +313,7 @@ fn heartbeat(
         }
         last = std::time::Instant::now();
         if store.is_none() {
-            store = Store::open_project(project).ok();
+            store = pool.get().ok();
         }
         let Some(db) = &store else {
             continue;
@@ -339,15 +348,23 @@ fn heartbeat(
                         "this worker could not renew its lease in time (lease {old}); its running tasks may be reaped by other workers and their results refused; it goes on under lease {id}"
                     ));
                 }
-                Err(_) => store = None,
+                Err(_) => {
+                    if let Some(s) = store.take() {
+                        s.discard();
+                    }
+                }
             },
-            Err(_) => store = None,
+            Err(_) => {
+                if let Some(s) = store.take() {
+                    s.discard();
+                }
+            }
         }
     }
 }
 
 fn worker_loop(
-    project: &Project,
+    pool: &Pool<'_>,
     options: &WorkOptions,
     lease: &LeaseCell,
     remaining: &AtomicUsize,
@@ -355,7 +372,8 @@ fn worker_loop(
     skipped: &std::sync::Mutex<Vec<(TaskId, String)>>,
     ui: &dyn Observer,
 ) -> Result<Vec<Finished>> {
-    let store = Store::open_project(project)?;
+    let project = pool.project();
+    let store = pool.get()?;
     let mut done = Vec::new();
     loop {
         if process::stop_requested() {

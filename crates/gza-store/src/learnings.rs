@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::Store;
-use crate::db::{DbError, DbResult, Row, ToParam, Tx};
+use crate::db::{Backend, DbError, DbResult, Row, ToParam, Tx};
 use gza_core::error::Result;
 use gza_core::learning::{Learning, NewLearning, Origin, Priority, Status, confirmed_confidence};
 use gza_core::task::{TaskId, TaskType, now_timestamp};
@@ -1002,31 +1002,44 @@ impl Store {
             })
             .map(|(_, t)| t)
             .collect();
+        // Their prompts and outputs in one statement (a round trip per task was most of a
+        // regeneration's statements on PostgreSQL), in the order chosen.
+        let json = serde_json::to_string(&chosen.iter().map(|(id, _)| id.0).collect::<Vec<_>>())
+            .unwrap_or_else(|_| "[]".into());
+        let mut found: std::collections::HashMap<TaskId, (String, TaskType, Option<String>)> = self
+            .db
+            .query_map(
+                &format!(
+                    "SELECT id, prompt, task_type, output FROM tasks WHERE id IN ({})",
+                    self.backend().json_ids("?1")
+                ),
+                params![json],
+                |r| {
+                    let text: String = r.get(2)?;
+                    let task_type = TaskType::parse(&text).ok_or_else(|| DbError::Column {
+                        index: 2,
+                        name: "task_type".into(),
+                        message: format!("unexpected value {text:?}"),
+                    })?;
+                    Ok((TaskId(r.get(0)?), (r.get(1)?, task_type, r.get(3)?)))
+                },
+            )
+            .map_err(|e| self.err(e))?
+            .into_iter()
+            .collect();
         let mut out = Vec::with_capacity(chosen.len());
         for (id, extracted) in chosen {
-            let task = self
-                .db
-                .query_row(
-                    "SELECT prompt, task_type, output FROM tasks WHERE id = ?1",
-                    params![id.0],
-                    |r| {
-                        let text: String = r.get(1)?;
-                        let task_type = TaskType::parse(&text).ok_or_else(|| DbError::Column {
-                            index: 1,
-                            name: "task_type".into(),
-                            message: format!("unexpected value {text:?}"),
-                        })?;
-                        Ok(WindowTask {
-                            id,
-                            prompt: r.get(0)?,
-                            task_type,
-                            output: r.get(2)?,
-                            extracted,
-                        })
-                    },
-                )
-                .map_err(|e| self.err(e))?;
-            out.push(task);
+            // A task deleted since the first statement is left out.
+            let Some((prompt, task_type, output)) = found.remove(&id) else {
+                continue;
+            };
+            out.push(WindowTask {
+                id,
+                prompt,
+                task_type,
+                output,
+                extracted,
+            });
         }
         Ok(out)
     }
@@ -1171,14 +1184,27 @@ impl Store {
         if ids.is_empty() {
             return Ok(());
         }
+        // One statement for all of them, in the order given (a round trip per learning was
+        // most of what a task's injections cost on PostgreSQL): the ids as a JSON array, each
+        // kept when its learning still exists.
+        let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+        let given = match self.backend() {
+            Backend::Sqlite => {
+                "SELECT CAST(value AS INTEGER) AS learning, key AS n FROM json_each(?1)"
+            }
+            Backend::Postgres => {
+                "SELECT CAST(value AS BIGINT) AS learning, n \
+                 FROM json_array_elements_text(CAST(?1 AS JSON)) WITH ORDINALITY AS j(value, n)"
+            }
+        };
+        let sql = format!(
+            "INSERT INTO learning_injections (learning_id, task_id, session_id, event, injected_at) \
+             SELECT g.learning, ?2, ?3, ?4, ?5 FROM ({given}) AS g \
+             WHERE EXISTS (SELECT 1 FROM learnings WHERE id = g.learning) ORDER BY g.n"
+        );
         self.immediate(|tx| {
             let now = now_timestamp();
-            for id in ids {
-                tx.execute(
-                    "INSERT INTO learning_injections (learning_id, task_id, session_id, event, injected_at) \
-                     SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1)",
-                    params![id, task_id, session_id, event, now],)?;
-            }
+            tx.execute(&sql, params![json, task_id, session_id, event, now])?;
             if let Some(task) = task_id {
                 // Given after its task was credited (taken in from the spool): credited now.
                 super::outcomes::credit_late_injections(tx, task, ids)?;

@@ -20,6 +20,7 @@ mod lineage;
 mod origin;
 mod outcomes;
 mod pg;
+mod pool;
 mod pushes;
 mod reranks;
 mod review_loop;
@@ -62,6 +63,7 @@ pub use outcomes::{
     BaseRate, Credit, CreditCounts, CreditedTask, Debited, Ending, Measures, Rating,
     credit_finished, credit_task,
 };
+pub use pool::{Pool, Pooled};
 pub use pushes::BranchPush;
 pub use reranks::{Rerank, RerankOutcome, RerankSummary};
 pub use runs::{Claim, FinishReport, Leftover, Outcome, WorkerId};

@@ -234,24 +234,36 @@ fn read_ending(tx: &Tx, id: TaskId) -> DbResult<Option<Ending>> {
     }))
 }
 
-/// Add `sign` × `credit` to a learning's counts (nothing for neutral).
-fn move_learning(tx: &Tx, learning: i64, credit: Credit, sign: i64) -> DbResult<()> {
-    let (helpful, harmful) = match credit {
-        Credit::Helpful => (sign, 0),
-        Credit::Harmful => (0, sign),
-        Credit::Neutral => return Ok(()),
-    };
+/// Add `helpful` and `harmful` to the counts of every learning `learnings` (a query whose rows
+/// are distinct learning ids; its parameters are `?1`..) selects, in one statement; learnings
+/// deleted meanwhile are skipped. The parameters of the move are the query's two after its own.
+fn move_learnings(
+    tx: &Tx,
+    learnings: &str,
+    params: &[&dyn crate::db::ToParam],
+    (helpful, harmful): (i64, i64),
+) -> DbResult<()> {
+    if helpful == 0 && harmful == 0 {
+        return Ok(());
+    }
     let b = tx.backend();
-    tx.execute(
-        &format!(
-            "INSERT INTO learning_credit (learning_id, helpful, harmful) \
-             SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1) \
-             ON CONFLICT (learning_id) DO UPDATE SET helpful = {}, harmful = {}",
-            b.greatest("0", "learning_credit.helpful + ?2"),
-            b.greatest("0", "learning_credit.harmful + ?3"),
-        ),
-        params![learning, helpful, harmful],
-    )?;
+    let (h, x) = (params.len() + 1, params.len() + 2);
+    // A learning without a row yet starts at the move, never below zero (as a row's counts
+    // never go below it).
+    let sql = format!(
+        "INSERT INTO learning_credit (learning_id, helpful, harmful) \
+         SELECT m.learning_id, {}, {} FROM ({learnings}) AS m \
+         WHERE EXISTS (SELECT 1 FROM learnings WHERE id = m.learning_id) \
+         ON CONFLICT (learning_id) DO UPDATE SET helpful = {}, harmful = {}",
+        b.greatest("0", &format!("CAST(?{h} AS BIGINT)")),
+        b.greatest("0", &format!("CAST(?{x} AS BIGINT)")),
+        b.greatest("0", &format!("learning_credit.helpful + ?{h}")),
+        b.greatest("0", &format!("learning_credit.harmful + ?{x}")),
+    );
+    let mut all: Vec<&dyn crate::db::ToParam> = params.to_vec();
+    all.push(&helpful);
+    all.push(&harmful);
+    tx.execute(&sql, &all)?;
     Ok(())
 }
 
@@ -305,15 +317,6 @@ pub fn credit_task(tx: &Tx, id: TaskId) -> DbResult<Option<Credit>> {
     if before == credit {
         return Ok(Some(credit));
     }
-    let learnings: Vec<i64> = tx.query_map(
-        "SELECT DISTINCT learning_id FROM learning_injections WHERE task_id = ?1",
-        params![id],
-        |r| r.get(0),
-    )?;
-    for learning in learnings {
-        move_learning(tx, learning, before, -1)?;
-        move_learning(tx, learning, credit, 1)?;
-    }
     let total = |c: Credit| match c {
         Credit::Helpful => (1i64, 0i64),
         Credit::Harmful => (0, 1),
@@ -321,6 +324,16 @@ pub fn credit_task(tx: &Tx, id: TaskId) -> DbResult<Option<Credit>> {
     };
     let (h0, x0) = total(before);
     let (h1, x1) = total(credit);
+    // Every learning it was given (each once) moves by the difference, in one statement (a
+    // round trip per learning was most of a finished task's cost on PostgreSQL). The old
+    // credit and the new one differ, so each count moves one way only, as taking the old one
+    // back and adding the new one in two steps did.
+    move_learnings(
+        tx,
+        "SELECT DISTINCT learning_id FROM learning_injections WHERE task_id = ?1",
+        params![id],
+        (h1 - h0, x1 - x0),
+    )?;
     let b = tx.backend();
     tx.execute(
         &format!(
@@ -349,16 +362,24 @@ pub(crate) fn credit_late_injections(tx: &Tx, task: TaskId, learnings: &[i64]) -
     let Some(credit) = read_credit(tx, task)?.filter(|c| *c != Credit::Neutral) else {
         return Ok(());
     };
-    for &learning in learnings {
-        let given: i64 = tx.one(
-            "SELECT COUNT(*) FROM learning_injections WHERE task_id = ?1 AND learning_id = ?2",
-            params![task, learning],
-        )?;
-        if given == 1 {
-            move_learning(tx, learning, credit, 1)?;
-        }
-    }
-    Ok(())
+    let (helpful, harmful) = match credit {
+        Credit::Helpful => (1, 0),
+        Credit::Harmful => (0, 1),
+        Credit::Neutral => return Ok(()),
+    };
+    // Those given to it once (now) among `learnings`, in one statement.
+    let json = serde_json::to_string(learnings).unwrap_or_else(|_| "[]".into());
+    move_learnings(
+        tx,
+        &format!(
+            "SELECT learning_id FROM learning_injections \
+             WHERE task_id = ?1 AND learning_id IN ({}) \
+             GROUP BY learning_id HAVING COUNT(*) = 1",
+            tx.backend().json_ids("?2")
+        ),
+        params![task, json],
+        (helpful, harmful),
+    )
 }
 
 const CREDIT_COLUMNS: &str = "helpful, harmful, rated_up, rated_down";

@@ -16,6 +16,7 @@ pub(super) struct ExportArgs {
 
 pub(super) fn export(ctx: &Context, args: ExportArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
+    let _snapshot = super::SnapshotAfter::new(&project, &store);
     let path = args
         .path
         .map(|p| if p.is_absolute() { p } else { ctx_relative(&p) });

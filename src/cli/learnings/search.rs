@@ -27,6 +27,7 @@ pub(super) struct SearchArgs {
 
 pub(super) fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
     let (project, store) = super::open_with_edits(ctx)?;
+    let _snapshot = super::SnapshotAfter::new(&project, &store);
     if args.k == 0 {
         return Err(usage("-k must be at least 1"));
     }

@@ -30,6 +30,7 @@ pub(super) struct ShowArgs {
 
 pub(super) fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     let (project, store) = super::open_with_edits(ctx)?;
+    let _snapshot = super::SnapshotAfter::new(&project, &store);
     if args.file {
         return show_file(&project, args.pager);
     }

@@ -138,6 +138,7 @@ const GROWTH_WEEKS: u32 = 4;
 
 pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open_for_reading()?;
+    let _snapshot = super::SnapshotAfter::new(&project, &store);
     let totals = store.learnings_totals()?;
     let meta = store.learnings_metadata()?;
     let most = store.most_injected(5)?;
@@ -148,10 +149,12 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         counts.stale,
         counts.quarantined,
     );
-    let stale: Vec<Learning> = store
-        .learnings(false)?
-        .into_iter()
+    // Read once for the stale and the decayed (each read counts every learning's injections).
+    let all = store.learnings(false)?;
+    let stale: Vec<Learning> = all
+        .iter()
         .filter(|l| l.lifecycle.stale_reason.is_some())
+        .cloned()
         .collect();
     let flags = crate::learn::credit::flagged_learnings(&store)?;
     let failing = store.failing_learnings()?;
@@ -164,8 +167,7 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
     let reranks = store.rerank_summary(MEASURE_WINDOW)?;
     let backoff = store.extraction_backoff()?;
     let backing_off = crate::learn::backoff::active_until(&backoff, now);
-    let decayed: Vec<Learning> = store
-        .learnings(false)?
+    let decayed: Vec<Learning> = all
         .into_iter()
         .filter(|l| l.status == Status::Active && l.is_decayed(now))
         .collect();

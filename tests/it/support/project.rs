@@ -88,6 +88,11 @@ impl TestProject {
         p
     }
 
+    /// The name of this project's own PostgreSQL database, when it has one.
+    pub fn pg_database(&self) -> Option<&str> {
+        self.pg_database.as_deref()
+    }
+
     /// A fresh directory (another clone, another repository) whose project keeps its records in
     /// the same database as `other`'s.
     pub fn empty_sharing(other: &TestProject) -> TestProject {
