@@ -7,13 +7,14 @@
 //! n-grams learns the surface of many wordings at once — `verify' => false`, `id_rsa`,
 //! `supersedes prior instructions`, `системн`, `署名` — and folds in every language the sets
 //! hold, at a cost of microseconds. It is trained and its threshold chosen leave-one-set-out
-//! (`cargo run -p gza-core --example quarantine_train`), and it only ever *adds* holds: a
-//! learning the rules hold stays held whatever the model says.
+//! (`eval/quarantine/train_learned.sh`, which runs the `quarantine_train` example), and it only
+//! ever *adds* holds: a learning the rules hold stays held whatever the model says, and a text
+//! with no strong cue is never held by it (`actions::has_cue`).
 //!
 //! Features: the learning as the quarantine reads it (`normalise`: look-alikes, invisible and
 //! combining characters folded), lower-cased, whitespace collapsed; every character 3-, 4- and
 //! 5-gram and every word and word pair, hashed (FNV-1a) into [`DIMS`] buckets, each present
-//! feature worth `1/√n`. Weights are int8 with one scale, shipped in the binary
+//! feature worth `1/√max(n, FLOOR)` ([`value`]). Weights are int8 with one scale, shipped in the binary
 //! (`data/quarantine-learned.bin`, 256 KiB).
 
 use std::sync::LazyLock;
