@@ -122,20 +122,19 @@ fn rerank_line(r: &crate::store::Rerank) -> String {
         r.candidates,
         if r.candidates == 1 { "" } else { "s" }
     );
-    match r.outcome {
-        RerankOutcome::Chosen => {
-            let ids: Vec<String> = r
-                .chosen
+    match &r.outcome {
+        RerankOutcome::Chosen(chosen) => {
+            let ids: Vec<String> = chosen
                 .iter()
                 .map(|id| crate::learning::label(*id))
                 .collect();
             format!("chose {} of {of} ({} ms)", ids.join(", "), r.ms)
         }
         RerankOutcome::None => format!("chose none of {of} ({} ms)", r.ms),
-        RerankOutcome::Fallback => format!(
+        RerankOutcome::Fallback(why) => format!(
             "fell back to the ranker's choice after {} ms: {}",
             r.ms,
-            crate::redact::one_clean_line(r.reason.as_deref().unwrap_or("unknown"))
+            crate::redact::one_clean_line(if why.is_empty() { "unknown" } else { why })
         ),
     }
 }

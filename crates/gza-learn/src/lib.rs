@@ -280,13 +280,11 @@ fn rerank_choice(
             let outcome = if ids.is_empty() {
                 gza_store::RerankOutcome::None
             } else {
-                gza_store::RerankOutcome::Chosen
+                gza_store::RerankOutcome::Chosen(ids.clone())
             };
             let record = gza_store::Rerank {
                 outcome,
                 candidates: shown.len() as i64,
-                chosen: ids.clone(),
-                reason: None,
                 ms,
                 input_tokens: chosen.input_tokens,
                 output_tokens: chosen.output_tokens,
@@ -304,10 +302,8 @@ fn rerank_choice(
                 ),
             );
             let record = gza_store::Rerank {
-                outcome: gza_store::RerankOutcome::Fallback,
+                outcome: gza_store::RerankOutcome::Fallback(why),
                 candidates: shown.len() as i64,
-                chosen: Vec::new(),
-                reason: Some(why),
                 ms,
                 input_tokens: failed.input_tokens,
                 output_tokens: failed.output_tokens,

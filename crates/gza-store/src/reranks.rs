@@ -8,46 +8,44 @@ use super::Store;
 use gza_core::error::Result;
 use gza_core::task::TaskId;
 
-/// How a task's rerank ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// How a task's rerank ended: what was chosen, or why nothing the model said was used.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RerankOutcome {
-    /// The model chose one or more candidates; they were given.
-    Chosen,
+    /// The model chose these candidates, in its order; they were given.
+    Chosen(Vec<i64>),
     /// The model chose none; nothing the ranker found was given.
     None,
-    /// The call failed, timed out, or answered what cannot be used: the ranker's choice was given.
-    Fallback,
+    /// The call failed, timed out, or answered what cannot be used (why): the ranker's choice
+    /// was given.
+    Fallback(String),
 }
 
 impl RerankOutcome {
-    pub fn as_str(self) -> &'static str {
+    /// The outcome's name as stored (`task_reranks.outcome`).
+    pub fn as_str(&self) -> &'static str {
         match self {
-            RerankOutcome::Chosen => "chosen",
+            RerankOutcome::Chosen(_) => "chosen",
             RerankOutcome::None => "none",
-            RerankOutcome::Fallback => "fallback",
+            RerankOutcome::Fallback(_) => "fallback",
         }
     }
 
-    fn parse(s: &str) -> RerankOutcome {
-        match s {
-            "chosen" => RerankOutcome::Chosen,
+    /// The outcome from its stored columns: its name, the chosen ids (JSON) and the reason.
+    fn from_row(outcome: &str, chosen: &str, reason: Option<String>) -> RerankOutcome {
+        match outcome {
+            "chosen" => RerankOutcome::Chosen(serde_json::from_str(chosen).unwrap_or_default()),
             "none" => RerankOutcome::None,
-            _ => RerankOutcome::Fallback,
+            _ => RerankOutcome::Fallback(reason.unwrap_or_default()),
         }
     }
 }
 
 /// One task's rerank.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rerank {
     pub outcome: RerankOutcome,
     /// Candidates the model was shown.
     pub candidates: i64,
-    /// The learnings it chose, in its order (empty unless `Chosen`).
-    pub chosen: Vec<i64>,
-    /// Why gza fell back (only for `Fallback`).
-    pub reason: Option<String>,
     /// How long the call took, in milliseconds.
     pub ms: i64,
     pub input_tokens: i64,
@@ -72,7 +70,14 @@ pub struct RerankSummary {
 impl Store {
     /// Record what the rerank did for `task` (a task run again replaces its row).
     pub fn record_rerank(&self, task: TaskId, rerank: &Rerank) -> Result<()> {
-        let chosen = serde_json::to_string(&rerank.chosen).unwrap_or_else(|_| "[]".into());
+        let (chosen, reason) = match &rerank.outcome {
+            RerankOutcome::Chosen(ids) => (
+                serde_json::to_string(ids).unwrap_or_else(|_| "[]".into()),
+                None,
+            ),
+            RerankOutcome::None => ("[]".to_string(), None),
+            RerankOutcome::Fallback(why) => ("[]".to_string(), Some(why.as_str())),
+        };
         self.db
             .execute(
                 "INSERT INTO task_reranks (task_id, outcome, candidates, chosen, reason, ms, \
@@ -87,7 +92,7 @@ impl Store {
                     rerank.outcome.as_str(),
                     rerank.candidates,
                     chosen,
-                    rerank.reason,
+                    reason,
                     rerank.ms,
                     rerank.input_tokens,
                     rerank.output_tokens,
@@ -109,10 +114,8 @@ impl Store {
                     let outcome: String = r.get(0)?;
                     let chosen: String = r.get(2)?;
                     Ok(Rerank {
-                        outcome: RerankOutcome::parse(&outcome),
+                        outcome: RerankOutcome::from_row(&outcome, &chosen, r.get(3)?),
                         candidates: r.get(1)?,
-                        chosen: serde_json::from_str(&chosen).unwrap_or_default(),
-                        reason: r.get(3)?,
                         ms: r.get(4)?,
                         input_tokens: r.get(5)?,
                         output_tokens: r.get(6)?,
@@ -141,10 +144,10 @@ impl Store {
             total_ms += ms;
             s.input_tokens += input;
             s.output_tokens += output;
-            match RerankOutcome::parse(&outcome) {
-                RerankOutcome::Chosen => s.chosen += 1,
-                RerankOutcome::None => s.none += 1,
-                RerankOutcome::Fallback => {
+            match outcome.as_str() {
+                "chosen" => s.chosen += 1,
+                "none" => s.none += 1,
+                _ => {
                     s.fallback += 1;
                     if s.last_fallback.is_none() {
                         s.last_fallback = reason;

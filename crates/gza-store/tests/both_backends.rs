@@ -743,13 +743,9 @@ fn scenario(store: &Store) -> String {
     );
     // What the rerank did for a task: recorded, replaced when the task runs again, summed.
     say!("no rerank", store.task_rerank(claimed.id).unwrap());
-    for (outcome, chosen, reason) in [
-        (
-            gza_store::RerankOutcome::Fallback,
-            vec![],
-            Some("timed out".to_string()),
-        ),
-        (gza_store::RerankOutcome::Chosen, vec![l2, l1], None),
+    for outcome in [
+        gza_store::RerankOutcome::Fallback("timed out".to_string()),
+        gza_store::RerankOutcome::Chosen(vec![l2, l1]),
     ] {
         store
             .record_rerank(
@@ -757,8 +753,6 @@ fn scenario(store: &Store) -> String {
                 &gza_store::Rerank {
                     outcome,
                     candidates: 10,
-                    chosen,
-                    reason,
                     ms: 420,
                     input_tokens: 300,
                     output_tokens: 9,
