@@ -1421,8 +1421,13 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
     }
     // An act said to be gone, in the words right after it: "the README's old `curl … | sh`
     // install line was removed in #301 because it ran unsigned code".
+    // Never when the text goes on to run something ("… was removed from the README; run it by
+    // hand before each build").
     if GONE_RIGHT_AFTER.is_match(t.get(act.end..clause.1.min(t.len())).unwrap_or(""))
         && !ADOPT.is_match(t.get(clause.1.min(t.len())..).unwrap_or(""))
+        && !hits
+            .iter()
+            .any(|h| h.concept == Concept::Execute && h.start >= act.end)
     {
         return false;
     }
