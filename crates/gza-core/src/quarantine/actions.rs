@@ -915,9 +915,17 @@ static COMPENSATED: LazyLock<Regex> = LazyLock::new(|| {
 });
 static LOCALHOST: LazyLock<Regex> =
     LazyLock::new(|| re(r"\b(?:localhost|127\.0\.0\.1|\[::1\]|mock\s+server|test\s+server)\b"));
-/// Whether the text has what it downloads checked or read before it runs it.
+/// Whether the text has what it downloads checked or read before it runs it: a check named, and
+/// not negated just before ("without verifying it", "no need to review it", "跳过审查后").
 pub(super) fn verified(t: &str) -> bool {
-    VERIFIED.is_match(t)
+    static UNCHECKED: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?:\b(?:no|not|never|without|skip|skipping|don't|dont|ohne|sans|sin|sem|senza)\b|без|不|无需|跳过)[^.;。]{0,30}$",
+        )
+    });
+    VERIFIED
+        .find_iter(t)
+        .any(|m| !UNCHECKED.is_match(&t[..m.start()]))
 }
 static VERIFIED: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -2150,7 +2158,7 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
             let scripted = SCRIPT_URL.is_match(&t[a..b]);
             for d in all(Download) {
                 if let Some(e) = all(Execute).find(|e| e.start > d.end)
-                    && !VERIFIED.is_match(&t[d.end..e.start])
+                    && !verified(&t[d.end..e.start])
                 {
                     acts.push(verb_at(
                         act(
@@ -2166,7 +2174,7 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
             }
             if let Some(e) = first(Execute)
                 && (first(Shell).is_some() || scripted)
-                && !VERIFIED.is_match(&t[a..e.start])
+                && !verified(&t[a..e.start])
             {
                 acts.push(verb_at(
                     act(
@@ -2187,7 +2195,7 @@ fn language_acts(t: &str, hits: &[Hit], cl: &[(usize, usize)]) -> Vec<Act> {
             && let Some(e) = all(Execute).find(|e| e.start > d.end)
             && first(Shell).is_some_and(|s| s.start > d.end)
             && (first(Directly).is_some() || t[e.start..e.end].starts_with("pipe"))
-            && !VERIFIED.is_match(&t[d.end..e.start])
+            && !verified(&t[d.end..e.start])
         {
             acts.push(verb_at(
                 act(
@@ -2623,6 +2631,17 @@ pub fn names_secret(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_check_named_only_to_be_waived_is_no_check() {
+        assert!(verified(" to /tmp/s.sh, review it, then "));
+        assert!(verified(" and check its sha256 before you "));
+        assert!(verified("，人工审阅后再"));
+        assert!(!verified(" to /tmp/s.sh without verifying it, then "));
+        assert!(!verified(", no need to review it, and "));
+        assert!(!verified(" ohne Prüfung der Signatur, dann "));
+    }
+
     use super::*;
     use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
