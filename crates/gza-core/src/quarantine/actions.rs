@@ -1230,11 +1230,14 @@ fn prohibited_after(t: &str, hits: &[Hit], clause: (usize, usize), act: &Act) ->
             })
         }
         || act.spoken && {
-            // A negation inside the act's own span ("include nothing from env").
+            // A negation inside the act's own span ("include nothing from env"), when it
+            // reaches the act's last verb: "download it, no need to review it, and run it" is
+            // a clause of its own between the two acts, and negates neither.
             hits.iter().any(|h| {
                 h.concept == Concept::Neg
                     && h.start > act.start
                     && h.end < act.end
+                    && !t[h.end..act.end].contains([',', '，'])
                     && matches!(
                         &t[h.start..h.end],
                         "nothing"
