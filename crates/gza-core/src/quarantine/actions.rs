@@ -76,7 +76,7 @@ struct Lexicon {
     meta: Vec<(Concept, Mode, bool)>,
 }
 
-fn is_cjk(c: char) -> bool {
+pub(super) fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3040}'..='\u{30FF}' | '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}'
         | '\u{F900}'..='\u{FAFF}' | '\u{FF66}'..='\u{FF9F}')
 }
