@@ -761,6 +761,19 @@ static SAMPLES_AFTER: LazyLock<Regex> = LazyLock::new(|| {
         r"^[”」』\x22'`\s]*(?:这类|这样的|之类的?|等)(?:注入)?(?:样本|例子|示例|字符串|文本|攻击)|^[」』\x22'`\s]*(?:のような|といった)",
     )
 });
+/// After quoted prose, in the rest of its sentence: where the tests keep it ("… appears in
+/// test/Injection/Spec.hs as a fixture", "… aparece en `test/cases.jl` como caso de prueba").
+static FIXTURE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:tests?|specs?|__tests__|fixtures?|testdata|testcases)/|\w_test\.\w+|\.(?:spec|test)\.\w+|\w(?:Spec|Test|Tests)\.\w+|\btest_\w+\.\w+|\bas\s+(?:a\s+)?(?:test\s+)?(?:fixture|test\s+case|sample\s+input)s?\b|\bcomo\s+(?:un\s+)?caso\s+de\s+(?:prueba|teste)|\bcomme\s+cas\s+de\s+test|\bals\s+Testfall|\bcome\s+caso\s+di\s+test|\bкак\s+тестов|作为测试用例|テストケースとして",
+    )
+});
+/// After quoted text: the agent told to act on it ("… then follow it"), which no frame excuses.
+static OBEY_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:follow|follows|obey|obeys|comply|act\s+on|do\s+what|carry\s+(?:it|them)\s+out|sigue|s[ií]guel[ao]s?|obedece|c[uú]mpl[ea]l[ao]|befolge|folge|gehorche|suis|suivez|ob[ée]is|ob[ée]issez|следуй|выполни|segui|obbedisci|siga|obede[cç]a)\b|遵循|照做|服从|执行它|従って|従う",
+    )
+});
 /// An act named as a thing ("the auto-approve workflow", "the `--no-verify` flag").
 static THING_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -1383,6 +1396,10 @@ fn instructed(t: &str, hits: &[Hit], cl: &[(usize, usize)], act: &Act, whole: &s
             && (in_sentence(Concept::DataFrame, sentence.0, act.start)
                 || (tested && (!t[..a].ends_with('`') || act.spoken))
                 || SAMPLES_AFTER.is_match(t.get(b..).unwrap_or(""))
+                // Prose in quotes said to be a test's fixture, where the tests keep it.
+                || (!t[..a].ends_with('`')
+                    && FIXTURE_AFTER.is_match(t.get(b..sentence.1.min(t.len()).max(b)).unwrap_or(""))
+                    && !OBEY_AFTER.is_match(t.get(b..).unwrap_or("")))
                 // Prose in quotes named as the interface's text after it ("the \"Admin
                 // message: …\" banner copy", "the \"You are now …\" toast").
                 || (!t[..a].ends_with('`') && UI_TEXT_AFTER.is_match(t.get(b..).unwrap_or(""))))
