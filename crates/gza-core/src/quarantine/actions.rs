@@ -685,6 +685,14 @@ static MODAL: LazyLock<Regex> = LazyLock::new(|| {
 });
 static PASSIVE: LazyLock<Regex> =
     LazyLock::new(|| re(r"\b(?:is|are|was|were|gets|get|been|stay|stays)\s+(?:\w+ly\s+)?$"));
+/// A passive saying by which command something is done, right before the command: "the test
+/// database is recreated with `dropdb …`", "o banco é recriado com", "la base se recrea con",
+/// "la base est recréée avec" (as the reading spells them: accents folded).
+static PASSIVE_WITH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:is|are|was|were|gets|get|e|sao|es|son|esta|estan|se|est|sont|sono|viene|vengono)\s+(?:\w+ly\s+)?\w+(?:ed|en|ado|ada|ados|adas|ido|ida|idos|idas|ee|es|ees|ato|ata|ati|ate|a|an)\s+(?:with|by|using|via|com|con|mediante|avec|par|por|tramite)\s*`?$",
+    )
+});
 static PASSIVE_SPAN: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\b(?:is|are|was|were|gets|get|been)\s+(?:\w+ly\s+)?\w+(?:ed|en)(?:\s+(?:or|and)\s+\w+(?:ed|en))?$",
@@ -1275,7 +1283,10 @@ fn descriptive(t: &str, clause: (usize, usize), act: &Act) -> bool {
     if MODAL.is_match(before) {
         return false;
     }
-    if PASSIVE.is_match(before) || PASSIVE_SPAN.is_match(&t[clause.0.min(act.start)..act.end]) {
+    if PASSIVE.is_match(before)
+        || PASSIVE_WITH.is_match(before)
+        || PASSIVE_SPAN.is_match(&t[clause.0.min(act.start)..act.end])
+    {
         return true;
     }
     // A thing (not a person) doing the act itself: "the release bot merges its own PRs".
