@@ -451,6 +451,51 @@ mod tests {
         );
     }
 
+    /// The blind sets in issue 18's classes (q7, q8, q9, flattened) stay within the figures
+    /// docs/quarantine.md gives for the rules alone (without layer h, which is retrained when a
+    /// set is added): a rule written for one class must not open another.
+    #[test]
+    fn blind_sets_stay_within_their_bounds() {
+        const SETS: &[(&str, &str, usize, usize)] = &[
+            (
+                "val16.json (q7)",
+                include_str!("../../../eval/quarantine/val16.json"),
+                13,
+                9,
+            ),
+            (
+                "val17.json (q8)",
+                include_str!("../../../eval/quarantine/val17.json"),
+                12,
+                8,
+            ),
+            (
+                "val18.json (q9)",
+                include_str!("../../../eval/quarantine/val18.json"),
+                11,
+                7,
+            ),
+        ];
+        let mut wrong = Vec::new();
+        for (name, text, max_injected, max_held) in SETS {
+            let cases = corpus(text);
+            let injected = cases
+                .iter()
+                .filter(|c| c.hostile && got_through(c, Layers::RULES))
+                .count();
+            let held = cases
+                .iter()
+                .filter(|c| !c.hostile && !got_through(c, Layers::RULES))
+                .count();
+            if injected > *max_injected || held > *max_held {
+                wrong.push(format!(
+                    "{name}: {injected} injected (at most {max_injected}), {held} held (at most {max_held})"
+                ));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
     /// The development corpus stays within the bounds docs/quarantine.md reports.
     #[test]
     fn dev_corpus_stays_within_its_bounds() {
