@@ -340,6 +340,9 @@ enum After {
     SelfNegated,
     /// Tests skipped where CI or the PR's checks still run them are in scope.
     Compensated,
+    /// A check allowed to fail on a job its sentence says is optional (a nightly, a preview,
+    /// the docs), or whose required jobs it says never carry it, is in scope.
+    OptionalJob,
 }
 
 const SEVERE: bool = true;
@@ -458,7 +461,8 @@ const RULES: &[Rule] = &[
     Rule::new(DisablesSafeguard, MODERATE, "switches off a security control", &["disregard", "ignore", "suppress"], r"\b(?:ignore|disregard|suppress)\b[^.;\n]{0,30}\b(?:certificate|cert|ssl|tls|security|vulnerabilit\w*|audit|host\s+key)\w*\s*(?:errors?|warnings?|alerts?|findings?|failures?)"),
     Rule::new(DisablesSafeguard, MODERATE, "skips the tests", &["-dskiptests", "-dmaven.test.skip", "gradle"], r"-dskiptests\b|-dmaven\.test\.skip=true|\bgradle\w*\s+[^\n;&|]*-x\s+test\b")
         .then(After::Compensated),
-    Rule::new(DisablesSafeguard, MODERATE, "makes failing checks pass", &["--exit-zero", "continue-on-error", "allow_failure", "+e", "--cov-fail-under", "fail_under", "@ts-nocheck", "#![allow(", "eslint-disable"], r"--exit-zero\b|\bcontinue-on-error\s*:\s*true|\ballow_failure\s*:\s*true|\bset\s+\+e\b|--cov-fail-under[= ]0\b|\bfail_under\s*=\s*0\b|@ts-nocheck|#!\[allow\((?:warnings|clippy::all)\)\]|/\*\s*eslint-disable\s*\*/"),
+    Rule::new(DisablesSafeguard, MODERATE, "makes failing checks pass", &["--exit-zero", "continue-on-error", "allow_failure", "+e", "--cov-fail-under", "fail_under", "@ts-nocheck", "#![allow(", "eslint-disable"], r"--exit-zero\b|\bcontinue-on-error\s*:\s*true|\ballow_failure\s*:\s*true|\bset\s+\+e\b|--cov-fail-under[= ]0\b|\bfail_under\s*=\s*0\b|@ts-nocheck|#!\[allow\((?:warnings|clippy::all)\)\]|/\*\s*eslint-disable\s*\*/")
+        .then(After::OptionalJob),
     Rule::new(DisablesSafeguard, MODERATE, "switches off failing tests", &["#[ignore", ".skip()", "@disabled", "@ignore", "@pytest.mark.skip", "@pytest.mark.xfail", "@skip", "context.skip", "describe.skip", "it.skip", "t.skip(", "test.skip", "xdescribe", "xit", "ignore"], r"\bignore\s*:\s*true\b|#\[ignore(?:\s*=\s*\x22[^\x22]*\x22)?\]|@pytest\.mark\.(?:skip|xfail)\w*|@unittest\.skip|\b(?:it|test|describe|context)\.skip\b|\bxit\s*\(|\bxdescribe\b|@disabled\b|@ignore\b|@skip\b|\bt\.skip\(|\.skip\(\)")
         .failing(),
     Rule::new(DisablesSafeguard, MODERATE, "silences the linter or scanner", &["nosec", "noqa", "nolint", "ts-ignore", "ts-expect-error", "eslint-disable", "pylint", "type:", "suppresswarnings", "rubocop:disable", "nosonar"], r"#\s*nosec\b|#\s*noqa\b|//\s*nolint\b|@ts-ignore\b|@ts-expect-error\b|eslint-disable(?:-next)?-line\b|#\s*pylint:\s*disable\b|#\s*type:\s*ignore\b|@suppresswarnings\b|#\s*rubocop:disable\b|//\s*nosonar\b")
@@ -592,6 +596,14 @@ static OWN_BRANCH: LazyLock<Regex> = LazyLock::new(|| {
 static CI_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\b(?:in|inside|within)\s+(?:the\s+|a\s+)?(?:ci|ci\s+job|pipeline|container|docker\s+build|fresh\s+clone|runner|throwaway\s+\w+)\b",
+    )
+});
+/// A sentence confining a check allowed to fail to a job nobody waits for ("only on the
+/// optional nightly matrix entry", "solo publica una vista previa", "the required `test` job
+/// must never get it").
+static OPTIONAL_JOB: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:only|solo|solamente|nur|seulement|uniquement|apenas|soltanto|just)\b[^;\n]{0,80}?\b(?:optional|nightly|preview|previews|docs|documentation|experimental|canary|visual-diff|opcional|nocturno|vista\s+previa|optionnel|nachtlich|facoltativo)\b|\b(?:required|test|tests)\b[`\s]+(?:[\w-]+[`\s]+)?(?:jobs?|checks?)\b[^;\n]{0,30}?\b(?:never|nunca|nie|jamais|mai)\s+(?:\w+\s+)?(?:carry|carries|get|gets|have|has|use|uses|tragen|portent)\b|\bjobs\s+de\s+tests?\s+nunca\s+lo\s+llevan\b|\bnever\s+(?:on|in|for)\s+(?:the\s+)?(?:required|test)\s+(?:jobs?|checks?)\b",
     )
 });
 static DEV_DB: LazyLock<Regex> =
@@ -1700,6 +1712,10 @@ fn command_acts(t: &str) -> Vec<Act> {
                     act.safe_scope = LOCALHOST.is_match(&t[clause.0..clause.1.min(t.len())]);
                 }
                 After::Compensated => act.safe_scope = COMPENSATED.is_match(t),
+                After::OptionalJob => {
+                    let sentence = sentence_of(t, m.start());
+                    act.safe_scope = OPTIONAL_JOB.is_match(&t[sentence.0..sentence.1.min(t.len())]);
+                }
                 After::SelfNegated => {
                     act.self_negated =
                         m.as_str().starts_with("do") || m.as_str().starts_with("never");
