@@ -491,7 +491,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=n'", "=jamais", "=pas", "=aucun", "=aucune", "evitez", "=evite", "=eviter",
             "=au lieu de", "=plutot que", "bloque", "empeche", "=interdit", "rejette", "=no", "=nunca", "=jamas", "=evita", "=evitar",
             "=en lugar de", "=en vez de", "bloquea", "impide", "prohibe", "rechaza", "=ningun", "=ninguna", "不要", "不得", "不能", "不可", "禁止",
-            "不需要", "不用", "无需", "无须", "不必", "别", "切勿", "严禁", "绝不", "避免", "勿", "不准", "不许", "不应", "而不是", "从不", "阻止", "拦截", "拒绝", "=не", "=нельзя",
+            "别", "切勿", "严禁", "绝不", "避免", "勿", "不准", "不许", "不应", "而不是", "从不", "阻止", "拦截", "拒绝", "=не", "=нельзя",
             "=никогда", "избега", "=вместо", "блокиру", "запрещает", "=не дает", "=ни в коем случае", "決して", "=nao", "=evite",
             "=em vez de", "bloqueia", "impede", "proibe", "rejeita", "=ao inves de", "=non", "=mai", "=evitare", "=invece di", "blocca", "impedisc", "=vieta", "rifiuta", "=anziche",
         ],
