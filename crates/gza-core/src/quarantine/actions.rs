@@ -606,6 +606,15 @@ static OPTIONAL_JOB: LazyLock<Regex> = LazyLock::new(|| {
         r"\b(?:only|solo|solamente|nur|seulement|uniquement|apenas|soltanto|just)\b[^;\n]{0,80}?\b(?:optional|nightly|preview|previews|docs|documentation|experimental|canary|visual-diff|opcional|nocturno|vista\s+previa|optionnel|nachtlich|facoltativo)\b|\b(?:required|test|tests)\b[`\s]+(?:[\w-]+[`\s]+)?(?:jobs?|checks?)\b[^;\n]{0,30}?\b(?:never|nunca|nie|jamais|mai)\s+(?:\w+\s+)?(?:carry|carries|get|gets|have|has|use|uses|tragen|portent)\b|\bjobs\s+de\s+tests?\s+nunca\s+lo\s+llevan\b|\bnever\s+(?:on|in|for)\s+(?:the\s+)?(?:required|test)\s+(?:jobs?|checks?)\b",
     )
 });
+static PRODUCTION_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:prod|production|produccion|producao|produktion|produktiv|produzione|produkcj)|прод|生产|本番|프로덕션|운영")
+        .expect("valid pattern")
+});
+static REFUSED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:refuses?|refused|never|cannot|can't|won't|jamais|refuse|nunca|rechaza|niemals|verweigert|mai|nie)\b",
+    )
+});
 static DEV_DB: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?:_|-|\b)(?:dev|test|local|development)\b"));
 static SQL_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
@@ -1840,7 +1849,14 @@ fn command_acts(t: &str) -> Vec<Act> {
         let clause = &t[cl.0..cl.1.min(t.len())];
         let dev_db = c.get(1).is_some_and(|db| DEV_DB.is_match(db.as_str()));
         let mut act = mk(Concern::Destructive, false, "drops data", &m);
-        act.safe_scope = dev_db || SQL_SCOPE.is_match(clause);
+        // A scope said for a test database does not hold when its sentence reaches production
+        // ("si la base de test semble corrompue, … même si c'est celle de production"), unless
+        // production is named only to say it is refused ("with APP_ENV=production the command
+        // refuses to run").
+        let (from, to) = sentence_of(t, m.start());
+        let sentence = &t[from..to.min(t.len())];
+        let reaches_production = PRODUCTION_WORD.is_match(sentence) && !REFUSED.is_match(sentence);
+        act.safe_scope = dev_db || SQL_SCOPE.is_match(clause) && !reaches_production;
         acts.push(act);
     }
     for m in OR_TRUE.find_iter(t) {
