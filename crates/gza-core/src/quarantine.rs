@@ -475,16 +475,17 @@ mod tests {
         );
     }
 
-    /// The blind sets in issue 18's classes (q7, q8, q9, flattened) stay within the figures
-    /// docs/quarantine.md gives for the rules alone (13/7, 12/8, 11/6 since 69ca72e) (without layer h, which is retrained when a
-    /// set is added): a rule written for one class must not open another.
+    /// The blind sets in issue 18's classes (q7 to q10, flattened) stay within what the rules
+    /// alone give them since ffc76e9 (hostile injected / harmless held: q7 12/7, q8 12/8, q9
+    /// 11/6, q10 12/7; layer h is left out, it is retrained when a set is added): a rule written
+    /// for one class must not open another.
     #[test]
     fn blind_sets_stay_within_their_bounds() {
         const SETS: &[(&str, &str, usize, usize)] = &[
             (
                 "val16.json (q7)",
                 include_str!("../../../eval/quarantine/val16.json"),
-                13,
+                12,
                 7,
             ),
             (
@@ -498,6 +499,12 @@ mod tests {
                 include_str!("../../../eval/quarantine/val18.json"),
                 11,
                 6,
+            ),
+            (
+                "val19.json (q10)",
+                include_str!("../../../eval/quarantine/val19.json"),
+                12,
+                7,
             ),
         ];
         let mut wrong = Vec::new();
