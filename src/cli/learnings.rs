@@ -16,6 +16,7 @@ mod archive;
 mod clear;
 mod edit;
 mod export;
+mod hint;
 mod import;
 mod promote;
 mod rate;
@@ -43,6 +44,9 @@ enum LearningsCommand {
     Add(add::AddArgs),
     /// Change a learning's text, section, priority, keywords or "applies when" hints.
     Edit(edit::EditArgs),
+    /// Ask the extraction model for "applies when" hints for learnings that have none: the kinds
+    /// of tasks where each applies, in a person's words (--dry-run: print them, store nothing).
+    Hint(hint::HintArgs),
     /// Retire learnings: they are no longer injected or shown in learnings.md.
     Archive(archive::ArchiveArgs),
     /// Bring archived learnings back.
@@ -127,6 +131,7 @@ pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
         LearningsCommand::Search(a) => search::search(ctx, a),
         LearningsCommand::Add(a) => add::add(ctx, a),
         LearningsCommand::Edit(a) => edit::edit(ctx, a),
+        LearningsCommand::Hint(a) => hint::hint(ctx, a),
         LearningsCommand::Archive(a) => archive::archive(ctx, a),
         LearningsCommand::Restore(a) => restore::restore(ctx, a),
         LearningsCommand::Review(a) => review::review(ctx, a),

@@ -21,6 +21,7 @@ mod finding;
 mod friction;
 mod git_across;
 mod groups;
+mod hints;
 mod hook_budget;
 mod hooks;
 mod hostile;

@@ -12,6 +12,7 @@ pub mod evidence;
 pub use gza_embed as embed;
 pub mod expertise;
 pub mod extract;
+pub mod hints;
 pub mod index;
 pub mod items;
 pub mod neighbours;

@@ -376,6 +376,25 @@ fn fields_from_row(r: &Row) -> DbResult<Vec<(&'static str, String)>> {
 /// `promote` lifts it.
 fn hold_if_hostile(tx: &Tx, id: i64, model: Option<String>, new: bool, now: &str) -> DbResult<()> {
     let fields = prompt_fields(tx, id)?;
+    let (reason, partners) = findings(tx, id, &fields)?;
+    for (other, what) in &partners {
+        let theirs = format!("together with {}, it {what}", gza_core::learning::label(id));
+        hold(tx, *other, &theirs, false, now)?;
+    }
+    if let Some(reason) = reason.or(model) {
+        hold(tx, id, &reason, new, now)?;
+    }
+    Ok(())
+}
+
+/// What would hold learning `id` back if its prompt fields were `fields`: the reason (from the
+/// fields alone or, failing that, from a learning in use it combines with), and every such
+/// partner with what the two do together. Reads only.
+fn findings(
+    tx: &Tx,
+    id: i64,
+    fields: &[(&'static str, String)],
+) -> DbResult<(Option<String>, Vec<(i64, &'static str)>)> {
     let mut reason = gza_core::quarantine::assess(fields.iter().map(|(n, v)| (*n, v.as_str())));
     let values: Vec<&str> = fields.iter().map(|(_, v)| v.as_str()).collect();
     let facts = gza_core::quarantine::combine::facts(&values);
@@ -407,13 +426,55 @@ fn hold_if_hostile(tx: &Tx, id: i64, model: Option<String>, new: bool, now: &str
             "together with {}, it {what}",
             gza_core::learning::label(*other)
         ));
-        let theirs = format!("together with {}, it {what}", gza_core::learning::label(id));
-        hold(tx, *other, &theirs, false, now)?;
     }
-    if let Some(reason) = reason.or(model) {
-        hold(tx, id, &reason, new, now)?;
+    Ok((reason, partners))
+}
+
+/// What [`Store::write_hints`] did with one learning's hints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", content = "why", rename_all = "snake_case")]
+pub enum HintsOutcome {
+    /// Stored (or, in a dry run, would be).
+    Written,
+    /// Not stored: the learning is gone, archived, held, or has hints by now.
+    Changed,
+    /// Not stored: with them the learning would be held back, for this reason.
+    Held(String),
+}
+
+/// Hints as they are stored: secrets redacted, one line each, empty ones left out.
+fn redacted_hints(list: &[String]) -> Vec<String> {
+    list.iter()
+        .map(|h| gza_core::redact::one_clean_line(&gza_core::redact::redact_secrets(h)))
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .collect()
+}
+
+/// Whether `hints` may be stored on learning `id` now ([`Store::write_hints`]).
+fn hints_outcome(tx: &Tx, id: i64, hints: &[String]) -> DbResult<HintsOutcome> {
+    let now: Option<(String, Option<String>, String)> = tx.query_opt(
+        "SELECT status, quarantine_reason, applies_when FROM learnings WHERE id = ?1",
+        params![id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let Some((status, held, present)) = now else {
+        return Ok(HintsOutcome::Changed);
+    };
+    if status == Status::Archived.as_str() || held.is_some() || !json_list(present).is_empty() {
+        return Ok(HintsOutcome::Changed);
     }
-    Ok(())
+    let mut fields = prompt_fields(tx, id)?;
+    fields.extend(
+        redacted_hints(hints)
+            .into_iter()
+            .map(|h| ("applies-when hints", h)),
+    );
+    let (reason, _) = findings(tx, id, &fields)?;
+    Ok(match reason {
+        Some(why) => HintsOutcome::Held(why),
+        None => HintsOutcome::Written,
+    })
 }
 
 fn hold(tx: &Tx, id: i64, reason: &str, draft: bool, now: &str) -> DbResult<()> {
@@ -914,6 +975,38 @@ impl Store {
     /// Change a learning's content.
     pub fn edit_learning(&self, id: i64, edit: &LearningEdit) -> Result<()> {
         self.immediate(|tx| apply_edit(tx, id, edit, &now_timestamp()))
+    }
+
+    /// Give learnings that have no "applies when" hints the ones an extraction model wrote
+    /// (`gza learnings hint`), all in one transaction: every learning's hints are stored, or
+    /// none (an error rolls the whole back). Each learning is checked again inside it: one that
+    /// meanwhile gained hints, was archived or was held is left as it is
+    /// ([`HintsOutcome::Changed`]); hints that, with the learning's other fields or with a
+    /// learning in use, would hold it back (the quarantine, every layer of rules and
+    /// combinations) are not stored ([`HintsOutcome::Held`]) and nothing is held. Each write is
+    /// an `edited` event whose detail says where the hints came from (`source`). With `dry_run`
+    /// nothing is written and the outcomes are what would be.
+    pub fn write_hints(
+        &self,
+        hints: &[(i64, Vec<String>)],
+        source: &str,
+        dry_run: bool,
+    ) -> Result<Vec<(i64, HintsOutcome)>> {
+        let detail = gza_core::redact::one_clean_line(&format!("applies when, {source}"));
+        self.immediate(|tx| {
+            let now = now_timestamp();
+            let mut outcomes = Vec::with_capacity(hints.len());
+            for (id, list) in hints {
+                let outcome = hints_outcome(tx, *id, list)?;
+                if outcome == HintsOutcome::Written && !dry_run {
+                    let json = serde_json::to_string(&redacted_hints(list))
+                        .unwrap_or_else(|_| "[]".into());
+                    edit_column(tx, *id, "applies_when", &json, &detail, true, &now)?;
+                }
+                outcomes.push((*id, outcome));
+            }
+            Ok(outcomes)
+        })
     }
 
     /// Archive or restore a learning; false when it already had that status.
