@@ -387,14 +387,17 @@ fn hold_if_hostile(tx: &Tx, id: i64, model: Option<String>, new: bool, now: &str
     Ok(())
 }
 
+/// The learnings in use another one combines with into an attack, each with what the two do.
+type Partners = Vec<(i64, &'static str)>;
+
 /// What would hold learning `id` back if its prompt fields were `fields`: the reason (from the
 /// fields alone or, failing that, from a learning in use it combines with), and every such
-/// partner with what the two do together. Reads only.
+/// partner. Reads only.
 fn findings(
     tx: &Tx,
     id: i64,
     fields: &[(&'static str, String)],
-) -> DbResult<(Option<String>, Vec<(i64, &'static str)>)> {
+) -> DbResult<(Option<String>, Partners)> {
     let mut reason = gza_core::quarantine::assess(fields.iter().map(|(n, v)| (*n, v.as_str())));
     let values: Vec<&str> = fields.iter().map(|(_, v)| v.as_str()).collect();
     let facts = gza_core::quarantine::combine::facts(&values);

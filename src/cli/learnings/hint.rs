@@ -65,9 +65,10 @@ pub(super) fn hint(ctx: &Context, args: HintArgs) -> anyhow::Result<()> {
                     l.label()
                 ))
             } else if l.lifecycle.quarantine_reason.is_some() {
-                Some(format!(
+                Some(
                     "is held for review (`gza learnings review`); it gets no hints until a person accepts it"
-                ))
+                        .to_string(),
+                )
             } else if !l.applies_when.is_empty() {
                 Some(format!(
                     "has hints already (`gza learnings edit {} --no-when` clears them)",
