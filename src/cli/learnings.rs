@@ -44,8 +44,12 @@ enum LearningsCommand {
     Add(add::AddArgs),
     /// Change a learning's text, section, priority, keywords or "applies when" hints.
     Edit(edit::EditArgs),
-    /// Ask the extraction model for "applies when" hints for learnings that have none: the kinds
-    /// of tasks where each applies, in a person's words (--dry-run: print them, store nothing).
+    /// Have the extraction model write "applies when" hints for learnings that have none.
+    ///
+    /// For each learning, 2-3 phrases naming the kinds of tasks and the parts of the project
+    /// where it applies, in the words a person asking for such a task would use: they let the
+    /// ranker find it for tasks that never use its words. One request per 20 learnings; every
+    /// hint passes the quarantine; `--dry-run` prints them and stores nothing.
     Hint(hint::HintArgs),
     /// Retire learnings: they are no longer injected or shown in learnings.md.
     Archive(archive::ArchiveArgs),
