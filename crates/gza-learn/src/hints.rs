@@ -349,6 +349,33 @@ mod tests {
         assert!(refused(&huge).contains("more than the"));
     }
 
+    /// The hints written for the labelled sets as the extraction prompt asks (582 of them):
+    /// every one within the caps, and none held by the quarantine, whose false holds would
+    /// silently cost the ranker what hints are worth.
+    #[test]
+    fn good_hints_pass_the_caps_and_the_quarantine() {
+        for set in [
+            include_str!("../../../eval/hints.json"),
+            include_str!("../../../eval/wrenchly/hints.json"),
+        ] {
+            let hints: std::collections::BTreeMap<String, Vec<String>> =
+                serde_json::from_str(set).unwrap();
+            assert!(hints.len() > 100);
+            for list in hints.values() {
+                let reply = serde_json::json!({ "L1": list }).to_string();
+                let parsed = parse_reply(&reply, &[1]).unwrap();
+                assert_eq!(&parsed[0].1, list);
+                for h in list {
+                    assert_eq!(
+                        gza_core::quarantine::assess([("applies-when hint", h.as_str())]),
+                        None,
+                        "{h}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_message_fences_and_redacts_every_learning() {
         let new = gza_core::learning::NewLearning::new(
