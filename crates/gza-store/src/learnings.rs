@@ -390,17 +390,82 @@ fn hold_if_hostile(tx: &Tx, id: i64, model: Option<String>, new: bool, now: &str
 /// The learnings in use another one combines with into an attack, each with what the two do.
 type Partners = Vec<(i64, &'static str)>;
 
+/// The combination facts of every learning in use (not archived) that has any, read once.
+fn facts_in_use(tx: &Tx) -> DbResult<Vec<(i64, gza_core::quarantine::combine::Facts)>> {
+    let rows = tx.query_map(
+        &format!(
+            "SELECT id, {PROMPT_FIELDS} FROM learnings WHERE status <> 'archived' ORDER BY id"
+        ),
+        params![],
+        |r| Ok((r.get::<i64>(0)?, fields_from_row(r)?)),
+    )?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, fields)| (id, facts_of(&fields)))
+        .filter(|(_, f)| !f.is_empty())
+        .collect())
+}
+
+fn facts_of(fields: &[(&'static str, String)]) -> gza_core::quarantine::combine::Facts {
+    let values: Vec<&str> = fields.iter().map(|(_, v)| v.as_str()).collect();
+    gza_core::quarantine::combine::facts(&values)
+}
+
 /// What would hold learning `id` back if its prompt fields were `fields`: the reason (from the
 /// fields alone or, failing that, from a learning in use it combines with), and every such
-/// partner. Reads only.
+/// partner. Reads only; the learnings in use are read only when the fields have facts to
+/// combine.
 fn findings(
     tx: &Tx,
     id: i64,
     fields: &[(&'static str, String)],
 ) -> DbResult<(Option<String>, Partners)> {
+    findings_among(tx, id, fields, &mut FactsInUse::default())
+}
+
+/// The combination facts of the learnings in use, for several checks in one transaction: read
+/// the first time one needs them ([`facts_in_use`]), with what the transaction changed since
+/// (or, in a dry run, would have changed) laid over them.
+#[derive(Default)]
+struct FactsInUse {
+    read: Option<Vec<(i64, gza_core::quarantine::combine::Facts)>>,
+    changed: Vec<(i64, gza_core::quarantine::combine::Facts)>,
+}
+
+impl FactsInUse {
+    fn get(&mut self, tx: &Tx) -> DbResult<&[(i64, gza_core::quarantine::combine::Facts)]> {
+        if self.read.is_none() {
+            let mut read = facts_in_use(tx)?;
+            for (id, facts) in &self.changed {
+                read.retain(|(o, _)| o != id);
+                read.push((*id, facts.clone()));
+            }
+            self.read = Some(read);
+        }
+        Ok(self.read.as_deref().unwrap_or_default())
+    }
+
+    /// Learning `id`'s fields are now `fields`.
+    fn set(&mut self, id: i64, fields: &[(&'static str, String)]) {
+        let facts = facts_of(fields);
+        for list in self.read.iter_mut().chain([&mut self.changed]) {
+            list.retain(|(o, _)| *o != id);
+            if !facts.is_empty() {
+                list.push((id, facts.clone()));
+            }
+        }
+    }
+}
+
+/// [`findings`], with the facts of the learnings in use taken from `others`.
+fn findings_among(
+    tx: &Tx,
+    id: i64,
+    fields: &[(&'static str, String)],
+    others: &mut FactsInUse,
+) -> DbResult<(Option<String>, Partners)> {
     let mut reason = gza_core::quarantine::assess(fields.iter().map(|(n, v)| (*n, v.as_str())));
-    let values: Vec<&str> = fields.iter().map(|(_, v)| v.as_str()).collect();
-    let facts = gza_core::quarantine::combine::facts(&values);
+    let facts = facts_of(fields);
     let mut partners = Vec::new();
     if !facts.is_empty() {
         if let Some(what) = gza_core::quarantine::combine::together(&facts, &facts) {
@@ -408,19 +473,12 @@ fn findings(
         }
         // Every other learning in use, in one query (not one per learning: over a network a
         // round trip each would cost more than the check).
-        let others = tx.query_map(
-            &format!(
-                "SELECT id, {PROMPT_FIELDS} FROM learnings WHERE status <> 'archived' AND id <> ?1 ORDER BY id"
-            ),
-            params![id],
-            |r| Ok((r.get::<i64>(0)?, fields_from_row(r)?)),)?;
-        for (other, theirs) in others {
-            let values: Vec<&str> = theirs.iter().map(|(_, v)| v.as_str()).collect();
-            if let Some(what) = gza_core::quarantine::combine::together(
-                &facts,
-                &gza_core::quarantine::combine::facts(&values),
-            ) {
-                partners.push((other, what));
+        for (other, theirs) in others.get(tx)? {
+            if *other == id {
+                continue;
+            }
+            if let Some(what) = gza_core::quarantine::combine::together(&facts, theirs) {
+                partners.push((*other, what));
             }
         }
     }
@@ -454,18 +512,24 @@ fn redacted_hints(list: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Whether `hints` may be stored on learning `id` now ([`Store::write_hints`]).
-fn hints_outcome(tx: &Tx, id: i64, hints: &[String]) -> DbResult<HintsOutcome> {
+/// Whether `hints` may be stored on learning `id` now ([`Store::write_hints`]); when they
+/// may, also the learning's prompt fields with them.
+fn hints_outcome(
+    tx: &Tx,
+    id: i64,
+    hints: &[String],
+    others: &mut FactsInUse,
+) -> DbResult<(HintsOutcome, Vec<(&'static str, String)>)> {
     let now: Option<(String, Option<String>, String)> = tx.query_opt(
         "SELECT status, quarantine_reason, applies_when FROM learnings WHERE id = ?1",
         params![id],
         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )?;
     let Some((status, held, present)) = now else {
-        return Ok(HintsOutcome::Changed);
+        return Ok((HintsOutcome::Changed, Vec::new()));
     };
     if status == Status::Archived.as_str() || held.is_some() || !json_list(present).is_empty() {
-        return Ok(HintsOutcome::Changed);
+        return Ok((HintsOutcome::Changed, Vec::new()));
     }
     let mut fields = prompt_fields(tx, id)?;
     fields.extend(
@@ -473,10 +537,10 @@ fn hints_outcome(tx: &Tx, id: i64, hints: &[String]) -> DbResult<HintsOutcome> {
             .into_iter()
             .map(|h| ("applies-when hints", h)),
     );
-    let (reason, _) = findings(tx, id, &fields)?;
+    let (reason, _) = findings_among(tx, id, &fields, others)?;
     Ok(match reason {
-        Some(why) => HintsOutcome::Held(why),
-        None => HintsOutcome::Written,
+        Some(why) => (HintsOutcome::Held(why), Vec::new()),
+        None => (HintsOutcome::Written, fields),
     })
 }
 
@@ -999,12 +1063,19 @@ impl Store {
         self.immediate(|tx| {
             let now = now_timestamp();
             let mut outcomes = Vec::with_capacity(hints.len());
+            // The facts of the learnings in use, read once for the batch (not once for each of
+            // its learnings), and kept current as its hints are stored: a pair split over two
+            // learnings of one batch is seen too.
+            let mut others = FactsInUse::default();
             for (id, list) in hints {
-                let outcome = hints_outcome(tx, *id, list)?;
-                if outcome == HintsOutcome::Written && !dry_run {
-                    let json = serde_json::to_string(&redacted_hints(list))
-                        .unwrap_or_else(|_| "[]".into());
-                    edit_column(tx, *id, "applies_when", &json, &detail, true, &now)?;
+                let (outcome, fields) = hints_outcome(tx, *id, list, &mut others)?;
+                if outcome == HintsOutcome::Written {
+                    if !dry_run {
+                        let json = serde_json::to_string(&redacted_hints(list))
+                            .unwrap_or_else(|_| "[]".into());
+                        edit_column(tx, *id, "applies_when", &json, &detail, true, &now)?;
+                    }
+                    others.set(*id, &fields);
                 }
                 outcomes.push((*id, outcome));
             }
