@@ -130,6 +130,9 @@ fn hints_are_written_shown_recorded_and_found_by_search() {
     server.push(Reply::text(r#"{"L3": ["editing the documentation site"]}"#));
     p.ok(&["learnings", "hint"]);
     assert_eq!(asked(&server.message_requests()[2]), ["L3"]);
+    let none = p.ok(&["learnings", "hint"]);
+    assert!(none.contains("No learning without hints"), "{none}");
+    assert_eq!(server.message_requests().len(), 3);
 }
 
 #[test]
