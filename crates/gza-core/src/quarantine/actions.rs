@@ -617,7 +617,7 @@ static OPTIONAL_JOB: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static PRODUCTION_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:prod|production|produccion|producao|produktion|produktiv|produzione|produkcj)|прод|生产|本番|프로덕션|운영")
+    Regex::new(r"(?i)\b(?:prod|production|produccion|producao|produktion|produktiv\w*|produzione|produkcj\w*)\b|прод|生产|本番|프로덕션|운영")
         .expect("valid pattern")
 });
 static REFUSED: LazyLock<Regex> = LazyLock::new(|| {
