@@ -93,7 +93,10 @@ pub(super) fn hint(ctx: &Context, args: HintArgs) -> anyhow::Result<()> {
     wanted.sort_by_key(|l| l.id);
     let mut out = output::stdout();
     if wanted.is_empty() {
-        writeln!(out, "No learning without hints to ask about; nothing was sent.")?;
+        writeln!(
+            out,
+            "No learning without hints to ask about; nothing was sent."
+        )?;
         return Ok(());
     }
     let batches: Vec<&[Learning]> = wanted.chunks(hints::BATCH).collect();
