@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::Store;
-use crate::db::{Backend, DbError, DbResult, Row, ToParam, Tx};
+use crate::db::{Backend, Db, DbError, DbResult, Row, ToParam, Tx};
 use gza_core::error::Result;
 use gza_core::learning::{Learning, NewLearning, Origin, Priority, Status, confirmed_confidence};
 use gza_core::task::{TaskId, TaskType, now_timestamp};
@@ -228,9 +228,22 @@ pub(super) const LEARNING_COLUMNS: &str = "l.id, l.section, l.text, l.insight, l
      l.confidence, l.priority, l.status, l.status_reason, l.status_changed_at, l.origin, l.created_at, \
      l.updated_at, l.confirmed_at, l.kind, l.triggers, l.checklist, \
      (SELECT COUNT(*) FROM learning_sources s WHERE s.learning_id = l.id), \
-     (SELECT COUNT(*) FROM learning_injections i WHERE i.learning_id = l.id \
-        AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = i.task_id)), \
+     COALESCE((SELECT c.injected FROM learning_injection_counts c WHERE c.learning_id = l.id), 0), \
      l.tier, l.tier_level, l.evidence, l.validated_at, l.stale_reason, l.quarantine_reason";
+
+/// Build the injection counters (V52/V22) from the injections, whatever they held: what the
+/// migrations' backfill does, for a bulk load that kept the triggers off (`gza db copy`).
+pub(crate) fn build_injection_counts(db: &Db) -> DbResult<()> {
+    db.batch(
+        "DELETE FROM learning_injection_counts; DELETE FROM injection_event_counts;
+         INSERT INTO learning_injection_counts (learning_id, given, injected)
+         SELECT i.learning_id, COUNT(*),
+                COUNT(CASE WHEN NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = i.task_id) THEN 1 END)
+         FROM learning_injections i GROUP BY i.learning_id;
+         INSERT INTO injection_event_counts (event, n)
+         SELECT event, COUNT(*) FROM learning_injections GROUP BY event;",
+    )
+}
 
 /// Learnings that may be given to an agent: not quarantined.
 const NOT_QUARANTINED: &str = "l.quarantine_reason IS NULL";
@@ -1397,16 +1410,19 @@ impl Store {
             by_origin: grouped(
                 "SELECT origin, COUNT(*) FROM learnings WHERE status = 'active' GROUP BY origin ORDER BY 1",
             )?,
-            injections: q("SELECT COUNT(*) FROM learning_injections")?,
+            // From the counters the triggers keep (V52/V22), not the injections themselves.
+            injections: q(
+                "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM injection_event_counts",
+            )?,
             injections_by_event: grouped(
-                "SELECT event, COUNT(*) FROM learning_injections GROUP BY event ORDER BY 2 DESC, 1",
+                "SELECT event, n FROM injection_event_counts WHERE n > 0 ORDER BY 2 DESC, 1",
             )?,
             drafts: q("SELECT COUNT(*) FROM learnings WHERE status = 'draft'")?,
             sessions: q(
                 "SELECT COUNT(DISTINCT session_id) FROM learning_injections WHERE session_id IS NOT NULL",
             )?,
             never_injected: q("SELECT COUNT(*) FROM learnings l WHERE status = 'active' \
-                 AND NOT EXISTS (SELECT 1 FROM learning_injections i WHERE i.learning_id = l.id)")?,
+                 AND NOT EXISTS (SELECT 1 FROM learning_injection_counts c WHERE c.learning_id = l.id AND c.given > 0)")?,
             tasks_extracted: q("SELECT COUNT(*) FROM learning_extractions")?,
             regenerations: q("SELECT COUNT(*) FROM learnings_versions")?,
             llm_calls: q(
@@ -1448,8 +1464,8 @@ impl Store {
     pub fn most_injected(&self, limit: u32) -> Result<Vec<InjectionCount>> {
         self.db
             .query_map(
-                "SELECT l.id, l.text, COUNT(*) FROM learning_injections i JOIN learnings l ON l.id = i.learning_id \
-                 WHERE l.status = 'active' GROUP BY l.id ORDER BY 3 DESC, 1 LIMIT ?1",
+                "SELECT l.id, l.text, c.given FROM learning_injection_counts c JOIN learnings l ON l.id = c.learning_id \
+                 WHERE l.status = 'active' AND c.given > 0 ORDER BY 3 DESC, 1 LIMIT ?1",
                 params![limit],
                 |r| {
                 Ok(InjectionCount {
