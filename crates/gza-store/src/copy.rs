@@ -65,7 +65,7 @@ pub const COPIED: [(&str, How); 23] = [
 const FLOOR: &str = "task_id_floor";
 
 /// Tables not copied, and why: the target's own triggers keep them from the rows copied.
-pub const DERIVED: [(&str, &str); 14] = [
+pub const DERIVED: [(&str, &str); 15] = [
     (
         "task_totals",
         "per-status totals, kept by triggers on tasks",
@@ -94,6 +94,10 @@ pub const DERIVED: [(&str, &str); 14] = [
     (
         "injection_event_counts",
         "injection counters per event, built once from the injections copied",
+    ),
+    (
+        "learning_outcome_counts",
+        "the finished tasks each learning was given to, by outcome, built once after the rows",
     ),
     ("refinery_schema_history", "each backend's own migrations"),
     (

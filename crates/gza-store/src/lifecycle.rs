@@ -39,6 +39,13 @@ pub struct InjectionOutcome {
     pub failure_reason: Option<FailureReason>,
 }
 
+/// How the finished tasks a learning was given to ended, counted (A/B runs aside).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OutcomeCounts {
+    pub completed: i64,
+    pub failed: i64,
+}
+
 /// A learning given to three or more finished tasks that all failed the same way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FailingLearning {
@@ -231,16 +238,32 @@ impl Store {
         )
     }
 
-    /// The finished tasks a learning was given to, newest first (A/B runs, which are
-    /// measurements, aside).
-    pub fn injection_outcomes(&self, id: i64) -> Result<Vec<InjectionOutcome>> {
+    /// The finished tasks a learning was given to, newest first, at most `limit` (A/B runs,
+    /// which are measurements, aside); only the failed ones with `failed_only`. Read from the
+    /// newest end of the learning's injections (`(learning_id, task_id)` index) and stopped at
+    /// `limit`, so it does not grow with the tasks it was given to; how many there are in all
+    /// is [`Store::injection_outcome_counts`].
+    pub fn injection_outcomes(
+        &self,
+        id: i64,
+        failed_only: bool,
+        limit: u32,
+    ) -> Result<Vec<InjectionOutcome>> {
+        let statuses = if failed_only {
+            "('failed')"
+        } else {
+            "('completed', 'failed')"
+        };
         self.db
             .query_map(
-                "SELECT DISTINCT t.id, t.status, t.failure_reason FROM learning_injections i \
-                 JOIN tasks t ON t.id = i.task_id \
-                 WHERE i.learning_id = ?1 AND t.status IN ('completed', 'failed') \
-                   AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id) ORDER BY t.id DESC",
-                params![id],
+                &format!(
+                    "SELECT i.task_id, MIN(t.status), MIN(t.failure_reason) FROM learning_injections i \
+                     JOIN tasks t ON t.id = i.task_id \
+                     WHERE i.learning_id = ?1 AND t.status IN {statuses} \
+                       AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id) \
+                     GROUP BY i.task_id ORDER BY i.task_id DESC LIMIT ?2"
+                ),
+                params![id, limit],
                 |r| {
                 let status: String = r.get(1)?;
                 Ok(InjectionOutcome {
@@ -251,6 +274,29 @@ impl Store {
                 })
             },)
             .map_err(|e| self.err(e))
+    }
+
+    /// How many finished tasks a learning was given to, by how they ended (A/B runs aside):
+    /// from the counters migration V52/V22 keeps, not its injections.
+    pub fn injection_outcome_counts(&self, id: i64) -> Result<OutcomeCounts> {
+        let rows: Vec<(String, i64)> = self
+            .db
+            .query_map(
+                "SELECT status, tasks FROM learning_outcome_counts \
+                 WHERE learning_id = ?1 AND tasks > 0 ORDER BY status, failure_reason",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| self.err(e))?;
+        let mut counts = OutcomeCounts::default();
+        for (status, n) in rows {
+            if status == "completed" {
+                counts.completed += n;
+            } else {
+                counts.failed += n;
+            }
+        }
+        Ok(counts)
     }
 
     /// Learnings given to 3 or more finished tasks that all failed the same way (A/B runs,

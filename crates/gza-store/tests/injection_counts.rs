@@ -12,10 +12,16 @@ use std::collections::BTreeMap;
 
 use gza_core::database::{Database, DatabaseSpec};
 use gza_core::learning::{NewLearning, Origin};
+use gza_core::task::TaskId;
 use gza_store::*;
 
-/// Per learning (given, injected outside A/B runs) and per event, as the counting queries say.
-type Counts = (BTreeMap<i64, (i64, i64)>, BTreeMap<String, i64>);
+/// Per learning (given, injected outside A/B runs), per event, and per learning and way of
+/// ending (the finished tasks it was given to), as the counting queries say.
+type Counts = (
+    BTreeMap<i64, (i64, i64)>,
+    BTreeMap<String, i64>,
+    BTreeMap<(i64, String, String), i64>,
+);
 
 fn counted(store: &Store) -> Counts {
     let db = store.db();
@@ -35,10 +41,29 @@ fn counted(store: &Store) -> Counts {
             |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?)),
         )
         .unwrap();
+    let outcomes = db
+        .query_map(
+            "SELECT i.learning_id, t.status, COALESCE(t.failure_reason, ''), COUNT(DISTINCT t.id) \
+             FROM learning_injections i JOIN tasks t ON t.id = i.task_id \
+             WHERE t.status IN ('completed', 'failed') \
+               AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id) \
+             GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+            params![],
+            outcome_row,
+        )
+        .unwrap();
     (
         per_learning.into_iter().collect(),
         per_event.into_iter().collect(),
+        outcomes.into_iter().collect(),
     )
+}
+
+fn outcome_row(r: &gza_store::db::Row) -> Result<((i64, String, String), i64), DbError> {
+    Ok((
+        (r.get::<i64>(0)?, r.get::<String>(1)?, r.get::<String>(2)?),
+        r.get::<i64>(3)?,
+    ))
 }
 
 /// What the counters hold (rows that count nothing left out).
@@ -59,9 +84,18 @@ fn kept(store: &Store) -> Counts {
             |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?)),
         )
         .unwrap();
+    let outcomes = db
+        .query_map(
+            "SELECT learning_id, status, failure_reason, tasks FROM learning_outcome_counts \
+             WHERE tasks <> 0 ORDER BY 1, 2, 3",
+            params![],
+            outcome_row,
+        )
+        .unwrap();
     (
         per_learning.into_iter().collect(),
         per_event.into_iter().collect(),
+        outcomes.into_iter().collect(),
     )
 }
 
@@ -77,6 +111,29 @@ fn check(store: &Store, step: &str) -> Counts {
     for l in store.learnings(true).unwrap() {
         let injected = want.0.get(&l.id).map_or(0, |c| c.1);
         assert_eq!(l.injected, injected, "after {step}: L{}'s record", l.id);
+        let ended = |status: &str| -> i64 {
+            want.2
+                .iter()
+                .filter(|((id, s, _), _)| *id == l.id && s == status)
+                .map(|(_, n)| n)
+                .sum()
+        };
+        let counts = store.injection_outcome_counts(l.id).unwrap();
+        assert_eq!(
+            (counts.completed, counts.failed),
+            (ended("completed"), ended("failed")),
+            "after {step}: L{}'s outcomes",
+            l.id
+        );
+        // The newest of them, each once, newest first.
+        let newest = store.injection_outcomes(l.id, false, 2).unwrap();
+        assert_eq!(
+            newest.len() as i64,
+            (counts.completed + counts.failed).min(2),
+            "after {step}: L{}'s newest outcomes",
+            l.id
+        );
+        assert!(newest.windows(2).all(|w| w[0].task > w[1].task));
     }
     let totals = store.learnings_totals().unwrap();
     assert_eq!(
@@ -127,6 +184,17 @@ fn scenario(store: &Store) -> Counts {
     };
     let (t1, t2, t3) = (task("one"), task("two"), task("three"));
     check(store, "nothing injected");
+    let end = |t: TaskId, status: &str, reason: Option<&str>| {
+        store
+            .db()
+            .execute(
+                "UPDATE tasks SET status = ?2, failure_reason = ?3 WHERE id = ?1",
+                params![t, status, reason],
+            )
+            .unwrap();
+    };
+    // A task that ended before it was given anything (the spool's late injections).
+    end(t1, "completed", None);
 
     // Injections added: a batch, one, the same learning twice, a session's, and an id that
     // names no learning (skipped).
@@ -144,6 +212,22 @@ fn scenario(store: &Store) -> Counts {
         .unwrap();
     check(store, "injections added");
 
+    // Tasks end, change how, and are queued again.
+    end(t2, "failed", Some("TEST_FAILURE"));
+    end(t3, "completed", None);
+    check(store, "tasks ended");
+    // Given again to a task that ended (counted once), and for the first time (counted).
+    store
+        .record_injections(Some(t2), None, "pre-tool-use", &[l1, l3])
+        .unwrap();
+    check(store, "a finished task given learnings again");
+    end(t2, "failed", Some("TIMEOUT"));
+    check(store, "a failure's reason changed");
+    end(t3, "pending", None);
+    check(store, "a task queued again");
+    end(t3, "failed", None);
+    check(store, "a task failed without a reason");
+
     // A/B runs: their injections are given but not counted as injected.
     let items = [item("ab one"), item("ab two")];
     let experiment = store
@@ -156,6 +240,10 @@ fn scenario(store: &Store) -> Counts {
             .unwrap();
     }
     check(store, "A/B runs' injections added");
+    for run in &runs {
+        end(run.task, "completed", None);
+    }
+    check(store, "A/B runs ended");
 
     // A task already given learnings becomes an A/B run (its injections leave the count), and a
     // run pointed at another task (`gza ab --resume`) brings its old task's back.
@@ -174,6 +262,7 @@ fn scenario(store: &Store) -> Counts {
     store
         .record_injections(Some(replaced), None, "task", &[l2])
         .unwrap();
+    end(replaced, "failed", Some("TEST_FAILURE"));
     check(store, "an A/B run re-pointed at a new task");
     store
         .set_ab_verified(replaced, AbVerified::Passed)
@@ -238,7 +327,7 @@ fn scenario(store: &Store) -> Counts {
         .unwrap();
     let last = check(store, "a learning deleted");
     assert!(
-        last.0.values().any(|c| c.0 > 1) && last.1.len() >= 2,
+        last.0.values().any(|c| c.0 > 1) && last.1.len() >= 2 && last.2.len() >= 2,
         "the scenario leaves counts to compare: {last:?}"
     );
     last
