@@ -304,22 +304,16 @@ impl Store {
     pub fn failing_learnings(&self) -> Result<Vec<FailingLearning>> {
         self.db
             .query_map(
-                // A learning given to a completed task is out at the first one found (the
-                // scalar subquery's LIMIT 1 stops there: most are found in a few index
-                // entries); only those never given to one are counted, so the cost follows
-                // the learnings, not every injection of the history (1.9 s of the server's at
-                // 100k tasks with ten injections each, as one aggregate over all of them).
-                "SELECT l.id, l.text, MIN(COALESCE(t.failure_reason, '')), COUNT(DISTINCT t.id) \
-                 FROM learnings l JOIN learning_injections i ON i.learning_id = l.id \
-                 JOIN tasks t ON t.id = i.task_id \
-                 WHERE l.status <> 'archived' AND t.status IN ('completed', 'failed') \
-                   AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id) \
-                   AND (SELECT 1 FROM learning_injections i2 JOIN tasks t2 ON t2.id = i2.task_id \
-                        WHERE i2.learning_id = l.id AND t2.status = 'completed' \
-                          AND NOT EXISTS (SELECT 1 FROM ab_runs ab2 WHERE ab2.task_id = t2.id) \
-                        LIMIT 1) IS NULL \
+                // From the outcome counters (V52/V22): one row per learning and way of ending,
+                // so the cost follows the learnings, not the injections of the history (1.9 s
+                // of the server's at 100k tasks with ten injections each, as one aggregate over
+                // all of them). Every row failed, one reason, 3 or more tasks.
+                "SELECT l.id, l.text, MIN(c.failure_reason), CAST(SUM(c.tasks) AS BIGINT) \
+                 FROM learning_outcome_counts c JOIN learnings l ON l.id = c.learning_id \
+                 WHERE l.status <> 'archived' AND c.tasks > 0 \
                  GROUP BY l.id, l.text \
-                 HAVING COUNT(DISTINCT t.id) >= 3 AND COUNT(DISTINCT COALESCE(t.failure_reason, '')) = 1 \
+                 HAVING COUNT(CASE WHEN c.status = 'completed' THEN 1 END) = 0 \
+                    AND SUM(c.tasks) >= 3 AND COUNT(*) = 1 \
                  ORDER BY l.id",
                 params![],
                 |r| {
