@@ -349,14 +349,14 @@ fn the_injection_counters_follow_every_write_on_both_backends_and_through_a_copy
 
     let cluster = postgres::cluster();
     let name = cluster.new_database();
-    let pg = postgres_store(&cluster, &name);
+    let pg = postgres_store(cluster, &name);
     let on_postgres = scenario(&pg);
     assert_eq!(on_sqlite, on_postgres);
     cluster.drop_database(&name);
 
     // `gza db copy` of that history: the counters are built once, and right.
     let name = cluster.new_database();
-    let target = postgres_store(&cluster, &name);
+    let target = postgres_store(cluster, &name);
     sqlite.copy_into(&target, false).unwrap();
     assert_eq!(check(&target, "a copy"), on_sqlite);
     // Again: nothing added, nothing doubled.
