@@ -317,14 +317,15 @@ impl Store {
                  ORDER BY l.id",
                 params![],
                 |r| {
-                let reason: String = r.get(2)?;
-                Ok(FailingLearning {
-                    id: r.get(0)?,
-                    text: r.get(1)?,
-                    failure_reason: (!reason.is_empty()).then(|| FailureReason::parse(&reason)),
-                    tasks: r.get(3)?,
-                })
-            },)
+                    let reason: String = r.get(2)?;
+                    Ok(FailingLearning {
+                        id: r.get(0)?,
+                        text: r.get(1)?,
+                        failure_reason: (!reason.is_empty()).then(|| FailureReason::parse(&reason)),
+                        tasks: r.get(3)?,
+                    })
+                },
+            )
             .map_err(|e| self.err(e))
     }
 
