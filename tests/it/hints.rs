@@ -5,6 +5,7 @@
 //! oversized, or names a learning not asked about is refused whole; a dead endpoint writes
 //! nothing and the other batches go on; no provider is one line and changes nothing.
 
+use crate::support::claude::claude_bin;
 use crate::support::fake_anthropic::{FakeAnthropic, RecordedRequest, Reply};
 use crate::support::project::TestProject;
 
@@ -33,8 +34,7 @@ fn hints_of(p: &TestProject, id: &str) -> serde_json::Value {
 
 /// The ids a hint request asked about, in its order.
 fn asked(r: &RecordedRequest) -> Vec<String> {
-    let message = r.json["messages"][0]["content"].as_str().unwrap();
-    message
+    r.messages_text()
         .split("<learning id=\"")
         .skip(1)
         .map(|s| s[..s.find('"').unwrap()].to_string())
@@ -361,4 +361,35 @@ fn a_pair_split_over_two_hints_of_one_batch_is_seen() {
     }
     assert_eq!(hints_of(&p, "L2"), serde_json::json!([]));
     assert_eq!(hints_of(&p, "L1").as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn the_pinned_claude_code_writes_them_as_the_claude_cli_provider() {
+    let claude = claude_bin().expect("scripts/test installs it");
+    let server = FakeAnthropic::start_with_default(
+        vec![],
+        Reply::text("```json\n{\"L2\": [\"showing prices on the checkout page\"]}\n```"),
+    )
+    .without_side_messages();
+    let mut p = TestProject::new();
+    p.config(&format!(
+        "learnings:\n  extraction_provider: claude-cli\nproviders:\n  claude:\n    path: {}\n",
+        claude.display()
+    ));
+    for (k, v) in server.claude_env() {
+        p.set_env(k, &v);
+    }
+    for text in [MIGRATION, MONEY] {
+        p.ok(&["learnings", "add", text]);
+    }
+    let out = p.ok(&["learnings", "hint"]);
+    assert!(out.contains("claude-cli"), "{out}");
+    let requests = server.message_requests();
+    assert_eq!(requests.len(), 1, "one request for one batch");
+    assert_eq!(asked(&requests[0]), ["L1", "L2"]);
+    assert_eq!(
+        hints_of(&p, "L2"),
+        serde_json::json!(["showing prices on the checkout page"])
+    );
+    assert_eq!(hints_of(&p, "L1"), serde_json::json!([]));
 }
