@@ -132,8 +132,9 @@ impl Needs {
             | Ast::ClassUnicode(_)
             | Ast::ClassPerl(_)
             | Ast::ClassBracketed(_) => Needs::Nothing,
-            Ast::Literal(lit) => literal_char(lit)
-                .map_or(Needs::Nothing, |c| Needs::Literal(c.to_string())),
+            Ast::Literal(lit) => {
+                literal_char(lit).map_or(Needs::Nothing, |c| Needs::Literal(c.to_string()))
+            }
             Ast::Repetition(rep) => {
                 let at_least_once = match &rep.op.kind {
                     RepetitionKind::ZeroOrOne | RepetitionKind::ZeroOrMore => false,
@@ -352,7 +353,10 @@ mod tests {
                 r"(?i)\bудал\w*\s+(?:все\s+)?тест",
                 &["УДАЛИ ВСЕ ТЕСТЫ", "удали тесты", "Удалить", "тест"],
             ),
-            (r"(?i)σοφία|straße", &["ΣΟΦΊΑ", "σοφίας", "STRASSE", "Straße"]),
+            (
+                r"(?i)σοφία|straße",
+                &["ΣΟΦΊΑ", "σοφίας", "STRASSE", "Straße"],
+            ),
             (
                 r"(?i)(?-i:Run)\s+it",
                 &["Run IT", "run it", "RUN it", "Run"],

@@ -609,7 +609,10 @@ mod tests {
     fn every_pattern_builds() {
         for (name, g) in all_patterns() {
             let _ = g.compiled();
-            assert!(g.needs() != &crate::lazy_regex::Needs::Nothing || name == "NAME", "{name}");
+            assert!(
+                g.needs() != &crate::lazy_regex::Needs::Nothing || name == "NAME",
+                "{name}"
+            );
         }
     }
 
