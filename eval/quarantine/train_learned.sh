@@ -24,7 +24,7 @@ json.dump([{"text": l["text"], "hostile": False} for l in d["learnings"]],
 PY
 done
 sets="eval/quarantine/corpus.json eval/quarantine/dev.json"
-for i in "" 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do sets="$sets eval/quarantine/val$i.json"; done
+for i in "" 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19; do sets="$sets eval/quarantine/val$i.json"; done
 sets="$sets $tmp/blind.json $tmp/blind-q3.json $tmp/blind-q4.json $tmp/blind-q5.json"
 python3 eval/quarantine/from_tests.py > "$tmp/tests-it.json"
 sets="$sets $tmp/tests-it.json"

@@ -548,6 +548,14 @@ impl Config {
             location: None,
             message,
         };
+        // One bound check for every "between 1 and MAX" setting, so each says the same thing.
+        let between = |name: &str, value: u64, max: u64| {
+            if (1..=max).contains(&value) {
+                Ok(())
+            } else {
+                Err(bad(format!("{name} must be between 1 and {max}")))
+            }
+        };
         if let Some(db) = self.database.as_deref().filter(|d| !is_sqlite(d)) {
             crate::database::DatabaseSpec::parse(db, None)
                 .map_err(|e| bad(format!("database: {e}")))?;
@@ -587,31 +595,31 @@ impl Config {
                 "timeout_minutes must be 0 (no limit) or a number of minutes up to {MAX_TIMEOUT_MINUTES} (a year)"
             )));
         }
-        if !(1..=MAX_LLM_TIMEOUT_SECONDS).contains(&l.timeout_seconds) {
-            return Err(bad(format!(
-                "learnings.timeout_seconds must be between 1 and {MAX_LLM_TIMEOUT_SECONDS}"
-            )));
-        }
-        if !(1..=MAX_RERANK_CANDIDATES).contains(&l.rerank_candidates) {
-            return Err(bad(format!(
-                "learnings.rerank_candidates must be between 1 and {MAX_RERANK_CANDIDATES}"
-            )));
-        }
-        if !(1..=MAX_RERANK_TIMEOUT_SECONDS).contains(&l.rerank_timeout_seconds) {
-            return Err(bad(format!(
-                "learnings.rerank_timeout_seconds must be between 1 and {MAX_RERANK_TIMEOUT_SECONDS}"
-            )));
-        }
+        between(
+            "learnings.timeout_seconds",
+            l.timeout_seconds,
+            MAX_LLM_TIMEOUT_SECONDS,
+        )?;
+        between(
+            "learnings.rerank_candidates",
+            u64::from(l.rerank_candidates),
+            u64::from(MAX_RERANK_CANDIDATES),
+        )?;
+        between(
+            "learnings.rerank_timeout_seconds",
+            l.rerank_timeout_seconds,
+            MAX_RERANK_TIMEOUT_SECONDS,
+        )?;
         if l.rerank == RerankMode::Extraction && l.inject == InjectMode::File {
             return Err(bad(
                 "learnings.rerank: extraction reranks what the ranker picks, and learnings.inject: file uses no ranker; set inject to relevant or both, or rerank to off".into()
             ));
         }
-        if !(1..=MAX_LLM_TIMEOUT_SECONDS).contains(&l.extraction_deadline_seconds) {
-            return Err(bad(format!(
-                "learnings.extraction_deadline_seconds must be between 1 and {MAX_LLM_TIMEOUT_SECONDS}"
-            )));
-        }
+        between(
+            "learnings.extraction_deadline_seconds",
+            l.extraction_deadline_seconds,
+            MAX_LLM_TIMEOUT_SECONDS,
+        )?;
         let uses_docker = ProviderKind::ALL
             .iter()
             .any(|&k| self.sandbox_for(k) == SandboxKind::Docker);
@@ -636,11 +644,11 @@ impl Config {
         if self.max_turns == 0 {
             return Err(bad("max_turns must be at least 1".into()));
         }
-        if !(1..=MAX_CONCURRENT_LIMIT).contains(&self.max_concurrent) {
-            return Err(bad(format!(
-                "max_concurrent must be between 1 and {MAX_CONCURRENT_LIMIT}"
-            )));
-        }
+        between(
+            "max_concurrent",
+            u64::from(self.max_concurrent),
+            u64::from(MAX_CONCURRENT_LIMIT),
+        )?;
         if !(0.0..=MAX_TIMEOUT_MINUTES).contains(&self.verify_timeout_minutes) {
             return Err(bad(format!(
                 "verify_timeout_minutes must be 0 (no limit) or a number of minutes up to {MAX_TIMEOUT_MINUTES} (a year)"

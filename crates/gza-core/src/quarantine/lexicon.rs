@@ -489,7 +489,7 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=stopped using", "=reverted", "=fails the", "=fails any", "=fails on", "=errors on", "=warns on", "=complains about", "=refuses to", "|", "=nie", "=niemals", "=nicht", "=kein", "=keine",
             "=keinen", "=keinesfalls", "vermeide", "blockiert", "verhindert", "verbietet", "=statt", "=anstatt", "=anstelle", "=ne",
             "=n'", "=jamais", "=pas", "=aucun", "=aucune", "evitez", "=evite", "=eviter",
-            "=au lieu de", "=plutot que", "bloque", "empeche", "=interdit", "rejette", "=no", "=nunca", "=jamas", "=evita", "=evitar",
+            "=au lieu de", "=plutot que", "=plutot qu'", "bloque", "empeche", "=interdit", "rejette", "=no", "=nunca", "=jamas", "=evita", "=evitar",
             "=en lugar de", "=en vez de", "bloquea", "impide", "prohibe", "rechaza", "=ningun", "=ninguna", "不要", "不得", "不能", "不可", "禁止",
             "别", "切勿", "严禁", "绝不", "避免", "勿", "不准", "不许", "不应", "而不是", "从不", "阻止", "拦截", "拒绝", "=не", "=нельзя",
             "=никогда", "избега", "=вместо", "блокиру", "запрещает", "=не дает", "=ни в коем случае", "決して", "=nao", "=evite",
@@ -509,7 +509,8 @@ pub const LEXICON: &[(Concept, &[&str])] = &[
             "=is never", "=forbidden", "=banned", "=prohibited", "=not allowed", "=off limits",
             "=off-limits", "=is refused", "=are refused", "=is denied", "=are denied",
             "=are caught", "=is caught", "=get refused", "=gets refused", "=get blocked",
-            "=gets blocked", "=are rejected by", "|",
+            "=gets blocked", "=are rejected by", "=protected against", "=protected from",
+            "=are protected against", "=is protected against", "|",
             "=werden abgelehnt", "=wird abgelehnt", "=werden blockiert", "=wird blockiert",
             "=sont refusees", "=sont refuses", "=est refuse", "=est refusee", "=sont rejetees",
             "=sont rejetes", "=sont bloquees", "=sont bloques", "=son rechazados",
@@ -1013,7 +1014,7 @@ pub const MORE_LANGUAGES: &[(Concept, &[&str])] = &[
         "~تشغيل", "=चलाएं", "=चला", "=रन",
     ]),
     (Ignore, &[
-        "=negeer", "negeren", "=zignoruj", "ignoruj", "=yoksay", "görmezden", "무시", "=bỏ qua",
+        "=negeer", "=negeert", "negeren", "=zignoruj", "ignoruj", "=yoksay", "görmezden", "무시", "=bỏ qua",
         "=phớt lờ", "=ігноруй", "ігнорува", "=abaikan", "~تجاهل", "=अनदेखा", "=नज़रअंदाज़",
     ]),
     (Instructions, &[
