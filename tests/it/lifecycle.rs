@@ -520,6 +520,36 @@ fn a_learning_given_to_tasks_that_all_failed_the_same_way_is_flagged() {
     assert_eq!(json["outcomes"].as_array().unwrap().len(), 3);
 }
 
+/// `learnings show` of a learning given to many tasks counts them all (from the counters) but
+/// names only the newest 20 failed ones, with how many more: its output does not grow with the
+/// history (on main it named every failed task, and `--json` listed every finished one).
+#[test]
+fn a_learning_given_to_many_failed_tasks_names_the_newest_and_counts_the_rest() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho broken >&2\nexit 3\n", "");
+    p.ok(&["learnings", "add", "Run the legacy migration script first"]);
+    for i in 0..23 {
+        p.add(&["--type", "explore", &format!("task {i}")]);
+    }
+    p.run(&["work", "--all"]);
+    let show = p.ok(&["learnings", "show", "L1"]);
+    let named: Vec<String> = (4..=23)
+        .rev()
+        .map(|t| format!("task {t} AGENT_EXIT"))
+        .collect();
+    let line = format!(
+        "Outcomes     0 completed, 23 failed ({}, and 3 more)",
+        named.join(", ")
+    );
+    assert!(show.contains(&line), "{show}");
+    let json = p.json(&["learnings", "show", "L1", "--json"]);
+    let outcomes = json["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 20);
+    assert_eq!(outcomes[0]["task"], 23);
+    assert_eq!(json["outcome_counts"]["failed"], 23);
+    assert_eq!(json["outcome_counts"]["completed"], 0);
+}
+
 /// Hold .gza/learnings.lock, as a regeneration does, for `ms` milliseconds on a thread.
 fn hold_regeneration_lock(p: &TestProject, ms: u64) -> std::thread::JoinHandle<()> {
     use std::os::unix::io::AsRawFd;

@@ -60,14 +60,12 @@ pub fn learnings_for_prompt(
             if selection == Selection::Record
                 && let Some(l) = &learnings
             {
-                let _ = store.set_learnings_version(task.id, l.version);
-                for (event, ids) in l.events() {
-                    if let Err(e) = store.record_injections(Some(task.id), None, event, &ids) {
-                        log(
-                            project,
-                            &format!("task {}: injections not recorded: {e}", task.id),
-                        );
-                    }
+                // The version and every event's injections in one transaction.
+                if let Err(e) = store.record_task_learnings(task.id, l.version, &l.events()) {
+                    log(
+                        project,
+                        &format!("task {}: injections not recorded: {e}", task.id),
+                    );
                 }
             }
             learnings
@@ -125,17 +123,33 @@ fn select(
             .into_iter()
             .filter(|h| !skip.contains(&h.id))
             .collect();
-        let mut picked: Vec<i64> = rank::diversify(store, cut, &vectors, recall)?
-            .into_iter()
-            .map(|h| h.id)
-            .collect();
+        // Every record this choice reads comes through one cache, read a window at a time
+        // (a round trip per learning, and the chosen ones read again, were most of what
+        // choosing cost a task on PostgreSQL).
+        let mut records = Records::new(store);
+        let order: Vec<i64> = cut.iter().map(|h| h.id).collect();
+        let mut picked: Vec<i64> = rank::diversify_by(cut, &vectors, recall, |id| {
+            Ok(records.get(id, &order, recall * 2)?.map(|l| l.text.clone()))
+        })?
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
         // The rerank, when on, replaces the ranker's choice with the model's (only for a task
         // being run: a preview makes no call).
         let mut reranked = HashSet::new();
         if selection == Selection::Record
             && project.config.learnings.rerank == RerankMode::Extraction
         {
-            match rerank_choice(project, store, task, &query, &all, &skip, &vectors) {
+            match rerank_choice(
+                project,
+                store,
+                &mut records,
+                task,
+                &query,
+                &all,
+                &skip,
+                &vectors,
+            ) {
                 Ok(Some(chosen)) => {
                     picked = chosen;
                     picked.truncate(recall);
@@ -162,15 +176,19 @@ fn select(
                 }
             }
         }
-        let mut records = Vec::new();
+        // The chosen ones from the records already read (a CRITICAL one added above may be
+        // new: read with the rest in one statement).
+        records.prefetch(&picked)?;
+        let mut chosen = Vec::new();
         for id in &picked {
-            if let Some(l) = store
-                .learning(*id)?
+            if let Some(l) = records
+                .get(*id, &[], 0)?
                 .filter(|l| l.is_in_use() && !l.is_decayed(chrono::Utc::now()))
             {
-                records.push(l);
+                chosen.push(l.clone());
             }
         }
+        let records = chosen;
         if !records.is_empty() {
             let mut text = String::new();
             if !injected.text.trim().is_empty() {
@@ -197,6 +215,58 @@ fn select(
     Ok((!injected.text.trim().is_empty()).then_some(injected))
 }
 
+/// The learning records one choice of a task's learnings reads, each read once: a miss reads
+/// the learning with the next ones the caller will ask for (`order`, up to `window` of them) in
+/// one statement, and remembers those that do not exist.
+struct Records<'a> {
+    store: &'a Store,
+    read: std::collections::HashMap<i64, Option<gza_core::learning::Learning>>,
+}
+
+impl<'a> Records<'a> {
+    fn new(store: &'a Store) -> Records<'a> {
+        Records {
+            store,
+            read: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Read those of `ids` not read yet, in one statement.
+    fn prefetch(&mut self, ids: &[i64]) -> gza_core::Result<()> {
+        let mut missing: Vec<i64> = Vec::new();
+        for id in ids {
+            if !self.read.contains_key(id) && !missing.contains(id) {
+                missing.push(*id);
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let mut found = self.store.learnings_by_ids(&missing)?;
+        for id in missing {
+            self.read.insert(id, found.remove(&id));
+        }
+        Ok(())
+    }
+
+    /// Learning `id`; on a miss, read with up to `window` of the ids after it in `order`.
+    fn get(
+        &mut self,
+        id: i64,
+        order: &[i64],
+        window: usize,
+    ) -> gza_core::Result<Option<&gza_core::learning::Learning>> {
+        if !self.read.contains_key(&id) {
+            let mut ids = vec![id];
+            if let Some(at) = order.iter().position(|o| *o == id) {
+                ids.extend(order[at + 1..].iter().take(window));
+            }
+            self.prefetch(&ids)?;
+        }
+        Ok(self.read.get(&id).and_then(Option::as_ref))
+    }
+}
+
 /// Whether a learning may be given to an agent by the ranker now: in use (active, or a draft the
 /// quarantine did not hold, when drafts are given at all) and not decayed.
 fn injectable(l: &gza_core::learning::Learning, drafts: bool) -> bool {
@@ -212,9 +282,11 @@ fn injectable(l: &gza_core::learning::Learning, drafts: bool) -> bool {
 /// the extraction model with the task. `Some(ids)` is the model's choice, best first (empty:
 /// give none of them); `None` means give the ranker's own choice: there was nothing to rerank,
 /// or the rerank failed, which is logged in one line and recorded for `gza show`.
+#[allow(clippy::too_many_arguments)]
 fn rerank_choice(
     project: &Project,
     store: &Store,
+    cache: &mut Records,
     task: &Task,
     query: &str,
     ranked: &[rank::Hit],
@@ -230,9 +302,14 @@ fn rerank_choice(
         .take(config.rerank_candidates as usize * 4)
         .cloned()
         .collect();
+    let order: Vec<i64> = eligible.iter().map(|h| h.id).collect();
+    let window = config.rerank_candidates as usize * 2;
     let candidates: Vec<i64> =
         rank::diversify_by(eligible, vectors, config.rerank_candidates as usize, |id| {
-            let l = store.learning(id)?.filter(|l| injectable(l, drafts));
+            let l = cache
+                .get(id, &order, window)?
+                .filter(|l| injectable(l, drafts))
+                .cloned();
             let text = l.as_ref().map(|l| l.text.clone());
             if let Some(l) = l {
                 records.insert(id, l);

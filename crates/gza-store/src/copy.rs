@@ -65,7 +65,7 @@ pub const COPIED: [(&str, How); 23] = [
 const FLOOR: &str = "task_id_floor";
 
 /// Tables not copied, and why: the target's own triggers keep them from the rows copied.
-pub const DERIVED: [(&str, &str); 12] = [
+pub const DERIVED: [(&str, &str); 15] = [
     (
         "task_totals",
         "per-status totals, kept by triggers on tasks",
@@ -86,6 +86,18 @@ pub const DERIVED: [(&str, &str); 12] = [
     (
         "learnings_removed",
         "ranking's log of deletions by that counter",
+    ),
+    (
+        "learning_injection_counts",
+        "injection counters per learning, built once from the injections copied",
+    ),
+    (
+        "injection_event_counts",
+        "injection counters per event, built once from the injections copied",
+    ),
+    (
+        "learning_outcome_counts",
+        "the finished tasks each learning was given to, by outcome, built once after the rows",
     ),
     ("refinery_schema_history", "each backend's own migrations"),
     (
@@ -653,6 +665,11 @@ impl Store {
             }
         }
         let tx = target.db.transaction().map_err(t_err)?;
+        // The injection counters' statement triggers (PG V22) update a few rows per batch of
+        // 200: in one transaction each update is a new version of the row on a growing chain,
+        // quadratic in a long history. They are off for this transaction and the counters
+        // are built once after the rows (`build_injection_counts`).
+        tx.batch("SET LOCAL gza.bulk_load = 'on'").map_err(t_err)?;
         let mut empty = true;
         for (table, how) in COPIED {
             if how == How::Rows {
@@ -674,6 +691,8 @@ impl Store {
             };
             report.push(done);
         }
+        tx.batch("SET LOCAL gza.bulk_load = 'off'").map_err(t_err)?;
+        crate::learnings::build_injection_counts(&tx).map_err(t_err)?;
         // Ids below the floor are never given out again, on either side.
         let floor: i64 = self
             .db

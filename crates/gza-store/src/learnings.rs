@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::Store;
-use crate::db::{Backend, DbError, DbResult, Row, ToParam, Tx};
+use crate::db::{Backend, Db, DbError, DbResult, Row, ToParam, Tx};
 use gza_core::error::Result;
 use gza_core::learning::{Learning, NewLearning, Origin, Priority, Status, confirmed_confidence};
 use gza_core::task::{TaskId, TaskType, now_timestamp};
@@ -228,9 +228,58 @@ pub(super) const LEARNING_COLUMNS: &str = "l.id, l.section, l.text, l.insight, l
      l.confidence, l.priority, l.status, l.status_reason, l.status_changed_at, l.origin, l.created_at, \
      l.updated_at, l.confirmed_at, l.kind, l.triggers, l.checklist, \
      (SELECT COUNT(*) FROM learning_sources s WHERE s.learning_id = l.id), \
-     (SELECT COUNT(*) FROM learning_injections i WHERE i.learning_id = l.id \
-        AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = i.task_id)), \
+     COALESCE((SELECT c.injected FROM learning_injection_counts c WHERE c.learning_id = l.id), 0), \
      l.tier, l.tier_level, l.evidence, l.validated_at, l.stale_reason, l.quarantine_reason";
+
+/// Build the injection and outcome counters (V52/V22) from the injections, whatever they held: what the
+/// migrations' backfill does, for a bulk load that kept the triggers off (`gza db copy`).
+pub(crate) fn build_injection_counts(db: &Db) -> DbResult<()> {
+    db.batch(
+        "DELETE FROM learning_injection_counts; DELETE FROM injection_event_counts;
+         INSERT INTO learning_injection_counts (learning_id, given, injected)
+         SELECT i.learning_id, COUNT(*),
+                COUNT(CASE WHEN NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = i.task_id) THEN 1 END)
+         FROM learning_injections i GROUP BY i.learning_id;
+         INSERT INTO injection_event_counts (event, n)
+         SELECT event, COUNT(*) FROM learning_injections GROUP BY event;
+         DELETE FROM learning_outcome_counts;
+         INSERT INTO learning_outcome_counts (learning_id, status, failure_reason, tasks)
+         SELECT g.learning_id, t.status, COALESCE(t.failure_reason, ''), COUNT(*)
+         FROM (SELECT DISTINCT learning_id, task_id FROM learning_injections WHERE task_id IS NOT NULL) g
+         JOIN tasks t ON t.id = g.task_id
+         WHERE t.status IN ('completed', 'failed')
+           AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id)
+         GROUP BY g.learning_id, t.status, COALESCE(t.failure_reason, '');",
+    )
+}
+
+/// Add injections of `ids` with `event`, in the order given, each kept when its learning still
+/// exists: one statement for all of them (a round trip per learning was most of what a task's
+/// injections cost on PostgreSQL), the ids as a JSON array.
+fn insert_injections(
+    tx: &Tx,
+    task_id: Option<TaskId>,
+    session_id: Option<&str>,
+    event: &str,
+    ids: &[i64],
+    now: &str,
+) -> DbResult<()> {
+    let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+    let given = match tx.backend() {
+        Backend::Sqlite => "SELECT CAST(value AS INTEGER) AS learning, key AS n FROM json_each(?1)",
+        Backend::Postgres => {
+            "SELECT CAST(value AS BIGINT) AS learning, n \
+             FROM json_array_elements_text(CAST(?1 AS JSON)) WITH ORDINALITY AS j(value, n)"
+        }
+    };
+    let sql = format!(
+        "INSERT INTO learning_injections (learning_id, task_id, session_id, event, injected_at) \
+         SELECT g.learning, ?2, ?3, ?4, ?5 FROM ({given}) AS g \
+         WHERE EXISTS (SELECT 1 FROM learnings WHERE id = g.learning) ORDER BY g.n"
+    );
+    tx.execute(&sql, params![json, task_id, session_id, event, now])
+        .map(|_| ())
+}
 
 /// Learnings that may be given to an agent: not quarantined.
 const NOT_QUARANTINED: &str = "l.quarantine_reason IS NULL";
@@ -1184,30 +1233,46 @@ impl Store {
         if ids.is_empty() {
             return Ok(());
         }
-        // One statement for all of them, in the order given (a round trip per learning was
-        // most of what a task's injections cost on PostgreSQL): the ids as a JSON array, each
-        // kept when its learning still exists.
-        let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
-        let given = match self.backend() {
-            Backend::Sqlite => {
-                "SELECT CAST(value AS INTEGER) AS learning, key AS n FROM json_each(?1)"
-            }
-            Backend::Postgres => {
-                "SELECT CAST(value AS BIGINT) AS learning, n \
-                 FROM json_array_elements_text(CAST(?1 AS JSON)) WITH ORDINALITY AS j(value, n)"
-            }
-        };
-        let sql = format!(
-            "INSERT INTO learning_injections (learning_id, task_id, session_id, event, injected_at) \
-             SELECT g.learning, ?2, ?3, ?4, ?5 FROM ({given}) AS g \
-             WHERE EXISTS (SELECT 1 FROM learnings WHERE id = g.learning) ORDER BY g.n"
-        );
         self.immediate(|tx| {
-            let now = now_timestamp();
-            tx.execute(&sql, params![json, task_id, session_id, event, now])?;
+            insert_injections(tx, task_id, session_id, event, ids, &now_timestamp())?;
             if let Some(task) = task_id {
                 // Given after its task was credited (taken in from the spool): credited now.
                 super::outcomes::credit_late_injections(tx, task, ids)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// What a task being run is given, in one transaction: the learnings.md version it was
+    /// given (`None` clears it) and each event's injections in order, as
+    /// [`Store::set_learnings_version`] and [`Store::record_injections`] per event would (one
+    /// transaction instead of one each: a `gza work` task's round trips on PostgreSQL).
+    pub fn record_task_learnings(
+        &self,
+        task_id: TaskId,
+        version: Option<i64>,
+        events: &[(&str, Vec<i64>)],
+    ) -> Result<()> {
+        self.immediate(|tx| {
+            tx.execute(
+                "UPDATE tasks SET learnings_version = ?2 WHERE id = ?1",
+                params![task_id, version],
+            )?;
+            let now = now_timestamp();
+            let mut credited = None;
+            for (event, ids) in events {
+                if ids.is_empty() {
+                    continue;
+                }
+                insert_injections(tx, Some(task_id), None, event, ids, &now)?;
+                // Only a task already credited (rare for one being run) credits them now.
+                let credit = match credited {
+                    Some(c) => c,
+                    None => *credited.insert(super::outcomes::is_credited(tx, task_id)?),
+                };
+                if credit {
+                    super::outcomes::credit_late_injections(tx, task_id, ids)?;
+                }
             }
             Ok(())
         })
@@ -1397,16 +1462,19 @@ impl Store {
             by_origin: grouped(
                 "SELECT origin, COUNT(*) FROM learnings WHERE status = 'active' GROUP BY origin ORDER BY 1",
             )?,
-            injections: q("SELECT COUNT(*) FROM learning_injections")?,
+            // From the counters the triggers keep (V52/V22), not the injections themselves.
+            injections: q(
+                "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM injection_event_counts",
+            )?,
             injections_by_event: grouped(
-                "SELECT event, COUNT(*) FROM learning_injections GROUP BY event ORDER BY 2 DESC, 1",
+                "SELECT event, n FROM injection_event_counts WHERE n > 0 ORDER BY 2 DESC, 1",
             )?,
             drafts: q("SELECT COUNT(*) FROM learnings WHERE status = 'draft'")?,
             sessions: q(
                 "SELECT COUNT(DISTINCT session_id) FROM learning_injections WHERE session_id IS NOT NULL",
             )?,
             never_injected: q("SELECT COUNT(*) FROM learnings l WHERE status = 'active' \
-                 AND NOT EXISTS (SELECT 1 FROM learning_injections i WHERE i.learning_id = l.id)")?,
+                 AND NOT EXISTS (SELECT 1 FROM learning_injection_counts c WHERE c.learning_id = l.id AND c.given > 0)")?,
             tasks_extracted: q("SELECT COUNT(*) FROM learning_extractions")?,
             regenerations: q("SELECT COUNT(*) FROM learnings_versions")?,
             llm_calls: q(
@@ -1448,8 +1516,8 @@ impl Store {
     pub fn most_injected(&self, limit: u32) -> Result<Vec<InjectionCount>> {
         self.db
             .query_map(
-                "SELECT l.id, l.text, COUNT(*) FROM learning_injections i JOIN learnings l ON l.id = i.learning_id \
-                 WHERE l.status = 'active' GROUP BY l.id ORDER BY 3 DESC, 1 LIMIT ?1",
+                "SELECT l.id, l.text, c.given FROM learning_injection_counts c JOIN learnings l ON l.id = c.learning_id \
+                 WHERE l.status = 'active' AND c.given > 0 ORDER BY 3 DESC, 1 LIMIT ?1",
                 params![limit],
                 |r| {
                 Ok(InjectionCount {

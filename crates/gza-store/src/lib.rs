@@ -56,7 +56,7 @@ pub use learnings::{
 };
 pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease, TaskLease};
 pub use lifecycle::{
-    EvolutionEntry, FailingLearning, InjectionOutcome, LifecycleCounts, TierChange,
+    EvolutionEntry, FailingLearning, InjectionOutcome, LifecycleCounts, OutcomeCounts, TierChange,
 };
 pub use lineage::{LineageNode, UnmergedTask};
 pub use outcomes::{

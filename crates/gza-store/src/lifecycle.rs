@@ -39,6 +39,13 @@ pub struct InjectionOutcome {
     pub failure_reason: Option<FailureReason>,
 }
 
+/// How the finished tasks a learning was given to ended, counted (A/B runs aside).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OutcomeCounts {
+    pub completed: i64,
+    pub failed: i64,
+}
+
 /// A learning given to three or more finished tasks that all failed the same way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FailingLearning {
@@ -231,16 +238,32 @@ impl Store {
         )
     }
 
-    /// The finished tasks a learning was given to, newest first (A/B runs, which are
-    /// measurements, aside).
-    pub fn injection_outcomes(&self, id: i64) -> Result<Vec<InjectionOutcome>> {
+    /// The finished tasks a learning was given to, newest first, at most `limit` (A/B runs,
+    /// which are measurements, aside); only the failed ones with `failed_only`. Read from the
+    /// newest end of the learning's injections (`(learning_id, task_id)` index) and stopped at
+    /// `limit`, so it does not grow with the tasks it was given to; how many there are in all
+    /// is [`Store::injection_outcome_counts`].
+    pub fn injection_outcomes(
+        &self,
+        id: i64,
+        failed_only: bool,
+        limit: u32,
+    ) -> Result<Vec<InjectionOutcome>> {
+        let statuses = if failed_only {
+            "('failed')"
+        } else {
+            "('completed', 'failed')"
+        };
         self.db
             .query_map(
-                "SELECT DISTINCT t.id, t.status, t.failure_reason FROM learning_injections i \
-                 JOIN tasks t ON t.id = i.task_id \
-                 WHERE i.learning_id = ?1 AND t.status IN ('completed', 'failed') \
-                   AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id) ORDER BY t.id DESC",
-                params![id],
+                &format!(
+                    "SELECT i.task_id, MIN(t.status), MIN(t.failure_reason) FROM learning_injections i \
+                     JOIN tasks t ON t.id = i.task_id \
+                     WHERE i.learning_id = ?1 AND t.status IN {statuses} \
+                       AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id) \
+                     GROUP BY i.task_id ORDER BY i.task_id DESC LIMIT ?2"
+                ),
+                params![id, limit],
                 |r| {
                 let status: String = r.get(1)?;
                 Ok(InjectionOutcome {
@@ -253,38 +276,56 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// How many finished tasks a learning was given to, by how they ended (A/B runs aside):
+    /// from the counters migration V52/V22 keeps, not its injections.
+    pub fn injection_outcome_counts(&self, id: i64) -> Result<OutcomeCounts> {
+        let rows: Vec<(String, i64)> = self
+            .db
+            .query_map(
+                "SELECT status, tasks FROM learning_outcome_counts \
+                 WHERE learning_id = ?1 AND tasks > 0 ORDER BY status, failure_reason",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| self.err(e))?;
+        let mut counts = OutcomeCounts::default();
+        for (status, n) in rows {
+            if status == "completed" {
+                counts.completed += n;
+            } else {
+                counts.failed += n;
+            }
+        }
+        Ok(counts)
+    }
+
     /// Learnings given to 3 or more finished tasks that all failed the same way (A/B runs,
     /// which are measurements, aside).
     pub fn failing_learnings(&self) -> Result<Vec<FailingLearning>> {
         self.db
             .query_map(
-                // A learning given to a completed task is out at the first one found (the
-                // scalar subquery's LIMIT 1 stops there: most are found in a few index
-                // entries); only those never given to one are counted, so the cost follows
-                // the learnings, not every injection of the history (1.9 s of the server's at
-                // 100k tasks with ten injections each, as one aggregate over all of them).
-                "SELECT l.id, l.text, MIN(COALESCE(t.failure_reason, '')), COUNT(DISTINCT t.id) \
-                 FROM learnings l JOIN learning_injections i ON i.learning_id = l.id \
-                 JOIN tasks t ON t.id = i.task_id \
-                 WHERE l.status <> 'archived' AND t.status IN ('completed', 'failed') \
-                   AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id) \
-                   AND (SELECT 1 FROM learning_injections i2 JOIN tasks t2 ON t2.id = i2.task_id \
-                        WHERE i2.learning_id = l.id AND t2.status = 'completed' \
-                          AND NOT EXISTS (SELECT 1 FROM ab_runs ab2 WHERE ab2.task_id = t2.id) \
-                        LIMIT 1) IS NULL \
+                // From the outcome counters (V52/V22): one row per learning and way of ending,
+                // so the cost follows the learnings, not the injections of the history (1.9 s
+                // of the server's at 100k tasks with ten injections each, as one aggregate over
+                // all of them). Every row failed, one reason, 3 or more tasks.
+                "SELECT l.id, l.text, MIN(c.failure_reason), CAST(SUM(c.tasks) AS BIGINT) \
+                 FROM learning_outcome_counts c JOIN learnings l ON l.id = c.learning_id \
+                 WHERE l.status <> 'archived' AND c.tasks > 0 \
                  GROUP BY l.id, l.text \
-                 HAVING COUNT(DISTINCT t.id) >= 3 AND COUNT(DISTINCT COALESCE(t.failure_reason, '')) = 1 \
+                 HAVING COUNT(CASE WHEN c.status = 'completed' THEN 1 END) = 0 \
+                    AND SUM(c.tasks) >= 3 AND COUNT(*) = 1 \
                  ORDER BY l.id",
                 params![],
                 |r| {
-                let reason: String = r.get(2)?;
-                Ok(FailingLearning {
-                    id: r.get(0)?,
-                    text: r.get(1)?,
-                    failure_reason: (!reason.is_empty()).then(|| FailureReason::parse(&reason)),
-                    tasks: r.get(3)?,
-                })
-            },)
+                    let reason: String = r.get(2)?;
+                    Ok(FailingLearning {
+                        id: r.get(0)?,
+                        text: r.get(1)?,
+                        failure_reason: (!reason.is_empty()).then(|| FailureReason::parse(&reason)),
+                        tasks: r.get(3)?,
+                    })
+                },
+            )
             .map_err(|e| self.err(e))
     }
 

@@ -1044,7 +1044,18 @@ fn scenario(store: &Store) -> String {
             )
             .unwrap()
     );
-    say!("injection outcomes", store.injection_outcomes(l1).unwrap());
+    say!(
+        "injection outcomes",
+        store.injection_outcomes(l1, false, 20).unwrap()
+    );
+    say!(
+        "injection outcomes failed, newest",
+        store.injection_outcomes(l1, true, 1).unwrap()
+    );
+    say!(
+        "injection outcome counts",
+        store.injection_outcome_counts(l1).unwrap()
+    );
     say!("failing", store.failing_learnings().unwrap());
     say!("lifecycle counts", store.lifecycle_counts().unwrap());
 

@@ -111,7 +111,10 @@ struct ShownLearning<'a> {
     #[serde(flatten)]
     learning: &'a Learning,
     sources: &'a [crate::store::Source],
+    /// The newest finished tasks it was given to (at most [`OUTCOMES_SHOWN`]), with how each
+    /// ended; `outcome_counts` counts them all.
     outcomes: &'a [crate::store::InjectionOutcome],
+    outcome_counts: crate::store::OutcomeCounts,
     /// Its record: helpful and harmful tasks, ratings, and the factor ranking gives it.
     credit: CreditJson<'a>,
 }
@@ -126,10 +129,14 @@ struct CreditJson<'a> {
     ratings: &'a [crate::store::Rating],
 }
 
+/// The finished tasks `learnings show ID` names, newest first (its counts count them all).
+const OUTCOMES_SHOWN: u32 = 20;
+
 fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     let sources = store.learning_sources(l.id)?;
     let mut out = output::stdout();
-    let outcomes = store.injection_outcomes(l.id)?;
+    let outcome_counts = store.injection_outcome_counts(l.id)?;
+    let outcomes = store.injection_outcomes(l.id, !json, OUTCOMES_SHOWN)?;
     let counts = store
         .credit_counts(&[l.id])?
         .first()
@@ -146,6 +153,7 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
             learning: l,
             sources: &sources,
             outcomes: &outcomes,
+            outcome_counts,
             credit: CreditJson {
                 counts,
                 factor,
@@ -218,11 +226,9 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
         field(&mut out, "Sources", from.join(", "))?;
     }
     field(&mut out, "Injected", format!("{} times", l.injected))?;
-    if !outcomes.is_empty() {
-        let completed = outcomes
-            .iter()
-            .filter(|o| o.status == crate::task::TaskStatus::Completed)
-            .count();
+    if outcome_counts.completed + outcome_counts.failed > 0 {
+        let completed = outcome_counts.completed;
+        // The newest failed ones (the query gave only those), and how many more.
         let failed: Vec<String> = outcomes
             .iter()
             .filter(|o| o.status != crate::task::TaskStatus::Completed)
@@ -234,9 +240,15 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
                 )
             })
             .collect();
-        let mut text = format!("{completed} completed, {} failed", failed.len());
+        let mut text = format!("{completed} completed, {} failed", outcome_counts.failed);
         if !failed.is_empty() {
-            text.push_str(&format!(" ({})", failed.join(", ")));
+            let more = outcome_counts.failed - failed.len() as i64;
+            let more = if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            };
+            text.push_str(&format!(" ({}{more})", failed.join(", ")));
         }
         field(&mut out, "Outcomes", text)?;
     }

@@ -13,7 +13,6 @@ use crate::learn::rank::{self, Ranker};
 use crate::learning::{Learning, Origin, Priority, Status};
 use crate::serve::App;
 use crate::store::Store;
-use crate::task::TaskStatus;
 
 /// Most hits a search shows (and as many again below the cut).
 const SEARCH_K: usize = 10;
@@ -218,6 +217,9 @@ pub struct OneQuery {
     flash: Option<String>,
 }
 
+/// The finished tasks a learning's page lists, newest first (its summary counts them all).
+const OUTCOMES_LISTED: u32 = 50;
+
 pub async fn learning_page(
     State(app): State<Arc<App>>,
     UrlPath(id): UrlPath<String>,
@@ -226,9 +228,10 @@ pub async fn learning_page(
     read(&app, move |app, store| {
         let l = crate::actions::learning_by_id(store, &id)?;
         let sources = store.learning_sources(l.id)?;
-        let outcomes = store.injection_outcomes(l.id)?;
+        let counts = store.injection_outcome_counts(l.id)?;
+        let outcomes = store.injection_outcomes(l.id, false, OUTCOMES_LISTED)?;
         let events = store.learning_events(l.id)?;
-        let completed = outcomes.iter().filter(|o| o.status == TaskStatus::Completed).count();
+        let listed_more = counts.completed + counts.failed - outcomes.len() as i64;
         let title = l.label();
         let lc = &l.lifecycle;
         let body = html! {
@@ -288,7 +291,7 @@ pub async fn learning_page(
                 h2 { "Given to" }
                 @if outcomes.is_empty() { p.empty { "No finished task was given it yet" } }
                 @else {
-                    p.summary { (completed) " completed, " (outcomes.len() - completed) " did not" }
+                    p.summary { (counts.completed) " completed, " (counts.failed) " did not" }
                     ul.outcomes {
                         @for o in &outcomes {
                             li {
@@ -297,6 +300,7 @@ pub async fn learning_page(
                                 @if let Some(r) = &o.failure_reason { " " span.reason { (r.as_str()) } }
                             }
                         }
+                        @if listed_more > 0 { li.more { "and " (listed_more) " more" } }
                     }
                 }
             }
