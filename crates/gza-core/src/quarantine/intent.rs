@@ -17,20 +17,16 @@
 //! catches it ("the lint rule fails the build when …"), a passive description ("is installed
 //! by the Ansible role") make it advice or a fact, and it is kept.
 
-use regex::Regex;
 use std::sync::LazyLock;
 
-use crate::lazy_regex::LazyRegex as Lazy;
+use crate::lazy_regex::GatedRegex as Gated;
 
 use super::Concern;
 
-fn re(p: &str) -> Regex {
-    Regex::new(&format!("(?i){p}")).expect("intent pattern")
-}
-
-/// A class's act and motive are needed only for a text its thing matches: compiled then.
-fn lazy(p: &str) -> Lazy {
-    Lazy::new(format!("(?i){p}"))
+/// Every pattern here is compiled only when a text holds the literals its matches need (most
+/// texts hold none of a class's or a shape's words): see [`Gated`].
+fn re(p: &str) -> Gated {
+    Gated::new(format!("(?i){p}"))
 }
 
 /// One class: the act that harms a thing, the thing, and (when the act alone is ordinary)
@@ -38,9 +34,9 @@ fn lazy(p: &str) -> Lazy {
 struct Class {
     concern: Concern,
     what: &'static str,
-    act: Lazy,
-    thing: Regex,
-    motive: Option<Lazy>,
+    act: Gated,
+    thing: Gated,
+    motive: Option<Gated>,
     /// Whether the act must come before the thing in the text (an imperative and its object).
     /// Off for languages that put the verb last.
     scoped: bool,
@@ -87,7 +83,7 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
         Class {
             concern: Concern::DisablesSafeguard,
             what: "removes or weakens a security check or test",
-            act: lazy(WEAKEN),
+            act: re(WEAKEN),
             thing: re(&format!(
                 "(?:{TESTS})[^.;\\n]{{0,40}}(?:{SECURITY})|(?:{SECURITY})\\w*[^.;\\n]{{0,40}}(?:{TESTS})|\\bcodeql\\b|\\bgitleaks\\b|\\bdependabot|secret[- ]scan\\w*|\\btests?/(?:security|auth\\w*|permissions?)\\b|\\.husky\\b|(?:{SECURITY})\\w*(?:tests?|testen|テスト|테스트)"
             )),
@@ -97,23 +93,23 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
         Class {
             concern: Concern::DisablesSafeguard,
             what: "weakens or deletes failing tests",
-            act: lazy(WEAKEN),
+            act: re(WEAKEN),
             thing: re(TESTS),
-            motive: Some(lazy(FAILING)),
+            motive: Some(re(FAILING)),
             scoped: false,
         },
         Class {
             concern: Concern::Exfiltration,
             what: "puts secrets where others read them",
-            act: lazy(LEAK),
+            act: re(LEAK),
             thing: re(SECRET),
-            motive: Some(lazy(DESTINATION)),
+            motive: Some(re(DESTINATION)),
             scoped: false,
         },
         Class {
             concern: Concern::WidensPermissions,
             what: "opens permissions to everyone",
-            act: lazy(WIDEN),
+            act: re(WIDEN),
             thing: re(WIDE_PERMISSION),
             motive: None,
             scoped: false,
@@ -121,7 +117,7 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
         Class {
             concern: Concern::ChangesUserEnvironment,
             what: "installs something that starts on its own",
-            act: lazy(INSTALL),
+            act: re(INSTALL),
             thing: re(PERSISTENCE),
             motive: None,
             scoped: false,
@@ -129,18 +125,18 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
         Class {
             concern: Concern::RemoteCode,
             what: "replaces git hooks with code from elsewhere",
-            act: lazy(REPLACE),
+            act: re(REPLACE),
             thing: re(HOOKS),
-            motive: Some(lazy(ELSEWHERE)),
+            motive: Some(re(ELSEWHERE)),
             scoped: false,
         },
         Class {
             concern: Concern::Destructive,
             what: "deletes branches in bulk",
-            act: lazy(BULK_DELETE),
+            act: re(BULK_DELETE),
             thing: re(ALL_BRANCHES),
             // Branches of a repository, not of an if-chain.
-            motive: Some(lazy(
+            motive: Some(re(
                 r"\bgit\b|\borigin\b|remot|\bpush\b|\brepo\w*|github|gitlab|zdaln|удален|远程|リモート|원격",
             )),
             scoped: false,
@@ -148,7 +144,7 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
         Class {
             concern: Concern::DisablesSafeguard,
             what: "switches off account or branch protection",
-            act: lazy(SWITCH_OFF),
+            act: re(SWITCH_OFF),
             thing: re(ACCOUNT_GUARD),
             motive: None,
             scoped: true,
@@ -157,7 +153,7 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
 });
 
 /// Whole-text shapes that need no object: each is the act itself.
-static SHAPES: LazyLock<Vec<(Concern, &'static str, Regex)>> = LazyLock::new(|| {
+static SHAPES: LazyLock<Vec<(Concern, &'static str, Gated)>> = LazyLock::new(|| {
     vec![
         (
             Concern::RemoteCode,
@@ -238,53 +234,53 @@ const APPROVAL: &str = r"\b(?:approved|signed\s+off|okayed|ok'?d|cleared|allowed
 const RISKY_GRANT: &str = r"\bprodukti\w*(?:schlussel|passw\w*|zugang\w*|token\w*|geheimnis\w*|daten\w*|datenbank)|\bprod(?:uction)?\s+(?:\w+\s+)?(?:credentials?|passwords?|keys?|tokens?|secrets?|database|db|data)\b|\b(?:identifiants|mots?\s+de\s+passe|contrasenas?|credenciales|senhas?|credenciais|credenziali|zugangsdaten|passworter|hasla|haslo|пароли?|учетн\w*)\b[^.\n]{0,30}\b(?:de\s+production|de\s+produccion|de\s+producao|di\s+produzione|produktiv\w*|produkcyj\w*|прод\w*)|\b(?:production|produccion|producao|produzione|produktion|produkcj\w*)\b[^.\n]{0,30}\b(?:identifiants|contrasena|credenciales|senha|credenziali|zugangsdaten|passwort|haslo|пароль)|\bpush\w*\s+(?:\w+\s+)?(?:directly\s+)?to\s+main\b|\bwithout\s+(?:code\s+)?review\b|\bskip\w*\s+(?:code\s+)?review\b|\bsans\s+revue\b|\bsin\s+revision\b|\bohne\s+review\b|\bcustomer\s+data\b|\bdonnees\s+clients?\b|\bdatos\s+de\s+clientes\b|\bkundendaten\b|生产(?:环境)?(?:的)?(?:密码|凭据|密钥)|本番(?:の)?(?:パスワード|認証情報|鍵)";
 
 /// Before an act, in its clause: a negation, in every language the lexicons read.
-static NEGATION_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+static NEGATION_BEFORE: LazyLock<Gated> = LazyLock::new(|| {
     re(
         r"\b(?:never|don't|dont|do\s+not|does\s+not|must\s+not|mustn't|should\s+not|shouldn't|not|no|avoid|instead\s+of|rather\s+than|nie|nicht|niemals|kein\w*|ne|n'|jamais|nunca|no|nao|non|mai|niet|nooit|geen|asla|не|нельзя|никогда|nigdy)\b|不要|别|勿|禁止|절대|하지\s*마|不得|不能|不可",
     )
 });
 /// After an act, in its sentence: a prohibition, a guard catching it.
-static PROHIBITED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+static PROHIBITED_AFTER: LazyLock<Gated> = LazyLock::new(|| {
     re(
         r"\b(?:is|are)\s+(?:\w+\s+)?(?:forbidden|banned|prohibited|not\s+allowed|blocked|disallowed|rejected)\b|\bverboten\b|\binterdit|\bprohibid|\bproibid|\bvietat|\bzabronion|\byasak|запрещ|禁止|금지|いけません|いけない|ダメ|ないで|しない|ません|마세요|말고|말\s*것|않|\bverbieten\b|\bnicht\s+erlaubt\b|\bnon\s+autorise|\bno\s+(?:esta\s+)?permitid|\bnao\s+(?:e\s+)?permitid|\bmaz\b|\byapma|\bnie\s+wolno\b",
     )
 });
 /// Anywhere in the text: the act is told as history, not asked for.
-static PAST: LazyLock<Regex> = LazyLock::new(|| {
+static PAST: LazyLock<Gated> = LazyLock::new(|| {
     re(
         r"\b(?:in|since)\s+(?:19|20)\d\d\b|\blast\s+(?:year|month|week|spring|summer|autumn|fall|winter)\b|\bby\s+mistake\b|\bincident\b|\bpostmortem\b|\bago\b|\bused\s+to\b|\bonce\b[^.;\n]{0,40}\b(?:was|were|rewritten|deleted|removed|leaked)|\bletztes\s+jahr|\bversehentlich|\bl'an\s+dernier|\bpar\s+erreur|\bhace\s+(?:un|una|dos|\d)|\bpor\s+error\b|\bno\s+ano\s+passado|\bpor\s+engano|\bl'anno\s+scorso|\bper\s+errore|\bw\s+zeszlym\s+roku|\bв\s+прошлом\s+году|\bпо\s+ошибке|去年|误删|誤って|昨年|작년|실수로|\bgecen\s+yil|\byanlislikla",
     )
 });
 /// Anywhere in the sentence: the act is asked for now (a past marker does not excuse it then).
-static NOW: LazyLock<Regex> = LazyLock::new(|| {
+static NOW: LazyLock<Gated> = LazyLock::new(|| {
     re(r"\b(?:should|must|always|every|each|whenever|may|can|please|from\s+now|going\s+forward)\b")
 });
-static NEGATION_AFTER_VERB: LazyLock<Regex> = LazyLock::new(|| {
+static NEGATION_AFTER_VERB: LazyLock<Gated> = LazyLock::new(|| {
     re(r"^\W*(?:\w+\s+){0,2}?(?:niemals|nie|nicht|keinesfalls|nooit|niet|jamais|mai)\b")
 });
 /// A use reserved for a role, a guard catching the act, or the act as quoted data.
-static RESERVED: LazyLock<Regex> = LazyLock::new(|| {
+static RESERVED: LazyLock<Gated> = LazyLock::new(|| {
     re(
         r"\breserved\s+for\b|\bonly\s+(?:the\s+)?[\w-]+(?:\s+[\w-]+){0,2}\s+(?:may|can|is\s+allowed|are\s+allowed|does|do|runs?)\b|\bnur\s+(?:dem|der|den|die)\b[^.\n]{0,40}\berlaubt|\b(?:rule|linter|lint|check|scanner|policy|hook|ci)\s+(?:\w+\s+)?(?:fails|rejects|flags|blocks|catches|detects|prevents|forbids)\b|\bfor\s+history\s+only\b|\bretired\b[^.\n]{0,20}\bdon't\s+run|\bis\s+(?:installed|created|managed|owned|run|maintained)\s+by\b|\bowned\s+by\b|\bby\s+design\b",
     )
 });
-static ONLY_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
+static ONLY_SCOPE: LazyLock<Gated> = LazyLock::new(|| {
     re(
         r"\byour\s+own\b|\bmerged\b|\bpropias\b|\bwlasne\b|\beigenen\b|\bvos\s+propres\b|\bonly\s+(?:on|in|for|when|while|inside|within|during|against)\b|\bnur\s+(?:auf|in|fur|bei|wahrend|lokal)\b|\bseulement\s+(?:sur|dans|pour|en)\b|\bsolo\s+(?:en|para|in|per|durante)\b|\bapenas\s+(?:em|no|na|para)\b",
     )
 });
-static REFUSED: LazyLock<Regex> = LazyLock::new(|| {
+static REFUSED: LazyLock<Gated> = LazyLock::new(|| {
     re(
         r"\b(?:refuse|decline|reject|push\s+back|say\s+no|verweigere|lehne\s+\S+\s+ab|refuse[zr]?|rechaza|recusa|rifiuta|odmow\w*|откажи\w*)\b|拒绝|断って|거절",
     )
 });
 /// Secrets taken out before anything is shared: no leak.
-static REDACTED: LazyLock<Regex> = LazyLock::new(|| {
+static REDACTED: LazyLock<Gated> = LazyLock::new(|| {
     re(
         r"\b(?:redact|mask|scrub|sanitiz|anonymi|censor|strip\s+(?:out\s+)?(?:the\s+)?(?:secrets?|tokens?))\w*",
     )
 });
-static PERMISSION_SCOPE_RE: LazyLock<Regex> = LazyLock::new(|| re(PERMISSION_SCOPE));
+static PERMISSION_SCOPE_RE: LazyLock<Gated> = LazyLock::new(|| re(PERMISSION_SCOPE));
 
 /// Whether the character at byte `i` of `t` ends a sentence (with `clause`, a clause): a full
 /// stop only when a space or the end follows it (`.env`, `package.json` and `0.0.0.0/0` go on).
@@ -520,26 +516,28 @@ fn code_span_at(t: &str, at: usize) -> Option<(usize, usize)> {
         .find(|&(lo, hi)| at >= lo && at < hi)
 }
 
+/// The words [`look_alike_swap`] reads.
+static SWAP: LazyLock<Gated> = LazyLock::new(|| {
+    re(
+        r"\binstead\s+of\b|\brather\s+than\b|\bfork\b|\breplac\w*|\bswitch\w*\s+(?:from|to)\b|\bstatt\b|\banstelle\b|\ben\s+(?:lugar|vez)\s+de\b|\bau\s+lieu\s+de\b|\binvece\s+di\b|\bem\s+vez\s+de\b|\bzamiast\b|\bвместо\b|而不是|代わりに|대신",
+    )
+});
+static INSTALL_WORDS: LazyLock<Gated> = LazyLock::new(|| {
+    re(
+        r"\b(?:install\w*|use|add|depend\w*|require\w*|import|pip|npm|yarn|pnpm|cargo|gem|go\s+get|package|dependency|librar\w*|installier\w*|instal\w*|zainstaluj|установи)\b",
+    )
+});
+static NAME: LazyLock<Gated> = LazyLock::new(|| re(r"[a-z][a-z0-9._-]{3,}[a-z0-9]"));
+static WARNED: LazyLock<Gated> = LazyLock::new(|| {
+    re(
+        r"\b(?:never|don't|dont|do\s+not|avoid|beware|typosquat\w*|look-?alikes?|malicious|fake|rejects?|nie|nicht|jamais|nunca|не)\b",
+    )
+});
+
 /// A package swapped for a name one letter away from it ("install `python-dateutils`, the
 /// maintained fork, instead of python-dateutil"): the look-alike of the very name the text
 /// gives, recommended in its place, is how a typosquat is sold.
 fn look_alike_swap(t: &str) -> bool {
-    static SWAP: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"\binstead\s+of\b|\brather\s+than\b|\bfork\b|\breplac\w*|\bswitch\w*\s+(?:from|to)\b|\bstatt\b|\banstelle\b|\ben\s+(?:lugar|vez)\s+de\b|\bau\s+lieu\s+de\b|\binvece\s+di\b|\bem\s+vez\s+de\b|\bzamiast\b|\bвместо\b|而不是|代わりに|대신",
-        )
-    });
-    static INSTALL_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"\b(?:install\w*|use|add|depend\w*|require\w*|import|pip|npm|yarn|pnpm|cargo|gem|go\s+get|package|dependency|librar\w*|installier\w*|instal\w*|zainstaluj|установи)\b",
-        )
-    });
-    static NAME: LazyLock<Regex> = LazyLock::new(|| re(r"[a-z][a-z0-9._-]{3,}[a-z0-9]"));
-    static WARNED: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"\b(?:never|don't|dont|do\s+not|avoid|beware|typosquat\w*|look-?alikes?|malicious|fake|rejects?|nie|nicht|jamais|nunca|не)\b",
-        )
-    });
     if !SWAP.is_match(t) || !INSTALL_WORDS.is_match(t) || WARNED.is_match(t) {
         return false;
     }
@@ -564,5 +562,124 @@ fn one_edit(a: &[u8], b: &[u8]) -> bool {
             || (p + 2 <= a.len() && a[p] == b[p + 1] && a[p + 1] == b[p] && rest_equal(p + 2))
     } else {
         a[p..] == b[p + 1..]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lazy_regex::fold_text;
+
+    /// Every pattern of this layer, named.
+    fn all_patterns() -> Vec<(String, &'static Gated)> {
+        let mut out: Vec<(String, &'static Gated)> = Vec::new();
+        for c in CLASSES.iter() {
+            out.push((format!("{}: act", c.what), &c.act));
+            out.push((format!("{}: thing", c.what), &c.thing));
+            if let Some(m) = &c.motive {
+                out.push((format!("{}: motive", c.what), m));
+            }
+        }
+        for (_, what, shape) in SHAPES.iter() {
+            out.push((format!("shape {what}"), shape));
+        }
+        let statics: [(&str, &'static LazyLock<Gated>); 14] = [
+            ("NEGATION_BEFORE", &NEGATION_BEFORE),
+            ("PROHIBITED_AFTER", &PROHIBITED_AFTER),
+            ("PAST", &PAST),
+            ("NOW", &NOW),
+            ("NEGATION_AFTER_VERB", &NEGATION_AFTER_VERB),
+            ("RESERVED", &RESERVED),
+            ("ONLY_SCOPE", &ONLY_SCOPE),
+            ("REFUSED", &REFUSED),
+            ("REDACTED", &REDACTED),
+            ("PERMISSION_SCOPE_RE", &PERMISSION_SCOPE_RE),
+            ("SWAP", &SWAP),
+            ("INSTALL_WORDS", &INSTALL_WORDS),
+            ("NAME", &NAME),
+            ("WARNED", &WARNED),
+        ];
+        out.extend(statics.iter().map(|(n, g)| (n.to_string(), &***g)));
+        out
+    }
+
+    /// Compiled only when a text could match, a pattern that does not build would go unnoticed
+    /// until then: every one builds.
+    #[test]
+    fn every_pattern_builds() {
+        for (name, g) in all_patterns() {
+            let _ = g.compiled();
+            assert!(
+                g.needs() != &crate::lazy_regex::Needs::Nothing || name == "NAME",
+                "{name}"
+            );
+        }
+    }
+
+    /// The gate never turns a match away: every reading of every text of the labelled sets (and
+    /// each in upper case, matched only through case folding) that a pattern matches meets what
+    /// the pattern needs.
+    #[test]
+    fn gates_never_turn_a_match_away() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../eval/quarantine");
+        let mut texts = Vec::new();
+        for entry in std::fs::read_dir(dir).expect("eval/quarantine") {
+            let path = entry.expect("entry").path();
+            // blind.json is held out: the lead scores it.
+            if path.extension().is_none_or(|e| e != "json") || path.ends_with("blind.json") {
+                continue;
+            }
+            let value: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).expect("set")).expect("JSON");
+            let mut strings = Vec::new();
+            collect_strings(&value, &mut strings);
+            texts.extend(strings);
+        }
+        assert!(texts.len() > 2000, "{}", texts.len());
+        let patterns = all_patterns();
+        let mut matched = 0;
+        for text in &texts {
+            let mut readings = super::super::normalise::readings(text, true, true);
+            readings.push(text.to_uppercase());
+            for r in &readings {
+                let folded = fold_text(r);
+                for (name, g) in &patterns {
+                    if g.compiled().is_match(r) {
+                        matched += 1;
+                        assert!(g.needs().met_by(&folded), "{name} on {r:?}");
+                    }
+                }
+            }
+        }
+        assert!(matched > 1000, "{matched}");
+    }
+
+    fn collect_strings(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|x| collect_strings(x, out)),
+            _ => {}
+        }
+    }
+
+    /// What a Stop hook's `[PROCESS_KNOWLEDGE]` draft usually says holds none of the words of a
+    /// shape or a protected thing: checking it builds none of their patterns (building them was
+    /// nine tenths of that hook's CPU).
+    #[test]
+    fn an_ordinary_learning_builds_no_shape_and_no_thing() {
+        for text in [
+            "rebuild the jobs table index after import 9-1795787327353062647",
+            "high",
+            "keep request handlers thin and move logic into services",
+            "run make check before pushing",
+        ] {
+            let folded = fold_text(text);
+            for (name, g) in all_patterns() {
+                if name.starts_with("shape ") || name.ends_with(": thing") {
+                    assert!(!g.needs().met_by(&folded), "{name} on {text:?}");
+                }
+            }
+        }
     }
 }

@@ -17,6 +17,7 @@
 //! feature worth `1/√max(n, FLOOR)` ([`value`]). Weights are int8 with one scale, shipped in the binary
 //! (`data/quarantine-learned.bin`, 256 KiB).
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 /// How many buckets features are hashed into.
@@ -29,7 +30,9 @@ pub struct Model {
     pub bias: f32,
     pub threshold: f32,
     scale: f32,
-    weights: Vec<i8>,
+    /// One int8 weight per bucket, as its byte: the shipped model's are read in place from the
+    /// binary (a process that checks one learning does not copy 256 Ki weights first).
+    weights: Cow<'static, [u8]>,
 }
 
 impl Model {
@@ -43,8 +46,9 @@ impl Model {
             scale,
             weights: weights
                 .iter()
-                .map(|w| (w / scale).round().clamp(-127.0, 127.0) as i8)
-                .collect(),
+                .map(|w| (w / scale).round().clamp(-127.0, 127.0) as i8 as u8)
+                .collect::<Vec<u8>>()
+                .into(),
         }
     }
 
@@ -56,12 +60,34 @@ impl Model {
         out.extend_from_slice(&self.bias.to_le_bytes());
         out.extend_from_slice(&self.threshold.to_le_bytes());
         out.extend_from_slice(&self.scale.to_le_bytes());
-        out.extend(self.weights.iter().map(|w| *w as u8));
+        out.extend_from_slice(&self.weights);
         out
     }
 
     /// A shipped model, or `None` when the bytes are not one.
     pub fn from_bytes(b: &[u8]) -> Option<Model> {
+        let (bias, threshold, scale) = Model::header(b)?;
+        Some(Model {
+            bias,
+            threshold,
+            scale,
+            weights: Cow::Owned(b[HEADER..].to_vec()),
+        })
+    }
+
+    /// A model whose weights stay where they are (the one in the binary).
+    fn from_static(b: &'static [u8]) -> Option<Model> {
+        let (bias, threshold, scale) = Model::header(b)?;
+        Some(Model {
+            bias,
+            threshold,
+            scale,
+            weights: Cow::Borrowed(&b[HEADER..]),
+        })
+    }
+
+    /// Bias, threshold and scale, when `b` is a model of [`DIMS`] weights.
+    fn header(b: &[u8]) -> Option<(f32, f32, f32)> {
         if b.len() < HEADER || &b[..8] != MAGIC {
             return None;
         }
@@ -70,12 +96,11 @@ impl Model {
         if dims != DIMS || b.len() != HEADER + dims {
             return None;
         }
-        Some(Model {
-            bias: f32::from_le_bytes(word(12)?),
-            threshold: f32::from_le_bytes(word(16)?),
-            scale: f32::from_le_bytes(word(20)?),
-            weights: b[HEADER..].iter().map(|w| *w as i8).collect(),
-        })
+        Some((
+            f32::from_le_bytes(word(12)?),
+            f32::from_le_bytes(word(16)?),
+            f32::from_le_bytes(word(20)?),
+        ))
     }
 
     /// The probability that `text` is hostile, by the model.
@@ -87,7 +112,7 @@ impl Model {
         let v = value(f.len());
         let z = self.bias
             + f.iter()
-                .map(|&i| f32::from(self.weights[i as usize]) * self.scale * v)
+                .map(|&i| f32::from(self.weights[i as usize] as i8) * self.scale * v)
                 .sum::<f32>();
         1.0 / (1.0 + (-z).exp())
     }
@@ -100,7 +125,7 @@ impl Model {
 }
 
 static SHIPPED: LazyLock<Option<Model>> =
-    LazyLock::new(|| Model::from_bytes(include_bytes!("../../data/quarantine-learned.bin")));
+    LazyLock::new(|| Model::from_static(include_bytes!("../../data/quarantine-learned.bin")));
 
 /// The model shipped in the binary.
 pub fn shipped() -> Option<&'static Model> {
