@@ -127,7 +127,14 @@ fn naming_words(t: &str) -> Vec<String> {
     for w in t.split(|c: char| !c.is_alphanumeric()) {
         let cjk: Vec<char> = w.chars().filter(|&c| actions::is_cjk(c)).collect();
         if cjk.len() >= 2 {
-            out.extend(cjk.windows(2).map(|p| p.iter().collect::<String>()));
+            // Not the noun itself (脚本) nor an act's word (下载, 执行): every such pair has them.
+            out.extend(
+                cjk.windows(2)
+                    .map(|p| p.iter().collect::<String>())
+                    .filter(|b| {
+                        !SCRIPT_WORD.is_match(b) && !acts.iter().any(|a| a.contains(b.as_str()))
+                    }),
+            );
         }
         let w = w.to_lowercase();
         if w.chars().count() >= 4
@@ -407,6 +414,11 @@ mod tests {
             "The setup script is documented in docs/setup.md.",
             "Run the lint script with bash before pushing.",
         ] {
+            assert_eq!(together(&s, &facts(&[r])), None, "{r}");
+        }
+        // In Chinese the shared noun (脚本) and the acts' words name no script either.
+        let s = facts(&["部署脚本发布在 https://x.example/deploy.sh。"]);
+        for r in ["提交前用 bash 执行 lint 脚本。", "下载并执行检查脚本。"] {
             assert_eq!(together(&s, &facts(&[r])), None, "{r}");
         }
         let g = facts(&["CI writes the coverage report to target/coverage/lcov.info"]);
