@@ -114,20 +114,7 @@ impl<'de> serde::Deserialize<'de> for Entries {
 /// is an error saying what is wrong, and nothing of the reply is used. Accepted: the JSON
 /// object alone, or inside one Markdown code fence (models add one unasked).
 pub fn parse_reply(text: &str, ids: &[i64]) -> Result<Vec<(i64, Vec<String>)>, String> {
-    if text.len() > MAX_REPLY_CHARS {
-        return Err(format!(
-            "the reply is {} characters, more than the {MAX_REPLY_CHARS} the hints asked for need",
-            text.len()
-        ));
-    }
-    let mut body = text.trim();
-    if let Some(inner) = body.strip_prefix("```") {
-        let inner = inner.strip_prefix("json").unwrap_or(inner);
-        body = inner
-            .strip_suffix("```")
-            .ok_or("the reply opens a code fence it does not close")?
-            .trim();
-    }
+    let body = crate::reply::json_body(text, MAX_REPLY_CHARS, "the hints asked for need")?;
     let Entries(entries) = serde_json::from_str(body).map_err(|_| {
         format!(
             "the reply is not the JSON object asked for: {:?}",

@@ -18,6 +18,7 @@ pub mod items;
 pub mod neighbours;
 pub mod rank;
 pub mod regenerate;
+mod reply;
 pub mod rerank;
 pub mod session;
 pub mod spool;

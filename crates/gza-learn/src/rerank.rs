@@ -82,20 +82,7 @@ struct Reply {
 /// error saying what is wrong with it otherwise. Accepted: the JSON object alone, or inside one
 /// Markdown code fence (models add one unasked).
 pub fn parse_reply(text: &str, n: usize) -> Result<Vec<usize>, String> {
-    if text.len() > MAX_REPLY_CHARS {
-        return Err(format!(
-            "the reply is {} characters, more than the {MAX_REPLY_CHARS} a list of numbers needs",
-            text.len()
-        ));
-    }
-    let mut body = text.trim();
-    if let Some(inner) = body.strip_prefix("```") {
-        let inner = inner.strip_prefix("json").unwrap_or(inner);
-        body = inner
-            .strip_suffix("```")
-            .ok_or("the reply opens a code fence it does not close")?
-            .trim();
-    }
+    let body = crate::reply::json_body(text, MAX_REPLY_CHARS, "a list of numbers needs")?;
     let reply: Reply = serde_json::from_str(body).map_err(|_| {
         format!(
             "the reply is not the JSON object asked for: {:?}",
