@@ -23,74 +23,55 @@ type Counts = (
     BTreeMap<(i64, String, String), i64>,
 );
 
+/// The counts as the counting queries compute them from the records.
 fn counted(store: &Store) -> Counts {
-    let db = store.db();
-    let per_learning = db
-        .query_map(
-            "SELECT i.learning_id, COUNT(*), \
-                    COUNT(CASE WHEN NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = i.task_id) THEN 1 END) \
-             FROM learning_injections i GROUP BY i.learning_id ORDER BY 1",
-            params![],
-            |r| Ok((r.get::<i64>(0)?, (r.get::<i64>(1)?, r.get::<i64>(2)?))),
-        )
-        .unwrap();
-    let per_event = db
-        .query_map(
-            "SELECT event, COUNT(*) FROM learning_injections GROUP BY event ORDER BY 1",
-            params![],
-            |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?)),
-        )
-        .unwrap();
-    let outcomes = db
-        .query_map(
-            "SELECT i.learning_id, t.status, COALESCE(t.failure_reason, ''), COUNT(DISTINCT t.id) \
-             FROM learning_injections i JOIN tasks t ON t.id = i.task_id \
-             WHERE t.status IN ('completed', 'failed') \
-               AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id) \
-             GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-            params![],
-            outcome_row,
-        )
-        .unwrap();
-    (
-        per_learning.into_iter().collect(),
-        per_event.into_iter().collect(),
-        outcomes.into_iter().collect(),
+    read(
+        store,
+        "SELECT i.learning_id, COUNT(*), \
+                COUNT(CASE WHEN NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = i.task_id) THEN 1 END) \
+         FROM learning_injections i GROUP BY i.learning_id ORDER BY 1",
+        "SELECT event, COUNT(*) FROM learning_injections GROUP BY event ORDER BY 1",
+        "SELECT i.learning_id, t.status, COALESCE(t.failure_reason, ''), COUNT(DISTINCT t.id) \
+         FROM learning_injections i JOIN tasks t ON t.id = i.task_id \
+         WHERE t.status IN ('completed', 'failed') \
+           AND NOT EXISTS (SELECT 1 FROM ab_runs ab WHERE ab.task_id = t.id) \
+         GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
     )
-}
-
-fn outcome_row(r: &gza_store::db::Row) -> Result<((i64, String, String), i64), DbError> {
-    Ok((
-        (r.get::<i64>(0)?, r.get::<String>(1)?, r.get::<String>(2)?),
-        r.get::<i64>(3)?,
-    ))
 }
 
 /// What the counters hold (rows that count nothing left out).
 fn kept(store: &Store) -> Counts {
+    read(
+        store,
+        "SELECT learning_id, given, injected FROM learning_injection_counts \
+         WHERE given <> 0 OR injected <> 0 ORDER BY 1",
+        "SELECT event, n FROM injection_event_counts WHERE n <> 0 ORDER BY 1",
+        "SELECT learning_id, status, failure_reason, tasks FROM learning_outcome_counts \
+         WHERE tasks <> 0 ORDER BY 1, 2, 3",
+    )
+}
+
+/// Per learning (all, outside A/B runs), per event, and per learning and way of ending, as
+/// the three queries give them.
+fn read(store: &Store, per_learning: &str, per_event: &str, outcomes: &str) -> Counts {
     let db = store.db();
     let per_learning = db
-        .query_map(
-            "SELECT learning_id, given, injected FROM learning_injection_counts \
-             WHERE given <> 0 OR injected <> 0 ORDER BY 1",
-            params![],
-            |r| Ok((r.get::<i64>(0)?, (r.get::<i64>(1)?, r.get::<i64>(2)?))),
-        )
+        .query_map(per_learning, params![], |r| {
+            Ok((r.get::<i64>(0)?, (r.get::<i64>(1)?, r.get::<i64>(2)?)))
+        })
         .unwrap();
     let per_event = db
-        .query_map(
-            "SELECT event, n FROM injection_event_counts WHERE n <> 0 ORDER BY 1",
-            params![],
-            |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?)),
-        )
+        .query_map(per_event, params![], |r| {
+            Ok((r.get::<String>(0)?, r.get::<i64>(1)?))
+        })
         .unwrap();
     let outcomes = db
-        .query_map(
-            "SELECT learning_id, status, failure_reason, tasks FROM learning_outcome_counts \
-             WHERE tasks <> 0 ORDER BY 1, 2, 3",
-            params![],
-            outcome_row,
-        )
+        .query_map(outcomes, params![], |r| {
+            Ok((
+                (r.get::<i64>(0)?, r.get::<String>(1)?, r.get::<String>(2)?),
+                r.get::<i64>(3)?,
+            ))
+        })
         .unwrap();
     (
         per_learning.into_iter().collect(),
