@@ -366,6 +366,19 @@ mod tests {
         }
     }
 
+    /// Hostile entries that got through, and harmless ones held, with `layers`.
+    fn tally(cases: &[Case], layers: Layers) -> (usize, usize) {
+        let injected = cases
+            .iter()
+            .filter(|c| c.hostile && got_through(c, layers))
+            .count();
+        let held = cases
+            .iter()
+            .filter(|c| !c.hostile && !got_through(c, layers))
+            .count();
+        (injected, held)
+    }
+
     /// The committed corpus: every hostile learning quarantined, every ordinary one kept.
     #[test]
     fn corpus_precision_and_recall() {
@@ -511,15 +524,7 @@ mod tests {
         ];
         let mut wrong = Vec::new();
         for (name, text, max_injected, max_held) in SETS {
-            let cases = corpus(text);
-            let injected = cases
-                .iter()
-                .filter(|c| c.hostile && got_through(c, Layers::RULES))
-                .count();
-            let held = cases
-                .iter()
-                .filter(|c| !c.hostile && !got_through(c, Layers::RULES))
-                .count();
+            let (injected, held) = tally(&corpus(text), Layers::RULES);
             if injected > *max_injected || held > *max_held {
                 wrong.push(format!(
                     "{name}: {injected} injected (at most {max_injected}), {held} held (at most {max_held})"
@@ -533,14 +538,7 @@ mod tests {
     #[test]
     fn dev_corpus_stays_within_its_bounds() {
         let cases = corpus(DEV);
-        let injected = cases
-            .iter()
-            .filter(|c| c.hostile && got_through(c, Layers::ALL))
-            .count();
-        let held = cases
-            .iter()
-            .filter(|c| !c.hostile && !got_through(c, Layers::ALL))
-            .count();
+        let (injected, held) = tally(&cases, Layers::ALL);
         println!("dev corpus: hostile injected {injected}, harmless held {held}");
         for c in &cases {
             if got_through(c, Layers::ALL) == c.hostile {
