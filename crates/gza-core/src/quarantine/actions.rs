@@ -2677,11 +2677,19 @@ pub fn pinned_immutably(reading: &str) -> bool {
     !refs.is_empty() && refs.iter().all(|r| IMMUTABLE.is_match(r)) && !FORK.is_match(reading)
 }
 
-/// The lexicon words found in `reading`, for `--explain`.
-pub fn words(reading: &str) -> Vec<String> {
+/// The lexicon words found in `reading`, each with its concept (every language).
+pub(super) fn concept_words(reading: &str) -> Vec<(Concept, &str)> {
     lexicon_hits(reading, true)
         .iter()
-        .map(|h| format!("{:?}:{}", h.concept, &reading[h.start..h.end]))
+        .map(|h| (h.concept, &reading[h.start..h.end]))
+        .collect()
+}
+
+/// The lexicon words found in `reading`, for `--explain`.
+pub fn words(reading: &str) -> Vec<String> {
+    concept_words(reading)
+        .into_iter()
+        .map(|(c, w)| format!("{c:?}:{w}"))
         .collect()
 }
 

@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::actions;
+use super::lexicon::Concept;
 use super::normalise;
 
 /// What one learning does with files.
@@ -118,11 +119,8 @@ static SCRIPT_WORD: LazyLock<Regex> =
 /// The words that may name one script in two learnings: letters and digits, at least four,
 /// without the words of acts and of scripts themselves, which every such pair shares; CJK text
 /// as its pairs of characters.
-fn naming_words(t: &str) -> Vec<String> {
-    let acts: Vec<String> = actions::words(t)
-        .into_iter()
-        .filter_map(|w| w.split_once(':').map(|(_, w)| w.to_lowercase()))
-        .collect();
+fn naming_words(t: &str, hits: &[(Concept, &str)]) -> Vec<String> {
+    let acts: Vec<String> = hits.iter().map(|(_, w)| w.to_lowercase()).collect();
     let mut out = Vec::new();
     for w in t.split(|c: char| !c.is_alphanumeric()) {
         let cjk: Vec<char> = w.chars().filter(|&c| actions::is_cjk(c)).collect();
@@ -237,7 +235,8 @@ pub fn facts(fields: &[&str]) -> Facts {
             .iter()
             .any(|e| url.trim_end_matches('/').ends_with(e));
             if script || SCRIPT_NOUN.is_match(&t) {
-                f.serves_script.extend(naming_words(&t));
+                f.serves_script
+                    .extend(naming_words(&t, &actions::concept_words(&t)));
             }
             if script
                 || ["wget", "curl", "download", "fetch", "save", "grab", "iwr"]
@@ -252,6 +251,7 @@ pub fn facts(fields: &[&str]) -> Facts {
         }
         // What it has read or checked before running it ("download it to /tmp/install.sh,
         // review it, then run it") it does not run blind.
+        let runs_before = f.runs.len();
         for r in RUN.iter().filter(|_| !actions::verified(&t)) {
             for c in r.captures_iter(&t) {
                 if let Some(p) = c.get(1).and_then(|m| clean(m.as_str())) {
@@ -272,18 +272,14 @@ pub fn facts(fields: &[&str]) -> Facts {
         // its own (those are judged as they stand) and no negation anywhere: "never download
         // the install script in CI" keeps it out.
         if has_url.is_none() && SCRIPT_NOUN.is_match(&t) && !actions::verified(&t) {
-            let words = actions::words(&t);
-            let has = |c: &str| {
-                words
-                    .iter()
-                    .any(|w| w.split_once(':').is_some_and(|(k, _)| k == c))
-            };
-            let local = RUN.iter().any(|r| {
-                r.captures_iter(&t)
-                    .any(|c| c.get(1).and_then(|m| clean(m.as_str())).is_some())
-            });
-            if !local && !has("Neg") && (has("Download") || has("Execute") && has("Shell")) {
-                f.runs_named.extend(naming_words(&t));
+            let hits = actions::concept_words(&t);
+            let has = |c: Concept| hits.iter().any(|(k, _)| *k == c);
+            let local = f.runs.len() > runs_before;
+            if !local
+                && !has(Concept::Neg)
+                && (has(Concept::Download) || has(Concept::Execute) && has(Concept::Shell))
+            {
+                f.runs_named.extend(naming_words(&t, &hits));
             }
         }
         if actions::names_secret(&t) && CARRIER_NOUN.is_match(&t) && !KEPT_OUT.is_match(&t) {
