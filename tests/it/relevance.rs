@@ -79,6 +79,149 @@ fn a_medium_learning_scoped_to_a_tool_and_a_file_reaches_that_tool_call() {
     );
 }
 
+/// The class of the MEDIUM-trigger defect: a learning scoped to a tool and words of the call
+/// (no file) reaches that call at HIGH, as one scoped to a file does at MEDIUM; a glob names
+/// files from the project's root wherever the session has moved to (`cd src`) and in a task's
+/// worktree; a tool list written as Claude Code's matcher (`Edit|Write`) names both tools.
+/// Each reaches only its call.
+#[test]
+fn learnings_scoped_to_a_call_reach_it_from_any_folder_and_by_tool_and_words() {
+    let Some(claude) = claude_bin() else { return };
+    let p = hooked_project();
+    let push = "Run cargo publish --dry-run before pushing a release";
+    let rust = "Keep every module's tests in a tests submodule at its end";
+    p.ok(&[
+        "learnings",
+        "add",
+        "--priority",
+        "HIGH",
+        "--tool",
+        "Bash",
+        "--keyword",
+        "git push",
+        push,
+    ]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "--tool",
+        "Edit|Write",
+        "--file",
+        "./src/**/*.rs",
+        rust,
+    ]);
+    let shown = p.json(&["learnings", "show", "--json"]);
+    let stored = shown
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["text"] == rust)
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert_eq!(
+        stored["triggers"]["tools"],
+        json!(["Edit", "Write"]),
+        "{stored}"
+    );
+    assert_eq!(
+        stored["triggers"]["files"],
+        json!(["src/**/*.rs"]),
+        "{stored}"
+    );
+    std::fs::create_dir_all(p.path("src")).unwrap();
+    let notes = p.path("src/NOTES.md").display().to_string();
+    let module = p.path("src/lib/a.rs").display().to_string();
+    let in_worktree = p
+        .path(".gza/worktrees/t1/src/lib/b.rs")
+        .display()
+        .to_string();
+    let server = FakeAnthropic::start_with_default(
+        vec![
+            Reply::tool_use("Bash", json!({"command": "cd src && git status --short"})),
+            Reply::tool_use("Write", json!({"file_path": notes, "content": "hi\n"})),
+            Reply::tool_use(
+                "Write",
+                json!({"file_path": in_worktree, "content": "pub fn b() {}\n"}),
+            ),
+            Reply::tool_use(
+                "Write",
+                json!({"file_path": module, "content": "pub fn a() {}\n"}),
+            ),
+            Reply::tool_use(
+                "Bash",
+                json!({"command": "git push --dry-run . HEAD:refs/heads/scratch 2>&1 || true"}),
+            ),
+            Reply::text("Done."),
+        ],
+        Reply::text("Done."),
+    )
+    .without_side_messages();
+    run_claude(&p, &claude, &server, "Tidy up and push");
+    let texts = conversation(&server);
+    let count = |i: usize, lesson: &str| texts[i].matches(lesson).count();
+    // Requests 1-2 follow `git status` and a Markdown file's write: neither is a scoped call.
+    for (i, text) in texts.iter().enumerate().take(3) {
+        assert_eq!(
+            (count(i, push), count(i, rust)),
+            (0, 0),
+            "request {i}: {text}"
+        );
+    }
+    assert_eq!(
+        (count(3, push), count(3, rust)),
+        (0, 1),
+        "after the worktree's write: {}",
+        texts[3]
+    );
+    // Given once per session: the module's write is the same learning's call again.
+    assert_eq!(
+        (count(4, push), count(4, rust)),
+        (0, 1),
+        "after the module's write: {}",
+        texts[4]
+    );
+    assert_eq!(
+        (count(5, push), count(5, rust)),
+        (1, 1),
+        "after the push: {}",
+        texts[5]
+    );
+    assert!(std::path::Path::new(&in_worktree).exists() && std::path::Path::new(&module).exists());
+}
+
+/// A learning that has decayed out of use (an agent's, not re-confirmed for a year) is given
+/// by no hook, as it is left out of a task's prompt: the same session's prompt hook gave it
+/// while it was fresh.
+#[test]
+fn a_decayed_learning_reaches_no_session() {
+    let Some(claude) = claude_bin() else { return };
+    let mut p = hooked_project();
+    p.use_model();
+    let lesson = "Run sqlx prepare after editing any query in the orders module";
+    p.ok(&["learnings", "add", lesson]);
+    let confirmed = |at: String| {
+        p.db()
+            .execute(
+                "UPDATE learnings SET origin = 'agent', confirmed_at = ?1 WHERE text = ?2",
+                [at, lesson.to_string()],
+            )
+            .unwrap();
+    };
+    let prompt = "Edit the orders query to add a status filter";
+    let first_request = || {
+        let server =
+            FakeAnthropic::start_with_default(vec![Reply::text("Noted.")], Reply::text("Done."))
+                .without_side_messages();
+        run_claude(&p, &claude, &server, prompt);
+        conversation(&server).remove(0)
+    };
+    confirmed(chrono::Utc::now().to_rfc3339());
+    let fresh = first_request();
+    assert!(fresh.contains(lesson), "{fresh}");
+    confirmed("2025-06-01T00:00:00Z".into());
+    let stale = first_request();
+    assert!(stale.contains(prompt) && !stale.contains(lesson), "{stale}");
+}
+
 /// The words around injected learnings ask the agent to follow them (they are the project's
 /// conventions) unless the task says otherwise; they never call them "not instructions". The
 /// fence stays: a learning cannot close it.

@@ -281,14 +281,48 @@ fn redact_all(texts: &[String]) -> Vec<String> {
 }
 
 impl Triggers {
-    /// The triggers with their secrets redacted.
+    /// The triggers as they are stored: secrets redacted, a tool list written as one entry
+    /// (`Edit|Write`, Claude Code's matcher, or `Edit, Write`) split into its tools, and each
+    /// glob in the form it is matched in ([`normal_glob`]).
     pub fn redacted(&self) -> Triggers {
+        let mut tools: Vec<String> = Vec::new();
+        for t in redact_all(&self.tools) {
+            for name in tool_names(&t) {
+                if !tools.iter().any(|k| k == name) {
+                    tools.push(name.to_string());
+                }
+            }
+        }
         Triggers {
-            tools: redact_all(&self.tools),
-            files: redact_all(&self.files),
+            tools,
+            files: redact_all(&self.files)
+                .iter()
+                .map(|g| normal_glob(g).into_owned())
+                .collect(),
             actions: redact_all(&self.actions),
             contexts: redact_all(&self.contexts),
         }
+    }
+}
+
+/// The tool names in one trigger entry: `Edit|Write` (Claude Code's matcher) and `Edit, Write`
+/// name two tools, as two entries would.
+pub fn tool_names(entry: &str) -> impl Iterator<Item = &str> {
+    entry
+        .split(|c: char| c == '|' || c == ',' || c.is_whitespace())
+        .filter(|t| !t.is_empty())
+}
+
+/// A file glob as a person or an agent writes one, in the form it is matched in: `./x` is `x`
+/// (from the project's root, as `/x` is), and a folder (`src/`) stands for everything in it
+/// (`src/**`).
+pub fn normal_glob(pattern: &str) -> std::borrow::Cow<'_, str> {
+    let rooted = pattern.trim();
+    let rooted = rooted.strip_prefix("./").unwrap_or(rooted);
+    match rooted.strip_suffix('/') {
+        Some(dir) if !dir.is_empty() && dir != "." => format!("{dir}/**").into(),
+        _ if rooted.len() != pattern.len() => rooted.to_string().into(),
+        _ => pattern.into(),
     }
 }
 
@@ -378,6 +412,44 @@ impl Learning {
     pub fn is_decayed(&self, now: chrono::DateTime<chrono::Utc>) -> bool {
         self.priority != Priority::Critical && self.decayed_confidence(now) < DECAY_FLOOR
     }
+
+    /// When it decays out of use, as Unix seconds ([`Learning::is_decayed`] from then on);
+    /// `None` for a learning that never does. What the hooks keep, so that a snapshot taken
+    /// before that moment stops giving it after.
+    pub fn decays_at(&self) -> Option<i64> {
+        decays_at(
+            self.priority,
+            self.origin,
+            i64::from(self.lifecycle.tier),
+            self.confidence,
+            &self.confirmed_at,
+        )
+    }
+}
+
+/// [`Learning::decays_at`] from the columns it reads (the hooks' snapshot reads no whole
+/// learning): the moment `confidence × ½^(days / half-life)` falls under [`DECAY_FLOOR`].
+pub fn decays_at(
+    priority: Priority,
+    origin: Origin,
+    tier: i64,
+    confidence: f64,
+    confirmed_at: &str,
+) -> Option<i64> {
+    if priority == Priority::Critical {
+        return None;
+    }
+    // Validated learnings and people's keep their confidence, as does one whose time is not
+    // readable: under the floor they are out of use from the start, else never.
+    let at = chrono::DateTime::parse_from_rfc3339(confirmed_at).ok();
+    let (false, Some(at)) = (tier == 2 || origin == Origin::User, at) else {
+        return (confidence < DECAY_FLOOR).then_some(i64::MIN);
+    };
+    if confidence <= 0.0 || !confidence.is_finite() {
+        return Some(at.timestamp());
+    }
+    let days = DECAY_HALF_LIFE_DAYS * (confidence / DECAY_FLOOR).log2();
+    Some(at.timestamp() + (days.max(0.0) * 86_400.0).floor() as i64)
 }
 
 /// The file an agent may append rules to in its working tree (seed 002's Tier 1).
@@ -435,6 +507,68 @@ mod tests {
             ]
         );
         assert!(agent_rules("# Only a header\nno rules yet\n").is_empty());
+    }
+
+    /// The moment the hooks keep says what `is_decayed` says, at any time around it.
+    #[test]
+    fn decays_at_is_when_is_decayed_turns_true() {
+        let now = chrono::Utc::now();
+        for origin in [Origin::Agent, Origin::User] {
+            for (priority, tier) in [
+                (Priority::Medium, 1u8),
+                (Priority::Critical, 1),
+                (Priority::Low, 2),
+            ] {
+                for confidence in [0.0, 0.2, 0.3, 0.31, 0.5, 0.9, 1.0] {
+                    for days in [0i64, 30, 89, 150, 400, 2000] {
+                        let l = Learning {
+                            id: 1,
+                            section: "General".into(),
+                            text: "x".into(),
+                            insight: None,
+                            example: None,
+                            keywords: vec![],
+                            applies_when: vec![],
+                            kind: "fact".into(),
+                            triggers: Triggers::default(),
+                            checklist: vec![],
+                            confidence,
+                            priority,
+                            status: Status::Active,
+                            status_reason: None,
+                            status_changed_at: None,
+                            origin,
+                            created_at: String::new(),
+                            updated_at: String::new(),
+                            confirmed_at: (now - chrono::Duration::days(days)).to_rfc3339(),
+                            support: 1,
+                            injected: 0,
+                            lifecycle: Lifecycle {
+                                tier,
+                                ..Default::default()
+                            },
+                        };
+                        let at = l.decays_at();
+                        let case = format!(
+                            "{origin:?} {priority:?} tier {tier} {confidence} {days}d: {at:?}"
+                        );
+                        // A second either side of now: clocks and rounding aside, they agree.
+                        for shift in [-1i64, 1] {
+                            let t = now + chrono::Duration::seconds(shift * 2);
+                            let by_moment = at.is_some_and(|at| t.timestamp() >= at);
+                            if at.is_none_or(|at| at.abs_diff(now.timestamp()) > 2) {
+                                assert_eq!(l.is_decayed(t), by_moment, "{case}");
+                            }
+                        }
+                        if priority == Priority::Critical
+                            || ((origin == Origin::User || tier == 2) && confidence >= DECAY_FLOOR)
+                        {
+                            assert_eq!(at, None, "{case}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -886,6 +886,7 @@ mod tests {
                 priority: gza_core::learning::Priority::High,
                 status: if draft { Status::Draft } else { Status::Active },
                 origin: gza_core::learning::Origin::User,
+                decays_at: None,
             },
             section: "Testing".into(),
             keywords: vec!["fixture".into()],

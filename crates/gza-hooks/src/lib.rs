@@ -343,9 +343,12 @@ fn not_yet_given<'a>(
 
 /// Whether a learning of the snapshot is in use under the project's settings (drafts only when
 /// `learnings.inject_drafts`).
+/// Whether a learning of the snapshot may be given: active (or a draft, when drafts are
+/// given), and not decayed out of use since the snapshot was taken.
 fn in_use(project: &Project, l: &HookLearning) -> bool {
-    l.status == Status::Active
-        || (l.status == Status::Draft && project.config.learnings.inject_drafts)
+    (l.status == Status::Active
+        || (l.status == Status::Draft && project.config.learnings.inject_drafts))
+        && !l.is_decayed()
 }
 
 fn session_start(project: &Project, input: &Input) -> Result<Option<String>, String> {
@@ -441,8 +444,10 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
                     .learning(h.id)
                     .map_err(|e| e.to_string())?
                     .filter(|l| l.is_in_use() && l.triggers.is_empty())
+                    .map(|l| HookLearning::from(&l))
+                    .filter(|l| !l.is_decayed())
                 {
-                    found.push(HookLearning::from(&l));
+                    found.push(l);
                 }
             }
         }
@@ -467,6 +472,7 @@ fn user_prompt_submit(project: &Project, input: &Input) -> Result<Option<String>
                         if let Some(p) = prompt.learning(h.id)?.filter(|p| {
                             matches!(p.learning.status, Status::Active | Status::Draft)
                                 && p.learning.triggers.is_empty()
+                                && !p.learning.is_decayed()
                         }) {
                             found.push(p.learning);
                         }
@@ -535,10 +541,13 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
         .collect();
     let learnings = not_yet_given(project, &source, input, learnings)?;
     let tool_input = input.raw.get("tool_input").cloned().unwrap_or(Value::Null);
+    let worktrees = project.worktrees_dir();
     let call = triggers::ToolCall {
         tool,
         input: &tool_input,
         cwd: &input.cwd,
+        root: &project.root,
+        worktrees: &worktrees,
     };
     let picked = triggers::select(&learnings, &call, project.config.hooks.threshold);
     if picked.is_empty() {

@@ -3,10 +3,16 @@
 //! Score = tool 0.4 + file 0.4 + action keyword 0.1 + context keyword 0.1, times the priority
 //! multiplier (CRITICAL 2.0, HIGH 1.5, MEDIUM 1.0, LOW 0.5) and the confidence. A CRITICAL
 //! learning whose tool and file triggers both match is always injected, whatever its score.
-//! A learning scoped to files (`--file`, with or without `--tool` and words) whose every
-//! declared condition the call meets is injected too, at MEDIUM priority or above, whatever its
-//! confidence: the score's confidence factor would otherwise leave a MEDIUM learning a person
-//! scoped to a tool and a file (0.8 × 0.7 = 0.56) under the 0.7 threshold, so it never fired.
+//! A learning scoped to files (`--file`, with or without `--tool` and words), or to a tool and
+//! words of the call (`--tool Bash --keyword "git push"`), whose every declared condition the
+//! call meets is injected too, at MEDIUM priority or above, whatever its confidence: the
+//! score's confidence factor would otherwise leave a MEDIUM learning a person scoped to a tool
+//! and a file (0.8 × 0.7 = 0.56), or a HIGH one scoped to a tool and a keyword (0.5 × 1.5 × 0.7
+//! = 0.525), under the 0.7 threshold, so it never fired.
+//!
+//! Globs name files from the project's root: a path is matched as given, from the session's
+//! cwd, from the root and from the root of the task worktree it is in; `./x`, `/x` and `x/`
+//! are read as `x`, `x` and `x/**`; a name without wildcards names a file or a folder.
 //!
 //! This runs before every tool call, over every learning with triggers: the file globs of all
 //! of them are matched as one set built per call, and a glob is only put in the set when the
@@ -19,7 +25,7 @@ use std::path::Path;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
-use gza_core::learning::{Origin, Priority, Triggers};
+use gza_core::learning::{Origin, Priority, Triggers, normal_glob, tool_names};
 use gza_store::HookLearning;
 
 /// Most learnings injected before one tool call.
@@ -77,6 +83,10 @@ pub struct ToolCall<'a> {
     pub input: &'a Value,
     /// The session's working directory (file paths are matched relative to it too).
     pub cwd: &'a Path,
+    /// The project's root: a glob names files from it, wherever the session's cwd is.
+    pub root: &'a Path,
+    /// The folder of gza's task worktrees: a file in one is matched as the same file at the root.
+    pub worktrees: &'a Path,
 }
 
 impl ToolCall<'_> {
@@ -124,6 +134,85 @@ fn collect_strings(v: &Value, out: &mut String, budget: usize) {
     }
 }
 
+/// The forms of `path` a glob is matched on: as given (`./` dropped), and relative to the
+/// session's cwd, to the project's root and to the task worktree it is in (a relative path is
+/// taken from the cwd first), each made lexical (`.` and `..` resolved). So `src/**/*.rs`
+/// matches `/proj/src/a.rs`, `./src/a.rs`, `a.rs` from a session in `/proj/src`, and
+/// `/proj/.gza/worktrees/t1/src/a.rs`.
+fn path_forms(path: &str, call: &ToolCall) -> Vec<String> {
+    let given = Path::new(path);
+    let mut forms: Vec<String> = Vec::with_capacity(4);
+    let mut push = |p: &Path| {
+        let s = p.to_string_lossy();
+        let s = s.trim_start_matches("./");
+        if !s.is_empty() && !forms.iter().any(|f| f == s) {
+            forms.push(s.to_string());
+        }
+    };
+    push(given);
+    let absolute = lexical(&if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        call.cwd.join(given)
+    });
+    push(&absolute);
+    for base in [call.cwd, call.root] {
+        if let Ok(rel) = absolute.strip_prefix(base) {
+            push(rel);
+        }
+    }
+    // `/src/*.rs` names a file from the root, as in a .gitignore.
+    if let Ok(rel) = absolute.strip_prefix(call.root) {
+        push(&Path::new("/").join(rel));
+    }
+    // In a task's worktree: the path from that worktree's root.
+    if let Ok(rel) = absolute.strip_prefix(call.worktrees) {
+        let mut parts = rel.components();
+        if parts.next().is_some() {
+            push(parts.as_path());
+        }
+    }
+    forms
+}
+
+/// `path` with `.` dropped and `..` taking off the part before it, without asking the file
+/// system (the file may not exist yet: a Write creates it).
+fn lexical(path: &Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Whether a glob without `/` is a plain name (no wildcard): it then names a file or a folder
+/// anywhere in the project, so `src` matches `src/a.rs` as `Makefile` matches `Makefile`.
+fn is_plain_name(pattern: &str) -> bool {
+    !pattern.contains('/') && !pattern.contains(['*', '?', '[', '{'])
+}
+
+/// The parts of a path a glob without `/` is matched on: the file's name, and for a plain
+/// name every folder the path passes through.
+fn names_of(form: &str, plain: bool) -> impl Iterator<Item = &str> {
+    let name = form.rsplit('/').next().filter(|n| !n.is_empty());
+    // Folders only of a path within the project (relative, never climbing out of it):
+    // `/home/x/proj/…` and `../proj/…` pass through folders that say nothing of its files.
+    let within = plain && !form.starts_with('/') && !form.split('/').any(|c| c == "..");
+    let folders = form
+        .split('/')
+        .rev()
+        .skip(1)
+        .filter(move |n| within && !n.is_empty());
+    name.into_iter().chain(folders)
+}
+
 /// A glob as a one-glob set: the set matches common shapes (`**/name.json`, `*.rs`, a prefix)
 /// by literal, extension or prefix without compiling a regex, which for a few dozen triggers
 /// was most of a PreToolUse hook's time.
@@ -135,17 +224,18 @@ fn glob(pattern: &str) -> Option<GlobSet> {
     GlobSetBuilder::new().add(g).build().ok()
 }
 
-/// Whether a file glob matches a path: as given, relative to `cwd`, or (for a glob without a
-/// `/`) the file's name.
-fn file_matches(pattern: &str, path: &str, cwd: &Path) -> bool {
-    let Some(m) = glob(pattern) else {
+/// Whether a file glob matches a path: in any of its [`path_forms`], or (for a glob without
+/// a `/`) on the file's name, or on any folder's name for a plain name.
+fn file_matches(pattern: &str, path: &str, call: &ToolCall) -> bool {
+    let pattern = normal_glob(pattern);
+    let Some(m) = glob(&pattern) else {
         return false;
     };
-    let p = Path::new(path);
-    let relative = p.strip_prefix(cwd).unwrap_or(p);
-    m.is_match(p)
-        || m.is_match(relative)
-        || (!pattern.contains('/') && p.file_name().is_some_and(|n| m.is_match(n)))
+    let bare = !pattern.contains('/');
+    let plain = is_plain_name(&pattern);
+    path_forms(path, call)
+        .iter()
+        .any(|f| m.is_match(f) || (bare && names_of(f, plain).any(|n| m.is_match(n))))
 }
 
 /// The longest run of literal text in a glob: every path the glob matches contains it (text in
@@ -210,48 +300,35 @@ fn required_literal(pattern: &str) -> &str {
     &pattern[best.0..best.1]
 }
 
-/// Which file globs a call's paths match: each glob tested as [`file_matches`] tests one (the
-/// path as given, relative to `cwd`, and a glob without `/` on the file's name), all of them
-/// in one [`GlobSet`] holding only the globs whose required literal is in some path.
+/// Which file globs a call's paths match: each glob tested as [`file_matches`] tests one (every
+/// [`path_forms`] of a path, and for a glob without `/` the file's name or, for a plain name,
+/// its folders' names), all of them in one [`GlobSet`] holding only the globs whose required
+/// literal is in some form of a path.
 struct FileMatches<'a> {
     matched: HashSet<&'a str>,
 }
 
 impl<'a> FileMatches<'a> {
-    fn new(globs: impl IntoIterator<Item = &'a str>, paths: &[String], cwd: &Path) -> Self {
-        // Each path in the three forms a glob is tested on.
-        let forms: Vec<(String, String, Option<String>)> = paths
-            .iter()
-            .map(|path| {
-                let p = Path::new(path);
-                let relative = p.strip_prefix(cwd).unwrap_or(p);
-                (
-                    path.clone(),
-                    relative.to_string_lossy().into_owned(),
-                    p.file_name().map(|n| n.to_string_lossy().into_owned()),
-                )
-            })
-            .collect();
+    fn new(globs: impl IntoIterator<Item = &'a str>, paths: &[String], call: &ToolCall) -> Self {
+        // Each path in every form a glob is tested on.
+        let forms: Vec<String> = paths.iter().flat_map(|p| path_forms(p, call)).collect();
         let mut builder = GlobSetBuilder::new();
-        let mut kept: Vec<&'a str> = Vec::new();
+        // Each glob in the set: as stored, whether it is bare (no `/`), whether a plain name.
+        let mut kept: Vec<(&'a str, bool, bool)> = Vec::new();
         let mut seen: HashSet<&str> = HashSet::new();
         for g in globs {
             if !seen.insert(g) {
                 continue;
             }
-            let literal = required_literal(g);
-            let possible = forms.iter().any(|(p, r, n)| {
-                p.contains(literal)
-                    || r.contains(literal)
-                    || (!g.contains('/') && n.as_deref().is_some_and(|n| n.contains(literal)))
-            });
-            if !possible {
+            let normal = normal_glob(g);
+            let literal = required_literal(&normal);
+            if !forms.iter().any(|f| f.contains(literal)) {
                 continue;
             }
             // A glob that does not parse matches nothing, as in `file_matches`.
-            if let Ok(glob) = GlobBuilder::new(g).literal_separator(true).build() {
+            if let Ok(glob) = GlobBuilder::new(&normal).literal_separator(true).build() {
                 builder.add(glob);
-                kept.push(g);
+                kept.push((g, !normal.contains('/'), is_plain_name(&normal)));
             }
         }
         let mut matched = HashSet::new();
@@ -261,14 +338,16 @@ impl<'a> FileMatches<'a> {
         let Ok(set) = builder.build() else {
             return FileMatches { matched };
         };
-        for (p, r, n) in &forms {
-            for i in set.matches(p).into_iter().chain(set.matches(r)) {
-                matched.insert(kept[i]);
+        for f in &forms {
+            for i in set.matches(f) {
+                matched.insert(kept[i].0);
             }
-            if let Some(n) = n {
+            for (k, n) in names_of(f, true).enumerate() {
                 for i in set.matches(n) {
-                    if !kept[i].contains('/') {
-                        matched.insert(kept[i]);
+                    let (g, bare, plain) = kept[i];
+                    // The file's name (first) for any bare glob; folders' for plain names.
+                    if bare && (k == 0 || plain) {
+                        matched.insert(g);
                     }
                 }
             }
@@ -288,8 +367,9 @@ pub struct Match {
     pub file: bool,
     pub action: bool,
     pub context: bool,
-    /// The learning names files, and the call meets every condition it declares (tools, files,
-    /// action and context words): the call is exactly the one it was scoped to.
+    /// The learning names files (or a tool and words of the call), and the call meets every
+    /// condition it declares (tools, files, action and context words): the call is exactly the
+    /// one it was scoped to.
     pub scoped: bool,
     pub score: f64,
 }
@@ -309,11 +389,20 @@ impl Match {
     }
 }
 
-/// Whether the call meets every condition `triggers` declares, files among them (see
-/// [`Match::scoped`]).
+/// Whether the call meets every condition `triggers` declares, and they narrow it to calls a
+/// person could name (see [`Match::scoped`]): files, or a tool with words of the call
+/// (`--tool Bash --keyword "git push"`: a push, not every command). A tool alone, or words
+/// alone, is not scoped: it is ranked by the score.
 fn scoped(triggers: &Triggers, tool: bool, file: bool, action: bool, context: bool) -> bool {
-    !triggers.files.is_empty()
-        && file
+    let words = !triggers.actions.is_empty() || !triggers.contexts.is_empty();
+    let named_tool = triggers
+        .tools
+        .iter()
+        .flat_map(|t| tool_names(t))
+        .any(|t| t != "*");
+    let narrow = !triggers.files.is_empty() || (named_tool && words);
+    narrow
+        && (triggers.files.is_empty() || file)
         && (triggers.tools.is_empty() || tool)
         && (triggers.actions.is_empty() || action)
         && (triggers.contexts.is_empty() || context)
@@ -332,6 +421,7 @@ fn tool_matches(triggers: &Triggers, tool: &str) -> bool {
     triggers
         .tools
         .iter()
+        .flat_map(|t| tool_names(t))
         .any(|t| t == "*" || t.eq_ignore_ascii_case(tool))
 }
 
@@ -363,7 +453,7 @@ pub fn score(
     let file = triggers
         .files
         .iter()
-        .any(|g| paths.iter().any(|p| file_matches(g, p, call.cwd)));
+        .any(|g| paths.iter().any(|p| file_matches(g, p, call)));
     let action = has_word(&triggers.actions, text);
     let context = has_word(&triggers.contexts, text);
     Match {
@@ -396,7 +486,7 @@ pub fn select<'a, L: Triggered>(
             .iter()
             .flat_map(|l| l.triggers().files.iter().map(String::as_str)),
         &paths,
-        call.cwd,
+        call,
     );
     // The call's text is lowercased once, and only when some learning's words could decide.
     let mut text: Option<String> = None;
@@ -456,7 +546,12 @@ pub fn tools_named<L: Triggered>(learnings: &[L]) -> Vec<String> {
         if t.tools.is_empty() {
             tools.push("*".into());
         }
-        tools.extend(t.tools.iter().cloned());
+        tools.extend(
+            t.tools
+                .iter()
+                .flat_map(|e| tool_names(e))
+                .map(str::to_string),
+        );
     }
     tools.sort();
     tools.dedup();
@@ -483,6 +578,20 @@ mod tests {
             tool,
             input,
             cwd: Path::new("/work/proj"),
+            root: Path::new("/work/proj"),
+            worktrees: Path::new("/work/proj/.gza/worktrees"),
+        }
+    }
+
+    /// A call with no input from a session in `cwd` of the project `/work/proj`.
+    fn from(cwd: &Path) -> ToolCall<'_> {
+        static NULL: Value = Value::Null;
+        ToolCall {
+            tool: "Edit",
+            input: &NULL,
+            cwd,
+            root: Path::new("/work/proj"),
+            worktrees: Path::new("/work/proj/.gza/worktrees"),
         }
     }
 
@@ -562,26 +671,30 @@ mod tests {
         assert!(file_matches(
             "**/plugin.json",
             "/work/proj/plugin.json",
-            cwd
+            &from(cwd)
         ));
-        assert!(file_matches("**/plugin.json", "plugins/x/plugin.json", cwd));
+        assert!(file_matches(
+            "**/plugin.json",
+            "plugins/x/plugin.json",
+            &from(cwd)
+        ));
         assert!(file_matches(
             "plugin.json",
             "/elsewhere/deep/plugin.json",
-            cwd
+            &from(cwd)
         ));
         assert!(file_matches(
             "migrations/*.sql",
             "/work/proj/migrations/V1__a.sql",
-            cwd
+            &from(cwd)
         ));
         assert!(!file_matches(
             "migrations/*.sql",
             "/work/proj/src/migrations.rs",
-            cwd
+            &from(cwd)
         ));
         assert!(
-            !file_matches("[", "/x", cwd),
+            !file_matches("[", "/x", &from(cwd)),
             "a broken glob matches nothing"
         );
         let input = json!({"command": "sed -i s/1/2/ plugins/a/plugin.json && git add ."});
@@ -589,7 +702,7 @@ mod tests {
         assert!(
             c.paths()
                 .iter()
-                .any(|p| file_matches("**/plugin.json", p, cwd))
+                .any(|p| file_matches("**/plugin.json", p, &from(cwd)))
         );
     }
 
@@ -613,6 +726,99 @@ mod tests {
         }
     }
 
+    /// Globs name files from the project's root, wherever the session is and however the tool
+    /// names the file; folders and plain names too; and a tool list written as a matcher.
+    #[test]
+    fn paths_are_matched_from_the_root_the_cwd_and_a_task_worktree() {
+        let root = Path::new("/work/proj");
+        let sub = Path::new("/work/proj/src");
+        for (glob, path, cwd, hit) in [
+            ("src/**/*.rs", "/work/proj/src/a/b.rs", sub, true),
+            ("src/**/*.rs", "a/b.rs", sub, true),
+            ("src/**/*.rs", "./src/a/b.rs", root, true),
+            (
+                "src/**/*.rs",
+                "/work/proj/.gza/worktrees/t1/src/a/b.rs",
+                root,
+                true,
+            ),
+            (
+                "src/**/*.rs",
+                "../src/a/b.rs",
+                Path::new("/work/proj/docs"),
+                true,
+            ),
+            ("src/**/*.rs", "/work/proj/lib/src.rs", root, false),
+            ("./src/*.rs", "/work/proj/src/a.rs", root, true),
+            ("/src/*.rs", "/work/proj/src/a.rs", sub, true),
+            ("/src/*.rs", "/work/proj/lib/src/a.rs", root, false),
+            ("src/", "/work/proj/src/deep/a.rs", root, true),
+            ("src", "/work/proj/src/deep/a.rs", root, true),
+            ("src", "/work/proj/lib/srcs/a.rs", root, false),
+            // A plain name says nothing of folders outside the project.
+            ("work", "/work/proj/a.rs", root, false),
+            ("Makefile", "/work/proj/sub/Makefile", root, true),
+        ] {
+            assert_eq!(
+                file_matches(glob, path, &from(cwd)),
+                hit,
+                "{glob} on {path} from {cwd:?}"
+            );
+        }
+        let t = triggers(&["Edit|Write", "MultiEdit, NotebookEdit"], &[], &[]);
+        for tool in ["Edit", "Write", "MultiEdit", "NotebookEdit"] {
+            assert!(tool_matches(&t, tool), "{tool}");
+        }
+        assert!(!tool_matches(&t, "Bash"));
+        let named = tools_named(&[HookLearning::from(&Learning {
+            triggers: t,
+            ..gza_learn::dedupe::preview(
+                &gza_core::learning::NewLearning::new("General", "x", Origin::User),
+                1,
+            )
+        })]);
+        assert_eq!(named, ["Edit", "MultiEdit", "NotebookEdit", "Write"]);
+    }
+
+    /// A learning a person scoped to a tool and words of the call (no file) reaches that call
+    /// at HIGH and MEDIUM, as one scoped to a file does; a tool alone or words alone do not.
+    #[test]
+    fn a_learning_scoped_to_a_tool_and_a_keyword_fires_on_that_call() {
+        let push = json!({"command": "git push origin v1.2.0"});
+        let other = json!({"command": "git status"});
+        let bash = call("Bash", &push);
+        let at =
+            |t: &Triggers, p: Priority, c: &ToolCall| score(t, p, 0.7, c, &c.paths(), &c.text());
+        let scoped = triggers(&["Bash"], &[], &["git push"]);
+        for p in [Priority::High, Priority::Medium] {
+            let m = at(&scoped, p, &bash);
+            assert!(m.scoped && m.fires(p, 0.7), "{p:?}: {m:?}");
+        }
+        assert!(!at(&scoped, Priority::Low, &bash).fires(Priority::Low, 0.7));
+        let status = call("Bash", &other);
+        assert!(!at(&scoped, Priority::High, &status).fires(Priority::High, 0.7));
+        let edit = call("Edit", &push);
+        assert!(!at(&scoped, Priority::High, &edit).fires(Priority::High, 0.7));
+        let tool_only = triggers(&["Bash"], &[], &[]);
+        assert!(!at(&tool_only, Priority::High, &bash).scoped);
+        let words_only = triggers(&[], &[], &["git push"]);
+        assert!(!at(&words_only, Priority::High, &bash).scoped);
+        let any_tool = triggers(&["*"], &[], &["git push"]);
+        assert!(!at(&any_tool, Priority::High, &bash).scoped);
+        // Selection agrees with the score (its pre-filter must not drop it).
+        let l = HookLearning::from(&Learning {
+            priority: Priority::High,
+            triggers: scoped,
+            confidence: 0.7,
+            ..gza_learn::dedupe::preview(
+                &gza_core::learning::NewLearning::new("General", "x", Origin::Agent),
+                1,
+            )
+        });
+        assert_eq!(select(std::slice::from_ref(&l), &bash, 0.7).len(), 1);
+        assert!(select(std::slice::from_ref(&l), &status, 0.7).is_empty());
+    }
+
     /// The one set with its literal filter says what testing each glob alone says.
     #[test]
     fn one_set_matches_as_each_glob_alone() {
@@ -633,6 +839,11 @@ mod tests {
             "a\\*b.txt",
             "**/.github/workflows/*.yml",
             "a/**/bcd",
+            "./src/*.rs",
+            "/src/**/*.rs",
+            "src/",
+            "src",
+            "a",
         ]
         .iter()
         .map(|g| g.to_string())
@@ -654,14 +865,18 @@ mod tests {
             "plugin.json",
             "docs",
             "a/bcd",
+            "./src/a/b.rs",
+            "/work/proj/.gza/worktrees/t1/src/a/b.rs",
+            "../proj/src/x.rs",
+            "/src/a.rs",
         ];
         for path in paths {
             let one = vec![path.to_string()];
-            let set = FileMatches::new(globs.iter().map(String::as_str), &one, cwd);
+            let set = FileMatches::new(globs.iter().map(String::as_str), &one, &from(cwd));
             for g in &globs {
                 assert_eq!(
                     set.any(std::slice::from_ref(g)),
-                    file_matches(g, path, cwd),
+                    file_matches(g, path, &from(cwd)),
                     "{g} on {path}"
                 );
             }

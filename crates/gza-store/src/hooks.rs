@@ -30,6 +30,19 @@ pub struct HookLearning {
     pub status: Status,
     #[serde(with = "origin_text")]
     pub origin: Origin,
+    /// When it decays out of use (Unix seconds; `None`: never): a hook stops giving it then,
+    /// whatever snapshot it reads. Absent from a file an older gza wrote: never, until the
+    /// counter moves and the snapshot is read again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decays_at: Option<i64>,
+}
+
+impl HookLearning {
+    /// Whether it has decayed out of use by now ([`gza_core::learning::Learning::is_decayed`]).
+    pub fn is_decayed(&self) -> bool {
+        self.decays_at
+            .is_some_and(|at| chrono::Utc::now().timestamp() >= at)
+    }
 }
 
 impl From<&gza_core::learning::Learning> for HookLearning {
@@ -45,6 +58,7 @@ impl From<&gza_core::learning::Learning> for HookLearning {
             priority: l.priority,
             status: l.status,
             origin: l.origin,
+            decays_at: l.decays_at(),
         }
     }
 }
@@ -68,7 +82,7 @@ pub struct HookSnapshot {
 
 /// The columns of a [`HookLearning`], in its fields' order.
 const COLUMNS: &str = "l.id, l.text, l.insight, l.kind, l.triggers, l.checklist, l.confidence, \
-     l.priority, l.status, l.origin";
+     l.priority, l.status, l.origin, l.tier, l.confirmed_at";
 
 /// Learnings in use, as the snapshot selects them.
 const IN_USE: &str = "l.status IN ('active', 'draft') AND l.quarantine_reason IS NULL";
@@ -81,6 +95,16 @@ fn from_row(r: &Row) -> DbResult<HookLearning> {
             serde_json::from_str(&text).unwrap_or_default()
         }
     };
+    let confidence: f64 = r.get(6)?;
+    let priority = Priority::parse(&r.get::<String>(7)?).unwrap_or_default();
+    let origin = Origin::parse(&r.get::<String>(9)?).unwrap_or(Origin::User);
+    let decays_at = gza_core::learning::decays_at(
+        priority,
+        origin,
+        r.get(10)?,
+        confidence,
+        &r.get::<String>(11)?,
+    );
     Ok(HookLearning {
         id: r.get(0)?,
         text: r.get(1)?,
@@ -88,10 +112,11 @@ fn from_row(r: &Row) -> DbResult<HookLearning> {
         kind: r.get(3)?,
         triggers: serde_json::from_str(&r.get::<String>(4)?).unwrap_or_default(),
         checklist: list(r.get(5)?),
-        confidence: r.get(6)?,
-        priority: Priority::parse(&r.get::<String>(7)?).unwrap_or_default(),
+        confidence,
+        priority,
         status: Status::parse(&r.get::<String>(8)?).unwrap_or(Status::Active),
-        origin: Origin::parse(&r.get::<String>(9)?).unwrap_or(Origin::User),
+        origin,
+        decays_at,
     })
 }
 
