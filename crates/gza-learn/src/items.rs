@@ -346,6 +346,16 @@ pub fn content_words(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// [`content_words`] stemmed as the ranker stems its terms, so that what tells two learnings
+/// apart is never an inflection: "changing SQL queries" and "a SQL query changes" share
+/// `chang`, `sql` and `query`, as BM25 already found.
+pub fn stemmed_words(text: &str) -> BTreeSet<String> {
+    content_words(text)
+        .iter()
+        .map(|w| crate::rank::stem(w))
+        .collect()
+}
+
 /// How alike two learnings' words are: shared content words over all of them (Jaccard). It is
 /// symmetric, so a short learning cannot swallow longer, different ones.
 pub fn word_similarity(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {

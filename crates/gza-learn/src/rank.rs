@@ -1146,7 +1146,7 @@ pub fn diversify_by(
         let Some(text) = text_of(h.id)? else {
             continue;
         };
-        let words = crate::items::content_words(&text);
+        let words = crate::items::stemmed_words(&text);
         let repeats = kept.iter().any(|(k, w)| {
             let meaning = vectors
                 .get(&k.id)
@@ -1356,7 +1356,7 @@ fn split_identifier(word: &str) -> Vec<&str> {
 
 /// A light English stemmer: enough to meet "migrations"/"migration", "queries"/"query",
 /// "changing"/"change"; never below four letters.
-fn stem(word: &str) -> String {
+pub(crate) fn stem(word: &str) -> String {
     if !word.is_ascii() || word.len() <= 4 {
         return word.to_string();
     }
