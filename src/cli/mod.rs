@@ -375,10 +375,16 @@ fn report(err: &anyhow::Error) -> ExitCode {
 /// [`Error`] the person can fix ([`Error::is_user_error`]); 255 for everything else, an internal
 /// fault.
 fn exit_code(err: &anyhow::Error) -> u8 {
+    // serde_json's error names its io error's source, not the io error, as its cause: a
+    // `--json` printer's broken pipe is found by asking it.
     let broken_pipe = err.chain().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(serde_json::Error::io_error_kind)
+                == Some(std::io::ErrorKind::BrokenPipe)
     });
     if broken_pipe {
         3
@@ -468,6 +474,8 @@ mod tests {
         // An error that is not gza's own (a failed write to stdout, say) is internal too.
         assert_eq!(exit_code(&io(std::io::ErrorKind::Other).into()), 255);
         assert_eq!(exit_code(&io(std::io::ErrorKind::BrokenPipe).into()), 3);
+        let json = serde_json::Error::io(io(std::io::ErrorKind::BrokenPipe));
+        assert_eq!(exit_code(&json.into()), 3, "a --json printer's broken pipe");
         let piped = Error::io("/p/out", "write", io(std::io::ErrorKind::BrokenPipe));
         assert_eq!(exit_code(&piped.into()), 3);
     }

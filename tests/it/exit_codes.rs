@@ -90,3 +90,42 @@ fn a_file_the_person_named_or_removed_is_still_a_user_error() {
         p.user_error(&["log", &id.to_string()])
     );
 }
+
+/// Stdout closed under gza (a pipe into `head` that has read enough) is exit 3 with nothing on
+/// stderr, for the `--json` printers too: serde_json's error hides the io error it wraps, and
+/// `learnings show --json | head -1` said "Error: Broken pipe (os error 32)", exit 255.
+#[test]
+fn a_closed_stdout_is_exit_3_and_silent_for_every_json_printer() {
+    let mut p = TestProject::new();
+    p.use_model();
+    p.ok(&["learnings", "add", "Run the formatter before every commit"]);
+    p.ok(&["add", "Write the docs"]);
+    for args in [
+        &["learnings", "show", "--json"][..],
+        &["learnings", "show", "L1", "--json"],
+        &["learnings", "review", "--json"],
+        &["learnings", "stats", "--json"],
+        &["learnings", "search", "--json", "formatter"],
+        &["history", "--json"],
+        &["stats", "--json"],
+        &["next", "--json"],
+        &["show", "1", "--json"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = p
+            .command(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).into_owned()
+            ),
+            (Some(3), String::new()),
+            "{args:?}"
+        );
+    }
+}
