@@ -108,7 +108,11 @@ pub(super) fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
     }
     // Only `--explain` asks for what lies below the cut.
     if !below.is_empty() {
-        writeln!(out, "Below the cut:")?;
+        // The cut, `--k` and the near-duplicates of what was returned all leave learnings here.
+        writeln!(
+            out,
+            "Below the cut, beyond --k, or saying what a returned one says:"
+        )?;
         for (h, l) in rank::hits_with_records(&store, &below)? {
             writeln!(out, "{:<5} {:.2}  {}", l.label(), h.score, l.text)?;
             explain(&mut out, &h)?;
