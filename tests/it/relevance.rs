@@ -231,6 +231,10 @@ fn a_decayed_learning_reaches_no_session() {
                 [at, lesson.to_string()],
             )
             .unwrap();
+        // In team mode the hooks read a snapshot a command refreshes (a change made in SQL
+        // reaches them through the next command; decay itself needs none: the snapshot holds
+        // when each learning decays).
+        p.ok(&["learnings", "show"]);
     };
     let prompt = "Edit the orders query to add a status filter";
     let first_request = || {
