@@ -430,6 +430,28 @@ fn links_in_gzas_state_cannot_send_reads_or_writes_outside() {
     );
     let meta = std::fs::symlink_metadata(p.path(".gza/learnings.md")).unwrap();
     assert!(meta.is_file(), "the link was replaced by gza's own file");
+    // Nor is what it names copied in as a backup of "the old file".
+    let everything_in_gza = walk(&p.path(".gza"));
+    assert!(
+        !everything_in_gza.contains("PRIVATE-KEY-LINE-4d2f"),
+        "the outside file was copied into .gza/"
+    );
+}
+
+/// Every regular file's text under `dir`, for "nothing of it was copied here" checks.
+fn walk(dir: &std::path::Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+        if meta.is_dir() {
+            all.push_str(&walk(&entry.path()));
+        } else if meta.is_file() {
+            all.push_str(&String::from_utf8_lossy(
+                &std::fs::read(entry.path()).unwrap(),
+            ));
+        }
+    }
+    all
 }
 
 #[test]

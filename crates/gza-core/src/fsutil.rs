@@ -180,14 +180,6 @@ pub fn create_regular(path: &Path) -> std::io::Result<std::fs::File> {
     )
 }
 
-/// Copy the regular file `from` to `to` (created or truncated, also only as a regular file);
-/// anything else at `from` is refused like [`open_regular`] refuses it.
-pub fn copy_regular(from: &Path, to: &Path) -> std::io::Result<()> {
-    let mut src = open_regular(from, std::fs::OpenOptions::new().read(true))?;
-    let mut dst = create_regular(to)?;
-    std::io::copy(&mut src, &mut dst).map(|_| ())
-}
-
 /// The error for a failed [`read_regular_file`]: its refusals (not a regular file, too large)
 /// say what to do and are the person's to fix ([`Error::Usage`]); an error from the OS is an
 /// internal fault ([`Error::Io`]).

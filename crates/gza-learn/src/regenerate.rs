@@ -155,6 +155,11 @@ fn read_file(root: &Path, path: &Path) -> OnDisk {
     // Never std::fs::read: a FIFO in its place would block, a symlink to a huge file be read
     // whole, a symlink out of the project be read into the records (and so into prompts).
     match gza_core::fsutil::read_project_file(root, path, MAX_FILE_BYTES).map(String::from_utf8) {
+        // An empty file is read as a missing one, never as "every line deleted": a truncated
+        // file (a full disk, a crashed editor) archived every learning, people's own too. To
+        // archive them all on purpose: `gza learnings clear`, or delete the lines and keep
+        // the header.
+        Ok(Ok(text)) if text.trim().is_empty() => OnDisk::Missing,
         Ok(Ok(text)) if !text.contains('\0') => OnDisk::Text(text),
         Ok(_) => OnDisk::Unreadable,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => OnDisk::Missing,
@@ -585,13 +590,16 @@ fn write_view(
             report.content = content;
             return Ok(());
         }
-        if plan.back_up_file && path.exists() {
-            // Only a regular file is backed up: a FIFO in its place is replaced, never read.
-            let bak = path.with_extension("md.bak");
-            match gza_core::fsutil::copy_regular(&path, &bak) {
-                Ok(()) => report.backup = Some(bak.to_string_lossy().into_owned()),
-                Err(e) if e.kind() == std::io::ErrorKind::Other && e.raw_os_error().is_none() => {}
-                Err(e) => return Err(Error::io(&bak, "back up learnings to", e)),
+        if plan.back_up_file {
+            // Only a regular file in the project is backed up, read as the file itself is read
+            // (`read_file`): a FIFO in its place, or a link leading out of the project (to
+            // `~/.netrc`, say), is replaced and never read, so nothing outside is copied in.
+            if let Ok(bytes) =
+                gza_core::fsutil::read_project_file(&project.root, &path, MAX_FILE_BYTES)
+            {
+                let bak = path.with_extension("md.bak");
+                gza_core::fsutil::write_atomically(&bak, &bytes)?;
+                report.backup = Some(bak.to_string_lossy().into_owned());
             }
         }
         gza_core::fsutil::write_atomically(&path, content.as_bytes())?;
