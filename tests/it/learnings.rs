@@ -463,3 +463,44 @@ fn a_deleted_line_stays_out_of_every_later_claude_request() {
         assert!(r.body.contains(LESSONS[1]), "the kept line is still there");
     }
 }
+
+/// An empty learnings.md (truncated by a full disk or a crashed editor) is read as a missing
+/// one: nothing is archived, and the next regeneration writes the file again. Deleting the
+/// lines under the header still archives them: that is an edit.
+#[test]
+fn an_emptied_learnings_file_archives_nothing() {
+    let p = TestProject::new();
+    p.ok(&[
+        "learnings",
+        "add",
+        "Always run the formatter before each commit here",
+    ]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "Keep migrations reversible in this project",
+    ]);
+    p.ok(&["learnings", "update"]);
+    for empty in ["", "\n\n  \n"] {
+        std::fs::write(p.path(".gza/learnings.md"), empty).unwrap();
+        let out = p.ok(&["learnings", "update"]);
+        assert!(!out.contains("Archived"), "{out}");
+        let shown = p.ok(&["learnings", "show"]);
+        assert!(
+            shown.contains("formatter") && shown.contains("reversible"),
+            "{shown}"
+        );
+        assert!(learnings_file(&p).contains("formatter"), "rewritten");
+    }
+    let kept: String = raw_learnings_file(&p)
+        .lines()
+        .filter(|l| !l.contains("formatter"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(p.path(".gza/learnings.md"), kept).unwrap();
+    p.ok(&["learnings", "update"]);
+    assert!(
+        !p.ok(&["learnings", "show"]).contains("formatter"),
+        "an edit still archives"
+    );
+}
