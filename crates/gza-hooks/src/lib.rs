@@ -166,13 +166,19 @@ fn handle(name: &str, bytes: &[u8]) -> (Option<Project>, Result<Option<String>, 
         // Not a gza project: nothing to give, nowhere to log.
         return (None, Ok(None));
     };
+    // The session id is the agent's, taken as is: redacted once here, so the logs, the spool
+    // and the database (which redact it too) all see one id, and no secret in it.
+    let session = raw
+        .get("session_id")
+        .and_then(Value::as_str)
+        .map(gza_core::redact::redact);
     let input = Input {
         raw: &raw,
         event: raw
             .get("hook_event_name")
             .and_then(Value::as_str)
             .unwrap_or(""),
-        session: raw.get("session_id").and_then(Value::as_str),
+        session: session.as_deref(),
         cwd,
     };
     let _span = tracing::debug_span!("hook", name, event = input.event).entered();

@@ -39,6 +39,31 @@ pub enum Record {
     },
 }
 
+impl Record {
+    /// The record with its session id redacted: the id comes from a hook's input as is, and the
+    /// spool is stored like the database, which keeps it redacted too.
+    fn with_session_redacted(&self) -> Record {
+        let redact = |s: &String| gza_core::redact::redact_secrets(s);
+        match self {
+            Record::Drafts { session, learnings } => Record::Drafts {
+                session: redact(session),
+                learnings: learnings.clone(),
+            },
+            Record::Injections {
+                task,
+                session,
+                event,
+                ids,
+            } => Record::Injections {
+                task: *task,
+                session: session.as_ref().map(redact),
+                event: event.clone(),
+                ids: ids.clone(),
+            },
+        }
+    }
+}
+
 /// A learning as spooled.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Spooled {
@@ -119,7 +144,8 @@ pub fn spool(project: &Project, record: &Record) -> gza_core::Result<PathBuf> {
         .map_or(0, |d| d.as_nanos());
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = dir.join(format!("{nanos}-{}-{n}.json", std::process::id()));
-    let bytes = serde_json::to_vec(record).map_err(|e| gza_core::Error::Usage(e.to_string()))?;
+    let bytes = serde_json::to_vec(&record.with_session_redacted())
+        .map_err(|e| gza_core::Error::Usage(e.to_string()))?;
     gza_core::fsutil::write_replacing(&path, &bytes, false)?;
     Ok(path)
 }
@@ -263,6 +289,36 @@ fn apply(store: &Store, record: &Record) -> gza_core::Result<Option<String>> {
             }
             store.record_injections(*task, session.as_deref(), event, &known)?;
             Ok(None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spooled_session_id_is_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("gza.yaml"), "").unwrap();
+        let project = Project::discover(dir.path()).unwrap();
+        let session = "s1 GITHUB_TOKEN=ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+        for record in [
+            Record::Drafts {
+                session: session.into(),
+                learnings: Vec::new(),
+            },
+            Record::Injections {
+                task: None,
+                session: Some(session.into()),
+                event: "SessionStart".into(),
+                ids: vec![1],
+            },
+        ] {
+            let path = spool(&project, &record).unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(!text.contains("AbCdEfGh"), "{text}");
+            assert!(text.contains("s1 GITHUB_TOKEN=[REDACTED]"), "{text}");
         }
     }
 }

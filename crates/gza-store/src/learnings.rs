@@ -265,6 +265,8 @@ fn insert_injections(
     now: &str,
 ) -> DbResult<()> {
     let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+    let session_id = session_id.map(stored_session);
+    let session_id = session_id.as_deref();
     let given = match tx.backend() {
         Backend::Sqlite => "SELECT CAST(value AS INTEGER) AS learning, key AS n FROM json_each(?1)",
         Backend::Postgres => {
@@ -279,6 +281,13 @@ fn insert_injections(
     );
     tx.execute(&sql, params![json, task_id, session_id, event, now])
         .map(|_| ())
+}
+
+/// A session id as it is stored and looked up. It comes from a hook's (or an agent's) input as
+/// is, so one that carries a secret would be stored and shown with it; redacted, it is kept and
+/// matched the same way everywhere, and a real one (a UUID) is unchanged.
+pub(crate) fn stored_session(session: &str) -> std::borrow::Cow<'_, str> {
+    gza_core::redact::redact(session)
 }
 
 /// Learnings that may be given to an agent: not quarantined.
@@ -811,7 +820,7 @@ impl Store {
         self.db
             .query_map(
                 "SELECT DISTINCT learning_id FROM learning_injections WHERE session_id = ?1 AND session_id IS NOT NULL",
-                params![session],
+                params![stored_session(session).as_ref()],
                 |r| r.get(0),)
             .map(|ids: Vec<i64>| ids.into_iter().collect())
             .map_err(|e| self.err(e))
@@ -824,10 +833,11 @@ impl Store {
         session: &str,
         learnings: &[NewLearning],
     ) -> Result<Vec<i64>> {
+        let session = stored_session(session);
         self.add_unknown_learnings(
             learnings,
             "session_id",
-            &session,
+            &session.as_ref(),
             &format!("session {session}"),
         )
     }
@@ -871,7 +881,7 @@ impl Store {
         self.db
             .query_row(
                 "SELECT EXISTS (SELECT 1 FROM session_extractions WHERE session_id = ?1)",
-                params![session],
+                params![stored_session(session).as_ref()],
                 |r| r.get(0),
             )
             .map_err(|e| self.err(e))
@@ -888,7 +898,12 @@ impl Store {
             let n = tx.execute(
                 "INSERT INTO session_extractions (session_id, provider, model, extracted_at) \
                  VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
-                params![session, provider, model, now_timestamp()],
+                params![
+                    stored_session(session).as_ref(),
+                    provider,
+                    model,
+                    now_timestamp()
+                ],
             )?;
             Ok(n > 0)
         })
@@ -899,7 +914,7 @@ impl Store {
         self.db
             .execute(
                 "UPDATE session_extractions SET input_tokens = ?2, output_tokens = ?3 WHERE session_id = ?1",
-                params![session, tokens.0, tokens.1],)
+                params![stored_session(session).as_ref(), tokens.0, tokens.1],)
             .map(|_| ())
             .map_err(|e| self.err(e))
     }
@@ -1716,4 +1731,50 @@ pub fn count_towards_regeneration(tx: &Tx) -> DbResult<()> {
         "UPDATE learnings_metadata SET tasks_since_regen = COALESCE(tasks_since_regen, 0) + 1 WHERE id = 1",
         params![],)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gza_core::learning::NewLearning;
+
+    /// A session id comes from a hook's input as is: one carrying a secret must not be stored,
+    /// logged in an event or recorded with an injection with it, and is still found by its id.
+    #[test]
+    fn a_session_id_is_stored_redacted_and_still_matches() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::create(&dir.path().join("gza.db")).unwrap();
+        let session = "s1 GITHUB_TOKEN=ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+        let ids = store
+            .add_session_learnings(
+                session,
+                &[NewLearning::new("General", "Run make check", Origin::Agent)],
+            )
+            .unwrap();
+        store
+            .record_injections(None, Some(session), "SessionStart", &ids)
+            .unwrap();
+        assert!(store.claim_session_extraction(session, "p", "m").unwrap());
+        let stored: Vec<String> = store
+            .db
+            .query_map(
+                "SELECT session_id FROM learning_sources UNION ALL \
+                 SELECT detail FROM learning_events WHERE event = 'taught' UNION ALL \
+                 SELECT session_id FROM learning_injections UNION ALL \
+                 SELECT session_id FROM session_extractions",
+                params![],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(stored.len(), 4, "{stored:?}");
+        for s in &stored {
+            assert!(!s.contains("AbCdEfGh"), "{stored:?}");
+            assert!(s.contains("s1 GITHUB_TOKEN=[REDACTED]"), "{stored:?}");
+        }
+        assert_eq!(
+            store.injected_in_session(session).unwrap(),
+            ids.iter().copied().collect()
+        );
+        assert!(store.session_extracted(session).unwrap());
+    }
 }

@@ -361,7 +361,12 @@ impl Store {
             .execute(
                 "UPDATE tasks SET num_turns = ?2, cost_usd = COALESCE(?3, cost_usd), \
                  session_id = COALESCE(?4, session_id) WHERE id = ?1 AND status = 'in_progress'",
-                params![id, turns, cost, session_id],
+                params![
+                    id,
+                    turns,
+                    cost,
+                    session_id.map(super::learnings::stored_session).as_deref()
+                ],
             )
             .map(|_| ())
             .map_err(|e| self.err(e))
