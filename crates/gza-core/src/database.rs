@@ -37,33 +37,60 @@ pub const SSL_MODES: [&str; 5] = ["disable", "prefer", "require", "verify-ca", "
 
 impl DatabaseSpec {
     /// Parse a connection URL or `key=value` words. `from_file` names the settings file it
-    /// came from: a password there is refused.
+    /// came from: a password there is refused, however malformed the rest of the value is.
+    /// Every error that echoes any part of the value echoes it through [`mask`].
     pub fn parse(text: &str, from_file: Option<&Path>) -> Result<DatabaseSpec, String> {
         let text = text.trim();
-        let spec = if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-            parse_url(text)?
-        } else if text.contains('=') {
-            parse_words(text)?
-        } else {
-            return Err(format!(
-                "{text:?} is not a PostgreSQL connection: write a URL (postgres://user@host/db) or key=value words (host=… dbname=…), or `sqlite`"
-            ));
+        // Belt and braces: a message that echoes a piece of the value out of its context
+        // (`sslmode=…` holding what `password=` holds) still never shows the password.
+        Self::parse_unredacted(text, from_file).map_err(|e| redact(&e, text))
+    }
+
+    fn parse_unredacted(text: &str, from_file: Option<&Path>) -> Result<DatabaseSpec, String> {
+        // First, before anything can fail on the rest: the one line a password in a settings
+        // file gets, whatever else is wrong with the value.
+        if let Some(file) = from_file
+            && holds_password(text)
+        {
+            return Err(password_in_file(file));
+        }
+        let scheme = text
+            .split_once("://")
+            .map(|(scheme, _)| scheme)
+            .filter(|s| !s.is_empty() && !s.contains(|c: char| c.is_whitespace() || c == '='));
+        let spec = match scheme {
+            Some(s)
+                if s.eq_ignore_ascii_case("postgres") || s.eq_ignore_ascii_case("postgresql") =>
+            {
+                parse_url(text)?
+            }
+            Some(s) => {
+                return Err(format!(
+                    "{:?} is not a PostgreSQL connection: a URL starts with postgres:// or postgresql://, not {s}://",
+                    mask(text)
+                ));
+            }
+            None if looks_like_words(text) => parse_words(text)?,
+            None => {
+                return Err(format!(
+                    "{:?} is not a PostgreSQL connection: write a URL (postgres://user@host/db) or key=value words (host=… dbname=…), or `sqlite`",
+                    mask(text)
+                ));
+            }
         };
         if let Some(mode) = &spec.sslmode
             && !SSL_MODES.contains(&mode.as_str())
         {
             return Err(format!(
-                "sslmode={mode} is not one gza knows; use one of {}",
+                "sslmode={} is not one gza knows; use one of {}",
+                mask(mode),
                 SSL_MODES.join(", ")
             ));
         }
         if spec.password.is_some()
             && let Some(file) = from_file
         {
-            return Err(format!(
-                "the database setting in {} holds a password; settings files are read by (and often committed for) others: remove it and give it in ~/.pgpass, a service file (service=…), PGPASSWORD or GZA_DATABASE_URL",
-                file.display()
-            ));
+            return Err(password_in_file(file));
         }
         Ok(spec)
     }
@@ -108,7 +135,7 @@ impl DatabaseSpec {
                 self.port = Some(
                     value
                         .parse()
-                        .map_err(|_| format!("port={value} is not a port number"))?,
+                        .map_err(|_| format!("port={} is not a port number", mask(&value)))?,
                 )
             }
             "user" => self.user = Some(value),
@@ -118,15 +145,18 @@ impl DatabaseSpec {
             "sslrootcert" => self.sslrootcert = Some(PathBuf::from(value)),
             "service" => self.service = Some(value),
             "connect_timeout" => {
-                self.connect_timeout =
-                    Some(value.parse().map_err(|_| {
-                        format!("connect_timeout={value} is not a number of seconds")
-                    })?)
+                self.connect_timeout = Some(value.parse().map_err(|_| {
+                    format!(
+                        "connect_timeout={} is not a number of seconds",
+                        mask(&value)
+                    )
+                })?)
             }
             "application_name" => self.application_name = Some(value),
             other => {
                 return Err(format!(
-                    "{other} is not a connection parameter gza reads (host, port, user, dbname, sslmode, sslrootcert, service, connect_timeout, application_name)"
+                    "{} is not a connection parameter gza reads (host, port, user, dbname, sslmode, sslrootcert, service, connect_timeout, application_name)",
+                    mask(other)
                 ));
             }
         }
@@ -134,8 +164,125 @@ impl DatabaseSpec {
     }
 }
 
+/// The one line a password in a settings file gets.
+fn password_in_file(file: &Path) -> String {
+    format!(
+        "the database setting in {} holds a password; settings files are read by (and often committed for) others: remove it and give it in ~/.pgpass, a service file (service=…), PGPASSWORD or GZA_DATABASE_URL",
+        file.display()
+    )
+}
+
+/// Where a database value (a URL, `key=value` words, or anything a person wrote instead)
+/// holds a password, as byte ranges of `text`: the password of a URL's userinfo (from the
+/// first `:` after `scheme://`, or after the start when there is no scheme, to the last `@`:
+/// however malformed, nothing between them is shown), and the value of every `password=`
+/// (any case, spaces around `=`, quoted or not; in words or a URL's query).
+/// A value of words with no `://` in it has no userinfo.
+fn secret_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    let lower = text.to_ascii_lowercase();
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(found) = lower[from..].find("password") {
+        let mut i = from + found + "password".len();
+        from = i;
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if bytes.get(i) != Some(&b'=') {
+            continue;
+        }
+        i += 1;
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let start = i;
+        if bytes.get(i) == Some(&b'\'') {
+            i += 1;
+            while i < bytes.len() && bytes[i] != b'\'' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(bytes.len());
+        } else {
+            while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b'&' {
+                i += 1;
+            }
+        }
+        spans.push(start..i);
+        from = i.max(from);
+    }
+    // libpq's words have no userinfo (an `@` and a `:` in their values are just text), unless
+    // a URL is among them.
+    let start = match text.find("://") {
+        Some(i) => i + 3,
+        None if looks_like_words(text) => return spans,
+        None => 0,
+    };
+    if let Some(at) = text[start..].rfind('@').map(|i| start + i)
+        && let Some(colon) = text[start..at].find(':').map(|i| start + i)
+    {
+        spans.push(colon + 1..at);
+    }
+    spans
+}
+
+/// Whether a database value holds a password anywhere, however malformed it is.
+fn holds_password(text: &str) -> bool {
+    secret_spans(text).iter().any(|span| !span.is_empty())
+}
+
+/// A database value as it may be shown (in an error, `gza config`, a log): every password in
+/// it, as [`secret_spans`] finds them, replaced by `***`. The one function every message that
+/// echoes a database value, or a piece of one, goes through.
+pub fn mask(text: &str) -> String {
+    let mut spans = secret_spans(text);
+    spans.sort_by_key(|s| s.start);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for span in spans {
+        if span.end <= at {
+            continue;
+        }
+        let start = span.start.max(at);
+        // Spans are found at ASCII delimiters, so these are character boundaries.
+        out.push_str(&text[at..start]);
+        out.push_str("***");
+        at = span.end;
+    }
+    out.push_str(&text[at..]);
+    redact(&out, text)
+}
+
+/// `message` with every password `value` holds (of four characters or more: a shorter one
+/// would blot out ordinary words) replaced by `***` wherever it appears.
+fn redact(message: &str, value: &str) -> String {
+    secret_spans(value)
+        .into_iter()
+        .map(|span| value[span].trim_matches('\'').to_string())
+        .filter(|secret| secret.len() >= 4)
+        .fold(message.to_string(), |m, secret| m.replace(&secret, "***"))
+}
+
+/// Whether a value that is not a URL is libpq's words: it starts with `key=` (a key of letters,
+/// digits and `_`, spaces allowed before `=`).
+fn looks_like_words(text: &str) -> bool {
+    let key_end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    key_end > 0 && text[key_end..].trim_start().starts_with('=')
+}
+
 fn parse_url(text: &str) -> Result<DatabaseSpec, String> {
+    // A space is no part of a URL: what follows it (`… password=…`) would otherwise be taken
+    // into the database's name, silently.
+    if text.contains(char::is_whitespace) {
+        return Err("the database URL holds a space; percent-encode it (%20), or write key=value words (host=… dbname=…) instead of a URL".into());
+    }
     let url = url::Url::parse(text).map_err(|e| format!("the database URL is not valid: {e}"))?;
+    // PostgreSQL's URLs have no fragment: what follows `#` would be silently dropped.
+    if url.fragment().is_some() {
+        return Err("the database URL holds a fragment (#…), which PostgreSQL URLs do not have; percent-encode a # in a name or password as %23".into());
+    }
     let mut spec = DatabaseSpec::default();
     if !url.username().is_empty() {
         spec.user = Some(percent_decode(url.username()));
@@ -193,7 +340,7 @@ fn parse_words(text: &str) -> Result<DatabaseSpec, String> {
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         if chars.next() != Some('=') {
-            return Err(format!("{key:?} has no value (write key=value)"));
+            return Err(format!("{:?} has no value (write key=value)", mask(&key)));
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         let mut value = String::new();
@@ -203,7 +350,9 @@ fn parse_words(text: &str) -> Result<DatabaseSpec, String> {
                     Some('\\') => value.extend(chars.next()),
                     Some('\'') => break,
                     Some(c) => value.push(c),
-                    None => return Err(format!("the value of {key} has no closing quote")),
+                    None => {
+                        return Err(format!("the value of {} has no closing quote", mask(&key)));
+                    }
                 }
             }
         } else {
@@ -397,6 +546,98 @@ mod tests {
         }
         let encoded = DatabaseSpec::parse("postgres://gza:p%40ss@db/team", None).unwrap();
         assert_eq!(encoded.password.as_deref(), Some("p@ss"));
+    }
+
+    /// The probe's values, and their kin: however malformed, no error (and no display) shows
+    /// the password, from a file the one "holds a password" line is given, schemes are matched
+    /// in any case, and a URL with a space or a fragment is refused.
+    #[test]
+    fn no_error_ever_shows_a_password() {
+        const SECRET: &str = "hunter2SECRET";
+        let file = Path::new("/p/gza.local.yaml");
+        // (value, whether it is a valid connection when it comes from the environment)
+        let table: &[(&str, bool)] = &[
+            ("POSTGRES://gza:hunter2SECRET@127.0.0.1:24021/pw1", true),
+            (
+                "Postgres://gza:hunter2SECRET@127.0.0.1:24021/pw1?sslmode=disable",
+                true,
+            ),
+            ("PostgreSQL://gza:hunter2SECRET@127.0.0.1/pw1", true),
+            ("gza:hunter2SECRET@127.0.0.1:24021/pw1", false),
+            (
+                "gza:hunter2SECRET@127.0.0.1:24021/pw1?sslmode=disable",
+                false,
+            ),
+            (
+                "pg://gza:hunter2SECRET@127.0.0.1:24021/pw1?sslmode=disable",
+                false,
+            ),
+            (
+                "postgres://gza@127.0.0.1:24021/pw1 password=hunter2SECRET",
+                false,
+            ),
+            (
+                "postgres://gza@127.0.0.1:24021/pw1 PassWord = 'hunter2SECRET'",
+                false,
+            ),
+            (
+                "postgres://gza:hunter2SECRET@127.0.0.1:24021/pw1#frag",
+                false,
+            ),
+            ("postgres://gza:hunter 2SECRET@127.0.0.1/pw1", false),
+            ("postgres://gza:hunter2SECRET@127.0.0.1:port/pw1", false),
+            (
+                "postgres://gza:hunter2SECRET@127.0.0.1/pw1?sslmode=maybe",
+                false,
+            ),
+            (
+                "postgres://gza@db/pw1?password=hunter2SECRET&colour=blue",
+                false,
+            ),
+            ("host=db password='hunter2SECRET x' colour=blue", false),
+            (
+                "host=db password=hunter2SECRET sslmode=hunter2SECRET",
+                false,
+            ),
+            ("host=db password=hunter2SECRET", true),
+            ("gza:hunter2SECRET@db sslmode=require", false),
+        ];
+        for &(text, valid) in table {
+            let from_file = DatabaseSpec::parse(text, Some(file)).unwrap_err();
+            assert!(
+                from_file.contains("holds a password"),
+                "{text}: {from_file}"
+            );
+            assert!(from_file.contains("gza.local.yaml"), "{text}: {from_file}");
+            match DatabaseSpec::parse(text, None) {
+                Ok(spec) => {
+                    assert!(valid, "{text} was accepted");
+                    assert!(spec.password.as_deref().unwrap().contains("hunter"));
+                    assert!(!spec.display().contains(SECRET), "{text}");
+                }
+                Err(e) => {
+                    assert!(!valid, "{text}: {e}");
+                    assert!(!e.contains(SECRET) && !e.contains("2SECRET"), "{text}: {e}");
+                }
+            }
+            assert!(!mask(text).contains("2SECRET"), "{text}: {}", mask(text));
+        }
+        assert_eq!(
+            mask("postgres://gza:p@ss@db/team"),
+            "postgres://gza:***@db/team"
+        );
+        assert_eq!(
+            mask("host=db password = 'a \\' b' dbname=x"),
+            "host=db password = *** dbname=x"
+        );
+        // Nothing to hide is shown as it is; words' values may hold `:` and `@`.
+        for plain in [
+            "postgres://gza@db:5432/team?sslmode=require",
+            "host=db application_name=a:b@c",
+        ] {
+            assert_eq!(mask(plain), plain);
+            assert!(DatabaseSpec::parse(plain, Some(file)).is_ok(), "{plain}");
+        }
     }
 
     #[test]

@@ -393,8 +393,10 @@ pub fn load(root: &Path) -> Result<Effective> {
         let text = serde_norway::to_string(&alone).unwrap_or_default();
         if let Err(e) = serde_norway::from_str::<Config>(&text) {
             let message = crate::config::clean_yaml_message(&e.to_string());
+            // The value may be a database's, with its password: shown masked.
             return Err(Error::Usage(format!(
-                "{var}={raw}: {message} (the environment sets {key}); fix or unset it"
+                "{var}={}: {message} (the environment sets {key}); fix or unset it",
+                crate::database::mask(&raw)
             )));
         }
         set(&mut merged, &key, value);
