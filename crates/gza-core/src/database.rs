@@ -408,29 +408,32 @@ pub fn default_project_name(root: &Path) -> String {
     format!("file://{host}{}", root.display())
 }
 
+/// Hosts whose repository paths are case-insensitive (`Acme/App` and `acme/app` are one
+/// repository there), so their paths are lowercased.
+const CASE_INSENSITIVE_HOSTS: [&str; 3] = ["github.com", "gitlab.com", "bitbucket.org"];
+
 /// The name a project has in a shared database when no `project` setting gives one: the
 /// normalised URL of the repository's `origin`, so every clone of a repository (by ssh or
-/// https, with or without `.git`, with or without credentials in the URL) has the same one.
-/// A path (a bare repository on this machine or a share) is made absolute from `root`.
+/// https, with or without `.git` in any case, with or without credentials in the URL) has the
+/// same one, and different repositories never share one. A path (a bare repository on this
+/// machine or a share, plain or `file://`) is the canonical path of the repository git would
+/// use for it, symbolic links resolved.
 pub fn normalise_remote(url: &str, root: &Path) -> String {
     let url = url.trim();
-    let strip = |path: &str| -> String {
-        let path = path.trim_end_matches('/');
-        let path = path.strip_suffix(".git").unwrap_or(path);
-        path.trim_end_matches('/').to_string()
-    };
     // scheme://[user[:pass]@]host[:port]/path
     if let Some((scheme, rest)) = url.split_once("://") {
         let scheme = scheme.to_ascii_lowercase();
         if scheme == "file" {
-            return strip(rest);
+            // file:///path and file://localhost/path are this machine's /path.
+            let path = match rest.strip_prefix("localhost") {
+                Some(p) if p.starts_with('/') => p,
+                _ => rest,
+            };
+            return local_repository(&percent_decode(path), root);
         }
         let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
         let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-        let (host, port) = match host_port.rsplit_once(':') {
-            Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => (h, Some(p)),
-            _ => (host_port, None),
-        };
+        let (host, port) = split_host_port(host_port);
         let default_port = match scheme.as_str() {
             "ssh" | "git+ssh" | "ssh+git" => "22",
             "https" => "443",
@@ -438,34 +441,89 @@ pub fn normalise_remote(url: &str, root: &Path) -> String {
             "git" => "9418",
             _ => "",
         };
-        let host = host.to_ascii_lowercase();
-        let host = match port {
-            Some(p) if p != default_port => format!("{host}:{p}"),
-            _ => host,
-        };
-        return format!("{host}/{}", strip(path.trim_start_matches('/')));
+        let port = port.filter(|p| !p.is_empty() && *p != default_port);
+        return remote_name(host, port, path);
     }
-    // scp-like: [user@]host:path (not a Windows drive, not a local path with a colon later)
-    if let Some((left, path)) = url.split_once(':')
-        && !left.contains('/')
-        && !left.is_empty()
+    // scp-like: [user@]host:path, the host perhaps in brackets ([::1]); not when a `/` comes
+    // before the `:` (a local path with a colon in it), as git decides.
+    let after_user = url.split_once('@').map_or(url, |(_, h)| h);
+    let scp = if let Some(bracketed) = after_user.strip_prefix('[') {
+        bracketed
+            .split_once("]:")
+            .map(|(host, path)| (&after_user[..host.len() + 2], path))
+    } else {
+        url.split_once(':')
+            .filter(|(left, _)| !left.is_empty() && !left.contains('/'))
+            .map(|(left, path)| (left.rsplit_once('@').map_or(left, |(_, h)| h), path))
+    };
+    if let Some((host, path)) = scp
+        && !url[..url.len() - path.len()].contains('/')
     {
-        let host = left.rsplit_once('@').map_or(left, |(_, h)| h);
-        return format!(
-            "{}/{}",
-            host.to_ascii_lowercase(),
-            strip(path.trim_start_matches('/'))
-        );
+        return remote_name(host, None, path);
     }
-    // A local path.
-    let path = Path::new(url);
+    local_repository(url, root)
+}
+
+/// `host[:port]` or `[v6][:port]`: the host and the port as written (perhaps empty).
+fn split_host_port(host_port: &str) -> (&str, Option<&str>) {
+    if host_port.starts_with('[')
+        && let Some(end) = host_port.find(']')
+    {
+        let rest = &host_port[end + 1..];
+        return (&host_port[..=end], rest.strip_prefix(':'));
+    }
+    match host_port.rsplit_once(':') {
+        Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => (h, Some(p)),
+        _ => (host_port, None),
+    }
+}
+
+/// `host[:port]/path` of a repository on a server: the host in lowercase, the path without
+/// its slashes at either end and its `.git` (in any case), lowercased where the host's paths
+/// are case-insensitive.
+fn remote_name(host: &str, port: Option<&str>, path: &str) -> String {
+    let host = host.to_ascii_lowercase();
+    let path = path.trim_matches('/');
+    let path = match path.len().checked_sub(4) {
+        Some(i) if path.is_char_boundary(i) && path[i..].eq_ignore_ascii_case(".git") => &path[..i],
+        _ => path,
+    };
+    let path = path.trim_end_matches('/');
+    let path = if CASE_INSENSITIVE_HOSTS.contains(&host.as_str()) {
+        path.to_lowercase()
+    } else {
+        path.to_string()
+    };
+    match port {
+        Some(p) => format!("{host}:{p}/{path}"),
+        None => format!("{host}/{path}"),
+    }
+}
+
+/// A repository on this machine named by `path` (relative to `root`): the canonical path of
+/// the one git uses for it (`path`, else `path.git`, as git tries them), so a symbolic link
+/// and its target are one project, and `origin` and `origin.git` (two repositories) are two.
+/// A path that leads nowhere is named as written, made absolute.
+fn local_repository(path: &str, root: &Path) -> String {
+    let path = Path::new(path);
     let absolute = if path.is_absolute() {
         path.to_path_buf()
     } else {
         root.join(path)
     };
-    let absolute = absolute.canonicalize().unwrap_or(absolute);
-    strip(&absolute.to_string_lossy())
+    let trimmed = absolute.to_string_lossy().trim_end_matches('/').to_string();
+    let trimmed = if trimmed.is_empty() {
+        "/".to_string()
+    } else {
+        trimmed
+    };
+    let found = [trimmed.clone(), format!("{trimmed}.git")]
+        .into_iter()
+        .find_map(|candidate| Path::new(&candidate).canonicalize().ok());
+    match found {
+        Some(found) => found.to_string_lossy().into_owned(),
+        None => trimmed,
+    }
 }
 
 #[cfg(test)]
@@ -500,15 +558,131 @@ mod tests {
     #[test]
     fn a_local_origin_is_named_by_its_absolute_path() {
         let root = Path::new("/nonexistent/work/app");
-        assert_eq!(normalise_remote("/srv/git/app.git", root), "/srv/git/app");
         assert_eq!(
-            normalise_remote("file:///srv/git/app.git", root),
-            "/srv/git/app"
+            normalise_remote("/nonexistent/git/app.git", root),
+            "/nonexistent/git/app.git"
+        );
+        assert_eq!(
+            normalise_remote("file:///nonexistent/git/app.git/", root),
+            "/nonexistent/git/app.git"
+        );
+        assert_eq!(
+            normalise_remote("file://localhost/nonexistent/git/app.git", root),
+            "/nonexistent/git/app.git"
         );
         assert_eq!(
             normalise_remote("../origin.git", root),
-            "/nonexistent/work/app/../origin"
+            "/nonexistent/work/app/../origin.git"
         );
+    }
+
+    /// One repository always gets one name, different repositories never the same: each row
+    /// is a set of spellings of one repository, and no two rows share a name.
+    #[test]
+    fn every_spelling_of_a_repository_has_its_name_and_no_other_has_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        let h = home.display();
+        let root = home.join("work");
+        std::fs::create_dir_all(&root).unwrap();
+        // Two different bare repositories, origin.git and origin; a link to the first.
+        std::fs::create_dir(home.join("origin.git")).unwrap();
+        std::fs::create_dir(home.join("origin")).unwrap();
+        std::fs::create_dir(home.join("only.git")).unwrap();
+        std::os::unix::fs::symlink(home.join("origin.git"), home.join("link.git")).unwrap();
+        let rows: Vec<(String, Vec<String>)> = vec![
+            (
+                "github.com/acme/app".into(),
+                [
+                    "git@github.com:acme/app.git",
+                    "git@github.com:Acme/App.git",
+                    "git@github.com:acme/app",
+                    "git@GitHub.com:acme/app.GIT",
+                    "ssh://git@github.com/acme/app.git",
+                    "ssh://git@github.com:/acme/app",
+                    "ssh://git@github.com:22/acme/app.git/",
+                    "https://github.com/ACME/app.Git",
+                    "https://x-token:ghp_secret@github.com/acme/app",
+                    "http://github.com:80/acme/app/",
+                ]
+                .map(String::from)
+                .into(),
+            ),
+            (
+                "gitlab.com/group/sub/proj".into(),
+                [
+                    "git@gitlab.com:Group/Sub/Proj.git",
+                    "https://gitlab.com/group/sub/proj",
+                ]
+                .map(String::from)
+                .into(),
+            ),
+            (
+                // Elsewhere, paths keep their case: these are two repositories.
+                "git.example.com/Acme/App".into(),
+                [
+                    "git@git.example.com:Acme/App.git",
+                    "ssh://git.example.com/Acme/App",
+                ]
+                .map(String::from)
+                .into(),
+            ),
+            (
+                "git.example.com/acme/app".into(),
+                ["git@git.example.com:acme/app"].map(String::from).into(),
+            ),
+            (
+                "example.com:2222/acme/app".into(),
+                ["ssh://git@example.com:2222/acme/app.git"]
+                    .map(String::from)
+                    .into(),
+            ),
+            (
+                "[::1]/acme/app".into(),
+                [
+                    "git@[::1]:acme/app",
+                    "ssh://git@[::1]/acme/app.git",
+                    "ssh://[::1]:22/acme/app",
+                ]
+                .map(String::from)
+                .into(),
+            ),
+            (
+                "[::1]:2222/acme/app".into(),
+                ["ssh://git@[::1]:2222/acme/app"].map(String::from).into(),
+            ),
+            (
+                format!("{h}/origin.git"),
+                vec![
+                    format!("{h}/origin.git"),
+                    format!("{h}/origin.git/"),
+                    format!("file://{h}/link.git"),
+                    format!("{h}/link.git"),
+                    format!("file://localhost{h}/origin.git"),
+                    "../origin.git".into(),
+                ],
+            ),
+            (
+                format!("{h}/origin"),
+                vec![
+                    format!("{h}/origin"),
+                    format!("file://{h}/origin"),
+                    "../origin".into(),
+                ],
+            ),
+            (
+                // As git does: `only` is found as only.git.
+                format!("{h}/only.git"),
+                vec![format!("{h}/only"), format!("file://{h}/only.git")],
+            ),
+        ];
+        let mut seen = std::collections::BTreeMap::new();
+        for (name, spellings) in &rows {
+            for spelling in spellings {
+                assert_eq!(&normalise_remote(spelling, &root), name, "{spelling}");
+            }
+            assert!(seen.insert(name.clone(), ()).is_none(), "{name} twice");
+        }
     }
 
     #[test]
