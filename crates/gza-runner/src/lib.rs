@@ -630,9 +630,14 @@ fn record_kept(
             }
             Err(_) => return None,
         }
-        if let Some(warning) =
-            run::push_after_commit(project, store, task, &outcome, ending.branch.as_deref())
-        {
+        if let Some(warning) = run::push_after_commit(
+            project,
+            store,
+            task,
+            worker,
+            &outcome,
+            ending.branch.as_deref(),
+        ) {
             gza_core::fsutil::append_log(
                 &project.logs_dir().join("work.log"),
                 &format!("task {}: {warning}", task.id),
