@@ -93,9 +93,12 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    if config_path.exists() && !args.force {
+    if let Some((project, _)) = &existing {
+        let why = database_ignored(project)
+            .map(|why| format!("; {why}"))
+            .unwrap_or_default();
         return Err(usage(format!(
-            "{} already exists; pass --force to overwrite it (tasks are kept)",
+            "{} already exists; pass --force to overwrite it (tasks are kept){why}",
             config_path.display()
         )));
     }

@@ -606,3 +606,46 @@ fn work_opens_one_connection_for_a_task() {
     let show = p.ok(&["show", &id.to_string()]);
     assert!(show.contains("(L1, L2, L3)"), "{show}");
 }
+
+/// README's "Team mode" commands, as written, set the project up on PostgreSQL; the order a
+/// person may take instead (the database line first, no trust) gets SQLite and says plainly
+/// why, in what `gza init` prints.
+#[test]
+fn the_readmes_team_mode_commands_work_as_written() {
+    let cluster = postgres::cluster();
+    let name = cluster.new_database();
+    let line = format!("database: {}\n", cluster.url(&name));
+    let append = |p: &TestProject| {
+        let mut yaml = std::fs::read_to_string(p.path("gza.yaml")).unwrap_or_default();
+        yaml.push_str(&line);
+        std::fs::write(p.path("gza.yaml"), yaml).unwrap();
+    };
+    // The database line first, untrusted: SQLite, and why.
+    let p = TestProject::empty_sqlite();
+    clone_with_origin(&p, "git@github.com:acme/readme-first.git");
+    append(&p);
+    let out = p.ok(&["init"]);
+    assert!(out.contains("(SQLite)"), "{out}");
+    assert!(
+        out.contains("database setting is ignored until you trust it") && out.contains("gza trust"),
+        "{out}"
+    );
+    // Run again without trusting: refused, saying why again.
+    let err = p.user_error(&["init"]);
+    assert!(err.contains("ignored until you trust it"), "{err}");
+
+    // As README says: init, the line, trust, init.
+    let p = TestProject::empty_sqlite();
+    clone_with_origin(&p, "git@github.com:acme/readme.git");
+    p.ok(&["init"]);
+    append(&p);
+    p.ok(&["trust", "--yes"]);
+    let out = p.ok(&["init"]);
+    assert!(
+        out.contains("PostgreSQL") && out.contains("project github.com/acme/readme"),
+        "{out}"
+    );
+    let status = p.ok(&["db", "status"]);
+    assert!(status.contains("backend         postgres"), "{status}");
+    cluster.drop_database(&name);
+}
