@@ -649,3 +649,21 @@ fn the_readmes_team_mode_commands_work_as_written() {
     assert!(status.contains("backend         postgres"), "{status}");
     cluster.drop_database(&name);
 }
+
+/// What a worker whose task was reaped elsewhere leaves in this clone's logs: the room it made
+/// for the outcome, blank. Nothing can record it, so the next `gza work` removes it; a kept
+/// outcome that holds something is left to the reaping that reads it.
+#[test]
+fn a_blank_outcome_reservation_of_a_finished_task_goes_with_the_next_work() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    p.add(&["a task"]);
+    p.ok(&["work"]);
+    let blank = p.path(".gza/logs/1.outcome.json");
+    std::fs::write(&blank, vec![b' '; 64 * 1024]).unwrap();
+    let other = p.path(".gza/logs/7.outcome.json");
+    std::fs::write(&other, "{\"task_id\": 7}\n").unwrap();
+    p.ok(&["work"]);
+    assert!(!blank.exists(), "the blank reservation was kept");
+    assert!(other.exists());
+}

@@ -517,6 +517,12 @@ impl Reaped {
 /// here. The agent of a task is ended, and its kept outcome read, only on its own machine.
 /// Errors are ignored.
 pub fn reap_orphans(project: &Project, store: &Store) -> Vec<Reaped> {
+    let reaped = reap_in_progress(project, store);
+    kept::drop_stale_reservations(project, store);
+    reaped
+}
+
+fn reap_in_progress(project: &Project, store: &Store) -> Vec<Reaped> {
     let Ok(tasks) = store.in_progress_tasks() else {
         return Vec::new();
     };
