@@ -35,15 +35,21 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     let root = std::path::absolute(root).map_err(|e| Error::io(root, "resolve", e))?;
     let config_path = root.join(CONFIG_FILE);
     let db_path = root.join(STATE_DIR).join("gza.db");
+    // An existing gza.yaml is read as every command reads it: a settings error (in whichever
+    // file holds the key) is refused here in its one line, rather than setting up a database
+    // the settings do not name.
+    let existing = if config_path.exists() && !args.force {
+        let project = crate::project::Project::discover(&root)?;
+        let database = project.database()?;
+        Some((project, database))
+    } else {
+        None
+    };
     // A project whose records are in a shared database (team mode): its schema there is what
     // `gza init` makes, once for the team; every later clone finds it.
-    if config_path.exists()
-        && !args.force
-        && let Ok(project) = crate::project::Project::discover(&root)
-        && let database @ crate::database::Database::Postgres { .. } = project.database()?
-    {
+    if let Some((project, database @ crate::database::Database::Postgres { .. })) = &existing {
         let joined = root.join(STATE_DIR).is_dir();
-        let (made, store) = match Store::open_project(&project) {
+        let (made, store) = match Store::open_project(project) {
             // This clone has it already: as with SQLite, say how to start over.
             Ok(_) if joined => {
                 return Err(usage(format!(
@@ -52,34 +58,47 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
                 )));
             }
             Ok(store) => (false, store),
-            Err(Error::MissingProject { .. }) => (true, Store::create_project(&project)?),
+            Err(Error::MissingProject { .. }) => (true, Store::create_project(project)?),
             Err(e) => return Err(e.into()),
         };
         drop(store);
         ensure_gitignore(&root.join(".gitignore"))?;
         writeln!(
             output::stdout(),
-            "{} {} {}; {CONFIG_FILE} was kept",
+            "{} {} PostgreSQL database {}; {CONFIG_FILE} was kept",
             output::paint(output::GREEN, "✓"),
-            if made { "Created" } else { "Using" },
+            if made {
+                "Created the project in the"
+            } else {
+                "Using the"
+            },
             database.describe(),
         )?;
         return Ok(());
     }
     let db_missing = std::fs::metadata(&db_path).map_or(true, |m| m.len() == 0);
-    if config_path.exists() && !args.force && db_missing {
+    if let Some((project, _)) = &existing
+        && db_missing
+    {
         // An initialised project whose database is gone (or a fresh clone): make only that.
         drop(Store::create(&db_path)?);
+        let mut out = output::stdout();
         writeln!(
-            output::stdout(),
-            "{} Created an empty task database {STATE_DIR}/gza.db; {CONFIG_FILE} was kept",
+            out,
+            "{} Created an empty task database {STATE_DIR}/gza.db (SQLite); {CONFIG_FILE} was kept",
             output::paint(output::GREEN, "✓"),
         )?;
+        if let Some(why) = database_ignored(project) {
+            writeln!(out, "  {why}")?;
+        }
         return Ok(());
     }
-    if config_path.exists() && !args.force {
+    if let Some((project, _)) = &existing {
+        let why = database_ignored(project)
+            .map(|why| format!("; {why}"))
+            .unwrap_or_default();
         return Err(usage(format!(
-            "{} already exists; pass --force to overwrite it (tasks are kept)",
+            "{} already exists; pass --force to overwrite it (tasks are kept){why}",
             config_path.display()
         )));
     }
@@ -112,9 +131,20 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     let state = root.join(STATE_DIR);
     // gza's state lives here whichever database keeps the records.
     std::fs::create_dir_all(&state).map_err(|e| Error::io(&state, "create directory", e))?;
-    // The database the new settings (with the environment: GZA_DATABASE_URL) name.
-    let project = crate::project::Project::discover(&root)?;
-    let database = project.database()?;
+    // The database the new settings (with gza.local.yaml, ~/.gza/config.yaml and the
+    // environment: GZA_DATABASE_URL) name. Settings that are not valid leave no gza.yaml
+    // behind: the error names the file that holds the key.
+    let discovered = crate::project::Project::discover(&root).and_then(|p| {
+        let database = p.database()?;
+        Ok((p, database))
+    });
+    let (project, database) = match discovered {
+        Ok(found) => found,
+        Err(e) => {
+            let _ = std::fs::remove_file(&config_path);
+            return Err(e.into());
+        }
+    };
     let store = Store::create_project(&project)?;
     drop(store);
     let added = ensure_gitignore(&root.join(".gitignore"))?;
@@ -132,9 +162,12 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     )?;
     match &database {
         crate::database::Database::Sqlite(_) => {
-            writeln!(out, "  {STATE_DIR}/gza.db  task database")?
+            writeln!(out, "  {STATE_DIR}/gza.db  task database (SQLite)")?;
+            if let Some(why) = database_ignored(&project) {
+                writeln!(out, "  {why}")?;
+            }
         }
-        shared => writeln!(out, "  task database {}", shared.describe())?,
+        shared => writeln!(out, "  task database (PostgreSQL) {}", shared.describe())?,
     }
     if added > 0 {
         writeln!(
@@ -144,6 +177,17 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> anyhow::Result<()> {
     }
     writeln!(out, "Next: gza add \"describe a task\" && gza work")?;
     Ok(())
+}
+
+/// Why the project's records are in SQLite although gza.yaml names a database: the setting
+/// waits for the person's trust (a cloned repository must not send this machine's records, or
+/// its credentials, to a server of its choosing).
+fn database_ignored(project: &crate::project::Project) -> Option<String> {
+    project.ignored_settings.iter().any(|k| k == "database").then(|| {
+        format!(
+            "{CONFIG_FILE}'s database setting is ignored until you trust it, so this is SQLite:              run `gza trust`, then `gza init` again (or set database: in gza.local.yaml, or              GZA_DATABASE_URL)"
+        )
+    })
 }
 
 /// Append the runtime-file entries .gitignore lacks; returns how many were added.

@@ -162,3 +162,113 @@ fn config_example_prints_every_key_anywhere() {
     assert_eq!(run.code, 0, "{run}");
     assert_eq!(run.stdout, include_str!("../../gza.example.yaml"));
 }
+
+/// Whatever shape a database value has and wherever it comes from (each settings file, the
+/// setting's variable, `GZA_DATABASE_URL`, `db copy --to`), no line gza prints shows its
+/// password; `gza config` shows the connection in use and where it came from.
+#[test]
+fn no_database_value_from_any_source_shows_its_password() {
+    const SECRET: &str = "hunter2SECRET";
+    let malformed = [
+        "POSTGRES://gza:hunter2SECRET@127.0.0.1:1/pw1?sslmode=maybe",
+        "gza:hunter2SECRET@127.0.0.1:1/pw1",
+        "pg://gza:hunter2SECRET@127.0.0.1:1/pw1?sslmode=disable",
+        "postgres://gza@127.0.0.1:1/pw1 password=hunter2SECRET",
+        "postgres://gza:hunter2SECRET@127.0.0.1:1/pw1#x",
+    ];
+    for value in malformed {
+        // In a settings file: the one "holds a password" line, naming the file.
+        let p = TestProject::empty_sqlite();
+        p.ok(&["init"]);
+        for file in ["gza.local.yaml", "user"] {
+            let yaml = format!("database: {}\n", serde_json::to_string(value).unwrap());
+            if file == "user" {
+                user_file(&p, &yaml);
+            } else {
+                std::fs::write(p.path(file), &yaml).unwrap();
+            }
+            let err = p.user_error(&["config"]);
+            let named = if file == "user" { "config.yaml" } else { file };
+            assert!(
+                err.contains("holds a password") && err.contains(named),
+                "{value}: {err}"
+            );
+            assert!(!err.contains(SECRET), "{value}: {err}");
+            let _ = std::fs::remove_file(p.path(file));
+            let _ = std::fs::remove_file(p.home().join(".gza/config.yaml"));
+        }
+        // In the environment: the error names the variable, never gza.yaml, and is masked.
+        for var in ["GZA_DATABASE", "GZA_DATABASE_URL"] {
+            let mut p = TestProject::empty_sqlite();
+            p.ok(&["init"]);
+            p.set_env(var, value);
+            let run = p.run(&["next"]);
+            assert_ne!(run.code, 0, "{value} in {var}: {run}");
+            assert!(run.stderr.contains(var), "{value} in {var}: {run}");
+            assert!(!run.stderr.contains("gza.yaml"), "{value} in {var}: {run}");
+            assert!(!run.to_string().contains(SECRET), "{value} in {var}: {run}");
+        }
+        let p = TestProject::empty_sqlite();
+        p.ok(&["init"]);
+        let run = p.run(&["db", "copy", "--to", value]);
+        assert_ne!(run.code, 0, "{run}");
+        assert!(!run.to_string().contains(SECRET), "{value}: {run}");
+    }
+    // A valid connection with a password, from either variable: `gza config` shows it without
+    // the password, from where it came.
+    for var in ["GZA_DATABASE", "GZA_DATABASE_URL"] {
+        let mut p = TestProject::empty_sqlite();
+        p.ok(&["init"]);
+        p.set_env(
+            var,
+            "postgres://gza_secret:hunter2SECRET@127.0.0.1:1/pw1?sslmode=disable",
+        );
+        let out = p.ok(&["config"]);
+        assert_eq!(
+            lines_for(&out, &["database"]),
+            format!(
+                "database \"postgres://gza_secret:***@127.0.0.1:1/pw1?sslmode=disable\" ${var}"
+            ),
+            "{out}"
+        );
+        let json = p.json(&["config", "--json"]);
+        assert_eq!(json["database"]["source"], format!("${var}"), "{json}");
+        assert!(!json.to_string().contains(SECRET), "{json}");
+    }
+}
+
+/// A check across keys names the file (and line) or the variable that set the key it is
+/// about, not gza.yaml; `gza init` refuses such settings in that one line and sets up nothing.
+#[test]
+fn a_settings_error_names_the_file_that_holds_the_key_and_init_refuses_it() {
+    let mut p = TestProject::empty_sqlite();
+    p.ok(&["init"]);
+    std::fs::write(p.path("gza.local.yaml"), "# mine\nproject: ''\n").unwrap();
+    let err = p.user_error(&["next"]);
+    assert!(
+        err.contains("gza.local.yaml:2") && err.contains("project must not be empty"),
+        "{err}"
+    );
+    assert!(!err.contains("gza.yaml"), "{err}");
+    // A clone whose database is not made yet: init refuses, and makes none.
+    std::fs::remove_file(p.path(".gza/gza.db")).unwrap();
+    let err = p.user_error(&["init"]);
+    assert!(err.contains("gza.local.yaml:2"), "{err}");
+    assert!(!p.path(".gza/gza.db").exists());
+    // A new project: refused too, and no gza.yaml is left behind.
+    let q = TestProject::empty_sqlite();
+    std::fs::create_dir_all(q.root()).unwrap();
+    std::fs::write(q.path("gza.local.yaml"), "project: ''\n").unwrap();
+    let err = q.user_error(&["init"]);
+    assert!(err.contains("gza.local.yaml:1"), "{err}");
+    assert!(!q.path("gza.yaml").exists());
+    // From the environment: the variable is named.
+    std::fs::remove_file(p.path("gza.local.yaml")).unwrap();
+    p.set_env("GZA_MAX_CONCURRENT", "0");
+    let err = p.user_error(&["next"]);
+    assert!(err.contains("GZA_MAX_CONCURRENT: max_concurrent"), "{err}");
+    p.unset_env("GZA_MAX_CONCURRENT");
+    std::fs::write(p.path("gza.local.yaml"), "max_concurrent: 0\n").unwrap();
+    let err = p.user_error(&["next"]);
+    assert!(err.contains("gza.local.yaml:1"), "{err}");
+}

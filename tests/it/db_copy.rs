@@ -516,3 +516,19 @@ fn many_rows_go_across_statements_and_a_later_copy_takes_only_the_new_ones() {
     assert_eq!(next_sqlite, next_pg.stdout);
     postgres::cluster().drop_database(&name);
 }
+
+/// A project whose state tables still hold what a new schema holds (no regeneration backed
+/// off, say): the dry run into a project not made yet says what the copy then does, row for
+/// row, state tables included.
+#[test]
+fn a_dry_run_into_a_new_project_agrees_with_the_copy_for_state_left_at_its_defaults() {
+    let p = sqlite_project();
+    p.add(&["one task"]);
+    let (name, url) = new_target();
+    let dry = p.ok(&["db", "copy", "--to", &url, "--dry-run"]);
+    let real = p.ok(&["db", "copy", "--to", &url]);
+    let (dry, real) = (counts(&dry), counts(&real));
+    assert_eq!(dry["extraction_backoff"], real["extraction_backoff"]);
+    assert_eq!(dry, real);
+    postgres::cluster().drop_database(&name);
+}

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::project::{TestProject, on_postgres};
+use crate::support::project::{TestProject, on_postgres, wait_until};
 
 /// An agent: a review asks for changes until `better.txt` is in its checkout, an improve task
 /// writes it, any other task writes `work-<id>.txt`.
@@ -475,4 +475,52 @@ fn merge_with_delete_branch_in_another_clone_merges_origins_copy_and_deletes_it_
         "origin's newer copy was not the one merged"
     );
     assert_eq!(on_origin(&b, &origin, &two), None, "{run}");
+}
+
+/// A worker whose task was reaped while it was away (its lease expired: a partition, a
+/// suspended machine) finishes with a commit all the same: nothing of it reaches `origin`,
+/// and no push is recorded over what others recorded since (its result is refused too).
+#[test]
+fn a_worker_whose_task_was_reaped_while_it_was_away_pushes_nothing() {
+    let p = TestProject::empty();
+    let origin = bare_origin(&p);
+    first_clone(&p, &origin, "");
+    let marker = p.scratch().join("started");
+    // The agent writes its work, then waits; stopped (by the reaper), it ends as if done.
+    let script = p.agent_script(&format!(
+        "cat > /dev/null\necho late > \"late-$GZA_TASK_ID.txt\"\ntrap 'echo \"the late result\"; exit 0' TERM\ntouch {}\nsleep 120 &\nwait\n",
+        marker.display()
+    ));
+    std::fs::write(
+        p.path("gza.local.yaml"),
+        format!(
+            "provider: command\nproviders:\n  command:\n    command: [sh, {script}]\n{}",
+            push_on()
+        ),
+    )
+    .unwrap();
+    p.add(&["slow task"]);
+    let away = p.spawn(&["work"]);
+    wait_until(30, "the agent to start", || marker.exists());
+    p.db()
+        .execute(
+            "UPDATE worker_leases SET heartbeat_at = heartbeat_at - 1000",
+            [],
+        )
+        .unwrap();
+    let reaper = p.run(&["work"]);
+    assert_eq!(reaper.code, 0, "{reaper}");
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "WORKER_DIED");
+    let out = away.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("its result was not recorded"), "{stderr}");
+    let heads = p.git(&["ls-remote", "--heads", &origin.to_string_lossy()]);
+    assert!(!heads.contains("gza/"), "the reaped worker pushed: {heads}");
+    let pushes: i64 = p
+        .db()
+        .query_row("SELECT COUNT(*) FROM branch_pushes", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(pushes, 0);
+    let shown = p.ok(&["show", "1"]);
+    assert!(!shown.contains("Push:"), "{shown}");
 }

@@ -606,3 +606,64 @@ fn work_opens_one_connection_for_a_task() {
     let show = p.ok(&["show", &id.to_string()]);
     assert!(show.contains("(L1, L2, L3)"), "{show}");
 }
+
+/// README's "Team mode" commands, as written, set the project up on PostgreSQL; the order a
+/// person may take instead (the database line first, no trust) gets SQLite and says plainly
+/// why, in what `gza init` prints.
+#[test]
+fn the_readmes_team_mode_commands_work_as_written() {
+    let cluster = postgres::cluster();
+    let name = cluster.new_database();
+    let line = format!("database: {}\n", cluster.url(&name));
+    let append = |p: &TestProject| {
+        let mut yaml = std::fs::read_to_string(p.path("gza.yaml")).unwrap_or_default();
+        yaml.push_str(&line);
+        std::fs::write(p.path("gza.yaml"), yaml).unwrap();
+    };
+    // The database line first, untrusted: SQLite, and why.
+    let p = TestProject::empty_sqlite();
+    clone_with_origin(&p, "git@github.com:acme/readme-first.git");
+    append(&p);
+    let out = p.ok(&["init"]);
+    assert!(out.contains("(SQLite)"), "{out}");
+    assert!(
+        out.contains("database setting is ignored until you trust it") && out.contains("gza trust"),
+        "{out}"
+    );
+    // Run again without trusting: refused, saying why again.
+    let err = p.user_error(&["init"]);
+    assert!(err.contains("ignored until you trust it"), "{err}");
+
+    // As README says: init, the line, trust, init.
+    let p = TestProject::empty_sqlite();
+    clone_with_origin(&p, "git@github.com:acme/readme.git");
+    p.ok(&["init"]);
+    append(&p);
+    p.ok(&["trust", "--yes"]);
+    let out = p.ok(&["init"]);
+    assert!(
+        out.contains("PostgreSQL") && out.contains("project github.com/acme/readme"),
+        "{out}"
+    );
+    let status = p.ok(&["db", "status"]);
+    assert!(status.contains("backend         postgres"), "{status}");
+    cluster.drop_database(&name);
+}
+
+/// What a worker whose task was reaped elsewhere leaves in this clone's logs: the room it made
+/// for the outcome, blank. Nothing can record it, so the next `gza work` removes it; a kept
+/// outcome that holds something is left to the reaping that reads it.
+#[test]
+fn a_blank_outcome_reservation_of_a_finished_task_goes_with_the_next_work() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    p.add(&["a task"]);
+    p.ok(&["work"]);
+    let blank = p.path(".gza/logs/1.outcome.json");
+    std::fs::write(&blank, vec![b' '; 64 * 1024]).unwrap();
+    let other = p.path(".gza/logs/7.outcome.json");
+    std::fs::write(&other, "{\"task_id\": 7}\n").unwrap();
+    p.ok(&["work"]);
+    assert!(!blank.exists(), "the blank reservation was kept");
+    assert!(other.exists());
+}

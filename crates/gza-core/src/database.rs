@@ -37,33 +37,60 @@ pub const SSL_MODES: [&str; 5] = ["disable", "prefer", "require", "verify-ca", "
 
 impl DatabaseSpec {
     /// Parse a connection URL or `key=value` words. `from_file` names the settings file it
-    /// came from: a password there is refused.
+    /// came from: a password there is refused, however malformed the rest of the value is.
+    /// Every error that echoes any part of the value echoes it through [`mask`].
     pub fn parse(text: &str, from_file: Option<&Path>) -> Result<DatabaseSpec, String> {
         let text = text.trim();
-        let spec = if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-            parse_url(text)?
-        } else if text.contains('=') {
-            parse_words(text)?
-        } else {
-            return Err(format!(
-                "{text:?} is not a PostgreSQL connection: write a URL (postgres://user@host/db) or key=value words (host=… dbname=…), or `sqlite`"
-            ));
+        // Belt and braces: a message that echoes a piece of the value out of its context
+        // (`sslmode=…` holding what `password=` holds) still never shows the password.
+        Self::parse_unredacted(text, from_file).map_err(|e| redact(&e, text))
+    }
+
+    fn parse_unredacted(text: &str, from_file: Option<&Path>) -> Result<DatabaseSpec, String> {
+        // First, before anything can fail on the rest: the one line a password in a settings
+        // file gets, whatever else is wrong with the value.
+        if let Some(file) = from_file
+            && holds_password(text)
+        {
+            return Err(password_in_file(file));
+        }
+        let scheme = text
+            .split_once("://")
+            .map(|(scheme, _)| scheme)
+            .filter(|s| !s.is_empty() && !s.contains(|c: char| c.is_whitespace() || c == '='));
+        let spec = match scheme {
+            Some(s)
+                if s.eq_ignore_ascii_case("postgres") || s.eq_ignore_ascii_case("postgresql") =>
+            {
+                parse_url(text)?
+            }
+            Some(s) => {
+                return Err(format!(
+                    "{:?} is not a PostgreSQL connection: a URL starts with postgres:// or postgresql://, not {s}://",
+                    mask(text)
+                ));
+            }
+            None if looks_like_words(text) => parse_words(text)?,
+            None => {
+                return Err(format!(
+                    "{:?} is not a PostgreSQL connection: write a URL (postgres://user@host/db) or key=value words (host=… dbname=…), or `sqlite`",
+                    mask(text)
+                ));
+            }
         };
         if let Some(mode) = &spec.sslmode
             && !SSL_MODES.contains(&mode.as_str())
         {
             return Err(format!(
-                "sslmode={mode} is not one gza knows; use one of {}",
+                "sslmode={} is not one gza knows; use one of {}",
+                mask(mode),
                 SSL_MODES.join(", ")
             ));
         }
         if spec.password.is_some()
             && let Some(file) = from_file
         {
-            return Err(format!(
-                "the database setting in {} holds a password; settings files are read by (and often committed for) others: remove it and give it in ~/.pgpass, a service file (service=…), PGPASSWORD or GZA_DATABASE_URL",
-                file.display()
-            ));
+            return Err(password_in_file(file));
         }
         Ok(spec)
     }
@@ -108,7 +135,7 @@ impl DatabaseSpec {
                 self.port = Some(
                     value
                         .parse()
-                        .map_err(|_| format!("port={value} is not a port number"))?,
+                        .map_err(|_| format!("port={} is not a port number", mask(&value)))?,
                 )
             }
             "user" => self.user = Some(value),
@@ -118,15 +145,18 @@ impl DatabaseSpec {
             "sslrootcert" => self.sslrootcert = Some(PathBuf::from(value)),
             "service" => self.service = Some(value),
             "connect_timeout" => {
-                self.connect_timeout =
-                    Some(value.parse().map_err(|_| {
-                        format!("connect_timeout={value} is not a number of seconds")
-                    })?)
+                self.connect_timeout = Some(value.parse().map_err(|_| {
+                    format!(
+                        "connect_timeout={} is not a number of seconds",
+                        mask(&value)
+                    )
+                })?)
             }
             "application_name" => self.application_name = Some(value),
             other => {
                 return Err(format!(
-                    "{other} is not a connection parameter gza reads (host, port, user, dbname, sslmode, sslrootcert, service, connect_timeout, application_name)"
+                    "{} is not a connection parameter gza reads (host, port, user, dbname, sslmode, sslrootcert, service, connect_timeout, application_name)",
+                    mask(other)
                 ));
             }
         }
@@ -134,8 +164,125 @@ impl DatabaseSpec {
     }
 }
 
+/// The one line a password in a settings file gets.
+fn password_in_file(file: &Path) -> String {
+    format!(
+        "the database setting in {} holds a password; settings files are read by (and often committed for) others: remove it and give it in ~/.pgpass, a service file (service=…), PGPASSWORD or GZA_DATABASE_URL",
+        file.display()
+    )
+}
+
+/// Where a database value (a URL, `key=value` words, or anything a person wrote instead)
+/// holds a password, as byte ranges of `text`: the password of a URL's userinfo (from the
+/// first `:` after `scheme://`, or after the start when there is no scheme, to the last `@`:
+/// however malformed, nothing between them is shown), and the value of every `password=`
+/// (any case, spaces around `=`, quoted or not; in words or a URL's query).
+/// A value of words with no `://` in it has no userinfo.
+fn secret_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    let lower = text.to_ascii_lowercase();
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(found) = lower[from..].find("password") {
+        let mut i = from + found + "password".len();
+        from = i;
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if bytes.get(i) != Some(&b'=') {
+            continue;
+        }
+        i += 1;
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let start = i;
+        if bytes.get(i) == Some(&b'\'') {
+            i += 1;
+            while i < bytes.len() && bytes[i] != b'\'' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(bytes.len());
+        } else {
+            while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b'&' {
+                i += 1;
+            }
+        }
+        spans.push(start..i);
+        from = i.max(from);
+    }
+    // libpq's words have no userinfo (an `@` and a `:` in their values are just text), unless
+    // a URL is among them.
+    let start = match text.find("://") {
+        Some(i) => i + 3,
+        None if looks_like_words(text) => return spans,
+        None => 0,
+    };
+    if let Some(at) = text[start..].rfind('@').map(|i| start + i)
+        && let Some(colon) = text[start..at].find(':').map(|i| start + i)
+    {
+        spans.push(colon + 1..at);
+    }
+    spans
+}
+
+/// Whether a database value holds a password anywhere, however malformed it is.
+fn holds_password(text: &str) -> bool {
+    secret_spans(text).iter().any(|span| !span.is_empty())
+}
+
+/// A database value as it may be shown (in an error, `gza config`, a log): every password in
+/// it, as [`secret_spans`] finds them, replaced by `***`. The one function every message that
+/// echoes a database value, or a piece of one, goes through.
+pub fn mask(text: &str) -> String {
+    let mut spans = secret_spans(text);
+    spans.sort_by_key(|s| s.start);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for span in spans {
+        if span.end <= at {
+            continue;
+        }
+        let start = span.start.max(at);
+        // Spans are found at ASCII delimiters, so these are character boundaries.
+        out.push_str(&text[at..start]);
+        out.push_str("***");
+        at = span.end;
+    }
+    out.push_str(&text[at..]);
+    redact(&out, text)
+}
+
+/// `message` with every password `value` holds (of four characters or more: a shorter one
+/// would blot out ordinary words) replaced by `***` wherever it appears.
+fn redact(message: &str, value: &str) -> String {
+    secret_spans(value)
+        .into_iter()
+        .map(|span| value[span].trim_matches('\'').to_string())
+        .filter(|secret| secret.len() >= 4)
+        .fold(message.to_string(), |m, secret| m.replace(&secret, "***"))
+}
+
+/// Whether a value that is not a URL is libpq's words: it starts with `key=` (a key of letters,
+/// digits and `_`, spaces allowed before `=`).
+fn looks_like_words(text: &str) -> bool {
+    let key_end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    key_end > 0 && text[key_end..].trim_start().starts_with('=')
+}
+
 fn parse_url(text: &str) -> Result<DatabaseSpec, String> {
+    // A space is no part of a URL: what follows it (`… password=…`) would otherwise be taken
+    // into the database's name, silently.
+    if text.contains(char::is_whitespace) {
+        return Err("the database URL holds a space; percent-encode it (%20), or write key=value words (host=… dbname=…) instead of a URL".into());
+    }
     let url = url::Url::parse(text).map_err(|e| format!("the database URL is not valid: {e}"))?;
+    // PostgreSQL's URLs have no fragment: what follows `#` would be silently dropped.
+    if url.fragment().is_some() {
+        return Err("the database URL holds a fragment (#…), which PostgreSQL URLs do not have; percent-encode a # in a name or password as %23".into());
+    }
     let mut spec = DatabaseSpec::default();
     if !url.username().is_empty() {
         spec.user = Some(percent_decode(url.username()));
@@ -193,7 +340,7 @@ fn parse_words(text: &str) -> Result<DatabaseSpec, String> {
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         if chars.next() != Some('=') {
-            return Err(format!("{key:?} has no value (write key=value)"));
+            return Err(format!("{:?} has no value (write key=value)", mask(&key)));
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         let mut value = String::new();
@@ -203,7 +350,9 @@ fn parse_words(text: &str) -> Result<DatabaseSpec, String> {
                     Some('\\') => value.extend(chars.next()),
                     Some('\'') => break,
                     Some(c) => value.push(c),
-                    None => return Err(format!("the value of {key} has no closing quote")),
+                    None => {
+                        return Err(format!("the value of {} has no closing quote", mask(&key)));
+                    }
                 }
             }
         } else {
@@ -259,29 +408,32 @@ pub fn default_project_name(root: &Path) -> String {
     format!("file://{host}{}", root.display())
 }
 
+/// Hosts whose repository paths are case-insensitive (`Acme/App` and `acme/app` are one
+/// repository there), so their paths are lowercased.
+const CASE_INSENSITIVE_HOSTS: [&str; 3] = ["github.com", "gitlab.com", "bitbucket.org"];
+
 /// The name a project has in a shared database when no `project` setting gives one: the
 /// normalised URL of the repository's `origin`, so every clone of a repository (by ssh or
-/// https, with or without `.git`, with or without credentials in the URL) has the same one.
-/// A path (a bare repository on this machine or a share) is made absolute from `root`.
+/// https, with or without `.git` in any case, with or without credentials in the URL) has the
+/// same one, and different repositories never share one. A path (a bare repository on this
+/// machine or a share, plain or `file://`) is the canonical path of the repository git would
+/// use for it, symbolic links resolved.
 pub fn normalise_remote(url: &str, root: &Path) -> String {
     let url = url.trim();
-    let strip = |path: &str| -> String {
-        let path = path.trim_end_matches('/');
-        let path = path.strip_suffix(".git").unwrap_or(path);
-        path.trim_end_matches('/').to_string()
-    };
     // scheme://[user[:pass]@]host[:port]/path
     if let Some((scheme, rest)) = url.split_once("://") {
         let scheme = scheme.to_ascii_lowercase();
         if scheme == "file" {
-            return strip(rest);
+            // file:///path and file://localhost/path are this machine's /path.
+            let path = match rest.strip_prefix("localhost") {
+                Some(p) if p.starts_with('/') => p,
+                _ => rest,
+            };
+            return local_repository(&percent_decode(path), root);
         }
         let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
         let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-        let (host, port) = match host_port.rsplit_once(':') {
-            Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => (h, Some(p)),
-            _ => (host_port, None),
-        };
+        let (host, port) = split_host_port(host_port);
         let default_port = match scheme.as_str() {
             "ssh" | "git+ssh" | "ssh+git" => "22",
             "https" => "443",
@@ -289,34 +441,89 @@ pub fn normalise_remote(url: &str, root: &Path) -> String {
             "git" => "9418",
             _ => "",
         };
-        let host = host.to_ascii_lowercase();
-        let host = match port {
-            Some(p) if p != default_port => format!("{host}:{p}"),
-            _ => host,
-        };
-        return format!("{host}/{}", strip(path.trim_start_matches('/')));
+        let port = port.filter(|p| !p.is_empty() && *p != default_port);
+        return remote_name(host, port, path);
     }
-    // scp-like: [user@]host:path (not a Windows drive, not a local path with a colon later)
-    if let Some((left, path)) = url.split_once(':')
-        && !left.contains('/')
-        && !left.is_empty()
+    // scp-like: [user@]host:path, the host perhaps in brackets ([::1]); not when a `/` comes
+    // before the `:` (a local path with a colon in it), as git decides.
+    let after_user = url.split_once('@').map_or(url, |(_, h)| h);
+    let scp = if let Some(bracketed) = after_user.strip_prefix('[') {
+        bracketed
+            .split_once("]:")
+            .map(|(host, path)| (&after_user[..host.len() + 2], path))
+    } else {
+        url.split_once(':')
+            .filter(|(left, _)| !left.is_empty() && !left.contains('/'))
+            .map(|(left, path)| (left.rsplit_once('@').map_or(left, |(_, h)| h), path))
+    };
+    if let Some((host, path)) = scp
+        && !url[..url.len() - path.len()].contains('/')
     {
-        let host = left.rsplit_once('@').map_or(left, |(_, h)| h);
-        return format!(
-            "{}/{}",
-            host.to_ascii_lowercase(),
-            strip(path.trim_start_matches('/'))
-        );
+        return remote_name(host, None, path);
     }
-    // A local path.
-    let path = Path::new(url);
+    local_repository(url, root)
+}
+
+/// `host[:port]` or `[v6][:port]`: the host and the port as written (perhaps empty).
+fn split_host_port(host_port: &str) -> (&str, Option<&str>) {
+    if host_port.starts_with('[')
+        && let Some(end) = host_port.find(']')
+    {
+        let rest = &host_port[end + 1..];
+        return (&host_port[..=end], rest.strip_prefix(':'));
+    }
+    match host_port.rsplit_once(':') {
+        Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => (h, Some(p)),
+        _ => (host_port, None),
+    }
+}
+
+/// `host[:port]/path` of a repository on a server: the host in lowercase, the path without
+/// its slashes at either end and its `.git` (in any case), lowercased where the host's paths
+/// are case-insensitive.
+fn remote_name(host: &str, port: Option<&str>, path: &str) -> String {
+    let host = host.to_ascii_lowercase();
+    let path = path.trim_matches('/');
+    let path = match path.len().checked_sub(4) {
+        Some(i) if path.is_char_boundary(i) && path[i..].eq_ignore_ascii_case(".git") => &path[..i],
+        _ => path,
+    };
+    let path = path.trim_end_matches('/');
+    let path = if CASE_INSENSITIVE_HOSTS.contains(&host.as_str()) {
+        path.to_lowercase()
+    } else {
+        path.to_string()
+    };
+    match port {
+        Some(p) => format!("{host}:{p}/{path}"),
+        None => format!("{host}/{path}"),
+    }
+}
+
+/// A repository on this machine named by `path` (relative to `root`): the canonical path of
+/// the one git uses for it (`path`, else `path.git`, as git tries them), so a symbolic link
+/// and its target are one project, and `origin` and `origin.git` (two repositories) are two.
+/// A path that leads nowhere is named as written, made absolute.
+fn local_repository(path: &str, root: &Path) -> String {
+    let path = Path::new(path);
     let absolute = if path.is_absolute() {
         path.to_path_buf()
     } else {
         root.join(path)
     };
-    let absolute = absolute.canonicalize().unwrap_or(absolute);
-    strip(&absolute.to_string_lossy())
+    let trimmed = absolute.to_string_lossy().trim_end_matches('/').to_string();
+    let trimmed = if trimmed.is_empty() {
+        "/".to_string()
+    } else {
+        trimmed
+    };
+    let found = [trimmed.clone(), format!("{trimmed}.git")]
+        .into_iter()
+        .find_map(|candidate| Path::new(&candidate).canonicalize().ok());
+    match found {
+        Some(found) => found.to_string_lossy().into_owned(),
+        None => trimmed,
+    }
 }
 
 #[cfg(test)]
@@ -351,15 +558,131 @@ mod tests {
     #[test]
     fn a_local_origin_is_named_by_its_absolute_path() {
         let root = Path::new("/nonexistent/work/app");
-        assert_eq!(normalise_remote("/srv/git/app.git", root), "/srv/git/app");
         assert_eq!(
-            normalise_remote("file:///srv/git/app.git", root),
-            "/srv/git/app"
+            normalise_remote("/nonexistent/git/app.git", root),
+            "/nonexistent/git/app.git"
+        );
+        assert_eq!(
+            normalise_remote("file:///nonexistent/git/app.git/", root),
+            "/nonexistent/git/app.git"
+        );
+        assert_eq!(
+            normalise_remote("file://localhost/nonexistent/git/app.git", root),
+            "/nonexistent/git/app.git"
         );
         assert_eq!(
             normalise_remote("../origin.git", root),
-            "/nonexistent/work/app/../origin"
+            "/nonexistent/work/app/../origin.git"
         );
+    }
+
+    /// One repository always gets one name, different repositories never the same: each row
+    /// is a set of spellings of one repository, and no two rows share a name.
+    #[test]
+    fn every_spelling_of_a_repository_has_its_name_and_no_other_has_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        let h = home.display();
+        let root = home.join("work");
+        std::fs::create_dir_all(&root).unwrap();
+        // Two different bare repositories, origin.git and origin; a link to the first.
+        std::fs::create_dir(home.join("origin.git")).unwrap();
+        std::fs::create_dir(home.join("origin")).unwrap();
+        std::fs::create_dir(home.join("only.git")).unwrap();
+        std::os::unix::fs::symlink(home.join("origin.git"), home.join("link.git")).unwrap();
+        let rows: Vec<(String, Vec<String>)> = vec![
+            (
+                "github.com/acme/app".into(),
+                [
+                    "git@github.com:acme/app.git",
+                    "git@github.com:Acme/App.git",
+                    "git@github.com:acme/app",
+                    "git@GitHub.com:acme/app.GIT",
+                    "ssh://git@github.com/acme/app.git",
+                    "ssh://git@github.com:/acme/app",
+                    "ssh://git@github.com:22/acme/app.git/",
+                    "https://github.com/ACME/app.Git",
+                    "https://x-token:ghp_secret@github.com/acme/app",
+                    "http://github.com:80/acme/app/",
+                ]
+                .map(String::from)
+                .into(),
+            ),
+            (
+                "gitlab.com/group/sub/proj".into(),
+                [
+                    "git@gitlab.com:Group/Sub/Proj.git",
+                    "https://gitlab.com/group/sub/proj",
+                ]
+                .map(String::from)
+                .into(),
+            ),
+            (
+                // Elsewhere, paths keep their case: these are two repositories.
+                "git.example.com/Acme/App".into(),
+                [
+                    "git@git.example.com:Acme/App.git",
+                    "ssh://git.example.com/Acme/App",
+                ]
+                .map(String::from)
+                .into(),
+            ),
+            (
+                "git.example.com/acme/app".into(),
+                ["git@git.example.com:acme/app"].map(String::from).into(),
+            ),
+            (
+                "example.com:2222/acme/app".into(),
+                ["ssh://git@example.com:2222/acme/app.git"]
+                    .map(String::from)
+                    .into(),
+            ),
+            (
+                "[::1]/acme/app".into(),
+                [
+                    "git@[::1]:acme/app",
+                    "ssh://git@[::1]/acme/app.git",
+                    "ssh://[::1]:22/acme/app",
+                ]
+                .map(String::from)
+                .into(),
+            ),
+            (
+                "[::1]:2222/acme/app".into(),
+                ["ssh://git@[::1]:2222/acme/app"].map(String::from).into(),
+            ),
+            (
+                format!("{h}/origin.git"),
+                vec![
+                    format!("{h}/origin.git"),
+                    format!("{h}/origin.git/"),
+                    format!("file://{h}/link.git"),
+                    format!("{h}/link.git"),
+                    format!("file://localhost{h}/origin.git"),
+                    "../origin.git".into(),
+                ],
+            ),
+            (
+                format!("{h}/origin"),
+                vec![
+                    format!("{h}/origin"),
+                    format!("file://{h}/origin"),
+                    "../origin".into(),
+                ],
+            ),
+            (
+                // As git does: `only` is found as only.git.
+                format!("{h}/only.git"),
+                vec![format!("{h}/only"), format!("file://{h}/only.git")],
+            ),
+        ];
+        let mut seen = std::collections::BTreeMap::new();
+        for (name, spellings) in &rows {
+            for spelling in spellings {
+                assert_eq!(&normalise_remote(spelling, &root), name, "{spelling}");
+            }
+            assert!(seen.insert(name.clone(), ()).is_none(), "{name} twice");
+        }
     }
 
     #[test]
@@ -397,6 +720,98 @@ mod tests {
         }
         let encoded = DatabaseSpec::parse("postgres://gza:p%40ss@db/team", None).unwrap();
         assert_eq!(encoded.password.as_deref(), Some("p@ss"));
+    }
+
+    /// The probe's values, and their kin: however malformed, no error (and no display) shows
+    /// the password, from a file the one "holds a password" line is given, schemes are matched
+    /// in any case, and a URL with a space or a fragment is refused.
+    #[test]
+    fn no_error_ever_shows_a_password() {
+        const SECRET: &str = "hunter2SECRET";
+        let file = Path::new("/p/gza.local.yaml");
+        // (value, whether it is a valid connection when it comes from the environment)
+        let table: &[(&str, bool)] = &[
+            ("POSTGRES://gza:hunter2SECRET@127.0.0.1:24021/pw1", true),
+            (
+                "Postgres://gza:hunter2SECRET@127.0.0.1:24021/pw1?sslmode=disable",
+                true,
+            ),
+            ("PostgreSQL://gza:hunter2SECRET@127.0.0.1/pw1", true),
+            ("gza:hunter2SECRET@127.0.0.1:24021/pw1", false),
+            (
+                "gza:hunter2SECRET@127.0.0.1:24021/pw1?sslmode=disable",
+                false,
+            ),
+            (
+                "pg://gza:hunter2SECRET@127.0.0.1:24021/pw1?sslmode=disable",
+                false,
+            ),
+            (
+                "postgres://gza@127.0.0.1:24021/pw1 password=hunter2SECRET",
+                false,
+            ),
+            (
+                "postgres://gza@127.0.0.1:24021/pw1 PassWord = 'hunter2SECRET'",
+                false,
+            ),
+            (
+                "postgres://gza:hunter2SECRET@127.0.0.1:24021/pw1#frag",
+                false,
+            ),
+            ("postgres://gza:hunter 2SECRET@127.0.0.1/pw1", false),
+            ("postgres://gza:hunter2SECRET@127.0.0.1:port/pw1", false),
+            (
+                "postgres://gza:hunter2SECRET@127.0.0.1/pw1?sslmode=maybe",
+                false,
+            ),
+            (
+                "postgres://gza@db/pw1?password=hunter2SECRET&colour=blue",
+                false,
+            ),
+            ("host=db password='hunter2SECRET x' colour=blue", false),
+            (
+                "host=db password=hunter2SECRET sslmode=hunter2SECRET",
+                false,
+            ),
+            ("host=db password=hunter2SECRET", true),
+            ("gza:hunter2SECRET@db sslmode=require", false),
+        ];
+        for &(text, valid) in table {
+            let from_file = DatabaseSpec::parse(text, Some(file)).unwrap_err();
+            assert!(
+                from_file.contains("holds a password"),
+                "{text}: {from_file}"
+            );
+            assert!(from_file.contains("gza.local.yaml"), "{text}: {from_file}");
+            match DatabaseSpec::parse(text, None) {
+                Ok(spec) => {
+                    assert!(valid, "{text} was accepted");
+                    assert!(spec.password.as_deref().unwrap().contains("hunter"));
+                    assert!(!spec.display().contains(SECRET), "{text}");
+                }
+                Err(e) => {
+                    assert!(!valid, "{text}: {e}");
+                    assert!(!e.contains(SECRET) && !e.contains("2SECRET"), "{text}: {e}");
+                }
+            }
+            assert!(!mask(text).contains("2SECRET"), "{text}: {}", mask(text));
+        }
+        assert_eq!(
+            mask("postgres://gza:p@ss@db/team"),
+            "postgres://gza:***@db/team"
+        );
+        assert_eq!(
+            mask("host=db password = 'a \\' b' dbname=x"),
+            "host=db password = *** dbname=x"
+        );
+        // Nothing to hide is shown as it is; words' values may hold `:` and `@`.
+        for plain in [
+            "postgres://gza@db:5432/team?sslmode=require",
+            "host=db application_name=a:b@c",
+        ] {
+            assert_eq!(mask(plain), plain);
+            assert!(DatabaseSpec::parse(plain, Some(file)).is_ok(), "{plain}");
+        }
     }
 
     #[test]

@@ -393,8 +393,10 @@ pub fn load(root: &Path) -> Result<Effective> {
         let text = serde_norway::to_string(&alone).unwrap_or_default();
         if let Err(e) = serde_norway::from_str::<Config>(&text) {
             let message = crate::config::clean_yaml_message(&e.to_string());
+            // The value may be a database's, with its password: shown masked.
             return Err(Error::Usage(format!(
-                "{var}={raw}: {message} (the environment sets {key}); fix or unset it"
+                "{var}={}: {message} (the environment sets {key}); fix or unset it",
+                crate::database::mask(&raw)
             )));
         }
         set(&mut merged, &key, value);
@@ -407,7 +409,9 @@ pub fn load(root: &Path) -> Result<Effective> {
         location: None,
         message: format!("the layers together do not make valid settings: {e}"),
     })?;
-    config.validate(&project_file)?;
+    config
+        .validate(&project_file)
+        .map_err(|e| blame(e, &project_file, &sources))?;
 
     let mut all = Vec::new();
     leaves(&merged, "", &mut all);
@@ -418,6 +422,25 @@ pub fn load(root: &Path) -> Result<Effective> {
             (key, (value, source))
         })
         .collect();
+    // The database the project uses: `GZA_DATABASE_URL` overrides the setting (as
+    // `Project::database` reads it); shown as it is used, from where it comes, and never with
+    // its password.
+    let mut values = values;
+    if let Some(url) = std::env::var(crate::database::URL_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    {
+        values.insert(
+            "database".into(),
+            (
+                Value::String(url),
+                Source::Env(crate::database::URL_ENV.into()),
+            ),
+        );
+    }
+    if let Some((Value::String(db), _)) = values.get_mut("database") {
+        *db = crate::database::mask(db);
+    }
     // What a later layer of the person's own sets anyway was not ignored for want of trust.
     let overridden = |key: &str| match values.get(key).map(|(_, source)| source) {
         Some(Source::Env(_)) => true,
@@ -446,6 +469,39 @@ pub fn load(root: &Path) -> Result<Effective> {
         confined,
         unknown_env,
     })
+}
+
+/// An error of the checks across keys, which name the project's file, made to name where
+/// the key it is about (the first word of its message) was set: another file and its line, or
+/// the environment variable.
+fn blame(e: Error, project_file: &Path, sources: &BTreeMap<String, Source>) -> Error {
+    let Error::Config {
+        path,
+        location,
+        message,
+    } = e
+    else {
+        return e;
+    };
+    let word_end = message
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(message.len());
+    let key = message[..word_end].trim_end_matches('.');
+    match sources.get(key) {
+        Some(Source::File { path: file, line }) if path == project_file => Error::Config {
+            path: file.clone(),
+            location: line.map(|l| (l, 1)),
+            message,
+        },
+        Some(Source::Env(var)) => Error::Usage(format!(
+            "{var}: {message} (the environment sets {key}); fix or unset it"
+        )),
+        _ => Error::Config {
+            path,
+            location,
+            message,
+        },
+    }
 }
 
 /// The one line that says what was ignored for want of trust, and what to do.

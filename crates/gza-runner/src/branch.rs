@@ -484,7 +484,7 @@ pub fn rebase(project: &Project, store: &Store, task: &Task) -> Result<Rebased> 
         // The branch was rewritten: origin's copy is replaced, if it is still the one this
         // clone fetched.
         if let Some(warning) =
-            crate::remote::push_branch(project, store, branch.owner.id, &branch.name, true)
+            crate::remote::push_branch(project, store, branch.owner.id, &branch.name, true, None)
         {
             eprintln!("warning: task {}: {warning}", task.id);
         }

@@ -252,6 +252,41 @@ pub fn drop_kept(project: &Project, id: TaskId) {
     let _ = std::fs::remove_file(path(project, id));
 }
 
+/// Remove the reservations (room made for an outcome, never written over: blanks only) of
+/// tasks no longer in progress. A worker whose task was reaped while it was away, or that was
+/// killed before its agent ended, leaves one behind: it holds no outcome, so nothing can ever
+/// record it, and every later `gza work` would keep it. The files are listed before the tasks
+/// are read, so a reservation made meanwhile is of a task that reads as in progress.
+pub fn drop_stale_reservations(project: &Project, store: &gza_store::Store) {
+    let Ok(entries) = std::fs::read_dir(project.logs_dir()) else {
+        return;
+    };
+    let found: Vec<(TaskId, PathBuf)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().into_string().ok()?;
+            let id = name.strip_suffix(".outcome.json")?.parse().ok()?;
+            Some((TaskId(id), e.path()))
+        })
+        .collect();
+    if found.is_empty() {
+        return;
+    }
+    let Ok(running) = store.in_progress_tasks() else {
+        return;
+    };
+    for (id, path) in found {
+        if running.iter().any(|t| t.id == id) {
+            continue;
+        }
+        let blank = gza_core::fsutil::read_regular_file(&path, 4 * RESERVED as u64)
+            .is_ok_and(|bytes| bytes.iter().all(u8::is_ascii_whitespace));
+        if blank {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

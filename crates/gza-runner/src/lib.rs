@@ -517,6 +517,12 @@ impl Reaped {
 /// here. The agent of a task is ended, and its kept outcome read, only on its own machine.
 /// Errors are ignored.
 pub fn reap_orphans(project: &Project, store: &Store) -> Vec<Reaped> {
+    let reaped = reap_in_progress(project, store);
+    kept::drop_stale_reservations(project, store);
+    reaped
+}
+
+fn reap_in_progress(project: &Project, store: &Store) -> Vec<Reaped> {
     let Ok(tasks) = store.in_progress_tasks() else {
         return Vec::new();
     };
@@ -630,9 +636,14 @@ fn record_kept(
             }
             Err(_) => return None,
         }
-        if let Some(warning) =
-            run::push_after_commit(project, store, task, &outcome, ending.branch.as_deref())
-        {
+        if let Some(warning) = run::push_after_commit(
+            project,
+            store,
+            task,
+            worker,
+            &outcome,
+            ending.branch.as_deref(),
+        ) {
             gza_core::fsutil::append_log(
                 &project.logs_dir().join("work.log"),
                 &format!("task {}: {warning}", task.id),

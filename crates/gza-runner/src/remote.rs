@@ -20,7 +20,7 @@ use gza_core::git::{self, REMOTE};
 use gza_core::project::Project;
 use gza_core::task::{Task, TaskId};
 use gza_core::worktree;
-use gza_store::Store;
+use gza_store::{Store, WorkerId};
 
 /// The longest a push of one branch may take before gza gives up on it.
 const PUSH_TIMEOUT: Duration = Duration::from_secs(60);
@@ -112,14 +112,28 @@ fn reason(e: &Error) -> String {
 /// After a task's commit: push `branch` to `origin` when the `push` setting is on, record how
 /// it went, and return the one line to show when it failed. `force` (after `gza rebase`
 /// rewrote the branch) replaces origin's branch only if it is still what this clone last saw.
+/// A worker pushes (`under` its id) only while its task still names the lease it claimed it
+/// under: one whose task was reaped while it was away (a partition, a suspended machine)
+/// neither pushes nor records a push, as it records no result.
 pub fn push_branch(
     project: &Project,
     store: &Store,
     task: TaskId,
     branch: &str,
     force: bool,
+    under: Option<WorkerId>,
 ) -> Option<String> {
     if !project.push_enabled() {
+        return None;
+    }
+    if let Some(worker) = under
+        && !store.holds_lease(task, worker).unwrap_or(false)
+    {
+        tracing::warn!(
+            branch,
+            task = task.0,
+            "not pushed: the task was reaped while this worker was away"
+        );
         return None;
     }
     let root = &project.root;
@@ -137,6 +151,7 @@ pub fn push_branch(
         &gza_core::process::host_name(),
         &tip,
         error.as_deref(),
+        under,
     ) {
         tracing::warn!(error = %e, branch, "could not record the push");
     }
@@ -236,7 +251,7 @@ pub fn sync_branch(
             git::run(root, &["update-ref", &local_ref, &tip, ""])?;
             Ok(None)
         }
-        (Some(_), None) => Ok(push_branch(project, store, task.id, branch, false)),
+        (Some(_), None) => Ok(push_branch(project, store, task.id, branch, false, None)),
         (Some(here), Some(there)) if here == there => Ok(None),
         (Some(here), Some(there))
             if is_ancestor(root, &here, &there) || seen.as_deref() == Some(here.as_str()) =>
@@ -244,7 +259,7 @@ pub fn sync_branch(
             move_to(project, branch, &local_ref, &here, &there)
         }
         (Some(here), Some(there)) if is_ancestor(root, &there, &here) => {
-            Ok(push_branch(project, store, task.id, branch, false))
+            Ok(push_branch(project, store, task.id, branch, false, None))
         }
         (Some(_), Some(_)) => Ok(Some(format!(
             "branch {branch} here and on {REMOTE} have diverged; using this clone's (see `git log {branch}...{REMOTE}/{branch}`)"

@@ -1150,6 +1150,7 @@ pub(super) fn push_after_commit(
     project: &Project,
     store: &Store,
     task: &Task,
+    worker: WorkerId,
     outcome: &Outcome,
     branch: Option<&str>,
 ) -> Option<String> {
@@ -1157,7 +1158,7 @@ pub(super) fn push_after_commit(
     if outcome.result.failure_reason() == Some(&FailureReason::UnsafeWorktree) {
         return None;
     }
-    crate::remote::push_branch(project, store, task.id, branch, false)
+    crate::remote::push_branch(project, store, task.id, branch, false, Some(worker))
 }
 
 /// The task fails `UNSAFE_WORKTREE`, whatever the agent said: it replaced its worktree's `.git`.
@@ -1246,6 +1247,7 @@ fn record(
             project,
             store,
             task,
+            worker,
             &ending.outcome,
             ending.branch.as_deref(),
         ) {

@@ -601,20 +601,69 @@ fn refusal(target: &Store, what: &str) -> Error {
 }
 
 impl Store {
-    /// How many rows each copied table holds (a dry run into a project not made yet copies
-    /// them all).
+    /// What a copy into a project not made yet would do, for a dry run (which makes nothing):
+    /// every row of a table with keys is copied; the one row of a state table is reported as
+    /// the copy reports it, present when it is still what a new schema holds (a fresh store's
+    /// row, made for the comparison and removed) and copied otherwise.
     pub fn copy_counts(&self) -> Result<Vec<CopiedTable>> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let fresh_path =
+            std::env::temp_dir().join(format!("gza-copy-counts-{}-{nanos}.db", std::process::id()));
+        let fresh = Store::create(&fresh_path);
+        let counted = fresh.and_then(|fresh| self.counts_beside(&fresh));
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut path = fresh_path.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
+        counted
+    }
+
+    fn counts_beside(&self, fresh: &Store) -> Result<Vec<CopiedTable>> {
         let mut out = Vec::new();
-        for (table, _) in COPIED {
+        for (table, how) in COPIED {
             let rows: i64 = self
                 .db
                 .one(&format!("SELECT COUNT(*) FROM {}", quote(table)), params![])
                 .map_err(|e| self.err(e))?;
+            let present = match how {
+                How::Rows => 0,
+                How::State => {
+                    let columns = sqlite_columns(&self.db, table).map_err(|e| self.err(e))?;
+                    let select = format!(
+                        "SELECT {} FROM {}",
+                        columns
+                            .iter()
+                            .map(|(c, _)| quote(c))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        quote(table)
+                    );
+                    let n = columns.len();
+                    let read = |store: &Store| {
+                        store
+                            .db
+                            .query_map(&select, params![], |r| read_row(r, n))
+                            .map_err(|e| store.err(e))
+                    };
+                    let (mine, new) = (read(self)?, read(fresh)?);
+                    mine.iter()
+                        .filter(|row| {
+                            new.iter().any(|other| {
+                                other.len() == row.len()
+                                    && other.iter().zip(row.iter()).all(|(a, b)| a.same(b))
+                            })
+                        })
+                        .count() as u64
+                }
+            };
             out.push(CopiedTable {
                 table,
                 rows: rows as u64,
-                copied: rows as u64,
-                present: 0,
+                copied: rows as u64 - present,
+                present,
             });
         }
         Ok(out)

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::Store;
+use super::runs::WorkerId;
 use super::tasks::time_column;
 use crate::db::{DbResult, Row};
 use gza_core::error::Result;
@@ -37,7 +38,10 @@ fn push_from_row(row: &Row) -> DbResult<BranchPush> {
 
 impl Store {
     /// Record how pushing `branch` (at `tip`, for task `task`, from `host`) went: `error` is
-    /// `None` when it is on `origin`. Replaces the branch's earlier record.
+    /// `None` when it is on `origin`. Replaces the branch's earlier record. A worker's push
+    /// (`under` its id) is recorded only while the task still names the lease it was claimed
+    /// under: a worker whose task was reaped while it was away does not replace what others
+    /// recorded since. A person's command (`under` `None`) always records. True when recorded.
     pub fn record_push(
         &self,
         branch: &str,
@@ -45,17 +49,33 @@ impl Store {
         host: &str,
         tip: &str,
         error: Option<&str>,
-    ) -> Result<()> {
+        under: Option<WorkerId>,
+    ) -> Result<bool> {
+        let (fenced, lease) = match under {
+            Some(worker) => (true, worker.lease),
+            None => (false, None),
+        };
         self.db
             .execute(
                 "INSERT INTO branch_pushes (branch, task_id, host, pushed_tip, error, at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6 \
+                 WHERE NOT ?7 OR EXISTS (SELECT 1 FROM tasks \
+                   WHERE id = ?2 AND lease_id IS NOT DISTINCT FROM ?8) \
                  ON CONFLICT (branch) DO UPDATE SET task_id = excluded.task_id, \
                    host = excluded.host, pushed_tip = excluded.pushed_tip, \
                    error = excluded.error, at = excluded.at",
-                params![branch, task, host, tip, error, now_timestamp()],
+                params![
+                    branch,
+                    task,
+                    host,
+                    tip,
+                    error,
+                    now_timestamp(),
+                    fenced,
+                    lease
+                ],
             )
-            .map(drop)
+            .map(|n| n == 1)
             .map_err(|e| self.err(e))
     }
 

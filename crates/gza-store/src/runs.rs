@@ -468,6 +468,18 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Whether task `id` still names the lease `worker` claimed it under (whatever its status):
+    /// false once it was reaped, so a worker that was away pushes nothing of it.
+    pub fn holds_lease(&self, id: TaskId, worker: WorkerId) -> Result<bool> {
+        self.db
+            .one(
+                "SELECT EXISTS (SELECT 1 FROM tasks WHERE id = ?1 \
+                 AND lease_id IS NOT DISTINCT FROM ?2)",
+                params![id, worker.lease],
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// Tasks in progress.
     pub fn in_progress_tasks(&self) -> Result<Vec<Task>> {
         self.db

@@ -435,11 +435,30 @@ fn scenario(store: &Store) -> String {
     // How each branch's last push went (team mode): a failure, then the retry replacing it.
     say!("no push yet", store.branch_push("gza/1-x").unwrap());
     store
-        .record_push("gza/1-x", tagged, "box-a", "abc123", Some("origin is gone"))
+        .record_push(
+            "gza/1-x",
+            tagged,
+            "box-a",
+            "abc123",
+            Some("origin is gone"),
+            None,
+        )
         .unwrap();
     store
-        .record_push("gza/1-x", tagged, "box-b", "def456", None)
+        .record_push("gza/1-x", tagged, "box-b", "def456", None, None)
         .unwrap();
+    // A worker whose task no longer names its lease (reaped while it was away) records nothing.
+    let away = gza_store::WorkerId {
+        pid: 1,
+        start: None,
+        lease: Some(987_654),
+    };
+    assert!(!store.holds_lease(tagged, away).unwrap());
+    assert!(
+        !store
+            .record_push("gza/1-x", tagged, "box-late", "0badc0de", None, Some(away))
+            .unwrap()
+    );
     say!(
         "push",
         store

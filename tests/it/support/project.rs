@@ -273,6 +273,11 @@ impl TestProject {
         self.env.push((key.into(), value.into()));
     }
 
+    /// Run without `key` in the environment gza is given.
+    pub fn unset_env(&mut self, key: &str) {
+        self.env.retain(|(k, _)| k != key);
+    }
+
     /// Leave `work_priority` to gza's default (`background`: gza work in a session of its own,
     /// lowered) instead of the suite's `normal`.
     pub fn keep_default_work_priority(&mut self) {
