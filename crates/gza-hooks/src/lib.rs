@@ -252,7 +252,7 @@ pub fn fenced(intro: &str, body: &str) -> String {
     format!(
         "{intro} {}\n{}",
         gza_core::fence::FRAMING,
-        gza_core::fence::fenced(gza_core::fence::SESSION_TAG, body)
+        gza_core::fence::fenced(gza_core::fence::Fence::SessionLearnings, body)
     )
 }
 
