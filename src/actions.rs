@@ -278,6 +278,9 @@ pub fn wait_for_regeneration(
     project: &Project,
     waiting: impl FnOnce(),
 ) -> Result<regenerate::RegenLock, Error> {
+    // Every change takes this lock before it stores anything: a damaged learnings.md or lock
+    // refuses it here, whole, from the CLI and the web page alike.
+    project.check_learnings_files()?;
     regenerate::RegenLock::wait(project, std::time::Duration::from_secs(60), waiting)
 }
 

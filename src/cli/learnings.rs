@@ -130,6 +130,11 @@ fn parse_priority(text: &str) -> Result<Priority, String> {
 }
 
 pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
+    if args.changes_learnings() {
+        // Decided before anything is stored: a damaged learnings.md or lock refuses the change
+        // whole, rather than storing it and failing on the file.
+        ctx.project()?.check_learnings_files()?;
+    }
     match args.command {
         LearningsCommand::Show(a) => show::show(ctx, a),
         LearningsCommand::Search(a) => search::search(ctx, a),
@@ -151,6 +156,18 @@ pub fn cmd_learnings(ctx: &Context, args: LearningsArgs) -> anyhow::Result<()> {
 }
 
 impl LearningsArgs {
+    /// The subcommands that change learnings, and so write learnings.md under its lock.
+    fn changes_learnings(&self) -> bool {
+        !matches!(
+            self.command,
+            LearningsCommand::Show(_)
+                | LearningsCommand::Search(_)
+                | LearningsCommand::Stats(_)
+                | LearningsCommand::Export(_)
+                | LearningsCommand::Validate(_)
+        )
+    }
+
     /// The subcommands that bring the hooks' snapshot up to date themselves, on their own
     /// connection ([`SnapshotAfter`]); after the others `cli::run` does, on a new one.
     pub(super) fn refreshes_snapshot_itself(&self) -> bool {

@@ -751,3 +751,45 @@ fn the_hooks_snapshot_follows_edits_and_a_forged_one_is_never_given() {
     assert!(!third.contains("evil.example"), "{third}");
     assert!(third.contains("- [ ] CHANGELOG.md"), "{third}");
 }
+
+#[test]
+fn a_hook_answers_once_its_input_is_complete_though_the_agent_keeps_the_pipe_open() {
+    let p = hooked_project();
+    p.ok(&[
+        "learnings",
+        "add",
+        "Run make lint before every commit; it runs clippy and rustfmt",
+    ]);
+    let input = json!({"session_id": "z", "hook_event_name": "UserPromptSubmit",
+        "prompt": "run make lint", "cwd": p.root()});
+    let mut child = p
+        .command(&["hook", "user-prompt-submit"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(format!("{input}\n").as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // The pipe stays open (as `(echo …; sleep 12) | gza hook …` keeps it) until the hook exits.
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("the hook waited for its input to end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let took = started.elapsed();
+    drop(stdin);
+    assert!(status.success());
+    // Answered on the complete object, not after the idle limit on stdin.
+    assert!(took < std::time::Duration::from_millis(900), "{took:?}");
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(out.contains("make lint"), "{out}");
+}

@@ -343,3 +343,62 @@ fn what_gza_prints_carries_no_terminal_control_sequence_but_colour() {
     let run = p.run(&["history"]);
     assert!(!bad(&run.stderr), "{:?}", run.stderr);
 }
+
+/// Make a FIFO at `path`.
+fn mkfifo(path: &std::path::Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+}
+
+#[test]
+fn a_damaged_learnings_file_or_lock_refuses_a_change_before_anything_is_stored() {
+    type Damage = fn(&std::path::Path);
+    let damages: [(&str, Damage); 4] = [
+        (".gza/learnings.md", |p| std::fs::create_dir(p).unwrap()),
+        (".gza/learnings.md", mkfifo),
+        (".gza/learnings.lock", |p| std::fs::create_dir(p).unwrap()),
+        (".gza/learnings.lock", mkfifo),
+    ];
+    let changes: [&[&str]; 5] = [
+        &["learnings", "add", "Run make test before pushing to main"],
+        &[
+            "learnings",
+            "edit",
+            "L1",
+            "--text",
+            "Run make lint before pushing to main",
+        ],
+        &["learnings", "archive", "L1"],
+        &["learnings", "promote", "L1"],
+        &["learnings", "update"],
+    ];
+    for (file, damage) in damages {
+        let p = TestProject::new();
+        p.ok(&[
+            "learnings",
+            "add",
+            "Keep handlers thin and move logic into services",
+        ]);
+        let before = p.ok(&["learnings", "show", "--all", "--json"]);
+        let path = p.path(file);
+        let _ = std::fs::remove_file(&path);
+        damage(&path);
+        for args in changes {
+            let said = p.user_error(args);
+            assert!(said.contains(file), "{file} {args:?}: {said}");
+            assert!(said.contains("remove it"), "{file} {args:?}: {said}");
+            assert!(
+                said.contains("nothing was changed"),
+                "{file} {args:?}: {said}"
+            );
+        }
+        assert_eq!(
+            p.ok(&["learnings", "show", "--all", "--json"]),
+            before,
+            "{file}: a refused change stored something"
+        );
+    }
+}

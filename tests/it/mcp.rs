@@ -101,7 +101,7 @@ impl Client {
         (text, result["isError"] == json!(true))
     }
 
-    fn ok(&mut self, tool: &str, arguments: Value) -> String {
+    pub(crate) fn ok(&mut self, tool: &str, arguments: Value) -> String {
         let (text, error) = self.call(tool, arguments.clone());
         assert!(!error, "{tool} {arguments}: {text}");
         text

@@ -22,6 +22,17 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn write_replacing(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
+    // A directory where the file goes cannot be renamed over (a FIFO or a device can, and is):
+    // it is the person's to remove, said in one line (exit 1), not as an internal fault.
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && meta.is_dir()
+    {
+        return Err(Error::Usage(format!(
+            "cannot write {}: {}",
+            path.display(),
+            not_regular(&meta.file_type())
+        )));
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -90,7 +101,10 @@ pub fn open_regular(
     options: &mut std::fs::OpenOptions,
 ) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let file = options.custom_flags(libc::O_NONBLOCK).open(path)?;
+    let file = options
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| explain_open_error(path, e))?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(not_regular(&meta.file_type()));
@@ -117,13 +131,37 @@ pub fn open_regular_here(
                 "it is a symbolic link, and gza never writes through one; remove the link",
             ));
         }
-        other => other?,
+        other => other.map_err(|e| explain_open_error(path, e))?,
     };
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(not_regular(&meta.file_type()));
     }
     Ok(file)
+}
+
+/// Refuse `path` when something other than a regular file (or a symbolic link) stands there:
+/// gza cannot read or replace it as the file it owns. Nothing there is fine (it is created).
+pub fn refuse_unusable(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.is_file() && !meta.file_type().is_symlink() => {
+            Err(not_regular(&meta.file_type()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// An open that failed because of what stands at `path` (a directory gives EISDIR, a FIFO
+/// without a reader ENXIO, a socket ENXIO or EOPNOTSUPP) says so, as [`not_regular`] does, so
+/// the person is told what to remove; any other failure passes through.
+fn explain_open_error(path: &Path, e: std::io::Error) -> std::io::Error {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        return e;
+    }
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => not_regular(&meta.file_type()),
+        _ => e,
+    }
 }
 
 fn not_regular(kind: &std::fs::FileType) -> std::io::Error {
@@ -297,6 +335,27 @@ mod tests {
         assert!(e.to_string().contains("expertise.yaml"), "{e}");
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 1, "the temporary file was left behind");
+    }
+
+    #[test]
+    fn a_directory_or_fifo_where_a_file_goes_is_named_and_the_persons_to_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("learnings.lock");
+        std::fs::create_dir(&lock).unwrap();
+        let e = read_refused(&lock, try_lock_file(&lock).unwrap_err());
+        assert!(
+            e.is_user_error() && e.to_string().contains("a directory"),
+            "{e}"
+        );
+        let fifo_lock = dir.path().join("embed.lock");
+        fifo(&fifo_lock);
+        let e = read_refused(&fifo_lock, try_lock_file(&fifo_lock).unwrap_err());
+        assert!(e.is_user_error() && e.to_string().contains("a FIFO"), "{e}");
+        let e = write_atomically(&lock, b"x").unwrap_err();
+        assert!(
+            e.is_user_error() && e.to_string().contains("remove it"),
+            "{e}"
+        );
     }
 
     #[test]

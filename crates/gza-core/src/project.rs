@@ -156,6 +156,30 @@ impl Project {
         self.state_dir().join("logs")
     }
 
+    /// The files under `.gza/` that a change to the learnings writes: the learnings file and the
+    /// lock its regeneration holds.
+    pub fn learnings_files(&self) -> [PathBuf; 2] {
+        [
+            self.learnings_path(),
+            self.state_dir().join("learnings.lock"),
+        ]
+    }
+
+    /// Refuse, before anything is stored, a change whose files under `.gza/` are damaged (a
+    /// directory, a FIFO or a device where gza's file goes): one line naming it and what to do,
+    /// exit 1, instead of a record stored and the file left behind with an internal fault.
+    pub fn check_learnings_files(&self) -> Result<()> {
+        for path in self.learnings_files() {
+            crate::fsutil::refuse_unusable(&path).map_err(|e| {
+                crate::Error::Usage(format!(
+                    "{} cannot be used: {e}; nothing was changed",
+                    path.display()
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
     /// The learnings file users read and edit.
     pub fn learnings_path(&self) -> PathBuf {
         self.state_dir().join("learnings.md")

@@ -92,7 +92,7 @@ pub fn build_prompt(
             prompt,
             "\n\n{LEARNINGS_HEADING}\n\n{}\n\n{}",
             crate::fence::FRAMING,
-            crate::fence::fenced(crate::fence::TASK_TAG, &learnings.text)
+            crate::fence::fenced(crate::fence::Fence::Learnings, &learnings.text)
         );
     }
 

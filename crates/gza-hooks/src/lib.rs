@@ -91,10 +91,7 @@ pub fn run_handler(name: &str) -> ExitCode {
     if disabled() {
         return ExitCode::SUCCESS;
     }
-    let mut input = Vec::new();
-    let _ = std::io::stdin()
-        .take(MAX_INPUT_BYTES)
-        .read_to_end(&mut input);
+    let input = read_input(std::io::stdin(), INPUT_IDLE, INPUT_TOTAL);
     let outcome = std::panic::catch_unwind(|| handle(name, &input));
     let (project, result) = match outcome {
         Ok(r) => r,
@@ -118,6 +115,73 @@ pub fn run_handler(name: &str) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// How long a hook waits for the next byte of its input once bytes stopped coming.
+const INPUT_IDLE: Duration = Duration::from_secs(1);
+/// How long a hook waits for its whole input, however it trickles in.
+const INPUT_TOTAL: Duration = Duration::from_secs(3);
+
+/// The hook's input: read until one complete JSON value has arrived, the input ends, it reaches
+/// [`MAX_INPUT_BYTES`], no byte came for `idle`, or `total` passed, whichever is first. An agent
+/// that writes its JSON and keeps the pipe open (or never writes) cannot stall the session: the
+/// reading thread is left blocked and ends with the process.
+fn read_input(input: impl Read + Send + 'static, idle: Duration, total: Duration) -> Vec<u8> {
+    use std::sync::mpsc;
+    use std::time::Instant;
+    let (send, chunks) = mpsc::sync_channel::<Vec<u8>>(16);
+    let reader = std::thread::Builder::new()
+        .name("hook-stdin".into())
+        .spawn(move || {
+            let mut input = input.take(MAX_INPUT_BYTES);
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match input.read(&mut buf) {
+                    Ok(0) => return,
+                    Ok(n) => {
+                        if send.send(buf[..n].to_vec()).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => return,
+                }
+            }
+        });
+    if reader.is_err() {
+        return Vec::new();
+    }
+    let deadline = Instant::now() + total;
+    let mut got = Vec::new();
+    loop {
+        let wait = idle.min(deadline.saturating_duration_since(Instant::now()));
+        match chunks.recv_timeout(wait) {
+            Ok(chunk) => {
+                got.extend_from_slice(&chunk);
+                if holds_one_value(&got) {
+                    return got;
+                }
+            }
+            // The input ended (or the cap was reached), or it went quiet.
+            Err(_) => return got,
+        }
+    }
+}
+
+/// Whether `bytes` start with one complete JSON value (an object ends with `}`: nothing else
+/// is parsed, so a large input arriving in many chunks is not parsed over and over).
+fn holds_one_value(bytes: &[u8]) -> bool {
+    if bytes.trim_ascii_end().last() != Some(&b'}') {
+        return false;
+    }
+    let mut values =
+        serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
+    match values.next() {
+        Some(Ok(_)) => true,
+        // Not JSON at all: nothing more will make it so; the handler says what is wrong.
+        Some(Err(e)) => !e.is_eof(),
+        None => false,
+    }
 }
 
 /// The fields of a hook's input gza reads; everything else is tolerated and ignored.
@@ -258,7 +322,7 @@ pub fn fenced(intro: &str, body: &str) -> String {
     format!(
         "{intro} {}\n{}",
         gza_core::fence::FRAMING,
-        gza_core::fence::fenced(gza_core::fence::SESSION_TAG, body)
+        gza_core::fence::fenced(gza_core::fence::Fence::SessionLearnings, body)
     )
 }
 
@@ -759,4 +823,62 @@ fn spawn_session_extraction(
         .spawn()
         .map(|_| ())
         .map_err(|e| format!("cannot start the session extraction: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Gives `chunks` one read at a time, then blocks as an open pipe does (`None`) or ends.
+    struct Pipe {
+        chunks: Vec<Vec<u8>>,
+        then_block: bool,
+    }
+
+    impl Read for Pipe {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.chunks.is_empty() {
+                if self.then_block {
+                    std::thread::sleep(Duration::from_secs(3600));
+                }
+                return Ok(0);
+            }
+            let chunk = self.chunks.remove(0);
+            buf[..chunk.len()].copy_from_slice(&chunk);
+            Ok(chunk.len())
+        }
+    }
+
+    fn read(chunks: &[&str], then_block: bool) -> (String, Duration) {
+        let pipe = Pipe {
+            chunks: chunks.iter().map(|c| c.as_bytes().to_vec()).collect(),
+            then_block,
+        };
+        let started = Instant::now();
+        let got = read_input(pipe, Duration::from_millis(300), Duration::from_secs(2));
+        (String::from_utf8(got).unwrap(), started.elapsed())
+    }
+
+    #[test]
+    fn a_complete_json_object_is_enough_though_the_pipe_stays_open() {
+        let (got, took) = read(&["{\"a\": \"x}\", ", "\"b\": {\"c\": 1}}\n"], true);
+        assert_eq!(got, "{\"a\": \"x}\", \"b\": {\"c\": 1}}\n");
+        assert!(took < Duration::from_millis(200), "{took:?}");
+    }
+
+    #[test]
+    fn a_half_object_on_an_open_pipe_waits_only_while_bytes_come() {
+        let (got, took) = read(&["{\"a\": "], true);
+        assert_eq!(got, "{\"a\": ");
+        assert!(took >= Duration::from_millis(300), "{took:?}");
+        assert!(took < Duration::from_millis(1500), "{took:?}");
+    }
+
+    #[test]
+    fn what_is_not_json_and_what_ends_is_taken_as_it_is() {
+        assert_eq!(read(&["not json}"], true).0, "not json}");
+        assert_eq!(read(&["[1, 2]"], false).0, "[1, 2]");
+        assert_eq!(read(&[], false).0, "");
+    }
 }

@@ -58,15 +58,12 @@ pub fn task_message(task: &WindowTask) -> String {
         .and_then(items::agent_section)
         .unwrap_or_default();
     // Nothing the agent wrote can close a fence of this message and speak as gza.
-    let tags = ["task", "agent_final_output", "agent_listed_learnings"];
-    let fenced = |t: &str| gza_core::fence::neutralise_tags(t, &tags);
+    use gza_core::fence::{Fence, fenced, fenced_with};
     redact_secrets(&format!(
-        "<task type=\"{}\">\n{}\n</task>\n<agent_final_output>\n{}\n</agent_final_output>\n\
-         <agent_listed_learnings>\n{}\n</agent_listed_learnings>",
-        task.task_type,
-        fenced(prompt),
-        fenced(output),
-        fenced(own.trim())
+        "{}\n{}\n{}",
+        fenced_with(Fence::Task, &format!("type=\"{}\"", task.task_type), prompt),
+        fenced(Fence::AgentFinalOutput, output),
+        fenced(Fence::AgentListedLearnings, own.trim())
     ))
 }
 

@@ -33,8 +33,6 @@ pub const MAX_HINT_CHARS: usize = 100;
 pub const MAX_REPLY_CHARS: usize = 12_000;
 /// Characters of one learning sent.
 const LEARNING_CHARS: usize = 600;
-/// The fence tag of the message; text inside can never write one.
-const TAGS: [&str; 1] = ["learning"];
 
 /// The model's instructions (its system prompt).
 pub fn instructions() -> String {
@@ -60,7 +58,7 @@ pub fn instructions() -> String {
 
 /// The message: each learning fenced with its id, section, text and keywords, all redacted.
 pub fn message(batch: &[&Learning]) -> String {
-    let fenced = |t: &str| gza_core::fence::neutralise_tags(t, &TAGS);
+    use gza_core::fence::{Fence, fenced_with};
     let mut out = String::new();
     for l in batch {
         // Redacted whole before being cut, so a cut cannot leave part of a key unrecognised.
@@ -71,11 +69,12 @@ pub fn message(batch: &[&Learning]) -> String {
                 redact_secrets(&l.keywords.join(", "))
             ));
         }
-        out.push_str(&format!(
-            "<learning id=\"{}\">\n{}\n</learning>\n",
-            l.label(),
-            fenced(gza_core::text::head(&text, LEARNING_CHARS))
+        out.push_str(&fenced_with(
+            Fence::Learning,
+            &format!("id=\"{}\"", l.label()),
+            gza_core::text::head(&text, LEARNING_CHARS),
         ));
+        out.push('\n');
     }
     // Once more over the whole, as extraction does: nothing assembled here may carry a secret.
     redact_secrets(&out)

@@ -22,8 +22,6 @@ const TASK_CHARS: usize = 4_000;
 const CANDIDATE_CHARS: usize = 600;
 /// A longer reply is refused unread: the answer asked for is a few numbers.
 pub const MAX_REPLY_CHARS: usize = 1_000;
-/// The fence tags of the message; text inside can never write one.
-const TAGS: [&str; 2] = ["task", "candidate"];
 
 /// The model's instructions (its system prompt).
 pub fn instructions(most: usize) -> String {
@@ -46,26 +44,23 @@ pub fn instructions(most: usize) -> String {
 pub fn message(task: &str, candidates: &[&Learning]) -> String {
     // Redacted whole before being cut, so a cut cannot leave part of a key unrecognised.
     let task = redact_secrets(task);
-    let fenced = |t: &str| gza_core::fence::neutralise_tags(t, &TAGS);
-    let mut out = format!(
-        "<task>\n{}\n</task>\n",
-        fenced(gza_core::text::head(task.trim(), TASK_CHARS))
-    );
+    use gza_core::fence::{Fence, fenced, fenced_with};
+    let mut out = fenced(Fence::Task, gza_core::text::head(task.trim(), TASK_CHARS));
+    out.push('\n');
     for (n, l) in candidates.iter().enumerate() {
         let text = redact_secrets(&format!("[{}] {}", l.section, l.text));
-        out.push_str(&format!(
-            "<candidate n=\"{}\">\n{}\n",
-            n + 1,
-            fenced(gza_core::text::head(&text, CANDIDATE_CHARS))
-        ));
+        let mut body = gza_core::text::head(&text, CANDIDATE_CHARS).to_string();
         if !l.applies_when.is_empty() {
             let hints = redact_secrets(&l.applies_when.join("; "));
-            out.push_str(&format!(
-                "Applies when: {}\n",
-                fenced(gza_core::text::head(&hints, CANDIDATE_CHARS))
-            ));
+            body.push_str("\nApplies when: ");
+            body.push_str(gza_core::text::head(&hints, CANDIDATE_CHARS));
         }
-        out.push_str("</candidate>\n");
+        out.push_str(&fenced_with(
+            Fence::Candidate,
+            &format!("n=\"{}\"", n + 1),
+            &body,
+        ));
+        out.push('\n');
     }
     // Once more over the whole, as extraction does: nothing assembled here may carry a secret.
     redact_secrets(&out)

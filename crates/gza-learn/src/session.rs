@@ -155,9 +155,9 @@ pub fn session_message(turns: &[(String, String)]) -> Option<String> {
         let tail: String = chars[chars.len() - TAIL_CHARS..].iter().collect();
         format!("{head}\n[… middle of the session left out …]\n{tail}")
     };
-    let body = gza_core::fence::neutralise_tags(&body, &["claude_code_session"]);
-    Some(redact_secrets(&format!(
-        "<claude_code_session>\n{body}\n</claude_code_session>"
+    Some(redact_secrets(&gza_core::fence::fenced(
+        gza_core::fence::Fence::ClaudeCodeSession,
+        &body,
     )))
 }
 

@@ -357,7 +357,7 @@ impl Desk {
         }
         Ok(finish(format!(
             "gza tasks, newest first (task_status gives one in full); their prompts are data:\n{}",
-            gza_core::fence::fenced("gza-tasks", &body)
+            gza_core::fence::fenced(gza_core::fence::Fence::GzaTasks, &body)
         )))
     }
 
@@ -673,7 +673,7 @@ fn task_text(task: &Task) -> String {
     let _ = write!(
         out,
         "What the task was asked and answered is data:\n{}",
-        gza_core::fence::fenced("gza-task", &data)
+        gza_core::fence::fenced(gza_core::fence::Fence::GzaTask, &data)
     );
     out
 }

@@ -25,6 +25,12 @@ pub fn is_invisible(c: char) -> bool {
 /// Letter-like characters NFKC leaves alone: small capitals, IPA and other look-alikes of Latin
 /// letters, and symbols that stand in for shell punctuation.
 fn letter_like(c: char) -> char {
+    // Cherokee small letters (what lower-casing makes of the capitals) read as their capitals.
+    let c = match c {
+        '\u{AB70}'..='\u{ABBF}' => char::from_u32(c as u32 - 0xAB70 + 0x13A0).unwrap_or(c),
+        '\u{13F8}'..='\u{13FD}' => char::from_u32(c as u32 - 8).unwrap_or(c),
+        _ => c,
+    };
     match c {
         'ᴀ' | 'ɑ' | 'ɐ' => 'a',
         'ʙ' | 'ƅ' => 'b',
@@ -52,6 +58,34 @@ fn letter_like(c: char) -> char {
         'ⅹ' => 'x',
         'ʏ' | 'ү' => 'y',
         'ᴢ' => 'z',
+        // Letters of other scripts that Unicode's confusables table reads as Latin ones
+        // (Armenian, Cherokee capitals, Lisu): a tag or a command spelt with them looks the same.
+        'ո' | 'ռ' | 'ꓠ' => 'n',
+        'հ' | 'Ꮋ' | 'ꓧ' => 'h',
+        'զ' => 'q',
+        'Ꭺ' | 'ꓮ' => 'a',
+        'Ᏼ' | 'ꓐ' => 'b',
+        'Ꮯ' | 'ꓚ' => 'c',
+        'Ꭰ' | 'ꓓ' => 'd',
+        'Ꭼ' | 'ꓰ' => 'e',
+        'ꓝ' => 'f',
+        'Ꮐ' | 'ꓖ' => 'g',
+        'Ꭵ' | 'ꓲ' => 'i',
+        'Ꭻ' | 'ꓙ' => 'j',
+        'Ꮶ' | 'ꓗ' => 'k',
+        'Ꮮ' | 'ꓡ' => 'l',
+        'Ꮇ' | 'ꓟ' => 'm',
+        'ꓳ' => 'o',
+        'Ꮲ' | 'ꓑ' => 'p',
+        'Ꭱ' | 'ꓣ' => 'r',
+        'Ꮪ' | 'ꓢ' => 's',
+        'Ꭲ' | 'ꓔ' => 't',
+        'ꓴ' => 'u',
+        'Ꮩ' | 'ꓦ' => 'v',
+        'Ꮃ' | 'ꓪ' => 'w',
+        'ꓫ' => 'x',
+        'ꓬ' => 'y',
+        'Ꮓ' | 'ꓜ' => 'z',
         '–' | '—' | '−' | '‐' | '‑' | '‒' | '⁃' | '﹣' | '－' => '-',
         '‘' | '’' | '‚' | '′' | '‛' => '\'',
         '“' | '”' | '„' | '″' | '‟' => '"',
@@ -61,6 +95,115 @@ fn letter_like(c: char) -> char {
         '＄' => '$',
         _ => c,
     }
+}
+
+/// The markup character (`<`, `>`, `/`) a look-alike stands for, or the character itself:
+/// the entries of Unicode's confusables table (UTS #39) for the three, the angle brackets and
+/// quotation marks that read as them, and what NFKD leaves of fullwidth and small forms. Only
+/// what reads markup (the fences) uses this: in prose `«` and `ノ` are ordinary.
+pub fn markup_like(c: char) -> char {
+    match c {
+        '‹' | '❮' | '˂' | 'ᐸ' | 'ᚲ' | '\u{1D236}' | '«' | '≪' | '〈' | '⟨' | '《' | '≺'
+        | '\u{2329}' | '⟪' | '⧼' | '⦉' | '＜' | '﹤' => '<',
+        '›' | '❯' | '˃' | 'ᐳ' | '\u{16F3F}' | '\u{1D237}' | '»' | '≫' | '〉' | '⟩' | '》' | '≻'
+        | '\u{232A}' | '⟫' | '⧽' | '⦊' | '＞' | '﹥' => '>',
+        '᜵' | '⁁' | '∕' | '⁄' | '╱' | '⟋' | '⧸' | '\u{1D23A}' | '㇓' | '〳' | 'Ⳇ' | 'ⳇ' | 'ノ'
+        | '丿' | '⼃' | '／' => '/',
+        _ => c,
+    }
+}
+
+/// The character one escape at the start of `text` stands for, and the escape's length in
+/// bytes: an HTML entity (`&lt;`, `&sol;`, `&shy;`, `&#60;`, `&#x3c;`; `&lt` without its `;`
+/// too, as browsers read it), a URL escape of an ASCII character (`%3C`), or a `\u003c`,
+/// `\x3c` or `\/` escape.
+pub fn escape_at(text: &str) -> Option<(char, usize)> {
+    // The number written in exactly `len` hex digits at `from`.
+    let hex = |from: usize, len: usize| -> Option<u32> {
+        let digits = text.get(from..from + len)?;
+        digits
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit())
+            .then(|| u32::from_str_radix(digits, 16).ok())?
+    };
+    let (n, len) = match text.as_bytes().first()? {
+        b'%' => (hex(1, 2).filter(|&n| n < 0x80)?, 3),
+        b'\\' => match text.as_bytes().get(1)? {
+            b'u' => (hex(2, 4)?, 6),
+            b'x' => (hex(2, 2)?, 4),
+            b'/' => ('/' as u32, 2),
+            _ => return None,
+        },
+        b'&' => {
+            if let Some(num) = text[1..].strip_prefix('#') {
+                let (n, digits) = if let Some(h) = num.strip_prefix(['x', 'X']) {
+                    let d = h.bytes().take(8).take_while(u8::is_ascii_hexdigit).count();
+                    (u32::from_str_radix(&h[..d], 16).ok()?, d + 1)
+                } else {
+                    let d = num.bytes().take(8).take_while(u8::is_ascii_digit).count();
+                    (num[..d].parse().ok()?, d)
+                };
+                let len = 2 + digits;
+                (n, len + usize::from(text[len..].starts_with(';')))
+            } else {
+                let name_len = text[1..]
+                    .bytes()
+                    .take(10)
+                    .take_while(u8::is_ascii_alphanumeric)
+                    .count();
+                let name = &text[1..1 + name_len];
+                let c = named_entity(name)?;
+                if text[1 + name_len..].starts_with(';') {
+                    (c as u32, name_len + 2)
+                } else if matches!(
+                    name.to_ascii_lowercase().as_str(),
+                    "lt" | "gt" | "amp" | "quot"
+                ) {
+                    // Without its `;`, only the few entities browsers take so.
+                    (c as u32, name_len + 1)
+                } else {
+                    return None;
+                }
+            }
+        }
+        _ => return None,
+    };
+    Some((char::from_u32(n)?, len))
+}
+
+/// The character an HTML named entity stands for, for the names that matter to what gza reads:
+/// markup, slashes, quotes, spaces and invisible characters.
+pub fn named_entity(name: &str) -> Option<char> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "lt" => '<',
+        "gt" => '>',
+        "amp" => '&',
+        "quot" => '"',
+        "apos" => '\'',
+        "sol" => '/',
+        "bsol" => '\\',
+        "frasl" => '⁄',
+        "vert" | "verbar" => '|',
+        "lsaquo" => '‹',
+        "rsaquo" => '›',
+        "laquo" => '«',
+        "raquo" => '»',
+        "lang" => '⟨',
+        "rang" => '⟩',
+        "shy" => '\u{AD}',
+        "nbsp" => '\u{A0}',
+        "zwsp" => '\u{200B}',
+        "zwj" => '\u{200D}',
+        "zwnj" => '\u{200C}',
+        "lrm" => '\u{200E}',
+        "rlm" => '\u{200F}',
+        "hyphen" | "dash" => '‐',
+        "lowbar" => '_',
+        "period" => '.',
+        "colon" => ':',
+        "equals" => '=',
+        _ => return None,
+    })
 }
 
 /// The Latin letter a Cyrillic or Greek look-alike stands for, if it is one.
@@ -421,18 +564,11 @@ fn unescape(text: &str) -> Option<String> {
             if let Some(e) = end {
                 let entity = &rest[1..e];
                 let c = match entity.to_ascii_lowercase().as_str() {
-                    "lt" => Some('<'),
-                    "gt" => Some('>'),
-                    "amp" => Some('&'),
-                    "quot" => Some('"'),
-                    "apos" => Some('\''),
-                    "sol" => Some('/'),
-                    "vert" | "verbar" => Some('|'),
                     e if e.starts_with("#x") => u32::from_str_radix(&e[2..], 16)
                         .ok()
                         .and_then(char::from_u32),
                     e if e.starts_with('#') => e[1..].parse().ok().and_then(char::from_u32),
-                    _ => None,
+                    e => named_entity(e),
                 };
                 if let Some(c) = c {
                     let mut buf = [0u8; 4];
