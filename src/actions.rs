@@ -141,10 +141,21 @@ pub fn resolve_spec(project: &Project, spec: &Path) -> Result<String, Error> {
             outside.resolved.display()
         )));
     }
-    if !absolute.is_file() {
+    let meta = std::fs::metadata(&absolute).ok().filter(|m| m.is_file());
+    let Some(meta) = meta else {
         return Err(Error::Usage(format!(
             "spec file {} does not exist or is not a regular file",
             spec.display()
+        )));
+    };
+    // Checked now, not only when a worker builds the prompt: a spec too large to send would
+    // otherwise be accepted here and fail the task later.
+    let max = gza_core::prompt::MAX_SPEC_BYTES;
+    if meta.len() > max {
+        return Err(Error::Usage(format!(
+            "spec file {} is {} bytes; gza sends spec files of at most {max} bytes to the agent: shorten it or split the task",
+            spec.display(),
+            meta.len()
         )));
     }
     let root = project.root.canonicalize().unwrap_or(project.root.clone());

@@ -132,16 +132,12 @@ fn read(path: &Path, name: &str) -> Result<TaskFile> {
             e.utf8_error().valid_up_to()
         ))
     })?;
-    serde_norway::from_str(&text).map_err(|e| {
+    gza_core::yaml::from_str(&text).map_err(|e| {
         let at = e
-            .location()
-            .map(|l| format!(":{}:{}", l.line(), l.column()))
+            .location
+            .map(|(line, column)| format!(":{line}:{column}"))
             .unwrap_or_default();
-        let message = e.to_string();
-        let message = message
-            .find(" at line ")
-            .map_or(message.as_str(), |i| &message[..i])
-            .replace("unknown field", "unknown key");
+        let message = e.message.replace("unknown field", "unknown key");
         Error::Usage(format!(
             "{name}{at}: {message}; `gza import --help` describes the format"
         ))

@@ -228,14 +228,34 @@ fn resolve_prompt(
     Ok(Some(prompt))
 }
 
+/// Only a regular file, opened non-blocking (a FIFO never stalls), and at most one byte more
+/// than a prompt may hold: `/dev/urandom` or a huge file is refused, never read into memory.
 fn read_prompt_file(path: &Path) -> Result<String, Error> {
-    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::Usage(format!("prompt file {} does not exist", path.display()))
+    let limit = crate::actions::MAX_PROMPT_BYTES as u64;
+    // The person named it, so what is wrong with it is theirs to fix, not a fault of gza's.
+    let refuse = |what: String| Error::Usage(format!("prompt file {} {what}", path.display()));
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => {
+            return Err(refuse(format!(
+                "is {}, not a regular file; give a file of text",
+                gza_core::fsutil::describe_file_type(&meta.file_type())
+            )));
         }
-        // The person named it, so it is theirs to fix (a directory, say), not a fault of gza's.
-        _ => Error::Usage(format!("cannot read prompt file {}: {e}", path.display())),
-    })?;
+        Ok(meta) if meta.len() > limit => {
+            return Err(refuse(format!(
+                "is {} bytes; the limit is {limit}: put large material in a --spec file",
+                meta.len()
+            )));
+        }
+        _ => {}
+    }
+    // Checked again on the opened file (it may have been swapped since); one byte past the
+    // limit is read so a file grown since is refused by the prompt's own check, not cut short.
+    let bytes =
+        gza_core::fsutil::read_regular_file(path, limit + 1).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => refuse("does not exist".into()),
+            _ => refuse(format!("cannot be read: {e}")),
+        })?;
     String::from_utf8(bytes).map_err(|e| {
         Error::Usage(format!(
             "prompt file {} is not UTF-8 text (invalid byte at offset {}); convert it to UTF-8",

@@ -240,6 +240,7 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
             "--parallel must be between 1 and {limit} (max_concurrent in gza.yaml caps the agents running at once)"
         )));
     }
+    warn_if_no_extraction(&project);
     if args.background {
         return start_background(&project, &args);
     }
@@ -257,6 +258,22 @@ pub fn cmd_work(ctx: &Context, args: WorkArgs) -> anyhow::Result<ExitCode> {
     }
     tracing::debug!(connections = pool.opened(), "stores opened by this run");
     result
+}
+
+/// One warning line when the learnings settings make extraction impossible (an openai provider
+/// without a model, a missing key): each task's failure to extract is otherwise written only
+/// to .gza/logs/learnings.log, and the run would look as if learnings were being gathered.
+fn warn_if_no_extraction(project: &crate::project::Project) {
+    let config = &project.config.learnings;
+    if let Err(e) = crate::llm::client_for(config, &project.config.providers.claude.path)
+        && e.is_user_error()
+    {
+        let _ = writeln!(
+            output::stderr(),
+            "{} {e}; until then no learnings are extracted from this run's tasks",
+            output::paint(output::YELLOW, "warning:")
+        );
+    }
 }
 
 /// `gza work` in this process, on `pool`'s stores.

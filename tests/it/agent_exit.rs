@@ -120,3 +120,25 @@ fn sigterm_ends_a_task_whose_grandchild_left_the_group() {
         !process_alive(pid_in(&pid_file))
     });
 }
+
+/// A `command` agent gives no final result to look for: its exit status alone is its verdict
+/// (README's failure reasons). One that exits 0 printing nothing completes, with what it
+/// changed committed; one that exits non-zero printing nothing fails with AGENT_EXIT.
+#[test]
+fn a_silent_command_agent_is_judged_by_its_exit_status() {
+    let p = TestProject::in_git_repo();
+    p.command_agent("cat >/dev/null\necho changed > made.txt\n", "");
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure"]);
+    p.add(&["change a file quietly"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(p.task_field::<String>(1, "status"), "completed");
+    let branch: String = p.task_field(1, "branch");
+    assert_eq!(p.git(&["show", &format!("{branch}:made.txt")]), "changed\n");
+    p.command_agent("cat >/dev/null\nexit 3\n", "");
+    p.add(&["fail quietly"]);
+    p.run(&["work"]);
+    assert_eq!(p.task_field::<String>(2, "status"), "failed");
+    assert_eq!(p.task_field::<String>(2, "failure_reason"), "AGENT_EXIT");
+}

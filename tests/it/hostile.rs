@@ -402,3 +402,98 @@ fn a_damaged_learnings_file_or_lock_refuses_a_change_before_anything_is_stored()
         );
     }
 }
+
+/// Deeply nested YAML: the parser's time grows faster than the input with depth (100,000
+/// nested `[` took more than a minute), and a cloned repository's gza.yaml is read by every
+/// hook. Every reader of YAML refuses it in one line, at once, naming the file.
+#[test]
+fn deeply_nested_yaml_is_refused_at_once_by_every_reader() {
+    let p = TestProject::new();
+    p.add(&["keep-me"]);
+    let deep = format!("a: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    let within = |args: &[&str]| {
+        let started = std::time::Instant::now();
+        let err = p.user_error(args);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{args:?} took {:?}",
+            started.elapsed()
+        );
+        assert!(
+            err.contains("nested more than 64 levels deep"),
+            "{args:?}: {err}"
+        );
+        err
+    };
+    let config = std::fs::read_to_string(p.path("gza.yaml")).unwrap();
+    std::fs::write(p.path("gza.yaml"), &deep).unwrap();
+    assert!(within(&["history"]).contains("gza.yaml:1:1:"));
+    std::fs::write(p.path("gza.yaml"), &config).unwrap();
+
+    let user = p.home().join(".gza/config.yaml");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(&user, &deep).unwrap();
+    assert!(within(&["history"]).contains("config.yaml:1:1:"));
+    std::fs::remove_file(&user).unwrap();
+
+    std::fs::write(p.path("tasks.yaml"), format!("tasks: {deep}")).unwrap();
+    assert!(within(&["import", "tasks.yaml"]).contains("tasks.yaml:1:1:"));
+    std::fs::write(p.path("expertise.yaml"), &deep).unwrap();
+    within(&["learnings", "import", "expertise.yaml"]);
+    assert!(p.ok(&["history"]).contains("keep-me"));
+}
+
+/// A gza.yaml that exists but is no file (a FIFO, a directory, a link to nothing) is an error
+/// naming it: never treated as absent, which sent `gza add` to a parent project's database.
+#[test]
+fn a_gza_yaml_that_is_not_a_file_stops_gza_instead_of_climbing_to_a_parent() {
+    let p = TestProject::new();
+    p.add(&["parent's task"]);
+    let child = p.path("child");
+    std::fs::create_dir(&child).unwrap();
+    let entry = child.join("gza.yaml");
+    let in_child = |args: &[&str]| {
+        let out = p.command(args).current_dir(&child).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        err
+    };
+    let made = std::process::Command::new("mkfifo")
+        .arg(&entry)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for (what, remake) in [
+        ("a FIFO (named pipe)", None),
+        ("a directory", Some("dir")),
+        (
+            "a symbolic link to nowhere.yaml, which does not exist",
+            Some("link"),
+        ),
+    ] {
+        match remake {
+            Some("dir") => {
+                std::fs::remove_file(&entry).unwrap();
+                std::fs::create_dir(&entry).unwrap();
+            }
+            Some(_) => {
+                std::fs::remove_dir(&entry).unwrap();
+                std::os::unix::fs::symlink("nowhere.yaml", &entry).unwrap();
+            }
+            None => {}
+        }
+        for args in [&["add", "lost"][..], &["history"]] {
+            let err = in_child(args);
+            assert!(
+                err.contains(&format!(
+                    "gza.yaml in {} is {what}, not a regular file",
+                    child.display()
+                )),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    let tasks = p.json(&["history", "--json"]);
+    assert_eq!(tasks.as_array().unwrap().len(), 1, "{tasks}");
+}

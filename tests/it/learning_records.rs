@@ -168,6 +168,19 @@ fn bad_ids_and_arguments_get_one_line_errors_and_change_nothing() {
         ),
         (vec!["learnings", "add", "one"], "2 to 80 words"),
         (vec!["learnings", "show", "Nope"], "unknown section"),
+        // Shaped like an id, though no learning can have it: the id's message, as archive's.
+        (
+            vec!["learnings", "show", "L0"],
+            "\"L0\" is not a learning id",
+        ),
+        (
+            vec!["learnings", "show", "L99999999999999999999"],
+            "is not a learning id",
+        ),
+        (
+            vec!["learnings", "archive", "L0"],
+            "\"L0\" is not a learning id",
+        ),
         (
             vec!["learnings", "search", "-k", "0", "x"],
             "-k must be at least 1",

@@ -652,3 +652,42 @@ fn bad_arguments_exit_2() {
     assert_eq!(p.run(&["show", "abc"]).code, 2);
     assert_eq!(p.run(&["frobnicate"]).code, 2);
 }
+
+/// A prompt file is read only when it is a regular file, and never past the prompt's limit:
+/// `/dev/urandom` (17 GB of memory in 20 s) and a huge file are refused in one line, in small
+/// memory; a spec too large to send is refused when it is added, not when the task runs.
+#[test]
+fn prompt_and_spec_files_are_bounded() {
+    let p = TestProject::new();
+    p.add(&["existing"]);
+    let before = p.dump();
+    let err = p.user_error(&["add", "--prompt-file", "/dev/urandom"]);
+    assert!(
+        err.contains("prompt file /dev/urandom is a device, not a regular file"),
+        "{err}"
+    );
+    // Sparse: 200 MB that take no disk.
+    let big = std::fs::File::create(p.path("big.md")).unwrap();
+    big.set_len(200 * 1024 * 1024).unwrap();
+    let (code, _, stderr, peak_kib) = p.run_measuring_rss(&["add", "--prompt-file", "big.md"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("prompt file big.md is 209715200 bytes; the limit is 16777216"),
+        "{stderr}"
+    );
+    assert!(peak_kib < 100 * 1024, "read the file: {peak_kib} KiB");
+    assert!(
+        p.user_error(&["edit", "1", "--prompt-file", "big.md"])
+            .contains("prompt file big.md is 209715200 bytes")
+    );
+    let spec = std::fs::File::create(p.path("spec.md")).unwrap();
+    spec.set_len(3 * 1024 * 1024).unwrap();
+    let err = p.user_error(&["add", "x", "--spec", "spec.md"]);
+    assert!(
+        err.contains(
+            "spec file spec.md is 3145728 bytes; gza sends spec files of at most 1048576 bytes"
+        ),
+        "{err}"
+    );
+    assert_eq!(p.dump(), before);
+}

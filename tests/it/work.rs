@@ -758,3 +758,25 @@ fn project_warnings_are_said_once_per_run() {
         "{run}"
     );
 }
+
+/// Learnings settings that make extraction impossible are said once on stderr by `gza work`,
+/// not only in .gza/logs/learnings.log for each task.
+#[test]
+fn an_impossible_extraction_setting_is_warned_once_per_run() {
+    let p = TestProject::new();
+    p.command_agent(
+        "cat >/dev/null\necho done\n",
+        "learnings:\n  extraction_provider: openai\n",
+    );
+    p.add(&["one"]);
+    p.add(&["two"]);
+    let run = p.run(&["work", "--all"]);
+    assert_eq!(run.code, 0, "{run}");
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("set learnings.extraction_model"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{run}");
+    assert!(warnings[0].starts_with("warning: "), "{run}");
+}

@@ -531,13 +531,10 @@ impl Config {
         if is_empty {
             return Ok(Config::default());
         }
-        serde_norway::from_str(text).map_err(|e| {
-            let location = e.location().map(|l| (l.line(), l.column()));
-            Error::Config {
-                path: path.to_path_buf(),
-                location,
-                message: clean_yaml_message(&e.to_string()),
-            }
+        crate::yaml::from_str(text).map_err(|e| Error::Config {
+            path: path.to_path_buf(),
+            location: e.location,
+            message: clean_yaml_message(&e.message),
         })
     }
 

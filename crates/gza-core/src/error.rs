@@ -3,12 +3,13 @@
 //! Exit codes follow from the variant ([`Error::is_user_error`]):
 //! - **1, a user error**: something the person running gza can fix from the message alone: a
 //!   project not initialised, bad configuration, an unknown task id, a request that cannot be
-//!   carried out as asked, a database that is missing, foreign, newer or read-only, locks held
+//!   carried out as asked, a database that is missing, foreign, newer, read-only or that failed
+//!   to upgrade (left as it was), locks held
 //!   by another process, and a full disk (an outcome that could not be recorded says where it
 //!   is kept).
 //! - **255, an internal fault**: gza's own machinery failed in a way nothing the person typed
 //!   explains: a file-system operation on gza's files ([`Error::Io`]), git failing where it
-//!   should not ([`Error::Git`]), SQLite and migration errors, an HTTP client that cannot be
+//!   should not ([`Error::Git`]), SQLite errors, an HTTP client that cannot be
 //!   built. A file the person named on the command line that cannot be read is theirs to fix,
 //!   so it is reported as [`Error::Usage`] by the code that reads it.
 
@@ -38,6 +39,14 @@ pub enum Error {
         "{path} is not a gza database ({reason}); move it aside and run `gza init` to start a new one"
     )]
     BadDatabase { path: PathBuf, reason: String },
+
+    /// The database is an SQLite database with damaged pages: it still holds the project's
+    /// tasks and learnings, so the way out is recovering them, never starting afresh.
+    #[error(
+        "{p} is damaged (SQLite found a corrupt page); gza changed nothing: first keep a copy (`cp {p} {p}.damaged`), then restore it from a backup; `sqlite3 {p}.damaged .dump` prints all that can still be read",
+        p = .0.display()
+    )]
+    DamagedDatabase(PathBuf),
 
     /// The project's SQLite database is committed to the repository: its tasks and learnings
     /// were written by whoever wrote the repository, and would reach the person's agents.
@@ -155,8 +164,9 @@ pub enum Error {
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
 
-    /// Applying the schema migrations failed.
-    #[error("cannot migrate the database: {0}")]
+    /// Applying the schema migrations failed; nothing was changed (they are all or nothing).
+    /// The message is one line saying so and what to do.
+    #[error("{0}")]
     Migration(String),
 
     /// A database error that is no one's input (PostgreSQL's, or the query layer's on either
@@ -208,6 +218,7 @@ impl Error {
             Error::NotInitialized(_)
             | Error::Config { .. }
             | Error::BadDatabase { .. }
+            | Error::DamagedDatabase(_)
             | Error::RepositoryDatabase { .. }
             | Error::BadRow { .. }
             | Error::MissingDatabase { .. }
@@ -223,13 +234,14 @@ impl Error {
             | Error::OutsideProject { .. }
             | Error::DiskFull(_)
             | Error::Unreachable(_)
-            | Error::MissingProject { .. } => true,
+            | Error::MissingProject { .. }
+            // The database is as it was, and the message says what to do with it.
+            | Error::Migration(_) => true,
             // A full disk is the person's to free, whichever operation ran into it.
             Error::Io { source, .. } => is_enospc(source),
             Error::Git { .. }
             | Error::HttpSetup(_)
             | Error::Sqlite(_)
-            | Error::Migration(_)
             | Error::Store(_) => false,
         }
     }
@@ -283,6 +295,8 @@ mod tests {
             Error::TaskNotFound(crate::task::TaskId(7)),
             Error::Usage("no".into()),
             Error::Busy("later".into()),
+            // Nothing was changed (migrations are all or nothing); the line says what to do.
+            Error::Migration("cannot upgrade db: duplicate column".into()),
         ];
         for e in user {
             assert!(e.is_user_error(), "{e:?}");
@@ -290,7 +304,7 @@ mod tests {
     }
 
     #[test]
-    fn io_git_sqlite_and_migration_failures_are_internal() {
+    fn io_git_and_sqlite_failures_are_internal() {
         let internal = [
             Error::io("/p/.gza/logs", "create directory", io_error()),
             Error::Git {
@@ -300,7 +314,6 @@ mod tests {
             },
             Error::HttpSetup("no TLS".into()),
             Error::Sqlite(rusqlite::Error::InvalidQuery),
-            Error::Migration("duplicate column".into()),
         ];
         for e in internal {
             assert!(!e.is_user_error(), "{e:?}");

@@ -276,7 +276,8 @@ pub fn read_regular_tail(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-fn describe_file_type(kind: &std::fs::FileType) -> &'static str {
+/// What a file that is not a regular one is, for a message ("a FIFO (named pipe)").
+pub fn describe_file_type(kind: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if kind.is_dir() {
         "a directory"

@@ -29,5 +29,6 @@ pub mod trust;
 pub mod verify;
 pub mod wire;
 pub mod worktree;
+pub mod yaml;
 
 pub use error::{Error, Result};

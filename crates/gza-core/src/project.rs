@@ -43,11 +43,15 @@ impl Project {
     /// Find the project containing `start` (the nearest ancestor holding gza.yaml) and load its config.
     pub fn discover(start: &Path) -> Result<Project> {
         let start = std::path::absolute(start).map_err(|e| Error::io(start, "resolve", e))?;
+        // The nearest gza.yaml entry of any kind decides: one that is not a usable file (a FIFO,
+        // a directory, a dangling link) is an error, never a reason to climb on and act on a
+        // parent project instead.
         let root = start
             .ancestors()
-            .find(|dir| dir.join(CONFIG_FILE).is_file())
+            .find(|dir| std::fs::symlink_metadata(dir.join(CONFIG_FILE)).is_ok())
             .ok_or_else(|| Error::NotInitialized(start.clone()))?
             .to_path_buf();
+        check_config_entry(&root)?;
         check_state_dir(&root)?;
         let effective = crate::settings::load(&root)?;
         Ok(Project {
@@ -226,6 +230,28 @@ fn check_state_dir(root: &Path) -> Result<()> {
         ))),
         None => Ok(()),
     }
+}
+
+/// Refuse a gza.yaml at `root` that exists but is not a regular file (a symbolic link to one
+/// is fine), in one line that says what it is and what to do.
+fn check_config_entry(root: &Path) -> Result<()> {
+    let path = root.join(CONFIG_FILE);
+    let what = match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_file() => return Ok(()),
+        Ok(meta) => crate::fsutil::describe_file_type(&meta.file_type()).to_string(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::read_link(&path) {
+            Ok(target) => format!(
+                "a symbolic link to {}, which does not exist",
+                target.display()
+            ),
+            Err(_) => "gone".to_string(),
+        },
+        Err(e) => format!("unreadable ({e})"),
+    };
+    Err(Error::Usage(format!(
+        "{CONFIG_FILE} in {} is {what}, not a regular file; replace it with the project's settings file (or remove it and run `gza init`)",
+        root.display()
+    )))
 }
 
 #[cfg(test)]

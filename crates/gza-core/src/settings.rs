@@ -108,10 +108,10 @@ fn read_layer(path: &Path, required: bool) -> Result<Option<Layer>> {
     {
         Value::Mapping(Mapping::new())
     } else {
-        serde_norway::from_str(&text).map_err(|e| Error::Config {
+        crate::yaml::from_str(&text).map_err(|e| Error::Config {
             path: path.to_path_buf(),
-            location: None,
-            message: e.to_string(),
+            location: e.location,
+            message: e.message,
         })?
     };
     // A password for the database is never read from a settings file (they are committed, or

@@ -174,7 +174,7 @@ fn block_learning(body: &str, sections: &[String]) -> Result<(NewLearning, Vec<S
         .collect::<Vec<_>>()
         .join("\n");
     let block: Block =
-        serde_norway::from_str(&yaml).map_err(|e| format!("a block is not valid YAML ({e})"))?;
+        gza_core::yaml::from_str(&yaml).map_err(|e| format!("a block is not valid YAML ({e})"))?;
     let label = block
         .label
         .as_deref()

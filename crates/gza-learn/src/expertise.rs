@@ -96,7 +96,7 @@ fn replaceable(path: &Path) -> Result<()> {
     };
     let text = String::from_utf8_lossy(&bytes);
     let ours = unsafe_construct(&text).is_none()
-        && serde_norway::from_str::<ExpertiseFile>(&text).is_ok_and(|f| !f.version.is_empty());
+        && gza_core::yaml::from_str::<ExpertiseFile>(&text).is_ok_and(|f| !f.version.is_empty());
     if ours {
         Ok(())
     } else {
@@ -235,13 +235,12 @@ pub fn read(path: &Path) -> Result<ExpertiseFile> {
             "{shown}:{line}: YAML anchors, aliases and tags are not read; quote the value or write it out"
         )));
     }
-    let file: ExpertiseFile = serde_norway::from_str(&text).map_err(|e| {
+    let file: ExpertiseFile = gza_core::yaml::from_str(&text).map_err(|e| {
         let at = e
-            .location()
-            .map(|l| format!(":{}", l.line()))
+            .location
+            .map(|(line, _)| format!(":{line}"))
             .unwrap_or_default();
-        let message = e.to_string();
-        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        let message = e.message;
         Error::Usage(format!(
             "{shown}{at}: not an expertise file ({message}); expected version, patterns, evolution_log"
         ))

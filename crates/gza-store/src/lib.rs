@@ -299,6 +299,7 @@ impl Store {
     }
 
     fn connect(path: &Path, create: bool) -> Result<Store> {
+        refuse_non_regular(path)?;
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
@@ -381,6 +382,7 @@ impl Store {
     /// Open an existing database for a Claude Code hook: never creates one (`None` when there is
     /// none), and gives up on a lock after `busy`, since a hook must not hold up a session.
     pub fn open_existing(path: &Path, busy: Duration) -> Result<Option<Store>> {
+        refuse_non_regular(path)?;
         if std::fs::metadata(path).map_or(true, |m| m.len() == 0) {
             return Ok(None);
         }
@@ -557,7 +559,12 @@ impl Store {
         if !self.needs_migration()? {
             return Ok(());
         }
-        let runner = embedded::migrations::runner();
+        let (found, known) = self.schema_versions().unwrap_or((0, self.known_version()));
+        // Grouped: every pending migration and its history row commit in one transaction, so
+        // a kill or a failure at any instant leaves the schema as it was. Refinery's default
+        // commits a migration's SQL and its history row separately; a kill between the two
+        // left a schema whose migration would run again, fail, and never let gza open it.
+        let runner = embedded::migrations::runner().set_grouped(true);
         tracing::info!(database = %self.path.display(), "migrating the database");
         let path = self.path.clone();
         let conn = self.db.sqlite_conn_mut().expect("sqlite");
@@ -566,7 +573,7 @@ impl Store {
                 .and_then(|s| s.downcast_ref::<rusqlite::Error>())
                 .and_then(|s| s.sqlite_error_code())
                 .and_then(|code| classify_code(&path, code))
-                .unwrap_or_else(|| Error::Migration(e.to_string()))
+                .unwrap_or_else(|| migration_failed(&path, found, known, &e))
         })?;
         tracing::info!(ms = asked.elapsed().as_millis() as u64, "migrated");
         Ok(())
@@ -710,11 +717,16 @@ impl Store {
             self.db
                 .batch(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
                 .map_err(|e| self.err(e))?;
-            let runner = embedded_pg::migrations::runner();
+            let found = self.pg_version()?.unwrap_or(0);
+            // Grouped, as on SQLite: all pending migrations and their history rows in one
+            // transaction (PostgreSQL's DDL is transactional; no migration here needs to run
+            // outside one). The session advisory lock above is unaffected by it.
+            let runner = embedded_pg::migrations::runner().set_grouped(true);
+            let path = self.path.clone();
             self.db
                 .with_pg(|pg| runner.run(&mut *pg.client).map(|_| ()))
                 .expect("postgres")
-                .map_err(|e| Error::Migration(e.to_string()))?;
+                .map_err(|e| migration_failed(&path, found, known, &e))?;
             Ok(())
         });
         let _ = self
@@ -741,6 +753,20 @@ impl Store {
     }
 }
 
+/// Refuse a database path that exists but is not a regular file (a symbolic link to one is
+/// followed) before SQLite opens it: SQLite blocks on a FIFO or reports "disk I/O error", and
+/// calls a directory unwritable, none of which says what is wrong.
+fn refuse_non_regular(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(Error::Usage(format!(
+            "{} is {}, not a regular file; move it aside, then restore the database from a backup or run `gza init` to start an empty one",
+            path.display(),
+            gza_core::fsutil::describe_file_type(&meta.file_type())
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Hold an exclusive lock on `<db>.migrate-lock` until the returned file is dropped; wait for it
 /// at most a minute.
 fn migration_lock(db: &Path) -> Result<std::fs::File> {
@@ -762,6 +788,45 @@ fn migration_lock(db: &Path) -> Result<std::fs::File> {
             )));
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// One line for a migration that failed. Refinery's own message carries the migration's whole
+/// SQL (rusqlite's `SqlInputError` quotes it), hundreds of lines that tell the person nothing;
+/// the cause is the database's message alone. Migrations are grouped, so the database is as
+/// it was: the line says so, and to keep the file.
+fn migration_failed(path: &Path, found: i64, known: i64, e: &refinery::Error) -> Error {
+    let mut cause = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(r) = s.downcast_ref::<rusqlite::Error>() {
+            cause = match r {
+                rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+                other => other.to_string(),
+            };
+            break;
+        }
+        if let Some(p) = s.downcast_ref::<postgres::Error>() {
+            cause = p
+                .as_db_error()
+                .map_or_else(|| p.to_string(), |d| d.message().to_string());
+            break;
+        }
+        source = s.source();
+    }
+    Error::Migration(format!(
+        "cannot upgrade {} from schema version {found} to {known}: {}; nothing was changed (an upgrade is all or nothing): keep a copy of the database and report this to gza's maintainers with `gza --version`",
+        path.display(),
+        one_line(&cause, 200)
+    ))
+}
+
+/// The first line of `text`, at most `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let first = text.lines().next().unwrap_or("").trim();
+    match first.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &first[..at]),
+        None => first.to_string(),
     }
 }
 
@@ -833,10 +898,8 @@ fn classify_code(path: &Path, code: ErrorCode) -> Option<Error> {
             path,
             reason: "the file is not an SQLite database".into(),
         },
-        ErrorCode::DatabaseCorrupt => Error::BadDatabase {
-            path,
-            reason: "the database file is corrupt".into(),
-        },
+        // Damaged, not foreign: what it holds can be recovered, so it is never called discardable.
+        ErrorCode::DatabaseCorrupt => Error::DamagedDatabase(path),
         ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Error::Locked(path),
         ErrorCode::DiskFull => Error::DiskFull(path),
         ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied => {

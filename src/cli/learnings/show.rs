@@ -28,6 +28,14 @@ pub(super) struct ShowArgs {
     pager: bool,
 }
 
+/// `L` and digits: meant as a learning id even when no learning can have it (`L0`, or a
+/// number too large), so it is answered as one rather than as an unknown section.
+fn id_shaped(s: &str) -> bool {
+    let t = s.trim();
+    t.strip_prefix(['L', 'l'])
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
 pub(super) fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     let (project, store) = super::open_with_edits(ctx)?;
     let _snapshot = super::SnapshotAfter::new(&project, &store);
@@ -40,7 +48,15 @@ pub(super) fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     }
     let mut list = store.learnings(args.all)?;
     let section = match &args.section {
-        Some(s) => Some(section_arg(&project, s, &list)?),
+        Some(s) => match section_arg(&project, s, &list) {
+            Ok(section) => Some(section),
+            // `L0`, or an id past any learning's: the message archive and restore give for it.
+            Err(e) if id_shaped(s) => {
+                learning_by_id(&store, s)?;
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        },
         None => None,
     };
     list.retain(|l| section.as_ref().is_none_or(|s| &l.section == s));
