@@ -262,6 +262,21 @@ pub fn read_project_file(root: &Path, path: &Path, max: u64) -> std::io::Result<
     read_regular_file(&resolved, max)
 }
 
+/// Copy a file of the project to `to` (created or truncated, only as a regular file), read as
+/// [`read_project_file`] reads one but of any size: a link leading out of the project, or
+/// anything but a regular file at `from`, is refused and nothing of it is read.
+pub fn copy_project_file(root: &Path, from: &Path, to: &Path) -> std::io::Result<()> {
+    let resolved = crate::confine::inside(root, from).map_err(|outside| {
+        std::io::Error::other(format!(
+            "it leads outside the project (to {})",
+            outside.resolved.display()
+        ))
+    })?;
+    let mut src = open_regular(&resolved, std::fs::OpenOptions::new().read(true))?;
+    let mut dst = create_regular(to)?;
+    std::io::copy(&mut src, &mut dst).map(|_| ())
+}
+
 /// The last `max` bytes of a regular file (all of it when it is shorter): a transcript or a log
 /// of any size is read in bounded memory. Refused like [`read_regular_file`].
 pub fn read_regular_tail(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {

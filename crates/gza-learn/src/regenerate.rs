@@ -590,16 +590,15 @@ fn write_view(
             report.content = content;
             return Ok(());
         }
-        if plan.back_up_file {
-            // Only a regular file in the project is backed up, read as the file itself is read
-            // (`read_file`): a FIFO in its place, or a link leading out of the project (to
-            // `~/.netrc`, say), is replaced and never read, so nothing outside is copied in.
-            if let Ok(bytes) =
-                gza_core::fsutil::read_project_file(&project.root, &path, MAX_FILE_BYTES)
-            {
-                let bak = path.with_extension("md.bak");
-                gza_core::fsutil::write_atomically(&bak, &bytes)?;
-                report.backup = Some(bak.to_string_lossy().into_owned());
+        if plan.back_up_file && path.symlink_metadata().is_ok() {
+            // Only a regular file in the project is backed up (of any size): a FIFO in its
+            // place, or a link leading out of the project (to `~/.netrc`, say), is replaced and
+            // never read, so nothing outside is copied in.
+            let bak = path.with_extension("md.bak");
+            match gza_core::fsutil::copy_project_file(&project.root, &path, &bak) {
+                Ok(()) => report.backup = Some(bak.to_string_lossy().into_owned()),
+                Err(e) if e.kind() == std::io::ErrorKind::Other && e.raw_os_error().is_none() => {}
+                Err(e) => return Err(Error::io(&bak, "back up learnings to", e)),
             }
         }
         gza_core::fsutil::write_atomically(&path, content.as_bytes())?;
