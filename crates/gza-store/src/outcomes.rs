@@ -62,16 +62,20 @@ pub struct Ending {
     pub reverted: Option<String>,
 }
 
-/// Failure reasons that are the agent's doing: what it was told may have led it there. The
-/// others (KILLED, WORKER_DIED, AGENT_START, SANDBOX_ERROR, PROMPT_ERROR, GIT_ERROR, a reason
-/// this gza does not know) are the person's or the machine's. The migrations back-fill with this list.
+/// Failure reasons that are the agent's doing: what it was told may have led it there (it ran
+/// out of time or turns, stopped without an answer, or broke its worktree). The others say
+/// nothing about the learnings it was given: a person or the machine stopped it (KILLED,
+/// WORKER_DIED), gza could not set it up (PROMPT_ERROR, GIT_ERROR), or its provider failed
+/// (AGENT_START, SANDBOX_ERROR, AGENT_EXIT, AGENT_ERROR: an expired key or an outage fails every
+/// task alike, and with `inject: file` would debit every learning in the file with the same
+/// evidence); nor does a reason this gza does not know. (The migrations back-filled with a list
+/// that also counted AGENT_EXIT and AGENT_ERROR; a task credited so is put right when it is
+/// credited again.)
 fn agent_owned(reason: &FailureReason) -> bool {
     matches!(
         reason,
         FailureReason::Timeout
             | FailureReason::MaxTurns
-            | FailureReason::AgentError
-            | FailureReason::AgentExit
             | FailureReason::NoResult
             | FailureReason::UnsafeWorktree
     )
@@ -79,8 +83,15 @@ fn agent_owned(reason: &FailureReason) -> bool {
 
 impl Ending {
     /// The credit: reverted work, a failure the agent owns, or a latest review that requested
-    /// changes is harmful; any other completed task helpful; the rest neutral.
+    /// changes is harmful; any other completed task helpful; the rest neutral. A review task is
+    /// neutral however it ended: its verdict is credited to the task it reviewed, and crediting
+    /// the review's own completion as helpful cancelled the debit of every CHANGES_REQUESTED
+    /// (with `inject: file` the review is given the same learnings), so a learning whose tasks
+    /// all had changes requested was never flagged.
     pub fn credit(&self) -> Credit {
+        if self.task_type == TaskType::Review {
+            return Credit::Neutral;
+        }
         if self.reverted.is_some() {
             return Credit::Harmful;
         }
@@ -755,5 +766,35 @@ mod tests {
             ending(TaskStatus::Dropped, "dropped").credit(),
             Credit::Neutral
         );
+    }
+
+    #[test]
+    fn what_says_nothing_about_the_learnings_is_neutral() {
+        // The provider failed: an expired key, an outage, an API error.
+        for provider in ["AGENT_EXIT", "AGENT_ERROR", "AGENT_START", "PROMPT_ERROR"] {
+            assert_eq!(
+                ending(TaskStatus::Failed, provider).credit(),
+                Credit::Neutral,
+                "{provider}"
+            );
+        }
+        for owned in ["TIMEOUT", "MAX_TURNS", "NO_RESULT", "UNSAFE_WORKTREE"] {
+            assert_eq!(
+                ending(TaskStatus::Failed, owned).credit(),
+                Credit::Harmful,
+                "{owned}"
+            );
+        }
+        // A review, whichever way it went: its verdict is its reviewed task's credit.
+        let mut review = ending(TaskStatus::Completed, "completed");
+        review.task_type = TaskType::Review;
+        assert_eq!(review.credit(), Credit::Neutral);
+        review.status = TaskStatus::Failed;
+        review.ending = "TIMEOUT".into();
+        assert_eq!(review.credit(), Credit::Neutral);
+        // Explore and plan tasks are the agent's own answers: credited.
+        let mut explore = ending(TaskStatus::Completed, "completed");
+        explore.task_type = TaskType::Explore;
+        assert_eq!(explore.credit(), Credit::Helpful);
     }
 }

@@ -157,7 +157,18 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         .cloned()
         .collect();
     let flags = crate::learn::credit::flagged_learnings(&store)?;
-    let failing = store.failing_learnings()?;
+    // Tasks whose agent's provider failed (an expired key, an outage) all fail alike whatever
+    // they were given: with `inject: file` every learning in the file would be listed with the
+    // same evidence. They say nothing about the learnings (outcomes credit none with them).
+    let failing: Vec<_> = store
+        .failing_learnings()?
+        .into_iter()
+        .filter(|f| {
+            !f.failure_reason
+                .as_ref()
+                .is_some_and(|r| r.is_provider_failure())
+        })
+        .collect();
     let now = chrono::Utc::now();
     let base = store.base_rate()?;
     let measures = store.outcome_measures(MEASURE_WINDOW)?;
