@@ -145,6 +145,30 @@ fn with_learnings_beats_without_and_the_differing_runs_name_the_learning() {
     // Nor as the learning's injections in `learnings show`.
     let shown_l1 = p.json(&["learnings", "show", "L1", "--json"]);
     assert_eq!(shown_l1["injected"], 0, "{shown_l1}");
+    assert_eq!(shown_l1["injected_in_ab_runs"], 2, "{shown_l1}");
+    // And `learnings stats` counts as `show` does, the experiment's apart (on main its most
+    // injected said "L1 2×" beside show's "Injected 0 times").
+    let stats_l = p.json(&["learnings", "stats", "--json"]);
+    let most = &stats_l["most_injected"][0];
+    assert_eq!(
+        (&most["id"], &most["injected"]),
+        (&"L1".into(), &0.into()),
+        "{stats_l}"
+    );
+    assert_eq!(most["injected_in_ab_runs"], 2, "{stats_l}");
+    assert_eq!(stats_l["totals"]["never_injected"], 1, "{stats_l}");
+    assert_eq!(stats_l["totals"]["injections_in_ab_runs"], 2, "{stats_l}");
+    let text = p.ok(&["learnings", "stats"]);
+    assert!(
+        text.contains("2 of them in A/B runs (`gza ab`): experiments, counted apart")
+            && text.contains("L1       0×  Always leave a fixed.txt marker file at the repository root (and 2 in A/B runs)"),
+        "{text}"
+    );
+    assert!(
+        p.ok(&["learnings", "show", "L1"])
+            .contains("Injected     0 times (and 2 in A/B runs, counted apart: experiments)"),
+        "show"
+    );
     assert_eq!(p.git(&["rev-parse", "main"]), main_before);
     assert!(!p.path("fixed.txt").exists());
     assert_eq!(

@@ -86,7 +86,10 @@ struct RatingJson<'a> {
 struct Injected<'a> {
     id: String,
     text: &'a str,
+    /// Outside A/B runs, as `learnings show` counts.
     injected: i64,
+    /// In A/B runs: experiments, counted apart.
+    injected_in_ab_runs: i64,
 }
 
 #[derive(Serialize)]
@@ -201,6 +204,7 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
                     id: label(m.id),
                     text: &m.text,
                     injected: m.injected,
+                    injected_in_ab_runs: m.in_ab_runs,
                 })
                 .collect(),
             metadata: &meta,
@@ -371,10 +375,22 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         totals.never_injected,
         totals.sessions
     )?;
-    for m in &most {
+    if totals.injections_in_ab_runs > 0 {
         writeln!(
             out,
-            "  {:<5} {:>4}×  {}",
+            "  {} of them in A/B runs (`gza ab`): experiments, counted apart in every count below and in `learnings show`",
+            totals.injections_in_ab_runs
+        )?;
+    }
+    for m in &most {
+        let ab = if m.in_ab_runs > 0 {
+            format!(" (and {} in A/B runs)", m.in_ab_runs)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "  {:<5} {:>4}×  {}{ab}",
             label(m.id),
             m.injected,
             output::one_line(&m.text, 60)
