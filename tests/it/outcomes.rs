@@ -304,6 +304,92 @@ fn tasks_stopped_by_a_person_or_the_machine_credit_nothing() {
     );
 }
 
+/// A person's rating is their standing word: the latest replaces their earlier one (five ups
+/// count one), `clear` takes it back, and a standing down rating flags the learning with its why
+/// and outweighs any record of tasks (on main one down after 6 helpful tasks ranked it ×0.95,
+/// unflagged, and "rate up --why misclicked" after a down left it penalised).
+#[test]
+fn a_persons_latest_rating_stands_and_a_down_rating_flags_the_learning() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    p.ok(&["learnings", "add", "Keep the changelog sorted by date"]);
+    for i in 0..6 {
+        p.add(&["--type", "explore", &format!("look {i}")]);
+    }
+    p.run(&["work", "--all"]);
+    assert_eq!(credit(&p, "L1")["helpful"], 6);
+    for _ in 0..5 {
+        p.ok(&["learnings", "rate", "L1", "up"]);
+    }
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (&c["rated_up"], &c["rated_down"]),
+        (&1.into(), &0.into()),
+        "{c}"
+    );
+
+    let out = p.ok(&[
+        "learnings",
+        "rate",
+        "L1",
+        "down",
+        "--why",
+        "we moved off make",
+    ]);
+    assert!(
+        out.contains("(0 up, 1 down, one per person;") && out.contains("flagged for review"),
+        "{out}"
+    );
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (&c["rated_up"], &c["rated_down"]),
+        (&0.into(), &1.into()),
+        "{c}"
+    );
+    let factor = c["factor"].as_f64().unwrap();
+    assert!(
+        factor <= 0.8,
+        "a person's word outweighs 6 helpful tasks: {factor}"
+    );
+    let stats = p.ok(&["learnings", "stats"]);
+    assert!(stats.contains("    review L1"), "{stats}");
+    assert!(
+        stats.contains("      rated down: we moved off make"),
+        "{stats}"
+    );
+    let review = p.json(&["learnings", "review", "--json"]);
+    assert_eq!(review[0]["id"], "L1", "{review}");
+    assert_eq!(
+        review[0]["flag"]["ratings"][0]["why"], "we moved off make",
+        "{review}"
+    );
+
+    // Misclicked: the up replaces the down, and it is not flagged or penalised any more.
+    p.ok(&["learnings", "rate", "L1", "up", "--why", "misclicked"]);
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (&c["rated_up"], &c["rated_down"]),
+        (&1.into(), &0.into()),
+        "{c}"
+    );
+    assert!(c["factor"].as_f64().unwrap() >= 1.0, "{c}");
+    assert!(!p.ok(&["learnings", "stats"]).contains("    review L1"));
+    // Cleared: no rating stands; the history keeps every one.
+    p.ok(&["learnings", "rate", "L1", "clear"]);
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (&c["rated_up"], &c["rated_down"]),
+        (&0.into(), &0.into()),
+        "{c}"
+    );
+    assert_eq!(c["ratings"].as_array().unwrap().len(), 0, "{c}");
+    let show = p.ok(&["learnings", "show", "L1"]);
+    assert!(
+        show.contains("rated down: we moved off make") && show.contains("rating cleared"),
+        "{show}"
+    );
+}
+
 #[test]
 fn rating_checks_its_arguments_and_redacts_the_reason() {
     let p = TestProject::new();

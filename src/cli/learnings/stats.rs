@@ -521,7 +521,12 @@ pub(super) fn write_flag_evidence(
             (Some(w), None) => format!(": {w}"),
             (None, _) => String::new(),
         };
-        writeln!(out, "{indent}rated {}{why} ({})", r.rating, r.at)?;
+        let by = if r.by.is_empty() {
+            String::new()
+        } else {
+            format!(" by {}", r.by)
+        };
+        writeln!(out, "{indent}rated {}{by}{why} ({})", r.rating, r.at)?;
     }
     Ok(())
 }
