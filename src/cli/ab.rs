@@ -271,7 +271,17 @@ fn read_items(
     let ids: Vec<Option<TaskId>> = given.iter().map(|g| g.parse().ok()).collect();
     if ids.iter().all(Option::is_some) {
         let mut items = Vec::with_capacity(ids.len());
-        for id in ids.into_iter().flatten() {
+        let ids: Vec<TaskId> = ids.into_iter().flatten().collect();
+        if let Some(twice) = ids
+            .iter()
+            .enumerate()
+            .find_map(|(i, id)| ids[..i].contains(id).then_some(id))
+        {
+            return Err(usage(format!(
+                "task {twice} is given twice; each task is run once per arm and round (--repeat N runs it N times, as independent pairs)"
+            )));
+        }
+        for id in ids {
             let task = store.get_task(id)?;
             if task.task_type != TaskType::Implement {
                 return Err(usage(format!(
@@ -344,6 +354,16 @@ fn read_items(
     }
     if items.is_empty() {
         return Err(usage(format!("{file}: the file has no tasks to run")));
+    }
+    if let Some(twice) = (0..items.len()).find(|&i| {
+        items[..i]
+            .iter()
+            .any(|e| e.prompt == items[i].prompt && e.spec == items[i].spec)
+    }) {
+        return Err(usage(format!(
+            "{file}: entry {} repeats an earlier entry's prompt; each task is run once per arm and round (--repeat N runs it N times, as independent pairs)",
+            twice + 1
+        )));
     }
     Ok(items)
 }
@@ -626,11 +646,13 @@ impl ArmSummary {
 /// The paired differences, with learnings minus without, over the pairs (a task in a round)
 /// where both runs were judged and reported the measure: the question the per-arm intervals
 /// do not answer, since a pair shares its task and base and most of its variance cancels.
-/// Rates become 0/1 per run, so their mean difference is in fractions of one.
+/// Rates are differences of paired proportions (fractions of one) with Newcombe's interval;
+/// the rest are mean differences with Student's t, without an interval under 2 pairs or when
+/// every pair differed by the same amount.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 struct Difference {
-    success: Option<stats::Mean>,
-    verify_passed: Option<stats::Mean>,
+    success: Option<stats::PairedRate>,
+    verify_passed: Option<stats::PairedRate>,
     turns: Option<stats::Mean>,
     tokens: Option<stats::Mean>,
     cost_usd: Option<stats::Mean>,
@@ -645,14 +667,19 @@ impl Difference {
                 .filter_map(|(w, wo)| Some(f(w)? - f(wo)?))
                 .collect()
         };
-        let flag = |b: bool| if b { 1.0 } else { 0.0 };
+        let rates = |f: fn(&RunView) -> bool| {
+            let count =
+                |want: (bool, bool)| pairs.iter().filter(|(w, wo)| (f(w), f(wo)) == want).count();
+            stats::paired_rates(
+                count((true, true)),
+                count((true, false)),
+                count((false, true)),
+                count((false, false)),
+            )
+        };
         Difference {
-            success: stats::mean(&diffs(&|r| Some(flag(r.succeeded())))),
-            verify_passed: if verify {
-                stats::mean(&diffs(&|r| Some(flag(r.passed()))))
-            } else {
-                None
-            },
+            success: rates(RunView::succeeded),
+            verify_passed: if verify { rates(RunView::passed) } else { None },
             turns: stats::mean(&diffs(&|r| r.turns)),
             tokens: stats::mean(&diffs(&|r| r.tokens)),
             cost_usd: stats::mean(&diffs(&|r| r.cost)),
@@ -669,7 +696,7 @@ struct Report {
     tasks: usize,
     with: ArmSummary,
     without: ArmSummary,
-    /// With minus without, pair by pair, with 95 % t intervals.
+    /// With minus without, pair by pair, with 95 % intervals.
     difference: Difference,
     /// Pairs (a task in a round) where "with" ended better, worse, or alike.
     pairs_with_better: usize,
@@ -842,13 +869,12 @@ impl Report {
             let sign = if v < 0.0 { "−" } else { "+" };
             format!("{sign}{}", show(v.abs()))
         };
-        // Percentage points, the unit said once after the mean: "+50 pts (+10 to +90)".
-        let points = |m: Option<stats::Mean>| -> String {
-            let text = diff(m, &|v| signed(v * 100.0, &|x| format!("{x:.0}")));
-            match text.split_once(' ') {
-                _ if m.is_none() => text,
-                Some((mean, interval)) => format!("{mean} pts {interval}"),
-                None => format!("{text} pts"),
+        // Percentage points, the unit said once after the difference: "+50 pts (+10 to +90)".
+        let points = |d: Option<stats::PairedRate>| -> String {
+            let pts = |v: f64| signed(v * 100.0, &|x| format!("{x:.0}"));
+            match d {
+                None => "-".into(),
+                Some(d) => format!("{} pts ({} to {})", pts(d.mean), pts(d.low), pts(d.high)),
             }
         };
         table.row(row("runs", &|a| a.runs.to_string(), pairs(d)));
@@ -877,13 +903,13 @@ impl Report {
         ));
         table.row(row(
             "time",
-            &|a| mean(a.seconds, &|v| output::duration(Some(v))),
-            diff(d.seconds, &|v| signed(v, &|x| output::duration(Some(x)))),
+            &|a| mean(a.seconds, &seconds),
+            diff(d.seconds, &|v| signed(v, &seconds)),
         ));
         table.print(&mut out)?;
         writeln!(
             out,
-            "95 % intervals: rates by Wilson's score, means and paired differences by Student's t; - where no run reported it."
+            "95 % intervals: rates by Wilson's score, their paired differences by Newcombe's score method, means and their paired differences by Student's t; - where no run reported it."
         )?;
         if !e.verify {
             writeln!(out, "Judged by the tasks' outcomes only (--no-verify).")?;
@@ -974,7 +1000,8 @@ fn rate(r: Option<stats::Rate>) -> String {
 }
 
 /// "3.0 (2.1–3.9)" for a mean and its interval (its low end never under 0: every measure here
-/// is a count, money or time), "3.0" for a single value, "-" for none.
+/// is a count, money or time), "3.0 (1 run)" or "3.0 (all alike)" where there is no interval,
+/// "-" for none.
 fn mean(m: Option<stats::Mean>, show: &dyn Fn(f64) -> String) -> String {
     match m {
         None => "-".into(),
@@ -984,12 +1011,14 @@ fn mean(m: Option<stats::Mean>, show: &dyn Fn(f64) -> String) -> String {
             high: Some(high),
             ..
         }) => format!("{} ({}–{})", show(mean), show(low.max(0.0)), show(high)),
-        Some(m) => show(m.mean),
+        Some(m) if m.n < 2 => format!("{} (1 run)", show(m.mean)),
+        Some(m) => format!("{} (all alike)", show(m.mean)),
     }
 }
 
 /// "+1.2 (−0.3 to +2.7)": a paired difference and its interval, which may straddle zero (then
-/// the runs do not tell the arms apart on this measure); "-" with no pair.
+/// the runs do not tell the arms apart on this measure); "+1.2 (1 pair, no interval)" or
+/// "+1.2 (every pair alike, no interval)" where there is none; "-" with no pair.
 fn diff(m: Option<stats::Mean>, show: &dyn Fn(f64) -> String) -> String {
     match m {
         None => "-".into(),
@@ -999,7 +1028,18 @@ fn diff(m: Option<stats::Mean>, show: &dyn Fn(f64) -> String) -> String {
             high: Some(high),
             ..
         }) => format!("{} ({} to {})", show(mean), show(low), show(high)),
-        Some(m) => show(m.mean),
+        Some(m) if m.n < 2 => format!("{} (1 pair, no interval)", show(m.mean)),
+        Some(m) => format!("{} (every pair alike, no interval)", show(m.mean)),
+    }
+}
+
+/// A time, to a tenth of a second under ten seconds: whole seconds printed short runs and
+/// their differences as "−0s (−0s to +0s)", an interval that looked like none.
+fn seconds(v: f64) -> String {
+    if v < 9.95 {
+        format!("{v:.1}s")
+    } else {
+        output::duration(Some(v))
     }
 }
 

@@ -55,7 +55,7 @@ fn shown(p: &TestProject, text: &str) -> String {
             .replace(line, "[COMMIT]")
             .replace(&line[..10], "[COMMIT]");
     }
-    let secs = regex::Regex::new(r"\b\d+(m \d+)?s\b").unwrap();
+    let secs = regex::Regex::new(r"\b\d+(\.\d)?(m \d+)?s\b").unwrap();
     let text = secs.replace_all(&text, "[SECS]").into_owned();
     // A paired difference of times goes either way.
     let text = text
@@ -145,6 +145,30 @@ fn with_learnings_beats_without_and_the_differing_runs_name_the_learning() {
     // Nor as the learning's injections in `learnings show`.
     let shown_l1 = p.json(&["learnings", "show", "L1", "--json"]);
     assert_eq!(shown_l1["injected"], 0, "{shown_l1}");
+    assert_eq!(shown_l1["injected_in_ab_runs"], 2, "{shown_l1}");
+    // And `learnings stats` counts as `show` does, the experiment's apart (on main its most
+    // injected said "L1 2×" beside show's "Injected 0 times").
+    let stats_l = p.json(&["learnings", "stats", "--json"]);
+    let most = &stats_l["most_injected"][0];
+    assert_eq!(
+        (&most["id"], &most["injected"]),
+        (&"L1".into(), &0.into()),
+        "{stats_l}"
+    );
+    assert_eq!(most["injected_in_ab_runs"], 2, "{stats_l}");
+    assert_eq!(stats_l["totals"]["never_injected"], 1, "{stats_l}");
+    assert_eq!(stats_l["totals"]["injections_in_ab_runs"], 2, "{stats_l}");
+    let text = p.ok(&["learnings", "stats"]);
+    assert!(
+        text.contains("2 of them in A/B runs (`gza ab`): experiments, counted apart")
+            && text.contains("L1       0×  Always leave a fixed.txt marker file at the repository root (and 2 in A/B runs)"),
+        "{text}"
+    );
+    assert!(
+        p.ok(&["learnings", "show", "L1"])
+            .contains("Injected     0 times (and 2 in A/B runs, counted apart: experiments)"),
+        "show"
+    );
     assert_eq!(p.git(&["rev-parse", "main"]), main_before);
     assert!(!p.path("fixed.txt").exists());
     assert_eq!(
@@ -170,6 +194,17 @@ fn with_learnings_beats_without_and_the_differing_runs_name_the_learning() {
     assert_eq!(json["differed"][0]["learnings"][0]["id"], "L1");
     assert_eq!(json["differed"][0]["learnings"][0]["text"], LEARNING);
     assert_eq!(json["left"], 0);
+    // Two pairs both won by "with": a difference of paired proportions that stays within
+    // ±100 points and is wide with so few pairs (Newcombe: +100, +16 to +100), never the
+    // "+100 (+100 to +100)" Student's t gave 0/1 differences.
+    for rate in ["success", "verify_passed"] {
+        let d = &json["difference"][rate];
+        assert_eq!(d["mean"], 1.0, "{d}");
+        assert_eq!(d["high"], 1.0, "{d}");
+        let low = d["low"].as_f64().unwrap();
+        assert!((0.0..0.5).contains(&low), "{d}");
+        assert_eq!((&d["n"], &d["first_only"]), (&2.into(), &2.into()), "{d}");
+    }
     let all = json["runs"].as_array().unwrap();
     assert_eq!(all.len(), 4);
     assert_eq!(
@@ -259,6 +294,10 @@ fn bad_input_gets_one_line_saying_what_to_do() {
             "is of type explore; gza ab runs implement tasks",
         ),
         (vec!["missing.yaml".into()], "does not exist"),
+        (
+            vec!["1".into(), "1".into()],
+            "task 1 is given twice; each task is run once per arm and round",
+        ),
         (vec!["--resume".into(), "5".into()], "no A/B experiment 5"),
         (vec!["--show".into(), "5".into()], "no A/B experiment 5"),
         (
@@ -283,6 +322,12 @@ fn bad_input_gets_one_line_saying_what_to_do() {
     std::fs::write(&malformed, "tasks: []\n").unwrap();
     let error = p.user_error(&["ab", &malformed.to_string_lossy()]);
     assert!(error.contains("the file has no tasks"), "{error}");
+    std::fs::write(&malformed, "tasks:\n  - prompt: one\n  - prompt: one\n").unwrap();
+    let error = p.user_error(&["ab", &malformed.to_string_lossy()]);
+    assert!(
+        error.contains("entry 2 repeats an earlier entry's prompt"),
+        "{error}"
+    );
     std::fs::write(
         &malformed,
         "tasks:\n  - prompt: one\n  - prompt: two\n    depends_on: 1\n",

@@ -783,8 +783,9 @@ fn a_task_records_its_injections_in_order_and_credits_each_once() {
     for id in 1..=5 {
         assert_eq!(credit_of(&p, id), moved, "L{id} after a {credit} task");
     }
-    // A failing task: each learning given moves to harmful once more.
-    p.command_agent("cat > /dev/null\nexit 3\n", "");
+    // A failing task (out of time: the agent's doing): each learning given moves to harmful
+    // once more.
+    p.command_agent("cat > /dev/null\nsleep 30\n", "timeout_minutes: 0.01\n");
     p.add(&["--type", "explore", "look again"]);
     p.run(&["work"]);
     let second: Vec<i64> = injections_of(&p, 2).iter().map(|(id, _)| *id).collect();

@@ -497,27 +497,41 @@ fn validated_learnings_come_first_and_unconfirmed_ones_decay_out() {
     assert!(stats.contains("decayed L1"), "{stats}");
 }
 
+/// Tasks that all ran out of time with a learning flag it; tasks whose agent's provider failed
+/// (AGENT_EXIT: an expired key, an outage) say nothing about it and neither debit nor flag it
+/// (on main 3 of them flagged every learning in the file with the same evidence).
 #[test]
 fn a_learning_given_to_tasks_that_all_failed_the_same_way_is_flagged() {
     let p = TestProject::new();
-    p.command_agent("cat > /dev/null\necho broken >&2\nexit 3\n", "");
+    p.command_agent("cat > /dev/null\necho 'API key expired' >&2\nexit 3\n", "");
     p.ok(&["learnings", "add", "Run the legacy migration script first"]);
+    for i in 0..3 {
+        p.add(&["--type", "explore", &format!("down {i}")]);
+    }
+    p.run(&["work", "--all"]);
+    let json = p.json(&["learnings", "show", "L1", "--json"]);
+    assert_eq!(json["credit"]["harmful"], 0, "{json}");
+    let stats = p.ok(&["learnings", "stats"]);
+    assert!(!stats.contains("review L1"), "{stats}");
+
+    p.command_agent("cat > /dev/null\nsleep 30\n", "timeout_minutes: 0.01\n");
     for i in 0..3 {
         p.add(&["--type", "explore", &format!("task {i}")]);
     }
     p.run(&["work", "--all"]);
     let show = p.ok(&["learnings", "show", "L1"]);
     assert!(
-        show.contains("Outcomes     0 completed, 3 failed (task 3 AGENT_EXIT, task 2 AGENT_EXIT, task 1 AGENT_EXIT)"),
+        show.contains("Outcomes     0 completed, 6 failed (task 6 TIMEOUT, task 5 TIMEOUT, task 4 TIMEOUT, task 3 AGENT_EXIT"),
         "{show}"
     );
     let stats = p.ok(&["learnings", "stats"]);
     assert!(
-        stats.contains("review L1    Run the legacy migration script first (given to 3 tasks that all failed: AGENT_EXIT)"),
+        stats.contains("review L1    Run the legacy migration script first (given to 3 tasks that all failed: TIMEOUT)"),
         "{stats}"
     );
     let json = p.json(&["learnings", "show", "L1", "--json"]);
-    assert_eq!(json["outcomes"].as_array().unwrap().len(), 3);
+    assert_eq!(json["outcomes"].as_array().unwrap().len(), 6);
+    assert_eq!(json["credit"]["harmful"], 3, "{json}");
 }
 
 /// `learnings show` of a learning given to many tasks counts them all (from the counters) but

@@ -63,23 +63,27 @@ fn a_task_credits_its_learnings_with_how_it_ended_review_merge_and_revert_includ
         "{c}"
     );
 
-    // The review requests changes: the task it reviewed becomes harmful (the review itself
-    // completed, so it is helpful: the learning was given to both).
+    // The review requests changes: the task it reviewed becomes harmful. The review itself
+    // is credited nothing (it was given the learning too; its verdict is its reviewed task's
+    // credit, and crediting its completion as helpful cancelled the debit).
     p.ok(&["review", "1"]);
     p.ok(&["work"]);
     let c = credit(&p, "L1");
     assert_eq!(
         (c["helpful"].as_i64(), c["harmful"].as_i64()),
-        (Some(1), Some(1)),
+        (Some(0), Some(1)),
         "{c}"
     );
     let tasks = c["tasks"].as_array().unwrap();
+    assert_eq!(tasks[0]["task"], 2);
+    assert_eq!(tasks[0]["credit"], "neutral");
     assert_eq!(tasks[1]["task"], 1);
     assert_eq!(tasks[1]["credit"], "harmful");
     assert_eq!(tasks[1]["verdict"], "CHANGES_REQUESTED");
     assert_eq!(tasks[1]["review_task"], 2);
 
-    // Improved and approved, then merged: the improvement is helpful and both are merged.
+    // Improved and approved, then merged: the improvement is helpful and both are merged
+    // (the approving review is credited nothing either).
     p.ok(&["improve", "2"]);
     p.ok(&["work"]);
     p.ok(&["review", "3"]);
@@ -89,10 +93,10 @@ fn a_task_credits_its_learnings_with_how_it_ended_review_merge_and_revert_includ
     let c = credit(&p, "L1");
     assert_eq!(
         (c["helpful"].as_i64(), c["harmful"].as_i64()),
-        (Some(3), Some(1)),
+        (Some(1), Some(1)),
         "{c}"
     );
-    assert_eq!(c["tasks"][1]["merged"], true, "{c}");
+    assert_eq!(c["tasks"][3]["merged"], true, "{c}");
 
     // Someone reverts the merged work: the next update finds it, and the branch's tasks are
     // harmful now; a second update changes nothing.
@@ -102,7 +106,7 @@ fn a_task_credits_its_learnings_with_how_it_ended_review_merge_and_revert_includ
     let c = credit(&p, "L1");
     assert_eq!(
         (c["helpful"].as_i64(), c["harmful"].as_i64()),
-        (Some(2), Some(2)),
+        (Some(0), Some(2)),
         "{c}"
     );
     assert_snapshot!(
@@ -144,13 +148,54 @@ fn a_task_credits_its_learnings_with_how_it_ended_review_merge_and_revert_includ
     );
 }
 
+/// A learning whose tasks all get CHANGES_REQUESTED is flagged in `stats` and `review` with the
+/// verdicts as evidence: the reviews, given the same learning, are not credited as helpful (on
+/// main they were: "3 helpful, 3 harmful", never flagged).
+#[test]
+fn a_learning_whose_tasks_keep_getting_changes_requested_is_flagged() {
+    let p = TestProject::in_git_repo();
+    loop_agent(&p);
+    p.ok(&["learnings", "add", "Keep greeting files in plain ASCII"]);
+    for i in 0..3 {
+        let task = p.add(&[&format!("Add hello file {i}")]);
+        p.ok(&["work"]);
+        p.ok(&["review", &task.to_string()]);
+        p.ok(&["work"]);
+    }
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (c["helpful"].as_i64(), c["harmful"].as_i64()),
+        (Some(0), Some(3)),
+        "{c}"
+    );
+    let stats = p.ok(&["learnings", "stats"]);
+    assert!(stats.contains("    review L1"), "{stats}");
+    for (task, review) in [(1, 2), (3, 4), (5, 6)] {
+        assert!(
+            stats.contains(&format!(
+                "      task {task}: completed, review CHANGES_REQUESTED (task {review})"
+            )),
+            "{stats}"
+        );
+    }
+    let review = p.json(&["learnings", "review", "--json"]);
+    let flagged = &review.as_array().unwrap()[0];
+    assert_eq!(flagged["id"], "L1", "{review}");
+    assert_eq!(flagged["flag"]["harmful"], 3, "{review}");
+    assert_eq!(flagged["flag"]["helpful"], 0, "{review}");
+    assert_eq!(
+        flagged["flag"]["evidence"][0]["verdict"], "CHANGES_REQUESTED",
+        "{review}"
+    );
+}
+
 /// Two learnings that match "production deploys" equally; a task naming deploy_legacy.sh is
 /// given only the first, and its agent fails when it is given it.
 fn deploy_project() -> TestProject {
     let p = TestProject::new();
     p.command_agent(
-        "prompt=$(cat)\ncase \"$prompt\" in\n  *\"Run deploy_legacy.sh for production deploys\"*) echo 'it broke' >&2; exit 3 ;;\nesac\necho done\n",
-        "learnings:\n  inject: relevant\n",
+        "prompt=$(cat)\ncase \"$prompt\" in\n  *\"Run deploy_legacy.sh for production deploys\"*) echo 'it broke' >&2; sleep 30 ;;\nesac\necho done\n",
+        "timeout_minutes: 0.01\nlearnings:\n  inject: relevant\n",
     );
     p.ok(&[
         "learnings",
@@ -184,7 +229,7 @@ fn ranking_weighs_outcomes_but_one_bad_task_buries_nothing() {
     );
     p.add(&["--type", "explore", "Check what deploy_legacy.sh does"]);
     p.run(&["work"]);
-    assert_eq!(p.task_field::<String>(1, "failure_reason"), "AGENT_EXIT");
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "TIMEOUT");
     // One failure: L1 drops below its twin, and is still found.
     assert_eq!(search_ids(&p, "production deploys"), ["L2", "L1"]);
     let c = credit(&p, "L1");
@@ -207,12 +252,12 @@ fn ranking_weighs_outcomes_but_one_bad_task_buries_nothing() {
     p.run(&["work", "--all"]);
     let stats = p.ok(&["learnings", "stats"]);
     assert!(
-        stats.contains("review L1    Run deploy_legacy.sh for production dep… (given to 3 tasks that all failed: AGENT_EXIT); ranks ×0.87"),
+        stats.contains("review L1    Run deploy_legacy.sh for production dep… (given to 3 tasks that all failed: TIMEOUT); ranks ×0.87"),
         "{stats}"
     );
     for task in 1..=3 {
         assert!(
-            stats.contains(&format!("      task {task}: AGENT_EXIT\n")),
+            stats.contains(&format!("      task {task}: TIMEOUT\n")),
             "{stats}"
         );
     }
@@ -259,6 +304,92 @@ fn tasks_stopped_by_a_person_or_the_machine_credit_nothing() {
     );
 }
 
+/// A person's rating is their standing word: the latest replaces their earlier one (five ups
+/// count one), `clear` takes it back, and a standing down rating flags the learning with its why
+/// and outweighs any record of tasks (on main one down after 6 helpful tasks ranked it ×0.95,
+/// unflagged, and "rate up --why misclicked" after a down left it penalised).
+#[test]
+fn a_persons_latest_rating_stands_and_a_down_rating_flags_the_learning() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    p.ok(&["learnings", "add", "Keep the changelog sorted by date"]);
+    for i in 0..6 {
+        p.add(&["--type", "explore", &format!("look {i}")]);
+    }
+    p.run(&["work", "--all"]);
+    assert_eq!(credit(&p, "L1")["helpful"], 6);
+    for _ in 0..5 {
+        p.ok(&["learnings", "rate", "L1", "up"]);
+    }
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (&c["rated_up"], &c["rated_down"]),
+        (&1.into(), &0.into()),
+        "{c}"
+    );
+
+    let out = p.ok(&[
+        "learnings",
+        "rate",
+        "L1",
+        "down",
+        "--why",
+        "we moved off make",
+    ]);
+    assert!(
+        out.contains("(0 up, 1 down, one per person;") && out.contains("flagged for review"),
+        "{out}"
+    );
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (&c["rated_up"], &c["rated_down"]),
+        (&0.into(), &1.into()),
+        "{c}"
+    );
+    let factor = c["factor"].as_f64().unwrap();
+    assert!(
+        factor <= 0.8,
+        "a person's word outweighs 6 helpful tasks: {factor}"
+    );
+    let stats = p.ok(&["learnings", "stats"]);
+    assert!(stats.contains("    review L1"), "{stats}");
+    assert!(
+        stats.contains("      rated down: we moved off make"),
+        "{stats}"
+    );
+    let review = p.json(&["learnings", "review", "--json"]);
+    assert_eq!(review[0]["id"], "L1", "{review}");
+    assert_eq!(
+        review[0]["flag"]["ratings"][0]["why"], "we moved off make",
+        "{review}"
+    );
+
+    // Misclicked: the up replaces the down, and it is not flagged or penalised any more.
+    p.ok(&["learnings", "rate", "L1", "up", "--why", "misclicked"]);
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (&c["rated_up"], &c["rated_down"]),
+        (&1.into(), &0.into()),
+        "{c}"
+    );
+    assert!(c["factor"].as_f64().unwrap() >= 1.0, "{c}");
+    assert!(!p.ok(&["learnings", "stats"]).contains("    review L1"));
+    // Cleared: no rating stands; the history keeps every one.
+    p.ok(&["learnings", "rate", "L1", "clear"]);
+    let c = credit(&p, "L1");
+    assert_eq!(
+        (&c["rated_up"], &c["rated_down"]),
+        (&0.into(), &0.into()),
+        "{c}"
+    );
+    assert_eq!(c["ratings"].as_array().unwrap().len(), 0, "{c}");
+    let show = p.ok(&["learnings", "show", "L1"]);
+    assert!(
+        show.contains("rated down: we moved off make") && show.contains("rating cleared"),
+        "{show}"
+    );
+}
+
 #[test]
 fn rating_checks_its_arguments_and_redacts_the_reason() {
     let p = TestProject::new();
@@ -293,8 +424,8 @@ fn rating_checks_its_arguments_and_redacts_the_reason() {
 fn stats_report_injection_rate_usage_growth_and_feedback() {
     let p = TestProject::new();
     p.command_agent(
-        "prompt=$(cat)\ncase \"$prompt\" in\n  *\"Run retry_flaky.py when network tests fail\"*) exit 3 ;;\nesac\necho done\n",
-        "learnings:\n  inject: relevant\n",
+        "prompt=$(cat)\ncase \"$prompt\" in\n  *\"Run retry_flaky.py when network tests fail\"*) sleep 30 ;;\nesac\necho done\n",
+        "timeout_minutes: 0.01\nlearnings:\n  inject: relevant\n",
     );
     p.ok(&[
         "learnings",

@@ -296,6 +296,20 @@ impl FailureReason {
         }
     }
 
+    /// Failures that point at the agent's provider rather than the task: its CLI cannot start
+    /// or be sandboxed, exits with an error and no result (an expired key, an outage, a crash),
+    /// or reports an error (an API error, a dropped stream). `gza watch` pauses the provider on
+    /// them; outcomes credit no learning with them.
+    pub fn is_provider_failure(&self) -> bool {
+        matches!(
+            self,
+            FailureReason::AgentStart
+                | FailureReason::AgentExit
+                | FailureReason::AgentError
+                | FailureReason::SandboxError
+        )
+    }
+
     /// The reason stored as `text`; one this gza does not know is kept as it is.
     pub fn parse(text: &str) -> FailureReason {
         Self::KNOWN

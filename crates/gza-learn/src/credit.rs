@@ -17,6 +17,8 @@ use crate::rank::Hit;
 
 /// How many tasks at the project's base rate the prior is worth.
 pub const PRIOR_TASKS: f64 = 4.0;
+/// The highest factor of a learning more people rated down than up.
+pub const DOWN_RATED: f64 = 0.8;
 /// How many tasks' worth one rating by a person is.
 pub const RATING_WEIGHT: f64 = 3.0;
 /// The lowest factor: a learning with the worst record keeps 70 % of its relevance.
@@ -52,12 +54,24 @@ pub fn outcome_factor(counts: &CreditCounts, base: f64) -> f64 {
     } else {
         1.0 + (CEILING - 1.0) * (mean - p0) / (1.0 - p0)
     };
+    // People outweigh any record of tasks: a standing down rating (more people down than up)
+    // keeps it at DOWN_RATED or lower however many tasks went well (one down after 6 helpful
+    // tasks moved it ×0.95), and more up than down keeps it at 1 or higher.
+    let factor = match counts.rated_down.cmp(&counts.rated_up) {
+        std::cmp::Ordering::Greater => factor.min(DOWN_RATED),
+        std::cmp::Ordering::Less => factor.max(1.0),
+        std::cmp::Ordering::Equal => factor,
+    };
     factor.clamp(FLOOR, CEILING)
 }
 
-/// Whether a learning's tasks keep going wrong: enough harm (tasks, and down ratings at
-/// [`RATING_WEIGHT`] each) and a factor at [`FLAG_FACTOR`] or below.
+/// Whether a learning needs review: more people rated it down than up (a person's word, with
+/// their why, whatever its tasks did), or its tasks keep going wrong: enough harm (tasks, and
+/// down ratings at [`RATING_WEIGHT`] each) and a factor at [`FLAG_FACTOR`] or below.
 pub fn flagged(counts: &CreditCounts, base: f64) -> bool {
+    if counts.rated_down > counts.rated_up {
+        return true;
+    }
     let harm = counts.harmful as f64 + RATING_WEIGHT * counts.rated_down as f64;
     harm >= FLAG_HARM && outcome_factor(counts, base) <= FLAG_FACTOR
 }
@@ -371,13 +385,21 @@ mod tests {
     }
 
     #[test]
-    fn ratings_weigh_as_several_tasks() {
+    fn a_persons_rating_outweighs_the_tasks() {
         let base = 0.8;
-        assert_eq!(
-            outcome_factor(&counts(0, 0, 0, 1), base),
-            outcome_factor(&counts(0, 3, 0, 0), base)
-        );
+        assert!(outcome_factor(&counts(0, 0, 0, 1), base) <= DOWN_RATED);
+        // However many tasks went well.
+        assert!(outcome_factor(&counts(6, 0, 0, 1), base) <= DOWN_RATED);
+        assert!(outcome_factor(&counts(200, 0, 0, 1), base) <= DOWN_RATED);
+        assert!(flagged(&counts(6, 0, 0, 1), base));
+        // Up, however many went badly: never below even.
         assert!(outcome_factor(&counts(0, 0, 1, 0), base) > 1.0);
+        assert!(outcome_factor(&counts(0, 30, 1, 0), base) >= 1.0);
+        // One up and one down: the tasks decide.
+        assert_eq!(
+            outcome_factor(&counts(6, 0, 1, 1), base),
+            outcome_factor(&counts(9, 3, 0, 0), base)
+        );
     }
 
     #[test]

@@ -883,7 +883,7 @@ impl Run<'_> {
             });
             return Ok(());
         }
-        if is_provider_failure(&reason) {
+        if reason.is_provider_failure() {
             let why = format!("task {} failed with {reason}", task.id);
             self.back_off(kind, &why);
         }
@@ -968,18 +968,6 @@ impl Run<'_> {
 /// The owner of the branch `task` works on, for parking (the task itself when it has none).
 fn queued_owner(store: &Store, task: &Task) -> Result<TaskId> {
     Ok(review::branch_owner(store, task)?.id)
-}
-
-/// Failures that point at the agent's provider rather than the task: its CLI cannot start or
-/// be sandboxed, exits with an error, or reports one (an API error, a login).
-fn is_provider_failure(reason: &FailureReason) -> bool {
-    matches!(
-        reason,
-        FailureReason::AgentStart
-            | FailureReason::AgentExit
-            | FailureReason::AgentError
-            | FailureReason::SandboxError
-    )
 }
 
 /// The task that carries failed `task` on: a resumption of its agent's session when the agent

@@ -54,6 +54,10 @@ pub struct LearningsTotals {
     pub by_origin: Vec<Tally>,
     pub injections: i64,
     pub injections_by_event: Vec<Tally>,
+    /// Of `injections`, those given to A/B runs (experiments, counted apart: `never_injected`
+    /// and every learning's count leave them out).
+    pub injections_in_ab_runs: i64,
+    /// Active learnings never given to a task or session outside A/B runs.
     pub never_injected: i64,
     pub tasks_extracted: i64,
     pub regenerations: i64,
@@ -124,7 +128,11 @@ pub struct LearningsVersion {
 pub struct InjectionCount {
     pub id: i64,
     pub text: String,
+    /// Given to tasks and sessions outside A/B runs: the learning's use, as `learnings show`
+    /// counts it.
     pub injected: i64,
+    /// Given to A/B runs (`gza ab`): experiments, counted apart.
+    pub in_ab_runs: i64,
 }
 
 /// How far past the window and what is owed a regeneration looks for tasks still owed an
@@ -1656,7 +1664,10 @@ impl Store {
                 "SELECT COUNT(DISTINCT session_id) FROM learning_injections WHERE session_id IS NOT NULL",
             )?,
             never_injected: q("SELECT COUNT(*) FROM learnings l WHERE status = 'active' \
-                 AND NOT EXISTS (SELECT 1 FROM learning_injection_counts c WHERE c.learning_id = l.id AND c.given > 0)")?,
+                 AND NOT EXISTS (SELECT 1 FROM learning_injection_counts c WHERE c.learning_id = l.id AND c.injected > 0)")?,
+            injections_in_ab_runs: q(
+                "SELECT CAST(COALESCE(SUM(given - injected), 0) AS BIGINT) FROM learning_injection_counts",
+            )?,
             tasks_extracted: q("SELECT COUNT(*) FROM learning_extractions")?,
             regenerations: q("SELECT COUNT(*) FROM learnings_versions")?,
             llm_calls: q(
@@ -1694,20 +1705,38 @@ impl Store {
         Ok(t)
     }
 
-    /// The most injected active learnings, most first.
+    /// The most injected active learnings, most first: by their injections outside A/B runs,
+    /// as `learnings show` counts them (an experiment's runs are counted apart; ranking by all
+    /// of them put "L1 23×" beside `show`'s "Injected 0 times").
     pub fn most_injected(&self, limit: u32) -> Result<Vec<InjectionCount>> {
         self.db
             .query_map(
-                "SELECT l.id, l.text, c.given FROM learning_injection_counts c JOIN learnings l ON l.id = c.learning_id \
-                 WHERE l.status = 'active' AND c.given > 0 ORDER BY 3 DESC, 1 LIMIT ?1",
+                "SELECT l.id, l.text, c.injected, c.given - c.injected \
+                 FROM learning_injection_counts c JOIN learnings l ON l.id = c.learning_id \
+                 WHERE l.status = 'active' AND c.given > 0 ORDER BY 3 DESC, 4 DESC, 1 LIMIT ?1",
                 params![limit],
                 |r| {
-                Ok(InjectionCount {
-                    id: r.get(0)?,
-                    text: r.get(1)?,
-                    injected: r.get(2)?,
-                })
-            },)
+                    Ok(InjectionCount {
+                        id: r.get(0)?,
+                        text: r.get(1)?,
+                        injected: r.get(2)?,
+                        in_ab_runs: r.get(3)?,
+                    })
+                },
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// How many times learning `id` was given to A/B runs (`gza ab`), which its `injected`
+    /// leaves out.
+    pub fn injections_in_ab_runs(&self, id: i64) -> Result<i64> {
+        self.db
+            .query_opt(
+                "SELECT given - injected FROM learning_injection_counts WHERE learning_id = ?1",
+                params![id],
+                |r| r.get::<i64>(0),
+            )
+            .map(Option::unwrap_or_default)
             .map_err(|e| self.err(e))
     }
 }

@@ -62,16 +62,20 @@ pub struct Ending {
     pub reverted: Option<String>,
 }
 
-/// Failure reasons that are the agent's doing: what it was told may have led it there. The
-/// others (KILLED, WORKER_DIED, AGENT_START, SANDBOX_ERROR, PROMPT_ERROR, GIT_ERROR, a reason
-/// this gza does not know) are the person's or the machine's. The migrations back-fill with this list.
+/// Failure reasons that are the agent's doing: what it was told may have led it there (it ran
+/// out of time or turns, stopped without an answer, or broke its worktree). The others say
+/// nothing about the learnings it was given: a person or the machine stopped it (KILLED,
+/// WORKER_DIED), gza could not set it up (PROMPT_ERROR, GIT_ERROR), or its provider failed
+/// (AGENT_START, SANDBOX_ERROR, AGENT_EXIT, AGENT_ERROR: an expired key or an outage fails every
+/// task alike, and with `inject: file` would debit every learning in the file with the same
+/// evidence); nor does a reason this gza does not know. (The migrations back-filled with a list
+/// that also counted AGENT_EXIT and AGENT_ERROR; a task credited so is put right when it is
+/// credited again.)
 fn agent_owned(reason: &FailureReason) -> bool {
     matches!(
         reason,
         FailureReason::Timeout
             | FailureReason::MaxTurns
-            | FailureReason::AgentError
-            | FailureReason::AgentExit
             | FailureReason::NoResult
             | FailureReason::UnsafeWorktree
     )
@@ -79,8 +83,15 @@ fn agent_owned(reason: &FailureReason) -> bool {
 
 impl Ending {
     /// The credit: reverted work, a failure the agent owns, or a latest review that requested
-    /// changes is harmful; any other completed task helpful; the rest neutral.
+    /// changes is harmful; any other completed task helpful; the rest neutral. A review task is
+    /// neutral however it ended: its verdict is credited to the task it reviewed, and crediting
+    /// the review's own completion as helpful cancelled the debit of every CHANGES_REQUESTED
+    /// (with `inject: file` the review is given the same learnings), so a learning whose tasks
+    /// all had changes requested was never flagged.
     pub fn credit(&self) -> Credit {
+        if self.task_type == TaskType::Review {
+            return Credit::Neutral;
+        }
         if self.reverted.is_some() {
             return Credit::Harmful;
         }
@@ -151,12 +162,14 @@ pub struct Debited {
     pub counts: CreditCounts,
 }
 
-/// One rating a person gave.
+/// A person's standing rating of a learning.
 #[derive(Debug, Clone, Serialize)]
 pub struct Rating {
     #[serde(skip)]
     pub learning: i64,
     pub rating: String,
+    /// Who: their git identity or OS user ("" for a rating made before gza recorded it).
+    pub by: String,
     pub why: Option<String>,
     pub at: String,
 }
@@ -467,25 +480,51 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Record a person's rating of learning `id`; returns its counts after it.
-    pub fn rate_learning(&self, id: i64, up: bool, why: Option<&str>) -> Result<CreditCounts> {
+    /// Record person `by`'s rating of learning `id` (`Some(true)` up, `Some(false)` down), which
+    /// replaces their earlier one, or clear theirs (`None`); returns its counts after it. Each
+    /// person has one standing rating per learning: rating again does not stack, and a mistaken
+    /// rating can be taken back. Every rating is kept in the learning's history.
+    pub fn rate_learning(
+        &self,
+        id: i64,
+        by: &str,
+        rating: Option<bool>,
+        why: Option<&str>,
+    ) -> Result<CreditCounts> {
         self.immediate(|tx| {
             let now = now_timestamp();
-            let rating = if up { "up" } else { "down" };
             tx.execute(
-                "INSERT INTO learning_ratings (learning_id, rating, why, rated_at) VALUES (?1, ?2, ?3, ?4)",
-                params![id, rating, why, now],
+                "DELETE FROM learning_ratings WHERE learning_id = ?1 AND rated_by = ?2",
+                params![id, by],
             )?;
-            tx.execute(
-                "INSERT INTO learning_credit (learning_id, rated_up, rated_down) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (learning_id) DO UPDATE SET rated_up = learning_credit.rated_up + excluded.rated_up, \
-                    rated_down = learning_credit.rated_down + excluded.rated_down",
-                params![id, i64::from(up), i64::from(!up)],
-            )?;
-            let detail = match why {
-                Some(w) => format!("rated {rating}: {w}"),
-                None => format!("rated {rating}"),
+            let detail = match rating {
+                Some(up) => {
+                    let word = if up { "up" } else { "down" };
+                    tx.execute(
+                        "INSERT INTO learning_ratings (learning_id, rating, why, rated_at, rated_by) \
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![id, word, why, now, by],
+                    )?;
+                    match why {
+                        Some(w) => format!("rated {word}: {w}"),
+                        None => format!("rated {word}"),
+                    }
+                }
+                None => match why {
+                    Some(w) => format!("rating cleared: {w}"),
+                    None => "rating cleared".to_string(),
+                },
             };
+            // The counts are the standing ratings, counted again (a learning has a handful).
+            tx.execute(
+                "INSERT INTO learning_credit (learning_id, rated_up, rated_down) \
+                 SELECT ?1, \
+                    (SELECT COUNT(*) FROM learning_ratings WHERE learning_id = ?1 AND rating = 'up'), \
+                    (SELECT COUNT(*) FROM learning_ratings WHERE learning_id = ?1 AND rating = 'down') \
+                 ON CONFLICT (learning_id) DO UPDATE SET rated_up = excluded.rated_up, \
+                    rated_down = excluded.rated_down",
+                params![id],
+            )?;
             super::learnings::log_event(tx, id, "rated", Some(&detail), &now)?;
             tx.query_row(
                 &format!("SELECT {CREDIT_COLUMNS} FROM learning_credit WHERE learning_id = ?1"),
@@ -596,11 +635,12 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// The ratings of learning `id` (all of them when `None`), newest first, at most `limit`.
+    /// The standing ratings of learning `id` (of every learning when `None`), newest first, at
+    /// most `limit`.
     pub fn ratings(&self, id: Option<i64>, limit: usize) -> Result<Vec<Rating>> {
         self.db
             .query_map(
-                "SELECT learning_id, rating, why, rated_at FROM learning_ratings \
+                "SELECT learning_id, rating, why, rated_at, rated_by FROM learning_ratings \
                  WHERE CAST(?1 AS BIGINT) IS NULL OR learning_id = ?1 ORDER BY id DESC LIMIT ?2",
                 params![id, limit as i64],
                 |r| {
@@ -609,6 +649,7 @@ impl Store {
                         rating: r.get(1)?,
                         why: r.get(2)?,
                         at: r.get(3)?,
+                        by: r.get(4)?,
                     })
                 },
             )
@@ -755,5 +796,35 @@ mod tests {
             ending(TaskStatus::Dropped, "dropped").credit(),
             Credit::Neutral
         );
+    }
+
+    #[test]
+    fn what_says_nothing_about_the_learnings_is_neutral() {
+        // The provider failed: an expired key, an outage, an API error.
+        for provider in ["AGENT_EXIT", "AGENT_ERROR", "AGENT_START", "PROMPT_ERROR"] {
+            assert_eq!(
+                ending(TaskStatus::Failed, provider).credit(),
+                Credit::Neutral,
+                "{provider}"
+            );
+        }
+        for owned in ["TIMEOUT", "MAX_TURNS", "NO_RESULT", "UNSAFE_WORKTREE"] {
+            assert_eq!(
+                ending(TaskStatus::Failed, owned).credit(),
+                Credit::Harmful,
+                "{owned}"
+            );
+        }
+        // A review, whichever way it went: its verdict is its reviewed task's credit.
+        let mut review = ending(TaskStatus::Completed, "completed");
+        review.task_type = TaskType::Review;
+        assert_eq!(review.credit(), Credit::Neutral);
+        review.status = TaskStatus::Failed;
+        review.ending = "TIMEOUT".into();
+        assert_eq!(review.credit(), Credit::Neutral);
+        // Explore and plan tasks are the agent's own answers: credited.
+        let mut explore = ending(TaskStatus::Completed, "completed");
+        explore.task_type = TaskType::Explore;
+        assert_eq!(explore.credit(), Credit::Helpful);
     }
 }

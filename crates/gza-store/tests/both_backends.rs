@@ -1136,10 +1136,17 @@ fn scenario(store: &Store) -> String {
         store.record_reverts(&[claimed.id], "abc126").unwrap()
     );
     say!("harmful", store.credited_tasks(l1, true, 10).unwrap());
-    say!("rated up", store.rate_learning(l2, true, None).unwrap());
+    say!(
+        "rated up",
+        store
+            .rate_learning(l2, "ann@example.com", Some(true), None)
+            .unwrap()
+    );
     say!(
         "rated down",
-        store.rate_learning(l1, false, Some("wrong here")).unwrap()
+        store
+            .rate_learning(l1, "ann@example.com", Some(false), Some("wrong here"))
+            .unwrap()
     );
     say!("ratings of l1", store.ratings(Some(l1), 5).unwrap());
     say!("ratings", store.ratings(None, 5).unwrap());

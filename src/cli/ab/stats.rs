@@ -1,5 +1,5 @@
-//! The intervals `gza ab` prints: Wilson score intervals for rates, Student's t intervals for
-//! means. Written here because they are a dozen lines each and the quantiles needed are the
+//! The intervals `gza ab` prints: Wilson score intervals for rates, Newcombe's hybrid score
+//! intervals for paired differences of rates, Student's t intervals for means. Written here because they are a dozen lines each and the quantiles needed are the
 //! 97.5 % points of t, a table (no statistics crate gza would otherwise carry).
 
 /// The 97.5 % point of the standard normal distribution (a two-sided 95 % interval).
@@ -96,7 +96,72 @@ pub fn wilson(successes: usize, n: usize) -> Option<Rate> {
     })
 }
 
-/// A mean with its 95 % t interval (`None` bounds with a single value).
+/// A difference of two paired proportions (the first arm's rate minus the second's, over pairs
+/// where both were judged) with its 95 % interval.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct PairedRate {
+    /// Pairs.
+    pub n: usize,
+    /// Pairs where only the first, or only the second, succeeded (the discordant pairs).
+    pub first_only: usize,
+    pub second_only: usize,
+    pub mean: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// The difference of paired proportions with Newcombe's hybrid score interval for paired data
+/// (method 10 in Newcombe, Stat Med 1998;17:2635-50): the two Wilson intervals combined with the
+/// pairs' correlation φ (a positive φ corrected as in his method 11, see below). Student's t on 0/1 differences gave intervals past ±100 points and of
+/// zero width when every pair agreed (3 pairs all one way: "+100 (+100 to +100)"); this one
+/// stays within ±1 and is wide with few pairs. `None` with no pairs.
+pub fn paired_rates(
+    both: usize,
+    first_only: usize,
+    second_only: usize,
+    neither: usize,
+) -> Option<PairedRate> {
+    let n = both + first_only + second_only + neither;
+    let (l1, u1) = wilson(both + first_only, n).map(|r| (r.low, r.high))?;
+    let (l2, u2) = wilson(both + second_only, n).map(|r| (r.low, r.high))?;
+    let (a, b, c, d) = (
+        both as f64,
+        first_only as f64,
+        second_only as f64,
+        neither as f64,
+    );
+    let n_f = n as f64;
+    let (p1, p2) = ((a + b) / n_f, (a + c) / n_f);
+    // φ is taken as 0 when a margin is empty (every pair alike in one arm), as Newcombe does.
+    // A positive φ is shrunk by n/2 as in his method 11: plain φ is 1 whenever no pair differed
+    // and both arms had successes and failures (2 pairs, one both won and one both lost), which
+    // makes the interval "0 to 0"; shrunk, those 2 pairs give ±57 points and 100 such pairs ±2.
+    // A negative φ, as in his worked example, is used as it is.
+    let margins = (a + b) * (c + d) * (a + c) * (b + d);
+    let mut cross = a * d - b * c;
+    if cross > 0.0 {
+        cross = (cross - n_f / 2.0).max(0.0);
+    }
+    let phi = if margins > 0.0 {
+        cross / margins.sqrt()
+    } else {
+        0.0
+    };
+    let spread = |x: f64, y: f64| (x * x - 2.0 * phi * x * y + y * y).max(0.0).sqrt();
+    let below = spread(p1 - l1, u2 - p2);
+    let above = spread(u1 - p1, p2 - l2);
+    let mean = p1 - p2;
+    Some(PairedRate {
+        n,
+        first_only,
+        second_only,
+        mean,
+        low: (mean - below).max(-1.0),
+        high: (mean + above).min(1.0),
+    })
+}
+
+/// A mean with its 95 % t interval (`None` bounds with a single value or no spread).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Mean {
     pub n: usize,
@@ -106,7 +171,8 @@ pub struct Mean {
 }
 
 /// The mean of `values` with the Student's t interval mean ± t(n−1) · s/√n; `None` when there
-/// are no values. With one value there is no interval.
+/// are no values. With one value, or values all alike, there is no interval: a zero-width one
+/// would claim a certainty that a handful of identical runs cannot give.
 pub fn mean(values: &[f64]) -> Option<Mean> {
     let n = values.len();
     if n == 0 {
@@ -122,6 +188,14 @@ pub fn mean(values: &[f64]) -> Option<Mean> {
         });
     }
     let var = values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+    if var == 0.0 {
+        return Some(Mean {
+            n,
+            mean: m,
+            low: None,
+            high: None,
+        });
+    }
     let half = t_975(n - 1) * (var / n as f64).sqrt();
     Some(Mean {
         n,
@@ -224,7 +298,62 @@ mod tests {
         let one = mean(&[7.0]).unwrap();
         assert_eq!((one.mean, one.low, one.high), (7.0, None, None));
         let same = mean(&[2.0, 2.0, 2.0]).unwrap();
-        assert_eq!((same.low, same.high), (Some(2.0), Some(2.0)));
+        assert_eq!((same.mean, same.low, same.high), (2.0, None, None));
         assert_eq!(mean(&[]), None);
+    }
+
+    #[test]
+    fn a_paired_difference_of_rates_has_newcombes_interval() {
+        // Newcombe (1998), table II, example (a): 36 pairs both, 12 first only, 2 second only,
+        // none neither: 0.2 with 0.0569 to 0.3404 by method 10.
+        let d = paired_rates(36, 12, 2, 0).unwrap();
+        assert!(close(d.mean, 0.2, 1e-12), "{d:?}");
+        assert!(
+            close(d.low, 0.0569, 1e-4) && close(d.high, 0.3404, 1e-4),
+            "{d:?}"
+        );
+        // By hand, 3 pairs all won by the first: p1 = 1, p2 = 0, φ = 0 (empty margins); Wilson's
+        // low end for 3 of 3 is 3 / (3 + z²) = 0.4385, so the low end is
+        // 1 − √(0.5615² + 0.5615²) = 0.2059 and the high end 1.
+        let d = paired_rates(0, 3, 0, 0).unwrap();
+        assert!(close(d.low, 0.2059, 1e-4) && d.high == 1.0, "{d:?}");
+        // 3 pairs alike: 0, and wide (±0.5615), not "0 to 0".
+        let d = paired_rates(3, 0, 0, 0).unwrap();
+        assert!(
+            d.mean == 0.0 && close(d.low, -0.5615, 1e-4) && close(d.high, 0.5615, 1e-4),
+            "{d:?}"
+        );
+        // 2 won, 1 lost of 3: never past ±1 (t said −1.10 to +1.77).
+        let d = paired_rates(0, 2, 1, 0).unwrap();
+        assert!(
+            close(d.low, -0.5847, 1e-4) && close(d.high, 0.8770, 1e-4),
+            "{d:?}"
+        );
+        // 2 pairs alike, one both won and one both lost: wide, not "0 to 0" (plain φ = 1).
+        let d = paired_rates(1, 0, 0, 1).unwrap();
+        assert!(
+            close(d.high, 0.5734, 1e-4) && close(d.low, -0.5734, 1e-4),
+            "{d:?}"
+        );
+        // Every split of up to 12 pairs stays within ±1 and holds its own difference.
+        for n in 1..=12 {
+            for a in 0..=n {
+                for b in 0..=n - a {
+                    for c in 0..=n - a - b {
+                        let d = paired_rates(a, b, c, n - a - b - c).unwrap();
+                        assert!(
+                            d.low >= -1.0
+                                && d.high <= 1.0
+                                && d.low < d.mean + 1e-12
+                                && d.mean < d.high + 1e-12
+                                && d.low < d.high,
+                            "{a} {b} {c} {}: {d:?}",
+                            n - a - b - c
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(paired_rates(0, 0, 0, 0), None);
     }
 }

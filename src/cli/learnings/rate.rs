@@ -1,6 +1,8 @@
-//! `gza learnings rate ID up|down [--why TEXT]`: a person's word on a learning. A rating weighs
-//! as several tasks' outcomes in ranking (`learn::credit`), and a down rating puts the learning
-//! under review with the reason beside it.
+//! `gza learnings rate ID up|down|clear [--why TEXT]`: a person's word on a learning. Each
+//! person (their git identity, else their OS user) has one standing rating per learning: the
+//! latest replaces the earlier one, and `clear` takes it back. A standing down rating outweighs
+//! any record of tasks in ranking (`learn::credit`) and puts the learning under review with the
+//! reason beside it.
 
 use std::io::Write;
 
@@ -16,13 +18,31 @@ pub(super) enum Rating {
     Up,
     /// It is wrong, stale or unhelpful: rank it lower and list it for review.
     Down,
+    /// Take back your rating.
+    #[value(alias = "none")]
+    Clear,
+}
+
+/// Who rates: the project's git identity (user.email, else user.name), else the OS user; ""
+/// when none is known (every such rating is then one person's).
+pub(super) fn rater(root: &std::path::Path) -> String {
+    for key in ["user.email", "user.name"] {
+        if let Ok(v) = gza_core::git::run(root, &["config", key])
+            && !v.trim().is_empty()
+        {
+            return v.trim().to_string();
+        }
+    }
+    std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_default()
 }
 
 #[derive(Debug, Args)]
 pub(super) struct RateArgs {
     /// The learning's id (e.g. L12).
     id: String,
-    /// up: it helps; down: it is wrong, stale or unhelpful.
+    /// up: it helps; down: it is wrong, stale or unhelpful; clear (or none): take yours back.
     #[arg(value_enum)]
     rating: Rating,
     /// Why, in a few words (kept with the rating and shown in stats and review).
@@ -34,7 +54,7 @@ pub(super) struct RateArgs {
 const MAX_WHY: usize = 500;
 
 pub(super) fn rate(ctx: &Context, args: RateArgs) -> anyhow::Result<()> {
-    let (_project, store) = ctx.open()?;
+    let (project, store) = ctx.open()?;
     let learning = learning_by_id(&store, &args.id)?;
     let why = match args.why.as_deref().map(crate::redact::one_clean_line) {
         Some(w) if w.is_empty() => {
@@ -51,16 +71,29 @@ pub(super) fn rate(ctx: &Context, args: RateArgs) -> anyhow::Result<()> {
         Some(w) => Some(crate::redact::redact_secrets(&w)),
         None => None,
     };
-    let up = args.rating == Rating::Up;
-    let counts = store.rate_learning(learning.id, up, why.as_deref())?;
+    let rating = match args.rating {
+        Rating::Up => Some(true),
+        Rating::Down => Some(false),
+        Rating::Clear => None,
+    };
+    let by = rater(&project.root);
+    let counts = store.rate_learning(learning.id, &by, rating, why.as_deref())?;
     let base = credit::base_rate(&store.base_rate()?);
     let factor = credit::outcome_factor(&counts, base);
+    let what = match rating {
+        Some(true) => format!("Rated {} up", learning.label()),
+        Some(false) => format!("Rated {} down", learning.label()),
+        None => format!("Cleared your rating of {}", learning.label()),
+    };
+    let flag = if credit::flagged(&counts, base) {
+        "; flagged for review"
+    } else {
+        ""
+    };
     writeln!(
         output::stdout(),
-        "{} Rated {} {}: {} ({} up, {} down; {} helpful and {} harmful tasks); it ranks ×{factor:.2}",
+        "{} {what}: {} ({} up, {} down, one per person; {} helpful and {} harmful tasks); it ranks ×{factor:.2}{flag}",
         output::paint(output::GREEN, "✓"),
-        learning.label(),
-        if up { "up" } else { "down" },
         output::one_line(&learning.text, 60),
         counts.rated_up,
         counts.rated_down,

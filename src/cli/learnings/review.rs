@@ -132,7 +132,9 @@ pub(super) fn review(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
         }
         match ask(&term, l) {
             Ok(Some((Choice::Quit, _)) | None) => break,
-            Ok(Some((choice, text))) => changed |= answer(&store, l, flag.is_some(), choice, text)?,
+            Ok(Some((choice, text))) => {
+                changed |= answer(&project, &store, l, flag.is_some(), choice, text)?
+            }
             Err(e) => {
                 // A question cut short leaves the cursor hidden.
                 let _ = term.show_cursor();
@@ -182,9 +184,14 @@ fn present(
     describe(&mut out, store, l, true)?;
     if let Some(f) = flag {
         let c = &f.counts;
+        let why = if c.rated_down > c.rated_up {
+            "rated down"
+        } else {
+            "its tasks keep going wrong"
+        };
         writeln!(
             out,
-            "  Flagged      its tasks keep going wrong: {} harmful, {} helpful; rated {} up, {} down; ranks ×{:.2}",
+            "  Flagged      {why}: {} harmful, {} helpful; rated {} up, {} down; ranks ×{:.2}",
             c.harmful, c.helpful, c.rated_up, c.rated_down, f.factor
         )?;
         super::stats::write_flag_evidence(&mut out, f, "    ", None)?;
@@ -230,6 +237,7 @@ fn ask(
 
 /// Carry out `choice` for `l`; true when it changed the learning. A skip changes nothing.
 fn answer(
+    project: &crate::project::Project,
     store: &Store,
     l: &Learning,
     flagged: bool,
@@ -244,7 +252,12 @@ fn answer(
         } else {
             "edited in `gza learnings review`"
         };
-        store.rate_learning(l.id, true, Some(why))?;
+        store.rate_learning(
+            l.id,
+            &super::rate::rater(&project.root),
+            Some(true),
+            Some(why),
+        )?;
     }
     let mut out = output::stdout();
     let done = |out: &mut dyn Write, what: &str| {

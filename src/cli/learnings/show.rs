@@ -133,6 +133,8 @@ struct ShownLearning<'a> {
     outcome_counts: crate::store::OutcomeCounts,
     /// Its record: helpful and harmful tasks, ratings, and the factor ranking gives it.
     credit: CreditJson<'a>,
+    /// Given to A/B runs (`gza ab`), which `injected` leaves out: experiments, counted apart.
+    injected_in_ab_runs: i64,
 }
 
 #[derive(serde::Serialize)]
@@ -164,6 +166,7 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     );
     let credited = store.credited_tasks(l.id, false, 20)?;
     let ratings = store.ratings(Some(l.id), 20)?;
+    let in_ab_runs = store.injections_in_ab_runs(l.id)?;
     if json {
         let record = ShownLearning {
             learning: l,
@@ -176,6 +179,7 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
                 tasks: &credited,
                 ratings: &ratings,
             },
+            injected_in_ab_runs: in_ab_runs,
         };
         serde_json::to_writer_pretty(&mut out, &record)?;
         writeln!(out)?;
@@ -241,7 +245,13 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     if !from.is_empty() {
         field(&mut out, "Sources", from.join(", "))?;
     }
-    field(&mut out, "Injected", format!("{} times", l.injected))?;
+    let mut injected = format!("{} times", l.injected);
+    if in_ab_runs > 0 {
+        injected.push_str(&format!(
+            " (and {in_ab_runs} in A/B runs, counted apart: experiments)"
+        ));
+    }
+    field(&mut out, "Injected", injected)?;
     if outcome_counts.completed + outcome_counts.failed > 0 {
         let completed = outcome_counts.completed;
         // The newest failed ones (the query gave only those), and how many more.

@@ -86,7 +86,10 @@ struct RatingJson<'a> {
 struct Injected<'a> {
     id: String,
     text: &'a str,
+    /// Outside A/B runs, as `learnings show` counts.
     injected: i64,
+    /// In A/B runs: experiments, counted apart.
+    injected_in_ab_runs: i64,
 }
 
 #[derive(Serialize)]
@@ -157,7 +160,18 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         .cloned()
         .collect();
     let flags = crate::learn::credit::flagged_learnings(&store)?;
-    let failing = store.failing_learnings()?;
+    // Tasks whose agent's provider failed (an expired key, an outage) all fail alike whatever
+    // they were given: with `inject: file` every learning in the file would be listed with the
+    // same evidence. They say nothing about the learnings (outcomes credit none with them).
+    let failing: Vec<_> = store
+        .failing_learnings()?
+        .into_iter()
+        .filter(|f| {
+            !f.failure_reason
+                .as_ref()
+                .is_some_and(|r| r.is_provider_failure())
+        })
+        .collect();
     let now = chrono::Utc::now();
     let base = store.base_rate()?;
     let measures = store.outcome_measures(MEASURE_WINDOW)?;
@@ -190,6 +204,7 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
                     id: label(m.id),
                     text: &m.text,
                     injected: m.injected,
+                    injected_in_ab_runs: m.in_ab_runs,
                 })
                 .collect(),
             metadata: &meta,
@@ -360,10 +375,22 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         totals.never_injected,
         totals.sessions
     )?;
-    for m in &most {
+    if totals.injections_in_ab_runs > 0 {
         writeln!(
             out,
-            "  {:<5} {:>4}×  {}",
+            "  {} of them in A/B runs (`gza ab`): experiments, counted apart in every count below and in `learnings show`",
+            totals.injections_in_ab_runs
+        )?;
+    }
+    for m in &most {
+        let ab = if m.in_ab_runs > 0 {
+            format!(" (and {} in A/B runs)", m.in_ab_runs)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "  {:<5} {:>4}×  {}{ab}",
             label(m.id),
             m.injected,
             output::one_line(&m.text, 60)
@@ -494,7 +521,12 @@ pub(super) fn write_flag_evidence(
             (Some(w), None) => format!(": {w}"),
             (None, _) => String::new(),
         };
-        writeln!(out, "{indent}rated {}{why} ({})", r.rating, r.at)?;
+        let by = if r.by.is_empty() {
+            String::new()
+        } else {
+            format!(" by {}", r.by)
+        };
+        writeln!(out, "{indent}rated {}{by}{why} ({})", r.rating, r.at)?;
     }
     Ok(())
 }
