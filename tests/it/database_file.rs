@@ -145,7 +145,10 @@ fn a_failing_upgrade_is_one_line_and_changes_nothing() {
     // left it before upgrades were all or nothing: V52 creates tables, so running it again
     // fails ("already exists"); later migrations may well run twice without an error.
     sqlite(&p)
-        .execute("DELETE FROM refinery_schema_history WHERE version >= 52", [])
+        .execute(
+            "DELETE FROM refinery_schema_history WHERE version >= 52",
+            [],
+        )
         .unwrap();
     let before = count(&sqlite(&p), "SELECT COUNT(*) FROM sqlite_master");
     let err = p.user_error(&["history"]);
