@@ -85,6 +85,7 @@ pub fn cmd_merge(ctx: &Context, args: MergeArgs) -> anyhow::Result<()> {
         squash: args.squash,
         delete_branch: args.delete_branch,
         force: args.force,
+        unattended: false,
     };
     let merged = crate::branch::merge(&project, &store, &task, options)?;
     let mut out = output::stdout();
@@ -109,6 +110,14 @@ pub fn cmd_merge(ctx: &Context, args: MergeArgs) -> anyhow::Result<()> {
             out,
             "{ok} Merged {} into {} (task {})",
             merged.branch, merged.into, task.id
+        )?;
+    }
+    if !merged.hooks_not_run.is_empty() {
+        writeln!(
+            output::stderr(),
+            "note: {} changes the git hooks this checkout runs ({}); the merge ran without hooks. Read them before your next git command runs them",
+            merged.branch,
+            merged.hooks_not_run.join(", ")
         )?;
     }
     match merged.deletion {

@@ -30,7 +30,7 @@ impl<W: Write> Write for Printable<W> {
         let text = String::from_utf8_lossy(buf);
         if text
             .chars()
-            .all(|c| !c.is_control() || c == '\n' || c == '\t')
+            .all(|c| (!c.is_control() || c == '\n' || c == '\t') && !is_bidi_control(c))
         {
             self.0.write_all(text.as_bytes())?;
             return Ok(buf.len());
@@ -66,10 +66,31 @@ pub fn printable(text: &str) -> String {
             }
             continue;
         }
-        if c.is_control() && c != '\n' && c != '\t' {
+        if (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c) {
             continue;
         }
         out.push(c);
+    }
+    out
+}
+
+/// The invisible characters that reorder how a terminal shows text (the "Trojan Source"
+/// embeddings, overrides and isolates, and the marks): text from a repository or an agent could
+/// use them to show a person something other than what gza would run or store.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with each of [`is_bidi_control`]'s characters written as its escape (`\u{202e}`),
+/// for a value a person is asked to judge, which must show every character it holds.
+pub fn bidi_visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_bidi_control(c) {
+            out.push_str(&format!("\\u{{{:04x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
     }
     out
 }

@@ -80,7 +80,9 @@ pub fn cmd_trust(ctx: &Context, args: TrustArgs) -> anyhow::Result<()> {
         .max()
         .unwrap_or(0);
     for (key, value, why) in &rows {
-        let shown = serde_json::to_string(&crate::trust::to_json(value)).unwrap_or_default();
+        let shown = output::bidi_visible(
+            &serde_json::to_string(&crate::trust::to_json(value)).unwrap_or_default(),
+        );
         let state = if crate::trust::covers(trusted.as_ref(), key, value) {
             output::paint(output::DIM, "(trusted)")
         } else {

@@ -593,3 +593,32 @@ fn an_expertise_path_inside_the_project_never_replaces_gits_gzas_or_anyone_elses
             .contains("version:")
     );
 }
+
+/// The default export path (`.claude/skills/learned/resources/expertise.yaml`) followed through a
+/// link the repository committed (`resources -> ~/victim`, or `.claude -> ~/.claude`) would write
+/// outside the project: refused in one line, nothing written there.
+#[test]
+fn the_default_expertise_path_does_not_follow_a_committed_link_out() {
+    for linked in [".claude/skills/learned/resources", ".claude"] {
+        let outside = tempfile::tempdir().unwrap();
+        let p = TestProject::in_git_repo();
+        let link = p.path(linked);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(outside.path(), &link).unwrap();
+        p.git(&["add", "--all"]);
+        p.git(&["commit", "--quiet", "-m", "the repository's link"]);
+        p.ok(&[
+            "learnings",
+            "add",
+            "Use the retry helper in src/net.rs for HTTP calls",
+        ]);
+        let err = p.user_error(&["learnings", "validate"]);
+        assert!(
+            err.contains("learnings.expertise_path") && err.contains("leads outside the project"),
+            "{err}"
+        );
+        p.ok(&["learnings", "update"]);
+        let written = std::fs::read_dir(outside.path()).unwrap().count();
+        assert_eq!(written, 0, "{linked}: something was written outside");
+    }
+}

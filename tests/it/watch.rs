@@ -574,3 +574,82 @@ fn land_pr_opens_a_pull_request_instead_of_merging() {
     let again = p.run(&["watch"]);
     assert!(again.stdout.contains("watching 0 open branches"), "{again}");
 }
+
+/// An agent that rewrites the checkout's own hooks (`core.hooksPath: .husky`): watch never
+/// merges that unattended (git would run the new hooks on this machine during and after the
+/// merge); `gza merge` by the person merges with hooks off and says so. Hooks the branch did not
+/// touch still run as plain git would run them.
+#[test]
+fn a_branch_that_rewrites_the_checkouts_hooks_is_not_merged_under_them() {
+    let marks = tempfile::tempdir().unwrap();
+    let planted = marks.path().join("planted-ran");
+    let own = marks.path().join("own-hook-ran");
+    let agent = format!(
+        r#"prompt=$(cat)
+case "$prompt" in
+  "Complete this task: Review task"*) printf '## Verdict\n\nAPPROVED\n' ;;
+  *) printf '#!/bin/sh\ntouch {}\n' > .husky/post-merge; echo hello > hello.txt; echo 'Tidied the hooks' ;;
+esac
+"#,
+        planted.display()
+    );
+    let p = project_with(&agent, "");
+    std::fs::create_dir_all(p.path(".husky")).unwrap();
+    let hook = format!("#!/bin/sh\ntouch {}\n", own.display());
+    std::fs::write(p.path(".husky/post-merge"), &hook).unwrap();
+    std::fs::set_permissions(
+        p.path(".husky/post-merge"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "husky hooks"]);
+    p.git(&["config", "core.hooksPath", ".husky"]);
+    p.add(&["Tidy the hooks"]);
+    let run = p.run(&["watch"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stdout.contains("changes the git hooks this checkout runs (.husky/post-merge), so it is not merged unattended"),
+        "{run}"
+    );
+    assert_eq!(p.task_field::<Option<String>>(1, "merged_at"), None);
+    assert!(!planted.exists(), "the agent's hook ran");
+    // The person merges it by hand: merged, hooks off, and told so.
+    let merged = p.run(&["merge", "1"]);
+    assert_eq!(merged.code, 0, "{merged}");
+    assert!(
+        merged.stderr.contains("changes the git hooks this checkout runs (.husky/post-merge); the merge ran without hooks"),
+        "{merged}"
+    );
+    assert!(p.path("hello.txt").exists());
+    assert!(!planted.exists(), "the agent's hook ran at the merge");
+    assert!(!own.exists(), "no hook runs for that merge");
+}
+
+/// The same checkout's hooks run at `gza merge` of a branch that leaves them alone.
+#[test]
+fn hooks_a_branch_leaves_alone_run_at_its_merge() {
+    let marks = tempfile::tempdir().unwrap();
+    let own = marks.path().join("own-hook-ran");
+    let p = project_with(APPROVING_AGENT, "");
+    std::fs::create_dir_all(p.path(".husky")).unwrap();
+    std::fs::write(
+        p.path(".husky/post-merge"),
+        format!("#!/bin/sh\ntouch {}\n", own.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        p.path(".husky/post-merge"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "husky hooks"]);
+    p.git(&["config", "core.hooksPath", ".husky"]);
+    p.add(&["Add a hello file"]);
+    p.ok(&["work"]);
+    let merged = p.run(&["merge", "1"]);
+    assert_eq!(merged.code, 0, "{merged}");
+    assert!(!merged.stderr.contains("without hooks"), "{merged}");
+    assert!(own.exists(), "the person's own hook did not run");
+}

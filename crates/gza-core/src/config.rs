@@ -641,6 +641,33 @@ impl Config {
         if self.max_turns == 0 {
             return Err(bad("max_turns must be at least 1".into()));
         }
+        // Each tool is one argument of Claude Code's command line: an entry that is not a
+        // tool's name would be read as an option (`--settings=…` runs hooks), and this key needs
+        // no trust.
+        if let Some(tool) = self
+            .providers
+            .claude
+            .tools
+            .iter()
+            .find(|t| !is_tool_name(t))
+        {
+            return Err(bad(format!(
+                "providers.claude.tools: {tool:?} is not a tool's name (Read, Bash(git diff:*), mcp__server__tool)"
+            )));
+        }
+        for (key, model) in [
+            ("model", self.model.as_deref()),
+            (
+                "learnings.extraction_model",
+                Some(self.learnings.extraction_model.as_str()),
+            ),
+        ] {
+            if let Some(model) = model.filter(|m| !is_model_name(m)) {
+                return Err(bad(format!(
+                    "{key}: {model:?} is not a model's name (letters, digits and . _ - : / @ [ ], not starting with -)"
+                )));
+            }
+        }
         between(
             "max_concurrent",
             u64::from(self.max_concurrent),
@@ -672,6 +699,31 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// A Claude Code tool or permission rule: a name (`Read`, `mcp__server__tool`), optionally
+/// with a pattern in parentheses (`Bash(git diff:*)`, `Edit(src/**)`), on one line.
+pub fn is_tool_name(tool: &str) -> bool {
+    let (name, rest) = match tool.find('(') {
+        Some(i) => (&tool[..i], Some(&tool[i..])),
+        None => (tool, None),
+    };
+    let name_ok = name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let rest_ok =
+        rest.is_none_or(|r| r.len() >= 2 && r.ends_with(')') && !r.chars().any(char::is_control));
+    name_ok && rest_ok
+}
+
+/// A model's name as the agent CLIs and APIs take it (`sonnet`, `claude-sonnet-4-5@20250929`,
+/// `gpt-5.1-codex`, `models/gemini-2.5-pro`, `claude-opus-4-1[1m]`): never an option.
+pub fn is_model_name(model: &str) -> bool {
+    !model.is_empty()
+        && !model.starts_with('-')
+        && model.len() <= 200
+        && model
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".-_:/@[]".contains(&b))
 }
 
 /// Longest `timeout_minutes`: a year.

@@ -58,12 +58,25 @@ pub const AGENT_CHECKOUT_CONFIG: &[&str] = &[
 /// A git command in `dir`, set up for `args`. In a task's worktree it is checked first and
 /// fails with [`Error::UnsafeCheckout`] when the agent replaced its `.git`.
 fn command(dir: &Path, args: &[&str]) -> Result<Command> {
-    command_with(dir, args, true)
+    let hooks = if args.first().is_some_and(|a| WITH_USER_HOOKS.contains(a)) {
+        Hooks::Person
+    } else {
+        Hooks::Off
+    };
+    command_with(dir, args, hooks)
 }
 
-/// [`command`], with the person's hooks allowed for `merge` and `push` only when
-/// `person_hooks`.
-fn command_with(dir: &Path, args: &[&str], person_hooks: bool) -> Result<Command> {
+/// Whether a git command on the person's own checkout runs their hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hooks {
+    /// As plain git would (never in a task's worktree).
+    Person,
+    /// `core.hooksPath=/dev/null`.
+    Off,
+}
+
+/// [`command`], with the person's hooks run or not as `hooks` says (in a task's worktree, never).
+fn command_with(dir: &Path, args: &[&str], hooks: Hooks) -> Result<Command> {
     let mut cmd = Command::new("git");
     // Where git looks is decided here alone, never by the caller's environment.
     for var in [
@@ -103,9 +116,7 @@ fn command_with(dir: &Path, args: &[&str], person_hooks: bool) -> Result<Command
             false
         }
     };
-    let user_hooks =
-        person_hooks && !agents && args.first().is_some_and(|a| WITH_USER_HOOKS.contains(a));
-    if !user_hooks {
+    if hooks == Hooks::Off || agents {
         cmd.args(["-c", "core.hooksPath=/dev/null"]);
     }
     let committing = args.first().is_some_and(|a| COMMITTING.contains(a));
@@ -283,6 +294,50 @@ fn traced(dir: &Path, args: &[&str], started: std::time::Instant, status: ExitSt
 
 /// Run git in `dir`; stdout on success, an [`Error::Git`] naming the command otherwise. Callers
 /// for whom a failure is an answer (does this branch exist?) turn it into one with `.ok()`.
+/// [`output`] of a `git merge` on the person's checkout with their hooks off: for a branch that
+/// changes the hooks themselves ([`hooks_in_tree`]), whose new versions would run during and
+/// after the merge.
+pub fn output_without_hooks(dir: &Path, args: &[&str]) -> Result<Output> {
+    let started = std::time::Instant::now();
+    let out = command_with(dir, args, Hooks::Off)?
+        .output()
+        .map_err(|e| start_error(dir, e))?;
+    traced(dir, args, started, out.status);
+    Ok(out)
+}
+
+/// The folder the person's hooks run from when it is part of the checkout's files
+/// (`core.hooksPath` set to `.husky`, say), relative to `root`: a branch can then change the
+/// hooks it is merged under. `None` for hooks in `.git` (no commit reaches them) or outside.
+pub fn hooks_in_tree(root: &Path) -> Option<PathBuf> {
+    let mut cmd = command_with(
+        root,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-path",
+            "hooks",
+            "--git-common-dir",
+        ],
+        Hooks::Person,
+    )
+    .ok()?;
+    let out = cmd.output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let hooks = PathBuf::from(lines.next()?);
+    let git_dir = PathBuf::from(lines.next()?);
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let (hooks, git_dir, root) = (real(&hooks), real(&git_dir), real(root));
+    if hooks.starts_with(&git_dir) {
+        return None;
+    }
+    hooks.strip_prefix(&root).ok().map(Path::to_path_buf)
+}
+
 pub fn run(dir: &Path, args: &[&str]) -> Result<String> {
     let out = output(dir, args)?;
     if out.status.success() {
@@ -372,7 +427,7 @@ pub fn remote(dir: &Path, args: &[&str], timeout: std::time::Duration) -> Result
     use std::io::Read;
     use std::os::unix::process::CommandExt;
     let started = std::time::Instant::now();
-    let mut child = command_with(dir, args, false)?
+    let mut child = command_with(dir, args, Hooks::Off)?
         // Its messages are read ("couldn't find remote ref") and shown in English.
         .env("LC_ALL", "C")
         .stdin(std::process::Stdio::null())

@@ -13,7 +13,7 @@ use serde_norway::{Mapping, Value};
 
 use crate::config::{Config, ProviderKind, SandboxKind};
 use crate::error::{Error, Result};
-use crate::trust::{COMMAND_KEYS, DATA_KEYS, PATH_KEYS, PUSH_KEY, Sensitive};
+use crate::trust::{COMMAND_KEYS, DATA_KEYS, PATH_KEYS, PUSH_KEY, REDACTION_KEY, Sensitive};
 
 /// The project's committed settings file.
 pub const PROJECT_FILE: &str = "gza.yaml";
@@ -635,6 +635,12 @@ fn sensitive_settings(
         }
         if key == PUSH_KEY && *value == Value::Bool(true) && base_value(key) != Value::Bool(true) {
             found.insert(key.clone(), (value.clone(), Sensitive::Publish));
+        }
+        if key == REDACTION_KEY
+            && *value == Value::Bool(false)
+            && base_value(key) != Value::Bool(false)
+        {
+            found.insert(key.clone(), (value.clone(), Sensitive::Unredacted));
         }
         if PATH_KEYS.contains(&key.as_str())
             && let Some(path) = value.as_str().filter(|p| !p.is_empty())

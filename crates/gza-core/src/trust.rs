@@ -49,6 +49,10 @@ pub const DATA_KEYS: [&str; 2] = ["database", "project"];
 /// `.git/config`, which no committed file writes.
 pub const PUSH_KEY: &str = "push";
 
+/// The setting that keeps the agents' raw logs as they were written, secrets included: from the
+/// repository's file, turning redaction off needs trust (turning it on needs nothing).
+pub const REDACTION_KEY: &str = "redact_raw_logs";
+
 /// Settings that name a path gza reads or writes on the project's behalf: from the repository's
 /// file they must stay inside the project unless trusted.
 pub const PATH_KEYS: [&str; 2] = ["learnings.expertise_path", "learnings.model_dir"];
@@ -66,6 +70,9 @@ pub enum Sensitive {
     Data,
     /// It turns on pushing task branches to `origin`.
     Publish,
+    /// It keeps secrets in the agents' raw logs (`redact_raw_logs: false`): the person's
+    /// choice to make, never a repository's.
+    Unredacted,
 }
 
 impl Sensitive {
@@ -79,6 +86,7 @@ impl Sensitive {
                 "sends the project's tasks and learnings to a database, or names which project's they are"
             }
             Sensitive::Publish => "pushes every task's branch to this clone's origin",
+            Sensitive::Unredacted => "keeps secrets in the agents' raw logs (no redaction)",
         }
     }
 }
@@ -205,15 +213,30 @@ pub fn outside_project(root: &Path, path: &Path) -> bool {
 /// helpers such as `apiKeyHelper`; Codex's hooks and servers), and in headless mode none of
 /// the CLIs asks first: Claude Code's `-p` skips its folder trust, and gza must tell Gemini CLI
 /// to trust the folder for `--yolo` to hold. So a committed one runs nothing until the person
-/// trusts it, as a command in `gza.yaml` does (recorded by its hash).
-pub const AGENT_CONFIG_FILES: [&str; 6] = [
+/// trusts it, as a command in `gza.yaml` does (recorded by its hash). Gemini CLI also takes
+/// variables from `.gemini/.env` and `.env` in a folder it trusts (which gza must tell it to do):
+/// a committed one could set `GOOGLE_GEMINI_BASE_URL` and send the person's key to the
+/// repository's author, so both are gated the same way.
+pub const AGENT_CONFIG_FILES: [&str; 8] = [
     ".claude/settings.json",
     ".claude/settings.local.json",
     ".mcp.json",
     ".gemini/settings.json",
+    ".gemini/.env",
+    ".env",
     ".codex/config.toml",
     ".codex/hooks.json",
 ];
+
+/// The files of [`AGENT_CONFIG_FILES`] that each agent CLI reads: an untrusted file gates only
+/// the CLI that would act on it (a committed `.env` does not stop Claude Code).
+pub fn read_by(file: &str) -> &'static str {
+    match file {
+        ".claude/settings.json" | ".claude/settings.local.json" | ".mcp.json" => "claude",
+        ".gemini/settings.json" | ".gemini/.env" | ".env" => "gemini",
+        _ => "codex",
+    }
+}
 
 /// The trust record's key for the agent configuration file `rel`.
 pub fn agent_config_key(rel: &str) -> String {

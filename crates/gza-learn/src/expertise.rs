@@ -60,10 +60,23 @@ pub struct LogEntry {
 /// The configured export path, under the project root (confined to it when an untrusted
 /// gza.yaml sets it).
 pub fn default_path(project: &Project) -> Result<PathBuf> {
-    let path = project.setting_path(
-        "learnings.expertise_path",
-        &project.config.learnings.expertise_path,
-    )?;
+    let configured = &project.config.learnings.expertise_path;
+    let mut path = project.setting_path("learnings.expertise_path", configured)?;
+    // Nobody chose the default place: it must stay in the project once links are followed, or
+    // a link the repository committed on the way (`.claude -> ~/.claude`) would send the export
+    // out of it. A path someone set (their own layers, or the repository's once trusted) is
+    // theirs, links included.
+    if *configured == gza_core::config::LearningsConfig::default().expertise_path {
+        path = gza_core::confine::inside_or_error(
+            &project.root,
+            configured,
+            "learnings.expertise_path",
+            &project.root.join(gza_core::project::CONFIG_FILE),
+            "That is the default path, and a link in the project leads out of it: gza does not \
+             follow links out of the project. Remove the link, or set learnings.expertise_path \
+             in gza.local.yaml to where the export should go.",
+        )?;
+    }
     // The setting may come from the repository's file: inside the project it needs no trust,
     // so it must not name a file of git's or of gza's own (`.git/config`, `.gza/gza.db`).
     // Judged where it really leads (a link inside the project may lead into .git).

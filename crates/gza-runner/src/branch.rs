@@ -114,6 +114,9 @@ pub struct MergeOptions {
     pub delete_branch: bool,
     /// Merge even when the branch's latest verify failed or is stale.
     pub force: bool,
+    /// No person is there (`gza watch`): a branch that changes the git hooks the merge would
+    /// run is refused rather than merged with the hooks off.
+    pub unattended: bool,
 }
 
 /// What happened to the branch after a merge, when asked to delete it.
@@ -146,6 +149,9 @@ pub struct Merged {
     /// The squash commit, when one was made (else HEAD before the merge).
     pub head: String,
     pub deletion: Deletion,
+    /// The hook files (under the checkout's `core.hooksPath`) the branch changed: the person's
+    /// hooks were off for this merge, so none of them ran.
+    pub hooks_not_run: Vec<String>,
 }
 
 /// Merge the branch of completed task `task` into the branch checked out at the project root.
@@ -198,11 +204,29 @@ pub fn merge(
         "the working tree",
         &format!("run `gza merge {}` again", task.id),
     )?;
+    // Hooks that are the checkout's own files (`core.hooksPath: .husky`) are what the branch
+    // says they are once merged, and git runs them during and after the merge: a branch an
+    // agent wrote must not choose what runs on this machine. The merge then runs with hooks off
+    // (said to the person), and unattended it is not made at all.
+    let hooks_changed = hooks_changed_by(root, &before, &branch.tip);
+    if !hooks_changed.is_empty() && options.unattended {
+        return Err(Error::Usage(format!(
+            "{} changes the git hooks this checkout runs ({}), so it is not merged unattended; read them, then run `gza merge {}`",
+            branch.name,
+            name_files(&hooks_changed),
+            task.id
+        )));
+    }
+    let hooks = if hooks_changed.is_empty() {
+        Hooks::Person
+    } else {
+        Hooks::Off
+    };
     // Both kinds of merge find out for themselves when the branch is merged already.
     let already = if options.squash {
-        !squash_merge(root, task, &branch, &before)?
+        !squash_merge(root, task, &branch, &before, hooks)?
     } else {
-        !plain_merge(root, task, &branch, &into, &before)?
+        !plain_merge(root, task, &branch, &into, &before, hooks)?
     };
     store.record_merge(branch.owner.id, &into)?;
     let deletion = if options.delete_branch {
@@ -221,7 +245,39 @@ pub fn merge(
         already,
         head,
         deletion,
+        hooks_not_run: hooks_changed,
     })
+}
+
+/// Whether `git merge` runs the person's hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hooks {
+    Person,
+    Off,
+}
+
+/// `git merge ARGS` in the person's checkout, with their hooks or without.
+fn git_merge(root: &Path, args: &[&str], hooks: Hooks) -> Result<std::process::Output> {
+    match hooks {
+        Hooks::Person => git::output(root, args),
+        Hooks::Off => git::output_without_hooks(root, args),
+    }
+}
+
+/// The files under the checkout's hooks folder, when it is part of the checkout
+/// ([`git::hooks_in_tree`]), that `tip` changes since it left `base`. When git cannot say, the
+/// whole folder counts as changed: the merge then runs without hooks rather than with ones
+/// nobody looked at.
+fn hooks_changed_by(root: &Path, base: &str, tip: &str) -> Vec<String> {
+    let Some(dir) = git::hooks_in_tree(root) else {
+        return Vec::new();
+    };
+    let dir = dir.to_string_lossy().into_owned();
+    let range = format!("{base}...{tip}");
+    match git::run(root, &["diff", "--name-only", &range, "--", &dir]) {
+        Ok(names) => names.lines().map(str::to_string).collect(),
+        Err(_) => vec![dir],
+    }
 }
 
 /// Refuse a branch whose latest verify run failed at its tip, or checked another commit (the
@@ -257,6 +313,7 @@ fn plain_merge(
     branch: &TaskBranch,
     into: &str,
     before: &str,
+    hooks: Hooks,
 ) -> Result<bool> {
     let message = format!(
         "Merge task {}: {}\n\nTask-Id: {}",
@@ -264,7 +321,11 @@ fn plain_merge(
         title(&branch.owner.prompt),
         task.id
     );
-    let out = git::output(root, &["merge", "--no-edit", "-m", &message, &branch.tip])?;
+    let out = git_merge(
+        root,
+        &["merge", "--no-edit", "-m", &message, &branch.tip],
+        hooks,
+    )?;
     if out.status.success() {
         // git's messages are in English here (see git::command).
         let said = String::from_utf8_lossy(&out.stdout);
@@ -290,8 +351,14 @@ fn plain_merge(
 
 /// `git merge --squash` and one commit; returns false when the branch brought no change (it
 /// was merged before). On a conflict everything is reset to `before`.
-fn squash_merge(root: &Path, task: &Task, branch: &TaskBranch, before: &str) -> Result<bool> {
-    let out = git::output(root, &["merge", "--squash", &branch.tip])?;
+fn squash_merge(
+    root: &Path,
+    task: &Task,
+    branch: &TaskBranch,
+    before: &str,
+    hooks: Hooks,
+) -> Result<bool> {
+    let out = git_merge(root, &["merge", "--squash", &branch.tip], hooks)?;
     if !out.status.success() {
         let conflicts = conflicted_files(root);
         let _ = git::output(root, &["reset", "--merge"]);

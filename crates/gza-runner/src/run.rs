@@ -576,11 +576,17 @@ fn untrusted_agent_settings(
     dir: &Path,
     agent: &mut providers::Invocation,
 ) -> std::result::Result<Option<String>, Stop> {
-    if kind == ProviderKind::Command {
-        return Ok(None);
-    }
-    let untrusted = gza_core::trust::untrusted_agent_configs(dir, &project.root)
-        .map_err(|e| early(FailureReason::AgentStart, e.to_string()))?;
+    let cli = match kind {
+        ProviderKind::Claude => "claude",
+        ProviderKind::Gemini => "gemini",
+        ProviderKind::Codex => "codex",
+        ProviderKind::Command => return Ok(None),
+    };
+    let untrusted: Vec<String> = gza_core::trust::untrusted_agent_configs(dir, &project.root)
+        .map_err(|e| early(FailureReason::AgentStart, e.to_string()))?
+        .into_iter()
+        .filter(|f| gza_core::trust::read_by(f) == cli)
+        .collect();
     if untrusted.is_empty() {
         return Ok(None);
     }
@@ -614,16 +620,23 @@ fn untrusted_agent_settings(
             }
             Ok(Some(untrusted.join(", ")))
         }
-        ProviderKind::Gemini if has(".gemini/settings.json") => {
-            Err(refuse(".gemini/settings.json", "Gemini CLI"))
+        // Its settings run hooks and servers; its `.env` files set where requests (and the
+        // person's key) go. Every one of them is read by the CLI, so the first is named.
+        ProviderKind::Gemini => {
+            let first = &untrusted[0];
+            if first.ends_with(".env") {
+                Err(early(
+                    FailureReason::AgentStart,
+                    format!(
+                        "{first} is not trusted as it is now (a repository or an agent may have written it), and Gemini CLI would take its variables, which can send your API key elsewhere; read it, then run `gza trust`"
+                    ),
+                ))
+            } else {
+                Err(refuse(first, "Gemini CLI"))
+            }
         }
-        ProviderKind::Codex if has(".codex/config.toml") => {
-            Err(refuse(".codex/config.toml", "Codex"))
-        }
-        ProviderKind::Codex if has(".codex/hooks.json") => {
-            Err(refuse(".codex/hooks.json", "Codex"))
-        }
-        _ => Ok(None),
+        ProviderKind::Codex => Err(refuse(&untrusted[0], "Codex")),
+        ProviderKind::Command => Ok(None),
     }
 }
 

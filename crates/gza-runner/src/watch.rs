@@ -741,6 +741,7 @@ impl Run<'_> {
                     squash: land == LandMode::Squash,
                     delete_branch: self.project.config.watch.delete_branch,
                     force: false,
+                    unattended: true,
                 };
                 match branch::merge(self.project, &self.store, owner, options) {
                     Ok(merged) => {

@@ -25,7 +25,8 @@ pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
         .map(|s| s.to_string())
         .collect();
     if let Some(model) = request.model {
-        args.extend(["--model".into(), model.into()]);
+        // One argument: a model's name from a task or a file can never be read as an option.
+        args.push(format!("--model={model}"));
     }
     args.extend(["--max-turns".into(), request.max_turns.to_string()]);
     if let Some(session) = request.resume_session {

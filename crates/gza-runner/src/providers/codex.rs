@@ -42,7 +42,8 @@ pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
         args.push("--dangerously-bypass-approvals-and-sandbox".into());
     }
     if let Some(model) = request.model {
-        args.extend(["-m".into(), model.into()]);
+        // One argument: a model's name from a task or a file can never be read as an option.
+        args.push(format!("--model={model}"));
     }
     args.extend(c.args.iter().cloned());
     args.push("-".into());

@@ -29,7 +29,8 @@ pub fn invocation(config: &Config, request: &AgentRequest) -> Invocation {
         "--yolo".into(),
     ];
     if let Some(model) = request.model {
-        args.extend(["-m".into(), model.into()]);
+        // One argument: a model's name from a task or a file can never be read as an option.
+        args.push(format!("--model={model}"));
     }
     args.extend(c.args.iter().cloned());
     let env = if std::env::var_os("GEMINI_CLI_TRUST_WORKSPACE").is_none() {
