@@ -188,6 +188,75 @@ fn learnings_scoped_to_a_call_reach_it_from_any_folder_and_by_tool_and_words() {
     assert!(std::path::Path::new(&in_worktree).exists() && std::path::Path::new(&module).exists());
 }
 
+/// What a person scopes a learning to is what reaches the model, through Claude Code's own
+/// PreToolUse hook: a CRITICAL learning scoped to a tool alone (which SessionStart promises
+/// "before matching tool calls"), a HIGH one scoped to words alone, a LOW one scoped to files.
+#[test]
+fn a_persons_learning_reaches_the_calls_it_was_scoped_to_however_narrowly() {
+    let Some(claude) = claude_bin() else { return };
+    let p = hooked_project();
+    let header = "Always add the license header to new source files";
+    let compose = "Use docker compose v2 syntax without the hyphen";
+    let docs = "Keep doc headings in sentence case";
+    p.ok(&[
+        "learnings",
+        "add",
+        "--tool",
+        "Write",
+        "--priority",
+        "CRITICAL",
+        header,
+    ]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "--keyword",
+        "docker compose",
+        "--priority",
+        "HIGH",
+        compose,
+    ]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "--file",
+        "docs/*.md",
+        "--priority",
+        "LOW",
+        docs,
+    ]);
+    std::fs::create_dir_all(p.path("docs")).unwrap();
+    let intro = p.path("docs/intro.md").display().to_string();
+    let server = FakeAnthropic::start_with_default(
+        vec![
+            Reply::tool_use("Bash", json!({"command": "ls"})),
+            Reply::tool_use("Bash", json!({"command": "docker compose version || true"})),
+            Reply::tool_use("Write", json!({"file_path": intro, "content": "# Intro\n"})),
+            Reply::text("Done."),
+        ],
+        Reply::text("Done."),
+    )
+    .without_side_messages();
+    run_claude(&p, &claude, &server, "Tidy the docs");
+    let texts = conversation(&server);
+    let has = |i: usize, lesson: &str| texts[i].matches(lesson).count();
+    // The SessionStart context names the CRITICAL one; after `ls`, nothing new is given.
+    assert_eq!(
+        (has(1, compose), has(1, docs)),
+        (0, 0),
+        "after ls: {}",
+        texts[1]
+    );
+    assert_eq!(has(2, compose), 1, "after docker compose: {}", texts[2]);
+    assert_eq!(has(2, docs), 0, "after docker compose: {}", texts[2]);
+    assert_eq!(has(3, docs), 1, "after the docs write: {}", texts[3]);
+    assert!(
+        has(3, header) > has(2, header),
+        "the CRITICAL learning was not given before the Write: {}",
+        texts[3]
+    );
+}
+
 /// A learning that has decayed out of use (an agent's, not re-confirmed for a year) is given
 /// by no hook, as it is left out of a task's prompt: the same session's prompt hook gave it
 /// while it was fresh.
@@ -390,6 +459,42 @@ fn near_duplicates_taught_by_two_tasks_are_merged_with_the_model() {
     );
     let file = std::fs::read_to_string(p.path(".gza/learnings.md")).unwrap();
     assert_eq!(file.matches("cargo nextest").count(), 1, "{file}");
+}
+
+/// Learnings that name different files or identifiers are different learnings, however alike
+/// the model finds the rest (0.96 for "… users.graphql" and "… orders.graphql"): both are kept,
+/// where before the second was merged into the first and lost.
+#[test]
+fn learnings_naming_different_files_are_not_merged() {
+    let mut p = TestProject::new();
+    p.use_model();
+    p.command_agent(
+        "cat > /dev/null\necho \"Done $GZA_TASK_ID.\"\neval \"lesson=\\$LEARN_$GZA_TASK_ID\"\nprintf '\\n## Learnings\\n- %s\\n' \"$lesson\"\n",
+        "learnings:\n  extraction_provider: none\n  regenerate_every: 100\n",
+    );
+    let taught = [
+        "Regenerate the GraphQL types after editing users.graphql",
+        "Regenerate the GraphQL types after editing orders.graphql",
+        "Register every new widget1 in the widget registry",
+        "Register every new widget2 in the widget registry",
+    ];
+    for (i, lesson) in taught.iter().enumerate() {
+        p.set_env(&format!("LEARN_{}", i + 1), lesson);
+        p.add(&["--type", "explore", &format!("task {}", i + 1)]);
+    }
+    p.ok(&["work", "--all"]);
+    p.ok(&["learnings", "update"]);
+    let shown = p.json(&["learnings", "show", "--all", "--json"]);
+    let mut texts: Vec<&str> = shown
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    texts.sort();
+    let mut expected = taught.to_vec();
+    expected.sort();
+    assert_eq!(texts, expected, "{shown:#}");
 }
 
 /// Learnings a person added, or an agent listed, carry no "applies when" hints, and the hints

@@ -625,7 +625,7 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
     }
     let mut body = String::new();
     for (l, m) in &picked {
-        let head = if !l.checklist.is_empty() && m.must_inject(l.priority) {
+        let head = if !l.checklist.is_empty() && m.must_inject() {
             "CRITICAL CHECKLIST: "
         } else {
             ""

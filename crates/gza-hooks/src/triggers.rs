@@ -367,45 +367,82 @@ pub struct Match {
     pub file: bool,
     pub action: bool,
     pub context: bool,
-    /// The learning names files (or a tool and words of the call), and the call meets every
-    /// condition it declares (tools, files, action and context words): the call is exactly the
-    /// one it was scoped to.
+    /// The call is exactly the one the learning was scoped to ([`scoped`]): it is given
+    /// whatever its confidence.
     pub scoped: bool,
+    /// A CRITICAL learning the call meets ([`must`]): never left out.
+    pub must: bool,
     pub score: f64,
 }
 
 impl Match {
-    /// A CRITICAL learning whose tool and file triggers match: never left out.
-    pub fn must_inject(&self, priority: Priority) -> bool {
-        priority == Priority::Critical && self.tool && self.file
+    /// A CRITICAL learning whose triggers the call meets: never left out.
+    pub fn must_inject(&self) -> bool {
+        self.must
     }
 
     /// Whether it is injected before the call: never left out (CRITICAL), scoped to this very
-    /// call (MEDIUM or above), or scoring at least `threshold`.
-    pub fn fires(&self, priority: Priority, threshold: f64) -> bool {
-        self.must_inject(priority)
-            || (self.scoped && priority != Priority::Low)
-            || (self.score > 0.0 && self.score >= threshold)
+    /// call, or scoring at least `threshold`.
+    pub fn fires(&self, threshold: f64) -> bool {
+        self.must || self.scoped || (self.score > 0.0 && self.score >= threshold)
     }
 }
 
-/// Whether the call meets every condition `triggers` declares, and they narrow it to calls a
-/// person could name (see [`Match::scoped`]): files, or a tool with words of the call
-/// (`--tool Bash --keyword "git push"`: a push, not every command). A tool alone, or words
-/// alone, is not scoped: it is ranked by the score.
-fn scoped(triggers: &Triggers, tool: bool, file: bool, action: bool, context: bool) -> bool {
-    let words = !triggers.actions.is_empty() || !triggers.contexts.is_empty();
-    let named_tool = triggers
+/// Whether `triggers` name a tool (not `*`).
+fn names_a_tool(triggers: &Triggers) -> bool {
+    triggers
         .tools
         .iter()
         .flat_map(|t| tool_names(t))
-        .any(|t| t != "*");
-    let narrow = !triggers.files.is_empty() || (named_tool && words);
-    narrow
+        .any(|t| t != "*")
+}
+
+/// Whether the call meets every condition `triggers` declares, and they narrow it to calls
+/// one could name: files, or a tool with words of the call (`--tool Bash --keyword "git
+/// push"`: a push, not every command); for a learning a person wrote (`by_person`), also a
+/// tool alone or words alone, since they asked for exactly that. Below MEDIUM only a person's
+/// learning is given this way (others go by their score).
+fn scoped(
+    triggers: &Triggers,
+    priority: Priority,
+    by_person: bool,
+    tool: bool,
+    file: bool,
+    action: bool,
+    context: bool,
+) -> bool {
+    let words = !triggers.actions.is_empty() || !triggers.contexts.is_empty();
+    let named_tool = names_a_tool(triggers);
+    let narrow =
+        !triggers.files.is_empty() || (named_tool && words) || (by_person && (named_tool || words));
+    (priority != Priority::Low || by_person)
+        && narrow
         && (triggers.files.is_empty() || file)
         && (triggers.tools.is_empty() || tool)
         && (triggers.actions.is_empty() || action)
         && (triggers.contexts.is_empty() || context)
+}
+
+/// Whether a CRITICAL learning must be given before the call: it names files or a tool, and
+/// the call meets each it names (with files named, the files and tools decide, as seed 003
+/// has it; with a tool alone, its words too, so `--tool Bash --keyword "git push"` is every
+/// push and not every command). SessionStart promises these "before matching tool calls".
+fn must(
+    triggers: &Triggers,
+    priority: Priority,
+    tool: bool,
+    file: bool,
+    action: bool,
+    context: bool,
+) -> bool {
+    let files = !triggers.files.is_empty();
+    priority == Priority::Critical
+        && (files || names_a_tool(triggers))
+        && (!files || file)
+        && (triggers.tools.is_empty() || tool)
+        && (files
+            || ((triggers.actions.is_empty() || action)
+                && (triggers.contexts.is_empty() || context)))
 }
 
 fn multiplier(p: Priority) -> f64 {
@@ -444,6 +481,7 @@ fn base(tool: bool, file: bool, action: bool, context: bool) -> f64 {
 pub fn score(
     triggers: &Triggers,
     priority: Priority,
+    origin: Origin,
     confidence: f64,
     call: &ToolCall,
     paths: &[String],
@@ -461,7 +499,16 @@ pub fn score(
         file,
         action,
         context,
-        scoped: scoped(triggers, tool, file, action, context),
+        scoped: scoped(
+            triggers,
+            priority,
+            origin == Origin::User,
+            tool,
+            file,
+            action,
+            context,
+        ),
+        must: must(triggers, priority, tool, file, action, context),
         score: base(tool, file, action, context)
             * multiplier(priority)
             * confidence.clamp(0.0, 1.0),
@@ -497,11 +544,12 @@ pub fn select<'a, L: Triggered>(
         let file = files.any(&t.files);
         let factor = multiplier(l.priority()) * l.confidence().clamp(0.0, 1.0);
         let best = base(tool, file, !t.actions.is_empty(), !t.contexts.is_empty()) * factor;
-        let must = l.priority() == Priority::Critical && tool && file;
+        let by_person = l.origin() == Origin::User;
+        // Given (or scoped to this call) if its words, when it declares any, are in the text.
+        let may_be_must = must(t, l.priority(), tool, file, true, true);
         let reachable = best > 0.0 && best >= threshold;
-        // Scoped to this call if its words (when it declares any) are in the call's text.
-        let may_be_scoped = l.priority() != Priority::Low && scoped(t, tool, file, true, true);
-        if !must && !reachable && !may_be_scoped {
+        let may_be_scoped = scoped(t, l.priority(), by_person, tool, file, true, true);
+        if !may_be_must && !reachable && !may_be_scoped {
             // Not even every keyword matching could bring it to the threshold.
             continue;
         }
@@ -513,23 +561,21 @@ pub fn select<'a, L: Triggered>(
             file,
             action,
             context,
-            scoped: scoped(t, tool, file, action, context),
+            scoped: scoped(t, l.priority(), by_person, tool, file, action, context),
+            must: must(t, l.priority(), tool, file, action, context),
             score: base(tool, file, action, context) * factor,
         };
-        if m.fires(l.priority(), threshold) {
+        if m.fires(threshold) {
             scored.push((l, m));
         }
     }
     scored.sort_by(|(a, ma), (b, mb)| {
-        mb.must_inject(b.priority())
-            .cmp(&ma.must_inject(a.priority()))
+        mb.must
+            .cmp(&ma.must)
             .then(mb.score.total_cmp(&ma.score))
             .then(a.id().cmp(&b.id()))
     });
-    let must = scored
-        .iter()
-        .filter(|(l, m)| m.must_inject(l.priority()))
-        .count();
+    let must = scored.iter().filter(|(_, m)| m.must).count();
     scored.truncate(must.max(MAX_INJECTED));
     scored
 }
@@ -596,7 +642,7 @@ mod tests {
     }
 
     fn m(t: &Triggers, p: Priority, c: &ToolCall) -> Match {
-        score(t, p, 1.0, c, &c.paths(), &c.text())
+        score(t, p, Origin::Agent, 1.0, c, &c.paths(), &c.text())
     }
 
     #[test]
@@ -612,7 +658,7 @@ mod tests {
         // Reading the file is not writing it.
         let read = call("Read", &input);
         let r = m(&t, Priority::Critical, &read);
-        assert!(!r.tool && r.file && !r.must_inject(Priority::Critical));
+        assert!(!r.tool && r.file && !r.must_inject());
     }
 
     #[test]
@@ -622,47 +668,50 @@ mod tests {
             json!({"file_path": "/work/proj/plugin.json", "old_string": "1", "new_string": "2"});
         let edit = call("Edit", &input);
         let at = |p: Priority, confidence: f64, c: &ToolCall| {
-            score(&t, p, confidence, c, &c.paths(), &c.text())
+            score(&t, p, Origin::Agent, confidence, c, &c.paths(), &c.text())
         };
         let m = at(Priority::Medium, 0.7, &edit);
         assert!(
             (m.score - 0.56).abs() < 1e-9,
             "under the threshold by score"
         );
-        assert!(m.scoped && m.fires(Priority::Medium, 0.7));
-        assert!(at(Priority::High, 0.3, &edit).fires(Priority::High, 0.7));
+        assert!(m.scoped && m.fires(0.7));
+        assert!(at(Priority::High, 0.3, &edit).fires(0.7));
         assert!(
-            !at(Priority::Low, 0.7, &edit).fires(Priority::Low, 0.7),
+            !at(Priority::Low, 0.7, &edit).fires(0.7),
             "LOW goes by its score"
         );
         // Another tool, or another file, is not the call it was scoped to.
         let write = call("Write", &input);
-        assert!(!at(Priority::Medium, 0.7, &write).fires(Priority::Medium, 0.7));
+        assert!(!at(Priority::Medium, 0.7, &write).fires(0.7));
         let other = json!({"file_path": "/work/proj/package.json"});
         let other = call("Edit", &other);
-        assert!(!at(Priority::Medium, 1.0, &other).fires(Priority::Medium, 0.7));
+        assert!(!at(Priority::Medium, 1.0, &other).fires(0.7));
         // Declared words must be met too.
         let worded = triggers(&["Edit"], &["**/plugin.json"], &["version"]);
         let m = score(
             &worded,
             Priority::Medium,
+            Origin::Agent,
             0.7,
             &edit,
             &edit.paths(),
             &edit.text(),
         );
-        assert!(!m.scoped && !m.fires(Priority::Medium, 0.7));
-        // A tool alone is not a scope: it goes by its score.
+        assert!(!m.scoped && !m.fires(0.7));
+        // A tool alone is not a scope for an agent's or a model's learning: it goes by its
+        // score.
         let tool_only = triggers(&["Edit"], &[], &[]);
         let m = score(
             &tool_only,
             Priority::High,
+            Origin::Agent,
             1.0,
             &edit,
             &edit.paths(),
             &edit.text(),
         );
-        assert!(!m.scoped && !m.fires(Priority::High, 0.7));
+        assert!(!m.scoped && !m.fires(0.7));
     }
 
     #[test]
@@ -787,18 +836,19 @@ mod tests {
         let push = json!({"command": "git push origin v1.2.0"});
         let other = json!({"command": "git status"});
         let bash = call("Bash", &push);
-        let at =
-            |t: &Triggers, p: Priority, c: &ToolCall| score(t, p, 0.7, c, &c.paths(), &c.text());
+        let at = |t: &Triggers, p: Priority, c: &ToolCall| {
+            score(t, p, Origin::Agent, 0.7, c, &c.paths(), &c.text())
+        };
         let scoped = triggers(&["Bash"], &[], &["git push"]);
         for p in [Priority::High, Priority::Medium] {
             let m = at(&scoped, p, &bash);
-            assert!(m.scoped && m.fires(p, 0.7), "{p:?}: {m:?}");
+            assert!(m.scoped && m.fires(0.7), "{p:?}: {m:?}");
         }
-        assert!(!at(&scoped, Priority::Low, &bash).fires(Priority::Low, 0.7));
+        assert!(!at(&scoped, Priority::Low, &bash).fires(0.7));
         let status = call("Bash", &other);
-        assert!(!at(&scoped, Priority::High, &status).fires(Priority::High, 0.7));
+        assert!(!at(&scoped, Priority::High, &status).fires(0.7));
         let edit = call("Edit", &push);
-        assert!(!at(&scoped, Priority::High, &edit).fires(Priority::High, 0.7));
+        assert!(!at(&scoped, Priority::High, &edit).fires(0.7));
         let tool_only = triggers(&["Bash"], &[], &[]);
         assert!(!at(&tool_only, Priority::High, &bash).scoped);
         let words_only = triggers(&[], &[], &["git push"]);
@@ -817,6 +867,65 @@ mod tests {
         });
         assert_eq!(select(std::slice::from_ref(&l), &bash, 0.7).len(), 1);
         assert!(select(std::slice::from_ref(&l), &status, 0.7).is_empty());
+    }
+
+    /// What a person scopes a learning to is what it reaches: a tool alone, words alone, a
+    /// file at LOW; a CRITICAL one scoped to a tool (which SessionStart promises "before
+    /// matching tool calls") is never left out of that tool's calls, and with words only of
+    /// the calls that have them. An agent's learning scoped the same way goes by its score.
+    #[test]
+    fn what_a_person_scopes_a_learning_to_is_what_it_reaches() {
+        let write_input = json!({"file_path": "/work/proj/src/x.rs", "content": "fn x() {}"});
+        let write = call("Write", &write_input);
+        let doc_input =
+            json!({"file_path": "/work/proj/docs/intro.md", "old_string": "a", "new_string": "b"});
+        let doc = call("Edit", &doc_input);
+        let compose_input = json!({"command": "docker compose up -d"});
+        let compose = call("Bash", &compose_input);
+        let ls_input = json!({"command": "ls"});
+        let ls = call("Bash", &ls_input);
+        let at = |t: &Triggers, p: Priority, o: Origin, c: &ToolCall| {
+            score(t, p, o, 0.7, c, &c.paths(), &c.text())
+        };
+        let tool = triggers(&["Write"], &[], &[]);
+        let m = at(&tool, Priority::Critical, Origin::Agent, &write);
+        assert!(m.must && m.fires(0.7), "CRITICAL by tool alone: {m:?}");
+        assert!(!at(&tool, Priority::Critical, Origin::Agent, &doc).fires(0.7));
+        assert!(at(&tool, Priority::Medium, Origin::User, &write).fires(0.7));
+        assert!(!at(&tool, Priority::Medium, Origin::Agent, &write).fires(0.7));
+        assert!(!at(&tool, Priority::Medium, Origin::User, &doc).fires(0.7));
+        let words = triggers(&[], &[], &["docker compose"]);
+        assert!(at(&words, Priority::High, Origin::User, &compose).fires(0.7));
+        assert!(!at(&words, Priority::High, Origin::User, &ls).fires(0.7));
+        assert!(!at(&words, Priority::High, Origin::Agent, &compose).fires(0.7));
+        let docs = triggers(&[], &["docs/*.md"], &[]);
+        assert!(at(&docs, Priority::Low, Origin::User, &doc).fires(0.7));
+        assert!(!at(&docs, Priority::Low, Origin::Agent, &doc).fires(0.7));
+        assert!(!at(&docs, Priority::Low, Origin::User, &write).fires(0.7));
+        // CRITICAL with a tool and words: every push, not every command.
+        let push = triggers(&["Bash"], &[], &["docker compose"]);
+        assert!(at(&push, Priority::Critical, Origin::Agent, &compose).must);
+        assert!(!at(&push, Priority::Critical, Origin::Agent, &ls).fires(0.7));
+        // `*` is no tool: CRITICAL on it alone is not forced into every call.
+        let any = triggers(&["*"], &[], &[]);
+        assert!(!at(&any, Priority::Critical, Origin::Agent, &ls).must);
+        // Selection agrees (its pre-filter keeps them).
+        for (t, p, c) in [
+            (&tool, Priority::Critical, &write),
+            (&words, Priority::High, &compose),
+            (&docs, Priority::Low, &doc),
+        ] {
+            let l = HookLearning::from(&Learning {
+                priority: p,
+                triggers: t.clone(),
+                confidence: 0.7,
+                ..gza_learn::dedupe::preview(
+                    &gza_core::learning::NewLearning::new("General", "x", Origin::User),
+                    1,
+                )
+            });
+            assert_eq!(select(std::slice::from_ref(&l), c, 0.7).len(), 1, "{t:?}");
+        }
     }
 
     /// The one set with its literal filter says what testing each glob alone says.

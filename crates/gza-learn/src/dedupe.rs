@@ -19,9 +19,27 @@ const SOME_WORDS: f64 = 0.35;
 
 /// Whether two learnings say the same, from their words and (when both are known) embeddings.
 pub fn same(a_words: &BTreeSet<String>, b_words: &BTreeSet<String>, meaning: Option<f64>) -> bool {
+    if name_different_things(a_words, b_words) {
+        return false;
+    }
     let words = items::word_similarity(a_words, b_words);
     words >= SAME_WORDS
         || meaning.is_some_and(|m| m >= SAME_MEANING || (m >= CLOSE_MEANING && words >= SOME_WORDS))
+}
+
+/// Whether each of two learnings names something the other does not ("after editing
+/// users.graphql" and "after editing orders.graphql"; "widget1" and "widget2"): different
+/// learnings, though a model finds them 0.96 alike. One naming more than the other (a more
+/// specific wording of the same) is not told apart here.
+fn name_different_things(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
+    let names = |w: &BTreeSet<String>| -> BTreeSet<String> {
+        w.iter()
+            .filter(|x| x.starts_with(items::NAME_MARK))
+            .cloned()
+            .collect()
+    };
+    let (na, nb) = (names(a), names(b));
+    !na.is_subset(&nb) && !nb.is_subset(&na)
 }
 
 /// Known learnings compared by meaning with each extracted item: the best the ranker finds
@@ -208,5 +226,50 @@ mod tests {
         ));
         assert!(same(&w("a b c"), &w("x y z"), Some(0.9)));
         assert!(!same(&w("a b c"), &w("x y z"), Some(0.8)));
+    }
+
+    /// Learnings that name different files, identifiers or numbers are kept apart however
+    /// alike the rest (a probe saw "… users.graphql" swallow "… orders.graphql" at 0.96, and
+    /// twenty "… widgetN" learnings collapse into one); naming more of the same is a rewording.
+    #[test]
+    fn learnings_naming_different_things_are_not_the_same() {
+        for (a, b) in [
+            (
+                "Regenerate the GraphQL types after editing users.graphql",
+                "Regenerate the GraphQL types after editing orders.graphql",
+            ),
+            (
+                "Add every new widget1 to the registry",
+                "Add every new widget2 to the registry",
+            ),
+            (
+                "Retry jobs on PAYMENTS_QUEUE twice",
+                "Retry jobs on EMAILS_QUEUE twice",
+            ),
+            ("Pin Node 18 in CI", "Pin Node 20 in CI"),
+            (
+                "Build widgets through frobnicateWidgetFactory",
+                "Build widgets through makeWidgetFactory",
+            ),
+        ] {
+            assert!(!same(&w(a), &w(b), Some(0.99)), "{a} / {b}");
+        }
+        assert!(same(
+            &w("Run `cargo sqlx prepare` after changing queries in src/db.rs"),
+            &w("After changing queries in src/db.rs, run cargo sqlx prepare"),
+            Some(0.95)
+        ));
+        assert!(same(
+            &w("Regenerate the GraphQL types after editing a schema"),
+            &w("Regenerate the GraphQL types after editing users.graphql"),
+            Some(0.9)
+        ));
+        assert_eq!(
+            items::names("See e.g. `src/db.rs`, Foo::bar, v2 and HTTP."),
+            ["foo::bar", "http", "src/db.rs", "v2"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        );
     }
 }

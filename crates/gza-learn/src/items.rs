@@ -350,10 +350,47 @@ pub fn content_words(text: &str) -> BTreeSet<String> {
 /// apart is never an inflection: "changing SQL queries" and "a SQL query changes" share
 /// `chang`, `sql` and `query`, as BM25 already found.
 pub fn stemmed_words(text: &str) -> BTreeSet<String> {
-    content_words(text)
+    let mut words: BTreeSet<String> = content_words(text)
         .iter()
         .map(|w| crate::rank::stem(w))
+        .collect();
+    words.extend(names(text).into_iter().map(|n| format!("{NAME_MARK}{n}")));
+    words
+}
+
+/// Marks a specific name among [`stemmed_words`]' words (no content word holds it).
+pub const NAME_MARK: &str = "name:";
+
+/// The specific things a text names, lowercased: files and paths (`users.graphql`,
+/// `src/db.rs`), identifiers (`PAYMENTS_QUEUE`, `frobnicateWidgetFactory`, `Foo::bar`) and
+/// anything with a digit (`widget2`, `18`). Two learnings that name different things are two
+/// learnings, however alike their other words and meaning.
+pub fn names(text: &str) -> BTreeSet<String> {
+    text.split_whitespace()
+        .map(|t| {
+            t.trim_matches(|c: char| "`'\"()[]{}<>,;:!?*".contains(c))
+                .trim_end_matches('.')
+        })
+        .filter(|t| {
+            let inner = t.get(1..).unwrap_or("");
+            let has_letter_or_digit = t.chars().any(char::is_alphanumeric);
+            has_letter_or_digit
+                && (t.chars().any(|c| c.is_ascii_digit())
+                    || inner.contains(['.', '/', '_', ':'])
+                    || inner.chars().any(char::is_uppercase))
+                && !is_abbreviation(t)
+        })
+        .map(str::to_lowercase)
         .collect()
+}
+
+/// `e.g`, `i.e`, `etc`: dotted abbreviations, not names.
+fn is_abbreviation(t: &str) -> bool {
+    let lower = t.to_ascii_lowercase();
+    matches!(
+        lower.as_str(),
+        "e.g" | "i.e" | "vs" | "etc" | "a.k.a" | "n.b"
+    )
 }
 
 /// How alike two learnings' words are: shared content words over all of them (Jaccard). It is
