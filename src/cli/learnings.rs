@@ -232,6 +232,14 @@ pub(super) fn open_with_edits(ctx: &Context) -> anyhow::Result<(Project, Store)>
     Ok(ctx.open_for_reading()?)
 }
 
+/// A learning as every `--json` output gives it: its record, with its id in the form people
+/// type and every other output names it (`"L3"`), never the bare row number.
+pub(super) fn learning_json(l: &Learning) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(l)?;
+    v["id"] = serde_json::Value::String(l.label());
+    Ok(v)
+}
+
 pub(super) fn learning_by_id(store: &Store, id: &str) -> anyhow::Result<Learning> {
     Ok(crate::actions::learning_by_id(store, id)?)
 }

@@ -325,13 +325,25 @@ fn work_on(
     };
     let ui = if args.quiet { Ui::quiet() } else { Ui::new() };
     let finished = runner::work_in(pool, &options, &ui)?;
+    // Stopped by Ctrl-C or SIGTERM: 130, whatever the worker was doing when the signal came
+    // (running a task, idle waiting for work, waiting for a free agent slot), as the exit codes
+    // in the README say; a script tells "stopped" from "done" by it.
+    let interrupted = ExitCode::from(130);
+    let stopped = process::stop_requested();
     let mut out = output::stdout();
     if args.watch && finished.is_empty() {
-        // Stopping is how a watching worker ends: not an interruption.
         writeln!(out, "Stopped watching; no task ran")?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(if stopped {
+            interrupted
+        } else {
+            ExitCode::SUCCESS
+        });
     }
     if finished.is_empty() {
+        if stopped {
+            writeln!(out, "Stopped; no task ran")?;
+            return Ok(interrupted);
+        }
         if scope_text.is_empty() {
             writeln!(out, "No tasks ready to run. Add one with: gza add \"…\"")?;
         } else {
@@ -350,8 +362,8 @@ fn work_on(
         summary.push_str(&format!(", {} spent", output::cost(Some(cost))));
     }
     writeln!(out, "{summary}")?;
-    if process::stop_requested() && !args.watch {
-        return Ok(ExitCode::from(130));
+    if stopped {
+        return Ok(interrupted);
     }
     if !args.quiet
         && let Ok(store) = pool.get()

@@ -502,12 +502,7 @@ fn a_worker_whose_task_was_reaped_while_it_was_away_pushes_nothing() {
     p.add(&["slow task"]);
     let away = p.spawn(&["work"]);
     wait_until(30, "the agent to start", || marker.exists());
-    p.db()
-        .execute(
-            "UPDATE worker_leases SET heartbeat_at = heartbeat_at - 1000",
-            [],
-        )
-        .unwrap();
+    p.lapse_worker_leases();
     let reaper = p.run(&["work"]);
     assert_eq!(reaper.code, 0, "{reaper}");
     assert_eq!(p.task_field::<String>(1, "failure_reason"), "WORKER_DIED");

@@ -90,7 +90,7 @@ fn add_prints_the_id_and_show_lists_records() {
     assert!(one.contains("Priority     CRITICAL"), "{one}");
     assert!(one.contains("Keywords     make, test"), "{one}");
     let json = p.json(&["learnings", "show", "--json"]);
-    assert_eq!(json[0]["id"], 1);
+    assert_eq!(json[0]["id"], "L1");
     assert_eq!(json[0]["priority"], "CRITICAL");
     assert_eq!(json[1]["section"], "General");
     // The file is a view with ids.
@@ -497,10 +497,10 @@ fn the_v3_store_is_carried_over_without_loss() {
         })
         .collect();
     insta::assert_snapshot!(summary.join("\n"), @r#"
-    1 "Code Style" | "Tabs, not spaces" | "active" | "user"
-    2 "Testing Patterns" | "Run make check" | "active" | "agent"
-    3 "General" | "Old advice the user deleted" | "archived" | "llm"
-    4 "General" | "A line gone before V4" | "archived" | "llm"
+    "L1" "Code Style" | "Tabs, not spaces" | "active" | "user"
+    "L2" "Testing Patterns" | "Run make check" | "active" | "agent"
+    "L3" "General" | "Old advice the user deleted" | "archived" | "llm"
+    "L4" "General" | "A line gone before V4" | "archived" | "llm"
     "#);
     assert_eq!(all[1]["support"], 2, "both tasks stay its sources");
     // Deleting a task leaves its learnings, with a dangling source.

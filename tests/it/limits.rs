@@ -130,6 +130,11 @@ fn running_tasks_of_live_workers_count_against_the_limit() {
             .contains("waiting for a free agent slot: 1 already run"),
         "{out:?}"
     );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "stopped while waiting: {out:?}"
+    );
     assert_eq!(p.task_field::<String>(2, "status"), "pending");
     // The other worker's lease goes stale: its slot frees and task 2 runs.
     claimed_elsewhere(&p, 4_194_000, "pid:[1]", 120.0);

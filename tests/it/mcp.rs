@@ -330,7 +330,7 @@ fn an_agents_learning_becomes_a_draft_from_the_session_through_the_quarantine() 
         .as_array()
         .unwrap()
         .iter()
-        .find(|l| l["id"] == 3)
+        .find(|l| l["id"] == "L3")
         .unwrap_or_else(|| panic!("{all}"));
     assert_eq!(l3["status"], "draft", "{l3}");
     assert_eq!(l3["priority"], "HIGH", "{l3}");

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::support::project::TestProject;
 
 const HIDDEN: usize = 384;
+const MINUTE: std::time::Duration = std::time::Duration::from_secs(60);
 const INTERMEDIATE: usize = 16;
 const POSITIONS: usize = 64;
 const WORDS: [&str; 24] = [
@@ -270,4 +271,62 @@ fn other_weights_with_the_same_shapes_are_a_new_model_re_embedded_and_re_derived
     // Only the changed file was hashed again: a second search re-embeds nothing.
     p.ok(&["learnings", "search", "--json", "invoice export"]);
     assert_eq!(stored(&p), after);
+}
+
+/// Other weights once the ranking index is built (by the background job, as any search or hook
+/// asks for it): the index holds the learnings with the old model's vectors, and a search embeds
+/// them with the new model within its budget, reading their rows by key, rather than ranking
+/// them by words and leaving them on the old fingerprint until the job runs again.
+#[test]
+fn other_weights_after_the_index_is_built_are_re_embedded_by_the_next_search() {
+    let mut p = TestProject::new();
+    let dir = model(&p);
+    let plain = |seed| safetensors(&tensors(seed), |_, s| s.to_vec());
+    write_model(&dir, &plain(1));
+    p.set_env("GZA_MODEL_DIR", &dir.to_string_lossy());
+    for text in [
+        "Stripe webhooks must verify the signature header",
+        "Invoices export as CSV by the nightly job",
+    ] {
+        p.ok(&["learnings", "add", text]);
+    }
+    // The job, run here in the foreground, builds the index of what is stored (or, when a job
+    // the adds started holds its lock, that one does).
+    let indexed = || {
+        std::fs::read_dir(p.path(".gza")).unwrap().any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("rank-index")
+        })
+    };
+    let started = std::time::Instant::now();
+    while !indexed() {
+        assert!(started.elapsed() < MINUTE, "no job built the ranking index");
+        p.ok(&["hook", "embed"]);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let before = stored(&p);
+    assert_eq!(before.len(), 2, "{before:?}");
+
+    // No background job may run meanwhile: what is stored is what the search did.
+    // (A job the adds started may still be finishing: wait for its lock.)
+    let started = std::time::Instant::now();
+    let _job = loop {
+        match gza::learn::rank::take_job_lock(p.root()) {
+            Some(lock) => break lock,
+            None if started.elapsed() < MINUTE => {
+                std::thread::sleep(std::time::Duration::from_millis(50))
+            }
+            None => panic!("a background job held its lock for a minute"),
+        }
+    };
+    write_model(&dir, &plain(2));
+    let run = p.run(&["learnings", "search", "--json", "stripe webhook signature"]);
+    assert_eq!(run.code, 0, "{run}");
+    let after = stored(&p);
+    assert_eq!(after.len(), 2, "{after:?}");
+    for ((id, model_before, _), (_, model_after, _)) in before.iter().zip(&after) {
+        assert_ne!(model_before, model_after, "L{id} kept the old fingerprint");
+    }
 }

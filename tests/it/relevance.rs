@@ -257,6 +257,32 @@ fn a_persons_learning_reaches_the_calls_it_was_scoped_to_however_narrowly() {
     );
 }
 
+/// A person's learning is stored as written, but one that says what a learning in use already
+/// says, in other words by the model, is named so the person can keep one; a different
+/// learning sharing most words is not.
+#[test]
+fn a_learning_a_person_adds_twice_in_other_words_is_named() {
+    let mut p = TestProject::new();
+    p.use_model();
+    p.ok(&["learnings", "add", "Run cargo nextest before every commit"]);
+    let again = p.run(&[
+        "learnings",
+        "add",
+        "Execute cargo nextest ahead of each commit",
+    ]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stdout.contains("Added L2"), "{}", again.stdout);
+    assert!(
+        again.stderr.contains(
+            "note: L1 already says this (Run cargo nextest before every commit); keep one: `gza learnings archive L2` (or L1)"
+        ),
+        "{}",
+        again.stderr
+    );
+    let other = p.run(&["learnings", "add", "Run cargo clippy before every commit"]);
+    assert!(other.stderr.is_empty(), "{}", other.stderr);
+}
+
 /// A learning that has decayed out of use (an agent's, not re-confirmed for a year) is given
 /// by no hook, as it is left out of a task's prompt: the same session's prompt hook gave it
 /// while it was fresh.

@@ -211,7 +211,12 @@ fn show_json_is_the_row_gza_wrote() {
 #[test]
 fn learnings_stats_json_is_unchanged() {
     let p = TestProject::new();
-    p.command_agent("cat > /dev/null\necho partial\nexit 3\n", "");
+    // The tasks time out: a failure that debits the learnings they were given (an agent's
+    // exit, a provider failure, debits none), so the flagged lists have something to show.
+    p.command_agent(
+        "cat > /dev/null\necho partial\nsleep 30\n",
+        "timeout_minutes: 0.01\n",
+    );
     p.ok(&["learnings", "add", "Keep handlers thin"]);
     p.ok(&["learnings", "add", "Run make test before finishing"]);
     for n in 0..3 {
@@ -236,7 +241,12 @@ fn learnings_stats_json_is_unchanged() {
 #[test]
 fn learnings_stats_json_lists_stale_decayed_and_unexplained_failures() {
     let p = TestProject::new();
-    p.command_agent("cat > /dev/null\necho partial\nexit 3\n", "");
+    // The tasks time out: a failure that debits the learnings they were given (an agent's
+    // exit, a provider failure, debits none), so the flagged lists have something to show.
+    p.command_agent(
+        "cat > /dev/null\necho partial\nsleep 30\n",
+        "timeout_minutes: 0.01\n",
+    );
     p.ok(&["learnings", "add", "Keep handlers thin"]);
     p.ok(&["learnings", "add", "Run make test before finishing"]);
     for n in 0..3 {

@@ -340,6 +340,67 @@ fn a_second_ctrl_c_exits_at_once_without_waiting_for_the_agent() {
     wait_until(5, "the agent to end", || !process_alive(agent));
 }
 
+/// A worker stopped by SIGTERM while it waits exits 130, as one stopped while it runs a task
+/// does (the README's exit codes): here idle, waiting for work (`gza work --watch`).
+#[test]
+fn an_idle_watching_worker_stopped_by_sigterm_exits_130() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    let worker = p.spawn(&["work", "--watch"]);
+    let leases = || -> i64 {
+        p.db()
+            .query_row("SELECT COUNT(*) FROM worker_leases", [], |r| r.get(0))
+            .unwrap()
+    };
+    wait_until(30, "the worker to take its lease", || leases() >= 1);
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe { libc::kill(worker.id() as i32, libc::SIGTERM) };
+    let run = p.finish(worker.wait_with_output().unwrap());
+    assert_eq!(run.code, 130, "{run}");
+    assert!(
+        run.stdout.contains("Stopped watching; no task ran"),
+        "{run}"
+    );
+    assert!(run.stderr.contains("waiting for one"), "it was idle: {run}");
+}
+
+/// The same for a worker waiting for a free agent slot (`max_concurrent` reached by another
+/// worker's task): `gza work` and `gza watch` stopped there exit 130, not 0 as if nothing
+/// had been ready.
+#[test]
+fn workers_waiting_for_a_free_agent_slot_stopped_by_sigterm_exit_130() {
+    let p = TestProject::new();
+    let pids = p.scratch().join("pids");
+    p.command_agent(
+        &format!(
+            "sleep 300 &\necho $! > {0}\necho $$ >> {0}\nwait\n",
+            pids.display()
+        ),
+        "max_concurrent: 1\n",
+    );
+    p.add(&["long"]);
+    p.add(&["waits for the slot"]);
+    let busy = p.spawn(&["work", "1"]);
+    let agent = agent_pid_of(&p, &pids);
+    for args in [&["work"][..], &["watch"][..]] {
+        let waiting = p.spawn(args);
+        // It has claimed nothing: task 2 stays pending while it waits for the slot.
+        std::thread::sleep(Duration::from_millis(1500));
+        assert_eq!(p.task_field::<String>(2, "status"), "pending");
+        unsafe { libc::kill(waiting.id() as i32, libc::SIGTERM) };
+        let run = p.finish(waiting.wait_with_output().unwrap());
+        assert_eq!(run.code, 130, "gza {args:?}: {run}");
+        // (`gza watch` says it on stdout, among its events.)
+        assert!(
+            format!("{}{}", run.stdout, run.stderr).contains("waiting for a free agent slot"),
+            "gza {args:?}: {run}"
+        );
+    }
+    unsafe { libc::kill(busy.id() as i32, libc::SIGTERM) };
+    let _ = busy.wait_with_output();
+    wait_until(5, "the agent to end", || !process_alive(agent));
+}
+
 #[test]
 fn gza_kill_stops_a_task_run_by_another_process() {
     let p = TestProject::new();

@@ -433,7 +433,8 @@ impl Ranker {
     /// take the place of their entries, each with its stored vector looked up by key (at most
     /// [`HOOK_LOOKUPS`] in a hook) and its text tokenised, and the background job is started to
     /// bring the index up to date. Without an index every row is read that way. A learning
-    /// without a stored vector is embedded while the budget lasts; past it, it is scored by
+    /// without a stored vector for the model loaded now (one the index holds too: its row is
+    /// then read by key) is embedded while the budget lasts; past it, it is scored by
     /// words alone (`semantic: None`) and left to the background job. The best [`RESCORED`]
     /// are scored again from their exact stored vectors, so what is shown is what the f32
     /// vectors give.
@@ -531,8 +532,24 @@ impl Ranker {
                 }
                 if !lacking.is_empty() {
                     let want: HashSet<i64> = lacking.iter().copied().collect();
-                    let lacking_rows: Vec<&RankRow> =
+                    let mut lacking_rows: Vec<&RankRow> =
                         rows.iter().filter(|r| want.contains(&r.id)).collect();
+                    // Those the index answers for have no row read above: read them by key
+                    // (while there is budget to embed them). The index holds them without a
+                    // vector for this model when the model changed since it was built (other
+                    // weights), and leaving them to the job ranked them by words alone.
+                    let read: HashSet<i64> = lacking_rows.iter().map(|r| r.id).collect();
+                    let held: Vec<i64> = lacking
+                        .iter()
+                        .copied()
+                        .filter(|id| !read.contains(id))
+                        .collect();
+                    let held_rows = if held.is_empty() || !self.budget_left() {
+                        Vec::new()
+                    } else {
+                        store.rank_rows_of(&held)?
+                    };
+                    lacking_rows.extend(held_rows.iter().filter(|r| drafts || !r.draft));
                     let fresh: HashMap<i64, Vec<f32>> = self
                         .embed_within_budget(store, &lacking_rows)
                         .into_iter()

@@ -943,6 +943,24 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The learnings `ids` that are in use (active or draft), as the ranker reads them, in id
+    /// order, by primary-key lookups in one statement: what a ranker needs to embed learnings
+    /// its index answers for without reading the whole table.
+    pub fn rank_rows_of(&self, ids: &[i64]) -> Result<Vec<RankRow>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+        let sql = format!(
+            "SELECT {RANK_COLUMNS} FROM learnings WHERE id IN ({}) \
+             AND status IN ('active', 'draft') AND quarantine_reason IS NULL ORDER BY id",
+            self.backend().json_ids("?1")
+        );
+        self.db
+            .query_map(&sql, params![json], rank_row)
+            .map_err(|e| self.err(e))
+    }
+
     /// The ranking generation now (migration V38): it moves on with every change ranking sees.
     pub fn ranking_generation(&self) -> Result<i64> {
         self.db

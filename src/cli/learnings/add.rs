@@ -67,6 +67,10 @@ pub(super) fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
             "note: learnings.quarantine_neighbours is on but cannot run: {why}; the rules alone checked this learning"
         )?;
     }
+    // A person's learning is added as written, but a learning in use that already says the
+    // same (in the same or other words, by the test that merges extracted and agents' items)
+    // is named, so the person can keep one rather than have both take a slot in every prompt.
+    let twin = same_as_known(&store, &ranker, &learning);
     // During a regeneration, wait for it: the learning is stored only once the change can be
     // made whole (item 20: never stored behind an error).
     let lock = wait_for_regeneration(&project)?;
@@ -83,5 +87,39 @@ pub(super) fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
         label(id)
     )?;
     note_if_held(&store, id)?;
+    if let Some(twin) = twin {
+        writeln!(
+            output::stderr(),
+            "note: {} already says this ({}); keep one: `gza learnings archive {}` (or {})",
+            label(twin.id),
+            crate::redact::one_clean_line(&twin.text),
+            label(id),
+            label(twin.id),
+        )?;
+    }
     Ok(())
+}
+
+/// The learning in use that says what `new` says, as regeneration decides it
+/// ([`crate::learn::dedupe::decide`]: the same words, or the same meaning by the model).
+fn same_as_known(
+    store: &crate::store::Store,
+    ranker: &Ranker,
+    new: &NewLearning,
+) -> Option<crate::learning::Learning> {
+    let known = store.learnings(false).ok()?;
+    let item = items::Item {
+        section: new.section.clone(),
+        content: new.text.clone(),
+        keywords: Vec::new(),
+        applies_when: Vec::new(),
+        priority: None,
+        confidence: None,
+        risk: None,
+    };
+    let taught = crate::learn::dedupe::decide(&[item], Origin::User, &known, Some(ranker), store);
+    match taught.first() {
+        Some(crate::store::Taught::Confirms(id)) => known.into_iter().find(|l| l.id == *id),
+        _ => None,
+    }
 }

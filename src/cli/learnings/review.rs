@@ -26,8 +26,7 @@ fn review_json(
     l: &Learning,
     flag: Option<&Flag>,
 ) -> anyhow::Result<serde_json::Value> {
-    let mut v = serde_json::to_value(l)?;
-    v["id"] = serde_json::Value::String(l.label());
+    let mut v = super::learning_json(l)?;
     v["sources"] = serde_json::to_value(store.learning_sources(l.id)?)?;
     if let Some(f) = flag {
         v["flag"] = serde_json::to_value(f)?;

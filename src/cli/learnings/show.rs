@@ -62,6 +62,10 @@ pub(super) fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
     list.retain(|l| section.as_ref().is_none_or(|s| &l.section == s));
     let mut out = output::stdout();
     if args.json {
+        let list = list
+            .iter()
+            .map(super::learning_json)
+            .collect::<anyhow::Result<Vec<_>>>()?;
         serde_json::to_writer_pretty(&mut out, &list)?;
         writeln!(out)?;
         return Ok(());
@@ -124,8 +128,9 @@ pub(super) fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
 /// how the tasks it was given ended.
 #[derive(serde::Serialize)]
 struct ShownLearning<'a> {
+    /// Its record, its id as `L3` ([`super::learning_json`]).
     #[serde(flatten)]
-    learning: &'a Learning,
+    learning: serde_json::Value,
     sources: &'a [crate::store::Source],
     /// The newest finished tasks it was given to (at most [`OUTCOMES_SHOWN`]), with how each
     /// ended; `outcome_counts` counts them all.
@@ -169,7 +174,7 @@ fn show_one(store: &Store, l: &Learning, json: bool) -> anyhow::Result<()> {
     let in_ab_runs = store.injections_in_ab_runs(l.id)?;
     if json {
         let record = ShownLearning {
-            learning: l,
+            learning: super::learning_json(l)?,
             sources: &sources,
             outcomes: &outcomes,
             outcome_counts,

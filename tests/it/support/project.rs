@@ -353,6 +353,18 @@ sys.exit(r.returncode if r.returncode >= 0 else 128 - r.returncode)\n";
         )
     }
 
+    /// Let every worker's lease lapse, on the database's clock (its heartbeat 1000 s back), as
+    /// when a worker is cut off from the database or its machine sleeps: another worker may now
+    /// reap its tasks, and the worker itself finds its lease gone when it comes back.
+    pub fn lapse_worker_leases(&self) {
+        self.db()
+            .execute(
+                "UPDATE worker_leases SET heartbeat_at = heartbeat_at - 1000",
+                [],
+            )
+            .unwrap();
+    }
+
     /// Start `gza args` without waiting, its stdout and stderr piped.
     pub fn spawn(&self, args: &[&str]) -> std::process::Child {
         self.command(args)
