@@ -56,7 +56,7 @@ pub const MARK: &str = "[REDACTED]";
 const KEY_MARK: &str = "[REDACTED PRIVATE KEY]";
 
 /// Key names whose value is a secret, whatever precedes them in the name.
-const SECRET_NAMES: &str = r"password|passwd|passphrase|secret|token|api[_.-]?key|access[_.-]?key|private[_.-]?key|secret[_.-]?key|account[_.-]?key|shared[_.-]?access[_.-]?key|encryption[_.-]?key|signing[_.-]?key|master[_.-]?key|credentials?|auth|sharedaccesssignature|secret[_.-]?key[_.-]?base";
+const SECRET_NAMES: &str = r"password|passwd|passphrase|secret|token|api[_.-]?key|access[_.-]?key|private[_.-]?key|secret[_.-]?key|account[_.-]?key|shared[_.-]?access[_.-]?key|encryption[_.-]?key|signing[_.-]?key|master[_.-]?key|credentials?|auth|auth[_.-]?key|client[_.-]?key[_.-]?data|sharedaccesssignature|secret[_.-]?key[_.-]?base";
 /// Short names that are secrets only as a whole name or after a separator (`DB_PASS`, not
 /// `bypass`).
 const SHORT_NAMES: &str = r"pwd|pass";
@@ -283,6 +283,10 @@ const KEY_WORDS: &[&str] = &[
     "key-base",
     "key.base",
     "keybase",
+    "key-data",
+    "key_data",
+    "key.data",
+    "keydata",
 ];
 
 /// The rules. A rule's secret is its group `s` when it has one (its `v` for key-value rules),
@@ -296,7 +300,7 @@ fn rules() -> Vec<Rule> {
     vec![
         // Tokens whose shape alone says what they are (gitleaks' provider rules).
         rule(
-            r"(?-u:\b)(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|gl(?:pat|dt|ptt|rt|soat|cbt|oas|ft|imt|agent|ffct|wt)-[A-Za-z0-9_-]{16,}|GR1348941[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{40,}|hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z0-9]{30,}|xox[abposre]-[0-9A-Za-z-]{10,}|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+|(?:sk|rk)_(?:test|live|prod)_[0-9A-Za-z]{10,}|whsec_[A-Za-z0-9+/=]{20,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|do[opr]_v1_[a-f0-9]{32,}|AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,}|1//0[0-9A-Za-z_-]{30,}|GOCSPX-[A-Za-z0-9_-]{20,}|(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?-u:\b)|sk-ant-[A-Za-z0-9_-]{20,}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|HRKU-[A-Za-z0-9_-]{20,}|lin_api_[A-Za-z0-9]{40}|dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}|hv[sb]\.[A-Za-z0-9_-]{24,}|dapi[a-f0-9]{32}(?:-[0-9])?|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2}|NRAK-[A-Z0-9]{27}|sntr[ysu]s?_[A-Za-z0-9+/=_]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{58}|pul-[a-f0-9]{40}|dckr_pat_[A-Za-z0-9_-]{27,}|sbp_[a-f0-9]{40}|r8_[A-Za-z0-9]{37}|gsk_[A-Za-z0-9]{48,}|xai-[A-Za-z0-9]{60,}|pplx-[A-Za-z0-9]{40,}|ntn_[A-Za-z0-9]{40,}|ATATT3[A-Za-z0-9_=-]{100,}|fo1_[A-Za-z0-9_-]{40,}|sq0(?:atp|csp)-[0-9A-Za-z_-]{22,}|oy2[a-z0-9]{43}|rubygems_[a-f0-9]{48}|tskey-[a-z]+-[A-Za-z0-9]{10,}-[A-Za-z0-9]{10,}|ops_eyJ[A-Za-z0-9+/=]{100,}|LTAI[A-Za-z0-9]{12,24}(?-u:\b))",
+            r"(?-u:\b)(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|gl(?:pat|dt|ptt|rt|soat|cbt|oas|ft|imt|agent|ffct|wt)-[A-Za-z0-9_-]{16,}|GR1348941[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{40,}|hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z0-9]{30,}|xox[abposre]-[0-9A-Za-z-]{10,}|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+|(?:sk|rk)_(?:test|live|prod)_[0-9A-Za-z]{10,}|whsec_[A-Za-z0-9+/=]{20,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|do[opr]_v1_[a-f0-9]{32,}|AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,}|1//0[0-9A-Za-z_-]{30,}|GOCSPX-[A-Za-z0-9_-]{20,}|(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?-u:\b)|sk-ant-[A-Za-z0-9_-]{20,}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|HRKU-[A-Za-z0-9_-]{20,}|lin_api_[A-Za-z0-9]{40}|dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,}|AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{30,}|LS0tLS1CRUdJTiB(?:SU0EgUFJJVkFURSBLRVk|QUklWQVRFIEtFWS0t|FQyBQUklWQVRFIEtFWS0t|PUEVOU1NIIFBSSVZBVEUgS0VZ|FTkNSWVBURUQgUFJJVkFURSBLRVk|EU0EgUFJJVkFURSBLRVk|QR1AgUFJJVkFURSBLRVkgQkxPQ0s)[A-Za-z0-9+/=]{16,}|hv[sb]\.[A-Za-z0-9_-]{24,}|dapi[a-f0-9]{32}(?:-[0-9])?|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2}|NRAK-[A-Z0-9]{27}|sntr[ysu]s?_[A-Za-z0-9+/=_]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{58}|pul-[a-f0-9]{40}|dckr_pat_[A-Za-z0-9_-]{27,}|sbp_[a-f0-9]{40}|r8_[A-Za-z0-9]{37}|gsk_[A-Za-z0-9]{48,}|xai-[A-Za-z0-9]{60,}|pplx-[A-Za-z0-9]{40,}|ntn_[A-Za-z0-9]{40,}|ATATT3[A-Za-z0-9_=-]{100,}|fo1_[A-Za-z0-9_-]{40,}|sq0(?:atp|csp)-[0-9A-Za-z_-]{22,}|oy2[a-z0-9]{43}|rubygems_[a-f0-9]{48}|tskey-[a-z]+-[A-Za-z0-9]{10,}-[A-Za-z0-9]{10,}|ops_eyJ[A-Za-z0-9+/=]{100,}|LTAI[A-Za-z0-9]{12,24}(?-u:\b))",
             Check::Shape,
             &[
                 "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-", "glptt-",
@@ -307,7 +311,7 @@ fn rules() -> Vec<Rule> {
                 "shpss_", "hrku-", "lin_api_", "dp.", "hvs.", "hvb.", "dapi", "pmak-", "glsa_",
                 "glc_", "nrak-", "sntr", "age-secret-key-", "pul-", "dckr_pat_", "sbp_", "r8_",
                 "gsk_", "xai-", "pplx-", "ntn_", "atatt3", "fo1_", "sq0", "oy2", "rubygems_",
-                "tskey-", "ops_ey", "ltai",
+                "tskey-", "ops_ey", "ltai", "aaaaaaaaaaaaaaaaaaaaa", "ls0tls1crudjtib",
             ],
         ),
         // Twilio API key and account SIDs (tried always: their only literal is two letters).
@@ -320,7 +324,7 @@ fn rules() -> Vec<Rule> {
         ),
         // Terraform Cloud, Azure AD client secret.
         rule(
-            r"(?-u:\b)(?:[a-z0-9]{14}\.atlasv1\.[a-z0-9_=-]{60,}|[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})",
+            r"(?-u:\b)(?:[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}|[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})",
             Check::Shape,
             &[".atlasv1.", "q~"],
         ),
@@ -473,7 +477,7 @@ fn rules() -> Vec<Rule> {
         // Command-line flags: --password hunter2, --api-key X.
         rule(
             format!(
-                r#"(?i)(?:^|[ \t])--?(?P<k>[a-z0-9-]*?(?:password|passwd|passphrase|token|secret|api-?key|access-?key|secret-?key)|(?:[a-z0-9-]*-)?pass)[ \t]+{value}"#
+                r#"(?i)(?:^|[ \t])--?(?P<k>[a-z0-9-]*?(?:password|passwd|passphrase|token|secret|api-?key|access-?key|secret-?key)|(?:[a-z0-9-]*-|store|key|srcstore|deststore|srckey|destkey|new)?pass)[ \t]+{value}"#
             ),
             Check::LooksRandom,
             &[
@@ -492,6 +496,23 @@ fn rules() -> Vec<Rule> {
             r#"(?-u:\b)sshpass[ \t]+-p[ \t]*(?P<s>'[^'\n]*'|"[^"\n]*"|[^\s'"]+)"#,
             Check::NotPlaceholder,
             &["sshpass"],
+        ),
+        // A key's passphrase (`ssh-keygen -N`, the old one `-P`) and an archive's password
+        // (`zip -P`, `unzip -P`, `7z -pX`), in the same command.
+        rule(
+            r#"(?-u:\b)ssh-keygen(?-u:\b)[^\n;|&]*?[ \t]-[NP][ \t]*(?P<s>'[^'\n]*'|"[^"\n]*"|[^\s'"-][^\s'"]*)"#,
+            Check::NotPlaceholder,
+            &["ssh-keygen"],
+        ),
+        rule(
+            r#"(?-u:\b)(?:zip|unzip|zipcloak|funzip)(?-u:\b)[^\n;|&]*?[ \t](?:-P|--password)[ \t]*(?P<s>'[^'\n]*'|"[^"\n]*"|[^\s'"-][^\s'"]*)"#,
+            Check::NotPlaceholder,
+            &["zip"],
+        ),
+        rule(
+            r#"(?-u:\b)7z[az]?r?(?-u:\b)[^\n;|&]*?[ \t]-p(?P<s>'[^'\n]*'|"[^"\n]*"|[^\s'"]+)"#,
+            Check::NotPlaceholder,
+            &["7z"],
         ),
         rule(
             r#"(?-u:\b)redis-cli(?-u:\b)[^\n]*?[ \t]-a[ \t]+(?P<s>'[^'\n]*'|"[^"\n]*"|[^\s'"]+)"#,
@@ -1828,6 +1849,50 @@ mod tests {
 
     /// Secret shapes: the text, and a fragment of the secret that must not survive.
     const SECRETS: &[(&str, &str)] = &[
+        // A second probe's shapes (session 8).
+        (
+            "keytool -genkey -alias k -storepass Ks7pK2mQ8vX -keystore k.jks",
+            "Ks7pK2mQ8vX",
+        ),
+        (
+            "jarsigner -storepass Js4pK2mQ8vX -keypass Jk5pK2mQ8vX app.jar k",
+            "Js4pK2mQ8vX",
+        ),
+        (
+            "jarsigner -storepass Js4pK2mQ8vX -keypass Jk5pK2mQ8vX app.jar k",
+            "Jk5pK2mQ8vX",
+        ),
+        (
+            "    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB",
+            "BLRVktLS0tLQpNSUlFb3dJQk",
+        ),
+        (
+            "key=LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2UUlCQURBTkJna3Fo",
+            "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2UUlCQURBTkJna3Fo",
+        ),
+        (
+            "ssh-keygen -t ed25519 -N 'KeygenPassphr4se' -f k",
+            "KeygenPassphr4se",
+        ),
+        ("zip -P ZipPassw0rd77 out.zip a.txt", "ZipPassw0rd77"),
+        ("unzip -P UnzipPw2024 out.zip", "UnzipPw2024"),
+        ("7z x -pSevenZipPw99 a.7z", "SevenZipPw99"),
+        (
+            "X-Auth-Key: 1234567890abcdef1234567890abcdef12345",
+            "1234567890abcdef1234567890abcdef12345",
+        ),
+        (
+            "TFE_TOKEN=abcdefghijklmn.atlasv1.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+            "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        ),
+        (
+            "bearer AAAAAAAAAAAAAAAAAAAAAMLheAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3DEUifiRBkKG5E2XzMDjRfl76ZC9Ub0wnz4XsNiRVBChTYbJcE3F",
+            "MLheAAAAAAA0%2BuSeid",
+        ),
+        (
+            "DOPPLER_TOKEN dp.st.dev.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEf",
+            "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        ),
         // Names ending in PASSWORD / TOKEN / SECRET, after an underscore too.
         ("DB_PASSWORD=hunter2hunter2", "hunter2"),
         (
