@@ -560,7 +560,7 @@ fn container_name(place: &Place) -> String {
 /// ended (SIGKILL reaches the client, not the container), or bwrap's scratch copies (what the
 /// agent wrote in its provider's configuration goes with them). Best effort.
 pub fn clean_up(kind: SandboxKind, place: &Place) {
-    if kind == SandboxKind::Bwrap {
+    if kind != SandboxKind::None {
         scratch::remove(place.project_root, place.task_id.0);
     }
     if kind == SandboxKind::Docker {
@@ -603,14 +603,42 @@ fn docker_invocation(place: &Place, inv: Invocation) -> Result<Invocation, Strin
         .git_dir
         .clone()
         .unwrap_or_else(|| place.project_root.join(".git")));
+    // The repository's config as the container sees it: a copy without credentials, as for
+    // bwrap (the engine mounts the copy over the read-only repository's).
+    let config = place
+        .git_dir
+        .as_ref()
+        .map(|g| g.join("config"))
+        .filter(|f| f.is_file());
+    let config_copy = match &config {
+        Some(file) => {
+            let dir = scratch::make_dir(place.project_root, place.task_id.0).map_err(|e| {
+                format!("cannot make the sandbox's scratch directory under .gza/: {e}")
+            })?;
+            let copy = dir.join("git-config");
+            scratch::write_sanitised_git_config(file, &copy)
+                .map_err(|e| format!("cannot write {}: {e}", copy.display()))?;
+            Some(s(&copy))
+        }
+        None => None,
+    };
     if place.workdir != place.project_root {
         a.extend(["-v".into(), format!("{git}:{git}:ro")]);
+        if let Some(copy) = &config_copy {
+            a.extend(["-v".into(), format!("{copy}:{git}/config:ro")]);
+        }
     } else {
         // In place: the repository and gza's settings read-only (an empty one where there is
         // none), `.gza/` hidden.
         match &place.git_dir {
             Some(_) => a.extend(["-v".into(), format!("{git}:{CONTAINER_WORKDIR}/.git:ro")]),
             None => a.extend(["--tmpfs".into(), format!("{CONTAINER_WORKDIR}/.git:ro")]),
+        }
+        if let Some(copy) = &config_copy {
+            a.extend([
+                "-v".into(),
+                format!("{copy}:{CONTAINER_WORKDIR}/.git/config:ro"),
+            ]);
         }
         for file in [
             gza_core::settings::PROJECT_FILE,
@@ -686,6 +714,41 @@ mod tests {
             "{line}"
         );
         assert!(line.ends_with("-e GZA_X=1 agents:1 codex exec -"), "{line}");
+    }
+
+    #[test]
+    fn docker_shows_the_repository_config_without_its_credentials() {
+        let root = tempfile::tempdir().unwrap();
+        let git = root.path().join(".git");
+        std::fs::create_dir_all(&git).unwrap();
+        std::fs::write(
+            git.join("config"),
+            "[remote \"origin\"]\n\turl = https://u:TOKEN-9@h/r.git\n[credential]\n\thelper = x\n",
+        )
+        .unwrap();
+        let workdir = root.path().join(".gza/worktrees/7-x");
+        let place = Place {
+            task_id: gza_core::task::TaskId(7),
+            provider: ProviderKind::Codex,
+            project_root: root.path(),
+            workdir: &workdir,
+            home: None,
+            docker_image: Some("agents:1"),
+            git_dir: Some(git.clone()),
+            sandbox_env: &[],
+        };
+        let w = wrap(SandboxKind::Docker, &place, inv()).unwrap();
+        let line = w.args.join(" ");
+        let copy = line
+            .split(' ')
+            .find_map(|a| a.strip_suffix(&format!(":{}/config:ro", git.display())))
+            .unwrap_or_else(|| panic!("{line}"));
+        assert_eq!(
+            std::fs::read_to_string(copy).unwrap(),
+            "[remote \"origin\"]\n\turl = \"https://h/r.git\"\n"
+        );
+        clean_up(SandboxKind::Bwrap, &place);
+        assert!(!Path::new(copy).exists());
     }
 
     #[test]
