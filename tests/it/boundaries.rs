@@ -252,7 +252,7 @@ fn an_in_place_agent_cannot_plant_hooks_config_or_settings() {
 /// database, other tasks' logs and worktrees are not visible to it. `sandbox_env` passes what
 /// the person names.
 #[test]
-fn a_sandboxed_agent_sees_no_host_secret_and_no_other_tasks_data() {
+fn a_sandboxed_agent_sees_no_host_secret_nor_other_tasks_logs_or_worktrees() {
     let script = "head -n 1; cat > /dev/null; env | sort > env.txt; env | sort; \
                   r=$GZA_PROJECT_ROOT; echo ROOT: $(ls -A $r); echo STATE: $(ls -A $r/.gza); \
                   cat $r/.gza/logs/*.jsonl $r/.gza/gza.db 2>/dev/null | head -c 2000; echo done";
@@ -621,4 +621,161 @@ fn the_default_expertise_path_does_not_follow_a_committed_link_out() {
         let written = std::fs::read_dir(outside.path()).unwrap().count();
         assert_eq!(written, 0, "{linked}: something was written outside");
     }
+}
+
+/// An agent in bwrap (each provider's CLI, played by a script) writes every file of its
+/// provider's configuration in HOME that names a program to run: Claude Code's settings hooks
+/// and `~/.claude.json`'s MCP servers, Codex's `notify`, Gemini's hooks and MCP servers. It
+/// writes a scratch copy: the person's own files are unchanged afterwards (so nothing planted
+/// runs at their next session, nor at gza's extraction), and the copy is gone.
+#[test]
+fn a_sandboxed_agent_cannot_change_its_providers_config_on_the_host() {
+    let marks = tempfile::tempdir().unwrap();
+    let mark = marks.path().join("planted-program-ran");
+    let p = TestProject::in_git_repo();
+    let script = "#!/bin/sh\ncat > /dev/null; m=MARK; \
+         hook='{\"hooks\":{\"SessionStart\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"touch '$m'\"}]}]},\
+         \"mcpServers\":{\"x\":{\"command\":\"touch\",\"args\":[\"'$m'\"]}}}'; \
+         for f in .claude/settings.json .claude/settings.local.json .claude.json \
+         .gemini/settings.json; do echo \"$hook\" > $HOME/$f && echo \"wrote $f\"; done; \
+         printf 'notify = [\"touch\", \"%s\"]\\n' $m > $HOME/.codex/config.toml \
+         && echo 'wrote .codex/config.toml'; echo done"
+        .replace("MARK", &mark.display().to_string());
+    // Outside HOME, so that only its own directory is shown to the agent.
+    let agent = marks.path().join("agent");
+    std::fs::write(&agent, script).unwrap();
+    let exec = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
+    std::fs::set_permissions(&agent, exec).unwrap();
+    let agent = agent.display();
+    p.config(&format!(
+        "sandbox: bwrap\nproviders:\n  claude:\n    path: {agent}\n  codex:\n    path: {agent}\n\
+         \x20 gemini:\n    path: {agent}\nlearnings:\n  extraction_provider: none\n"
+    ));
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure"]);
+    let home = p.home().to_path_buf();
+    let seeded = [
+        (".claude/settings.json", "{\"model\":\"opus\"}\n"),
+        (".claude/.credentials.json", "{\"claudeAiOauth\":{}}\n"),
+        (".claude.json", "{\"numStartups\":3}\n"),
+        (".codex/config.toml", "model = \"o3\"\n"),
+        (".gemini/settings.json", "{}\n"),
+    ];
+    for (file, text) in seeded {
+        std::fs::create_dir_all(home.join(file).parent().unwrap()).unwrap();
+        std::fs::write(home.join(file), text).unwrap();
+    }
+    for provider in ["claude", "codex", "gemini"] {
+        p.add(&[&format!("attack as {provider}"), "--provider", provider]);
+        p.run(&["work"]);
+    }
+    for id in 1..=3 {
+        let t = p.json(&["show", &id.to_string(), "--json"]);
+        assert_ne!(t["status"], "pending", "{t}");
+    }
+    for (file, text) in seeded {
+        assert_eq!(
+            std::fs::read_to_string(home.join(file)).unwrap(),
+            text,
+            "the agent changed the host's ~/{file}"
+        );
+    }
+    assert!(!home.join(".claude/settings.local.json").exists());
+    assert!(!mark.exists(), "a planted program ran on the host");
+    // The scratch copies (the person's credentials among them) are gone.
+    assert_eq!(files_in(&p.path(".gza/sandbox")), Vec::<String>::new());
+}
+
+/// The repository's git directory is shown read-only to a bwrap agent, but not all of it: its
+/// config is a copy without credentials (a token in a remote URL, a credential helper, an
+/// `http.extraHeader`, an `insteadOf` base with a token, an include), and the main checkout's
+/// index (what the person staged) and other tasks' worktrees are not there. (The repository's
+/// objects are: another task's committed branch is readable, as in any clone; docs/security.md
+/// §2.)
+#[test]
+fn a_sandboxed_agent_reads_no_repository_credential_staged_file_or_other_worktree() {
+    let script = "cat > /dev/null; C=$(git rev-parse --git-common-dir); \
+         echo URL: $(git config --get remote.origin.url); \
+         echo PUSHURL: $(git config --get remote.origin.pushurl); cat $C/config; \
+         echo OWN: $(basename $(git rev-parse --git-dir)); echo WORKTREES: $(ls $C/worktrees); \
+         echo STAGED: $(git --git-dir=$C show :staged.txt 2>&1); \
+         git --git-dir=$C cat-file -p :staged.txt; echo done";
+    let p = agent_project(script, "bwrap", "");
+    for args in [
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://x-access-token:TOKEN-IN-URL-7c1@github.com/o/r.git",
+        ][..],
+        &[
+            "config",
+            "remote.origin.pushurl",
+            "https://me:PUSH-PASSWORD-4d2@example.com/r.git",
+        ],
+        &[
+            "config",
+            "credential.helper",
+            "store --file /srv/CRED-HELPER-9a3",
+        ],
+        &[
+            "config",
+            "http.https://github.com/.extraHeader",
+            "AUTHORIZATION: basic EXTRA-HEADER-2b8",
+        ],
+        &[
+            "config",
+            "url.https://INSTEADOF-TOKEN-6e5@github.com/.insteadOf",
+            "https://github.com/",
+        ],
+        &["config", "include.path", "/srv/INCLUDED-FILE-1f0"],
+    ] {
+        p.git(args);
+    }
+    std::fs::write(p.path("staged.txt"), "STAGED-CONTENT-8e4\n").unwrap();
+    p.git(&["add", "staged.txt"]);
+    p.add(&["first"]);
+    p.add(&["second"]);
+    let run = p.run(&["work", "--count", "2"]);
+    assert_eq!(run.code, 0, "{run}");
+    let t = p.json(&["show", "2", "--json"]);
+    assert_eq!(t["status"], "completed", "{t}");
+    let output = t["output"].as_str().unwrap();
+    // The agent did read the config, and the remote is there without its userinfo.
+    assert!(
+        output.contains("URL: https://github.com/o/r.git\n"),
+        "{output}"
+    );
+    assert!(
+        output.contains("PUSHURL: https://example.com/r.git\n"),
+        "{output}"
+    );
+    for secret in [
+        "TOKEN-IN-URL-7c1",
+        "PUSH-PASSWORD-4d2",
+        "CRED-HELPER-9a3",
+        "EXTRA-HEADER-2b8",
+        "INSTEADOF-TOKEN-6e5",
+        "INCLUDED-FILE-1f0",
+        "STAGED-CONTENT-8e4",
+    ] {
+        assert!(!output.contains(secret), "{secret}: {output}");
+    }
+    // Only its own worktree's administrative directory is there.
+    let own = output
+        .lines()
+        .find_map(|l| l.strip_prefix("OWN: "))
+        .expect("the agent ran");
+    assert!(!own.is_empty(), "{output}");
+    assert!(
+        output.contains(&format!("\nWORKTREES: {own}\n")),
+        "{output}"
+    );
+    // The host's repository is as the person set it.
+    let config = std::fs::read_to_string(p.path(".git/config")).unwrap();
+    assert!(config.contains("TOKEN-IN-URL-7c1") && config.contains("CRED-HELPER-9a3"));
+    assert!(
+        p.git(&["show", ":staged.txt"])
+            .contains("STAGED-CONTENT-8e4")
+    );
 }

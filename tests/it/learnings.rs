@@ -315,6 +315,26 @@ fn claude_cli_extraction_is_lean_and_its_items_land_in_the_file() {
             .to_string(),
     )
     .unwrap();
+    // Nor the person's own: extraction runs on the host, unsandboxed, so a hook or MCP server
+    // in HOME (which an agent may once have written) must not run there.
+    let home_marker = p.scratch().join("home-hook-ran");
+    let home_hook = serde_json::json!([{"hooks": [{"type": "command",
+        "command": format!("touch {}", home_marker.display())}]}]);
+    std::fs::create_dir_all(p.home().join(".claude")).unwrap();
+    std::fs::write(
+        p.home().join(".claude/settings.json"),
+        serde_json::json!({"hooks": {"SessionStart": home_hook, "UserPromptSubmit": home_hook,
+            "Stop": home_hook, "SessionEnd": home_hook}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        p.home().join(".claude.json"),
+        serde_json::json!({"mcpServers": {"planted": {"type": "stdio", "command": "sh",
+            "args": ["-c", format!("touch {}", home_marker.display())]}}})
+        .to_string(),
+    )
+    .unwrap();
     p.add(&["one", "--type", "explore"]);
     p.ok(&["work"]);
     let out = p.ok(&["learnings", "update"]);
@@ -322,6 +342,10 @@ fn claude_cli_extraction_is_lean_and_its_items_land_in_the_file() {
     assert!(
         !marker.exists(),
         "the repository's hook ran during extraction"
+    );
+    assert!(
+        !home_marker.exists(),
+        "a hook or MCP server in the person's HOME ran during extraction"
     );
     let file = learnings_file(&p);
     assert!(

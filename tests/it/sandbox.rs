@@ -209,9 +209,10 @@ fn docker_runs_the_agent_with_the_worktree_at_workspace_and_git_read_only() {
     assert_eq!(lines[1], "image inspect gza-agents:1");
     let root = p.root().canonicalize().unwrap();
     let wt = root.join(".gza/worktrees/1-add-notes");
+    let copies = root.join(".gza/sandbox");
     let expected = format!(
         "run --rm -i --init --name gza-PID-task-1 -v {wt}:/workspace -w /workspace \
-         -v {git}:{git}:ro -e LANG -e NO_COLOR -e OPENAI_API_KEY -e TZ gza-agents:1 codex exec --json --skip-git-repo-check \
+         -v {git}:{git}:ro -v COPY:{git}/config:ro -e LANG -e NO_COLOR -e OPENAI_API_KEY -e TZ gza-agents:1 codex exec --json --skip-git-repo-check \
          --dangerously-bypass-approvals-and-sandbox -",
         wt = wt.display(),
         git = root.join(".git").display()
@@ -220,14 +221,21 @@ fn docker_runs_the_agent_with_the_worktree_at_workspace_and_git_read_only() {
         .split_whitespace()
         .map(|w| {
             if w.starts_with("gza-") && w.ends_with("-task-1") {
-                "gza-PID-task-1"
+                "gza-PID-task-1".to_string()
+            } else if let Some(rest) = w.strip_prefix(&format!("{}/", copies.display())) {
+                // The repository's config without credentials, from this run's scratch copy.
+                rest.split_once('/').map_or(w.to_string(), |(_, file)| {
+                    format!("COPY{}", &file[file.find(':').unwrap()..])
+                })
             } else {
-                w
+                w.to_string()
             }
         })
         .collect::<Vec<_>>()
         .join(" ");
     assert_eq!(got, expected);
+    // The copy went with the run.
+    assert_eq!(std::fs::read_dir(&copies).unwrap().count(), 0);
     // A container that outlived its client is removed.
     assert!(
         lines[3].starts_with("rm --force gza-") && lines[3].ends_with("-task-1"),

@@ -41,6 +41,10 @@ impl ExtractionClient for ClaudeCliClient {
         // server: Claude Code in -p mode skips its folder-trust check, so in the project it
         // would run the hooks and servers a cloned repository committed in .claude/ and
         // .mcp.json (outside any sandbox the agents get). Extraction needs none of them.
+        // And in safe mode with every hook off: this runs on the host, unsandboxed, so no
+        // hook, plugin, MCP server, skill or custom agent of the person's own configuration
+        // runs either (whatever once wrote it); auth, model and the person's permissions
+        // still apply (docs/security.md §2).
         let cwd = tempfile::Builder::new()
             .prefix("gza-extract")
             .tempdir()
@@ -56,6 +60,9 @@ impl ExtractionClient for ClaudeCliClient {
                 "--setting-sources",
                 "user",
                 "--strict-mcp-config",
+                "--safe-mode",
+                "--settings",
+                r#"{"disableAllHooks":true}"#,
                 "-p",
                 "--model",
                 &self.model,

@@ -11,6 +11,8 @@ use gza_core::config::{ProviderKind, SandboxKind};
 
 use super::providers::Invocation;
 
+mod scratch;
+
 /// The bubblewrap binary gza runs.
 pub const BWRAP: &str = "bwrap";
 /// The container CLI gza runs; `GZA_DOCKER` names another (podman, say).
@@ -174,7 +176,8 @@ pub struct Place<'a> {
 }
 
 /// The configuration files and directories under HOME a provider's CLI reads and writes
-/// (its login, settings and session files), relative to HOME.
+/// (its login, settings and session files), relative to HOME. A bwrap agent sees scratch
+/// copies of them, never the person's own (`scratch.rs`).
 pub fn provider_home_entries(provider: ProviderKind) -> &'static [&'static str] {
     match provider {
         ProviderKind::Claude => &[".claude", ".claude.json", ".config/claude"],
@@ -184,9 +187,9 @@ pub fn provider_home_entries(provider: ProviderKind) -> &'static [&'static str] 
     }
 }
 
-/// The directory among a provider's entries that its CLI creates on first use; gza creates it
-/// beforehand, since inside the sandbox HOME is read-only (Claude Code's Bash tool fails with
-/// "EROFS: read-only file system, mkdir '~/.claude'" otherwise).
+/// The directory among a provider's entries that its CLI creates on first use; it is always in
+/// the scratch copy, since inside the sandbox HOME is read-only (Claude Code's Bash tool fails
+/// with "EROFS: read-only file system, mkdir '~/.claude'" otherwise).
 fn provider_home_dir(provider: ProviderKind) -> Option<&'static str> {
     match provider {
         ProviderKind::Claude => Some(".claude"),
@@ -214,7 +217,7 @@ pub fn git_common_dir(root: &Path, kind: SandboxKind) -> Option<PathBuf> {
 pub fn wrap(kind: SandboxKind, place: &Place, inv: Invocation) -> Result<Invocation, String> {
     match kind {
         SandboxKind::None => Ok(inv),
-        SandboxKind::Bwrap => Ok(bwrap_invocation(place, inv)),
+        SandboxKind::Bwrap => bwrap_invocation(place, inv),
         SandboxKind::Docker => docker_invocation(place, inv),
     }
 }
@@ -233,7 +236,10 @@ pub fn preflight(kind: SandboxKind, place: &Place, wrapped: &Invocation) -> Resu
                 .unwrap_or(wrapped.args.len());
             let mut args = wrapped.args[..sep].to_vec();
             args.extend(["--".into(), "true".into()]);
-            run_check(BWRAP, &args, "bubblewrap")
+            run_check(BWRAP, &args, "bubblewrap").inspect_err(|_| {
+                // No agent will run: its scratch copies go now.
+                scratch::remove(place.project_root, place.task_id.0);
+            })
         }
         SandboxKind::Docker => {
             let docker = docker_binary();
@@ -355,16 +361,19 @@ fn s(p: &Path) -> String {
 
 /// bubblewrap: the whole system read-only, a private /tmp, /dev and /proc (own PID namespace, so
 /// nothing the agent starts outlives it), HOME replaced by an empty read-only directory in which
-/// only the provider's own config entries are the user's (read-write), and the environment
-/// cut to [`agent_environment`] (set by the runner on the bwrap process).
+/// the provider's config entries are scratch copies of the person's (read-write, thrown away
+/// when the agent ends: what an agent writes there never runs on the host), and the
+/// environment cut to [`agent_environment`] (set by the runner on the bwrap process).
 ///
 /// The project: for a worktree task only the task's directory is there (read-write) and the
 /// repository's git directory (read-only); the rest of the project (the main checkout with its
 /// untracked files, `gza.local.yaml`, `.gza/` with the database, other tasks' logs and
 /// worktrees) is an empty directory. For an in-place task the project is read-write but for its
 /// git directory, `gza.yaml` and `gza.local.yaml` (read-only: what they say runs on the host)
-/// and `.gza/` (hidden). The network is shared: the agent needs its API.
-fn bwrap_invocation(place: &Place, inv: Invocation) -> Invocation {
+/// and `.gza/` (hidden). Of the git directory, the config is a copy without credentials, and
+/// other worktrees' administrative directories (with, for a worktree task, the main checkout's
+/// index) are hidden. The network is shared: the agent needs its API.
+fn bwrap_invocation(place: &Place, inv: Invocation) -> Result<Invocation, String> {
     let mut a: Vec<String> = Vec::new();
     let mut push = |items: &[&str]| a.extend(items.iter().map(|s| s.to_string()));
     push(BWRAP_BASE);
@@ -373,15 +382,28 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Invocation {
         .home
         .as_ref()
         .filter(|h| h.is_absolute() && h.parent().is_some() && h.is_dir());
+    let git_config = |name: &str| {
+        place
+            .git_dir
+            .as_ref()
+            .map(|g| g.join(name))
+            .filter(|f| f.is_file())
+    };
+    let needs_scratch = (home.is_some() && !provider_home_entries(place.provider).is_empty())
+        || git_config("config").is_some()
+        || git_config("config.worktree").is_some();
+    // Fails closed: without its scratch directory the agent would see the person's own files.
+    let scratch = needs_scratch
+        .then(|| scratch::make_dir(place.project_root, place.task_id.0))
+        .transpose()
+        .map_err(|e| format!("cannot make the sandbox's scratch directory under .gza/: {e}"))?;
     if let Some(home) = home {
-        let home_s = s(home);
-        if let Some(dir) = provider_home_dir(place.provider) {
-            let _ = std::fs::create_dir_all(home.join(dir));
-        }
-        a.extend(["--tmpfs".into(), home_s.clone()]);
-        for entry in provider_home_entries(place.provider) {
-            let path = s(&home.join(entry));
-            a.extend(["--bind-try".into(), path.clone(), path]);
+        a.extend(["--tmpfs".into(), s(home)]);
+        if let Some(scratch) = &scratch {
+            let copy = scratch.join("home");
+            for entry in scratch::copy_provider_config(place.provider, home, &copy) {
+                a.extend(["--bind".into(), s(&copy.join(entry)), s(&home.join(entry))]);
+            }
         }
     }
     for dir in hidden_tool_dirs(&inv.program, home.map(PathBuf::as_path)) {
@@ -440,8 +462,36 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Invocation {
     }
     // After the project's own mounts, so neither hides it: the repository, read-only.
     if let Some(git_dir) = &place.git_dir {
-        let git_dir = s(git_dir);
-        a.extend(["--ro-bind".into(), git_dir.clone(), git_dir]);
+        let git_s = s(git_dir);
+        a.extend(["--ro-bind".into(), git_s.clone(), git_s]);
+        // Its config as the agent may see it: no credential, token, helper or include.
+        for name in ["config", "config.worktree"] {
+            let Some(file) = git_config(name) else {
+                continue;
+            };
+            let copy = scratch.as_ref().map(|d| d.join(format!("git-{name}")));
+            let source = match &copy {
+                Some(copy) if scratch::write_sanitised_git_config(&file, copy).is_ok() => s(copy),
+                _ => "/dev/null".into(),
+            };
+            a.extend(["--ro-bind".into(), source, s(&file)]);
+        }
+        // The main checkout's staged content is not a worktree task's to read.
+        let index = git_dir.join("index");
+        if !in_place && index.is_file() {
+            a.extend(["--ro-bind".into(), "/dev/null".into(), s(&index)]);
+        }
+        // Nor are other tasks' worktrees (their index, HEAD, what they staged).
+        let worktrees = git_dir.join("worktrees");
+        if worktrees.is_dir() {
+            let w = s(&worktrees);
+            a.extend(["--tmpfs".into(), w.clone()]);
+            if !in_place && let Some(own) = scratch::own_worktree_admin(place.workdir, git_dir) {
+                let own = s(&own);
+                a.extend(["--ro-bind".into(), own.clone(), own]);
+            }
+            a.extend(["--remount-ro".into(), w]);
+        }
     }
     if !in_place {
         a.extend(["--bind".into(), workdir.clone(), workdir.clone()]);
@@ -453,12 +503,12 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Invocation {
     }
     a.extend(["--chdir".into(), workdir, "--".into(), inv.program]);
     a.extend(inv.args);
-    Invocation {
+    Ok(Invocation {
         program: BWRAP.into(),
         args: a,
         prompt_on_stdin: inv.prompt_on_stdin,
         env: inv.env,
-    }
+    })
 }
 
 /// Directories the agent needs to start that the sandbox would hide (they lie under HOME or
@@ -507,8 +557,12 @@ fn container_name(place: &Place) -> String {
 }
 
 /// After the agent ended: remove its container, should one outlive the `docker run` client gza
-/// ended (SIGKILL reaches the client, not the container). Best effort; nothing for other kinds.
+/// ended (SIGKILL reaches the client, not the container), or bwrap's scratch copies (what the
+/// agent wrote in its provider's configuration goes with them). Best effort.
 pub fn clean_up(kind: SandboxKind, place: &Place) {
+    if kind != SandboxKind::None {
+        scratch::remove(place.project_root, place.task_id.0);
+    }
     if kind == SandboxKind::Docker {
         let _ = Command::new(docker_binary())
             .args(["rm", "--force", &container_name(place)])
@@ -549,14 +603,42 @@ fn docker_invocation(place: &Place, inv: Invocation) -> Result<Invocation, Strin
         .git_dir
         .clone()
         .unwrap_or_else(|| place.project_root.join(".git")));
+    // The repository's config as the container sees it: a copy without credentials, as for
+    // bwrap (the engine mounts the copy over the read-only repository's).
+    let config = place
+        .git_dir
+        .as_ref()
+        .map(|g| g.join("config"))
+        .filter(|f| f.is_file());
+    let config_copy = match &config {
+        Some(file) => {
+            let dir = scratch::make_dir(place.project_root, place.task_id.0).map_err(|e| {
+                format!("cannot make the sandbox's scratch directory under .gza/: {e}")
+            })?;
+            let copy = dir.join("git-config");
+            scratch::write_sanitised_git_config(file, &copy)
+                .map_err(|e| format!("cannot write {}: {e}", copy.display()))?;
+            Some(s(&copy))
+        }
+        None => None,
+    };
     if place.workdir != place.project_root {
         a.extend(["-v".into(), format!("{git}:{git}:ro")]);
+        if let Some(copy) = &config_copy {
+            a.extend(["-v".into(), format!("{copy}:{git}/config:ro")]);
+        }
     } else {
         // In place: the repository and gza's settings read-only (an empty one where there is
         // none), `.gza/` hidden.
         match &place.git_dir {
             Some(_) => a.extend(["-v".into(), format!("{git}:{CONTAINER_WORKDIR}/.git:ro")]),
             None => a.extend(["--tmpfs".into(), format!("{CONTAINER_WORKDIR}/.git:ro")]),
+        }
+        if let Some(copy) = &config_copy {
+            a.extend([
+                "-v".into(),
+                format!("{copy}:{CONTAINER_WORKDIR}/.git/config:ro"),
+            ]);
         }
         for file in [
             gza_core::settings::PROJECT_FILE,
@@ -632,6 +714,41 @@ mod tests {
             "{line}"
         );
         assert!(line.ends_with("-e GZA_X=1 agents:1 codex exec -"), "{line}");
+    }
+
+    #[test]
+    fn docker_shows_the_repository_config_without_its_credentials() {
+        let root = tempfile::tempdir().unwrap();
+        let git = root.path().join(".git");
+        std::fs::create_dir_all(&git).unwrap();
+        std::fs::write(
+            git.join("config"),
+            "[remote \"origin\"]\n\turl = https://u:TOKEN-9@h/r.git\n[credential]\n\thelper = x\n",
+        )
+        .unwrap();
+        let workdir = root.path().join(".gza/worktrees/7-x");
+        let place = Place {
+            task_id: gza_core::task::TaskId(7),
+            provider: ProviderKind::Codex,
+            project_root: root.path(),
+            workdir: &workdir,
+            home: None,
+            docker_image: Some("agents:1"),
+            git_dir: Some(git.clone()),
+            sandbox_env: &[],
+        };
+        let w = wrap(SandboxKind::Docker, &place, inv()).unwrap();
+        let line = w.args.join(" ");
+        let copy = line
+            .split(' ')
+            .find_map(|a| a.strip_suffix(&format!(":{}/config:ro", git.display())))
+            .unwrap_or_else(|| panic!("{line}"));
+        assert_eq!(
+            std::fs::read_to_string(copy).unwrap(),
+            "[remote \"origin\"]\n\turl = \"https://h/r.git\"\n"
+        );
+        clean_up(SandboxKind::Bwrap, &place);
+        assert!(!Path::new(copy).exists());
     }
 
     #[test]
