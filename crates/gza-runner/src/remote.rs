@@ -129,6 +129,13 @@ pub fn push_branch(
     if !project.push_enabled() {
         return None;
     }
+    let root = &project.root;
+    // A clone with no origin that did not ask for pushing (a shared database used from one
+    // machine) has nowhere to push and nothing to say about it. Asked first: it is the clone's
+    // own config, where the lease is a round trip to the database.
+    if project.config.push != Some(true) && !has_origin(root) {
+        return None;
+    }
     if let Some(worker) = under
         && !store.holds_lease(task, worker).unwrap_or(false)
     {
@@ -137,12 +144,6 @@ pub fn push_branch(
             task = task.0,
             "not pushed: the task was reaped while this worker was away"
         );
-        return None;
-    }
-    let root = &project.root;
-    // A clone with no origin that did not ask for pushing (a shared database used from one
-    // machine) has nowhere to push and nothing to say about it.
-    if project.config.push != Some(true) && !has_origin(root) {
         return None;
     }
     let tip = worktree::resolve(root, &format!("refs/heads/{branch}"))?;
