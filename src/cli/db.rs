@@ -90,6 +90,78 @@ fn status(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The one line `gza db copy` refuses with while `live` workers run on the SQLite store: which
+/// worker runs which task (or none), and the commands that clear the way.
+fn workers_in_the_way(
+    source: &Store,
+    live: &[crate::store::Lease],
+    to: &str,
+) -> anyhow::Result<String> {
+    let running = source.in_progress_tasks()?;
+    let mut tasks = Vec::new();
+    let said: Vec<String> = live
+        .iter()
+        .map(|lease| {
+            let ids: Vec<String> = running
+                .iter()
+                .filter(|t| t.state.worker().is_some_and(|w| w.pid == lease.pid))
+                .map(|t| t.id.to_string())
+                .collect();
+            let what = match ids.len() {
+                0 => "waiting for work".to_string(),
+                1 => format!("running task {}", ids[0]),
+                _ => format!("running tasks {}", ids.join(", ")),
+            };
+            tasks.extend(ids);
+            format!("worker {} ({what})", lease.pid)
+        })
+        .collect();
+    let pids: Vec<String> = live.iter().map(|l| l.pid.to_string()).collect();
+    let finish = if tasks.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "let {} finish (or stop {} now: `gza kill {}`), then ",
+            if tasks.len() == 1 { "it" } else { "them" },
+            if tasks.len() == 1 { "it" } else { "them" },
+            tasks.join(" ")
+        )
+    };
+    // The URL is the one given (a password in it was refused above).
+    let again = shell_words(&["gza", "db", "copy", "--to", to]);
+    Ok(format!(
+        "not copied: gza {} {} on this project's SQLite store, and what {} records after the copy would not reach PostgreSQL; {finish}stop {} (Ctrl-C where {} runs, or `kill {}`) and run `{again}`",
+        said.join(" and "),
+        if live.len() == 1 { "works" } else { "work" },
+        if live.len() == 1 { "it" } else { "they" },
+        if live.len() == 1 {
+            "the worker"
+        } else {
+            "the workers"
+        },
+        if live.len() == 1 { "it" } else { "they" },
+        pids.join(" ")
+    ))
+}
+
+/// `words` as one shell command line, each quoted when it needs to be.
+fn shell_words(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            if !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:@=,+%".contains(c))
+            {
+                w.to_string()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn copy(ctx: &Context, args: CopyArgs) -> anyhow::Result<()> {
     use crate::database::{Database, DatabaseSpec};
     use crate::error::Error;
@@ -117,19 +189,16 @@ fn copy(ctx: &Context, args: CopyArgs) -> anyhow::Result<()> {
     };
     let source = Store::open_project_sqlite(&project)?;
     // A worker still running here would record its tasks' endings in the SQLite file after
-    // the copy read them: they would never reach the shared database.
-    let live = source
+    // the copy read them: they would never reach the shared database. Nor would the tasks an
+    // idle `gza work --watch` claims later. So the copy refuses, in one line naming each
+    // worker and what it runs, and what to do about it.
+    let live: Vec<_> = source
         .leases()?
         .into_iter()
         .filter(|l| !l.expired())
-        .count();
-    if live > 0 {
-        return Err(Error::Busy(format!(
-            "{live} gza worker{} still running on this project's SQLite store (`gza ps --workers`); stop {} (Ctrl-C, or `gza kill` its tasks) and copy again, so nothing it records is left behind",
-            if live == 1 { " is" } else { "s are" },
-            if live == 1 { "it" } else { "them" }
-        ))
-        .into());
+        .collect();
+    if !live.is_empty() {
+        return Err(Error::Busy(workers_in_the_way(&source, &live, &args.to)?).into());
     }
     // A dry run makes nothing, not even the project's schema: into a project not there yet,
     // every row would be copied.

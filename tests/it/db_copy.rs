@@ -459,15 +459,69 @@ fn a_copy_waits_for_the_workers_of_the_sqlite_store_to_stop() {
     });
     let (name, url) = new_target();
     let run = p.run(&["db", "copy", "--to", &url]);
+    let pid = worker_pid(&p);
     unsafe { libc::kill(worker.id() as i32, libc::SIGTERM) };
     let _ = worker.wait_with_output();
     assert_ne!(run.code, 0, "{run}");
     assert_eq!(run.stderr.lines().count(), 1, "{run}");
     assert!(
-        run.stderr.contains("1 gza worker is still running"),
+        run.stderr
+            .contains(&format!("gza worker {pid} (waiting for work) works on")),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains(&format!("`kill {pid}`"))
+            && run
+                .stderr
+                .contains(&format!("run `gza db copy --to {url}`")),
         "{run}"
     );
     // Nothing was made there, and once the worker stopped, the copy runs.
+    let copied = p.ok(&["db", "copy", "--to", &url]);
+    assert_eq!(counts(&copied)["tasks"], (1, 1, 0), "{copied}");
+    postgres::cluster().drop_database(&name);
+}
+
+/// The pid of the (one) worker with a lease on `p`'s store.
+fn worker_pid(p: &TestProject) -> i64 {
+    p.db()
+        .query_row("SELECT pid FROM worker_leases", [], |r| r.get::<i64>(0))
+        .unwrap()
+}
+
+/// A worker running a task: the copy refuses in one line that names the task and its worker
+/// and gives the commands that clear the way, and copies once they were run.
+#[test]
+fn a_copy_while_a_task_runs_says_which_and_what_to_do() {
+    let p = sqlite_project();
+    let go = p.scratch().join("go");
+    let started = p.scratch().join("started");
+    p.command_agent(
+        &format!(
+            "cat > /dev/null\ntouch '{}'\nwhile [ ! -e '{}' ]; do sleep 0.1; done\necho done\n",
+            started.display(),
+            go.display()
+        ),
+        "",
+    );
+    let id = p.add(&["One"]);
+    let worker = p.spawn(&["work"]);
+    wait_until(30, "the agent to start", || started.exists());
+    let pid = worker_pid(&p);
+    let (name, url) = new_target();
+    let run = p.run(&["db", "copy", "--to", &url]);
+    std::fs::write(&go, "").unwrap();
+    let _ = worker.wait_with_output();
+    assert_ne!(run.code, 0, "{run}");
+    assert_eq!(run.stderr.lines().count(), 1, "{run}");
+    for said in [
+        format!("gza worker {pid} (running task {id}) works on this project's SQLite store"),
+        format!("`gza kill {id}`"),
+        format!("`kill {pid}`"),
+        format!("run `gza db copy --to {url}`"),
+    ] {
+        assert!(run.stderr.contains(&said), "{said:?} in {run}");
+    }
     let copied = p.ok(&["db", "copy", "--to", &url]);
     assert_eq!(counts(&copied)["tasks"], (1, 1, 0), "{copied}");
     postgres::cluster().drop_database(&name);

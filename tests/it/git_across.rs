@@ -519,3 +519,65 @@ fn a_worker_whose_task_was_reaped_while_it_was_away_pushes_nothing() {
     let shown = p.ok(&["show", "1"]);
     assert!(!shown.contains("Push:"), "{shown}");
 }
+
+/// A worker whose lease runs out while its push is on its way (origin is slow to take it: held
+/// here by origin's own pre-receive hook, which no client option turns off) and whose task is
+/// reaped meanwhile: its check of the lease came before the reap, its push lands after it. The
+/// worker takes the push back, so nothing of the refused run stays on `origin` and no push of
+/// it is recorded; the reaper's own work is pushed as usual.
+#[test]
+fn a_push_that_lands_after_its_task_was_reaped_is_taken_back() {
+    let p = TestProject::empty();
+    let origin = bare_origin(&p);
+    first_clone(&p, &origin, push_on());
+    let hold = p.scratch().join("hold");
+    let held = p.scratch().join("held");
+    let release = p.scratch().join("release");
+    // Only the first push after `hold` appears waits (until `release`, at most a minute).
+    let hook = origin.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat > /dev/null\nif mv '{}' '{}' 2>/dev/null; then\n  i=0\n  while [ ! -e '{}' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\nfi\nexit 0\n",
+            hold.display(),
+            held.display(),
+            release.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(&hold, "").unwrap();
+    let id = p.add(&["write the work file"]);
+    let late = p.spawn(&["work"]);
+    wait_until(60, "the worker's push to reach origin", || held.exists());
+    // The lease runs out while the push is held, and another worker reaps the task.
+    p.db()
+        .execute(
+            "UPDATE worker_leases SET heartbeat_at = heartbeat_at - 1000",
+            [],
+        )
+        .unwrap();
+    let reaper = p.run(&["work"]);
+    assert_eq!(reaper.code, 0, "{reaper}");
+    assert_eq!(p.task_field::<String>(id, "failure_reason"), "WORKER_DIED");
+    std::fs::write(&release, "").unwrap();
+    let out = late.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("its result was not recorded"), "{stderr}");
+    let branch = branch_of(&p, id);
+    assert_eq!(
+        on_origin(&p, &origin, &branch),
+        None,
+        "the reaped run's push stayed on origin: {stderr}"
+    );
+    let recorded: i64 = p
+        .db()
+        .query_row(
+            "SELECT COUNT(*) FROM branch_pushes WHERE task_id = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(recorded, 0, "{stderr}");
+}

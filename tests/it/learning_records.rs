@@ -798,3 +798,53 @@ fn a_task_records_its_injections_in_order_and_credits_each_once() {
         );
     }
 }
+
+/// The sessions given learnings are counted one index step per session, never by reading every
+/// injection (that grew with the history), and only up to a cap: past it the count says
+/// "over", in the text and the JSON alike. Below it the count is exact, however many
+/// injections each session had.
+#[test]
+fn stats_count_sessions_exactly_up_to_the_cap_and_say_over_past_it() {
+    let p = TestProject::new();
+    p.ok(&["learnings", "add", "Keep handlers thin"]);
+    let give = |sessions: i64, each: i64, prefix: &str| {
+        p.db()
+            .execute(
+                &format!(
+                    "INSERT INTO learning_injections (learning_id, session_id, event, injected_at) \
+                     WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < {}) \
+                     SELECT (SELECT MIN(id) FROM learnings), '{prefix}' || CAST(i / {each} AS TEXT), 'user-prompt', '2026-01-01T00:00:00Z' FROM n",
+                    sessions * each
+                ),
+                [],
+            )
+            .unwrap();
+    };
+    give(3, 40, "few-");
+    let stats = p.ok(&["learnings", "stats"]);
+    assert!(stats.contains("; 3 Claude Code sessions"), "{stats}");
+    assert!(
+        stats.contains("3 agent sessions given learnings"),
+        "{stats}"
+    );
+    let json = p.json(&["learnings", "stats", "--json"]);
+    assert_eq!(json["outcomes"]["sessions_given"], 3, "{json}");
+    assert!(
+        json["outcomes"].get("sessions_given_capped").is_none(),
+        "{json}"
+    );
+
+    give(1000, 2, "many-");
+    let stats = p.ok(&["learnings", "stats"]);
+    assert!(
+        stats.contains("; over 1000 Claude Code sessions"),
+        "{stats}"
+    );
+    assert!(
+        stats.contains("over 1000 agent sessions given learnings"),
+        "{stats}"
+    );
+    let json = p.json(&["learnings", "stats", "--json"]);
+    assert_eq!(json["outcomes"]["sessions_given"], 1000, "{json}");
+    assert_eq!(json["outcomes"]["sessions_given_capped"], true, "{json}");
+}

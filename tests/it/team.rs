@@ -658,3 +658,73 @@ fn a_blank_outcome_reservation_of_a_finished_task_goes_with_the_next_work() {
     assert!(!blank.exists(), "the blank reservation was kept");
     assert!(other.exists());
 }
+
+/// What `gza work` asks of the `tasks` row and of `credit_totals` for each task beyond the
+/// first of a run, read from the server's own table statistics once the run's connection has
+/// ended: each is a round trip on a far database. A task's row is updated at most seven times
+/// (its claim, where it runs and its base in one statement, the prompt, the log's redaction,
+/// the agent's process, its ending and its output), and `credit_totals` is read once per task
+/// (its credit): how far reverts were scanned is asked once per run, not after every task.
+#[test]
+fn work_asks_the_database_no_more_per_task_than_it_needs() {
+    let mut p = TestProject::empty_postgres();
+    p.set_env(
+        "GZA_MODEL_DIR",
+        p.scratch().join("no-model").to_str().unwrap(),
+    );
+    p.git(&["init", "--quiet", "--initial-branch=main"]);
+    p.git(&["commit", "--quiet", "--allow-empty", "-m", "initial"]);
+    p.ok(&["init"]);
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    for i in 1..=4 {
+        p.add(&[&format!("task {i}")]);
+    }
+    let name = p.pg_database().expect("a database of its own").to_string();
+    // (updates of `tasks` rows, scans of `credit_totals`), once the counts stop moving.
+    let settled = || -> (i64, i64) {
+        let mut db =
+            ::postgres::Client::connect(&postgres::cluster().url(&name), ::postgres::NoTls)
+                .unwrap();
+        let mut read = || -> (i64, i64) {
+            db.execute("SELECT pg_stat_clear_snapshot()", &[]).unwrap();
+            let row = db
+                .query_one(
+                    "SELECT (SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'tasks'), \
+                     (SELECT COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0) FROM pg_stat_user_tables \
+                      WHERE relname = 'credit_totals')",
+                    &[],
+                )
+                .unwrap();
+            (row.get(0), row.get(1))
+        };
+        let mut last = read();
+        for _ in 0..20 {
+            std::thread::sleep(std::time::Duration::from_millis(1000));
+            let now = read();
+            if now == last {
+                return now;
+            }
+            last = now;
+        }
+        last
+    };
+    // A first run sets up what every later run finds (how far reverts were scanned); then a
+    // run of one task and a run of two: their difference is what one more task costs.
+    p.ok(&["work", "--count", "1", "--quiet"]);
+    let start = settled();
+    p.ok(&["work", "--count", "1", "--quiet"]);
+    let one = settled();
+    p.ok(&["work", "--count", "2", "--quiet"]);
+    let two = settled();
+    let first = (one.0 - start.0, one.1 - start.1);
+    let run = (two.0 - one.0, two.1 - one.1);
+    let (updates, scans) = (run.0 - first.0, run.1 - first.1);
+    assert!(
+        updates <= 7,
+        "{updates} updates of the task's row for one more task (a run of one {first:?}, of two {run:?})"
+    );
+    assert_eq!(
+        scans, 1,
+        "reads of credit_totals for one more task (a run of one {first:?}, of two {run:?})"
+    );
+}

@@ -185,8 +185,22 @@ fn try_scan_reverts(project: &Project, store: &Store) -> gza_core::Result<Vec<Ta
     let Some(head) = gza_core::worktree::head_commit(root) else {
         return Ok(Vec::new());
     };
+    // What this process last found scanned (or scanned itself): a worker checks after every
+    // task, and HEAD seldom moves, so asking the database again each time is a round trip per
+    // task for nothing (a far database pays it in full). A scan up to the same HEAD finds
+    // nothing new, whoever recorded it since.
+    static SCANNED: std::sync::Mutex<Option<(std::path::PathBuf, String)>> =
+        std::sync::Mutex::new(None);
+    let mut scanned = SCANNED.lock().unwrap_or_else(|e| e.into_inner());
+    if scanned
+        .as_ref()
+        .is_some_and(|(r, h)| r.as_path() == root.as_path() && *h == head)
+    {
+        return Ok(Vec::new());
+    }
     let from = store.reverts_scanned_to()?;
     if from.as_deref() == Some(head.as_str()) {
+        *scanned = Some((root.clone(), head));
         return Ok(Vec::new());
     }
     let range = match &from {
@@ -232,6 +246,7 @@ fn try_scan_reverts(project: &Project, store: &Store) -> gza_core::Result<Vec<Ta
         }
     }
     store.set_reverts_scanned_to(&head)?;
+    *scanned = Some((root.clone(), head.clone()));
     if !marked.is_empty() {
         let list: Vec<String> = marked.iter().map(|t| t.to_string()).collect();
         super::log(

@@ -114,7 +114,10 @@ fn reason(e: &Error) -> String {
 /// rewrote the branch) replaces origin's branch only if it is still what this clone last saw.
 /// A worker pushes (`under` its id) only while its task still names the lease it claimed it
 /// under: one whose task was reaped while it was away (a partition, a suspended machine)
-/// neither pushes nor records a push, as it records no result.
+/// neither pushes nor records a push, as it records no result. Its lease can also run out
+/// while the push is on its way, so a worker's push is fenced on both sides
+/// ([`push_fenced`]): it replaces only the tip this clone last saw on origin, and is taken
+/// back when the task turns out to have been reaped by the time it landed.
 pub fn push_branch(
     project: &Project,
     store: &Store,
@@ -124,6 +127,13 @@ pub fn push_branch(
     under: Option<WorkerId>,
 ) -> Option<String> {
     if !project.push_enabled() {
+        return None;
+    }
+    let root = &project.root;
+    // A clone with no origin that did not ask for pushing (a shared database used from one
+    // machine) has nowhere to push and nothing to say about it. Asked first: it is the clone's
+    // own config, where the lease is a round trip to the database.
+    if project.config.push != Some(true) && !has_origin(root) {
         return None;
     }
     if let Some(worker) = under
@@ -136,24 +146,32 @@ pub fn push_branch(
         );
         return None;
     }
-    let root = &project.root;
-    // A clone with no origin that did not ask for pushing (a shared database used from one
-    // machine) has nowhere to push and nothing to say about it.
-    if project.config.push != Some(true) && !has_origin(root) {
-        return None;
-    }
     let tip = worktree::resolve(root, &format!("refs/heads/{branch}"))?;
-    let pushed = push(root, branch, force);
+    let (pushed, before) = match under {
+        Some(_) => match push_fenced(root, branch, &tip) {
+            Ok(before) => (Ok(()), Some(before)),
+            Err(e) => (Err(e), None),
+        },
+        None => (push(root, branch, force), None),
+    };
     let error = pushed.as_ref().err().map(reason);
-    if let Err(e) = store.record_push(
+    let recorded = store.record_push(
         branch,
         task,
         &gza_core::process::host_name(),
         &tip,
         error.as_deref(),
         under,
-    ) {
-        tracing::warn!(error = %e, branch, "could not record the push");
+    );
+    match (&recorded, before) {
+        // Not recorded: the task no longer names this worker's lease (the record is fenced on
+        // it), so the branch it pushed is not the task's to publish.
+        (Ok(false), Some(before)) => {
+            take_back(root, branch, &tip, before.as_deref(), task);
+            return None;
+        }
+        (Err(e), _) => tracing::warn!(error = %e, branch, "could not record the push"),
+        _ => {}
     }
     let error = error?;
     tracing::warn!(branch, error = %error, "push failed");
@@ -162,6 +180,96 @@ pub fn push_branch(
          merge it until it is there: fix {REMOTE} and run `git push {REMOTE} {branch}` here (the \
          next gza command that needs the branch here also tries again)"
     ))
+}
+
+/// How many times a worker's push is tried again when origin's branch is not the tip this clone
+/// last saw, and how long it waits between tries: a late worker's push that landed first is
+/// taken back within moments ([`take_back`]).
+const STALE_TRIES: u32 = 3;
+const STALE_WAIT: Duration = Duration::from_millis(700);
+
+/// A worker's push of `branch` at `tip`: a compare-and-swap on origin's ref. It replaces only
+/// the tip this clone last saw there (its remote-tracking ref: what the run fetched when it
+/// started, or what this clone pushed last; nothing for a new branch), and only with a
+/// descendant of it, so a worker can never replace what another pushed since, whatever its
+/// lease says. Returns origin's tip before the push (`None`: the branch was new there), which
+/// is what [`take_back`] restores. Refused because origin moved on, it waits a moment and tries
+/// again: what moved it may be a late worker's push that is taken back.
+fn push_fenced(root: &Path, branch: &str, tip: &str) -> Result<Option<String>> {
+    if !plain_branch(branch) {
+        return Err(Error::Usage(format!(
+            "{branch:?} is not a plain branch name; gza pushes only its own task branches"
+        )));
+    }
+    if !has_origin(root) {
+        return Err(Error::Usage(format!(
+            "this clone has no remote named {REMOTE}"
+        )));
+    }
+    let seen = worktree::resolve(root, &format!("refs/remotes/{REMOTE}/{branch}"));
+    if let Some(seen) = &seen
+        && !is_ancestor(root, seen, tip)
+    {
+        return Err(Error::Usage(format!(
+            "{REMOTE}'s copy ({}) is not an ancestor of this run's commit; nothing of it is replaced",
+            &seen[..seen.len().min(8)]
+        )));
+    }
+    let lease = format!(
+        "--force-with-lease=refs/heads/{branch}:{}",
+        seen.as_deref().unwrap_or("")
+    );
+    let refspec = format!("{tip}:refs/heads/{branch}");
+    let args = [
+        "push",
+        "--quiet",
+        "--no-verify",
+        "--no-signed",
+        lease.as_str(),
+        REMOTE,
+        refspec.as_str(),
+    ];
+    let mut tries = 0;
+    loop {
+        match git::remote(root, &args, PUSH_TIMEOUT) {
+            Ok(_) => return Ok(seen),
+            Err(e) if tries + 1 < STALE_TRIES && e.to_string().contains("stale info") => {
+                tries += 1;
+                std::thread::sleep(STALE_WAIT);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Undo a worker's push of `branch` (origin moved from `before` to `tip`) made after its task
+/// was reaped: origin's branch goes back to `before` (deleted when it was new there), only if
+/// it is still `tip`. A branch someone built on since is left as it is, and said.
+fn take_back(root: &Path, branch: &str, tip: &str, before: Option<&str>, task: TaskId) {
+    let lease = format!("--force-with-lease=refs/heads/{branch}:{tip}");
+    let refspec = format!("{}:refs/heads/{branch}", before.unwrap_or(""));
+    let args = [
+        "push",
+        "--quiet",
+        "--no-verify",
+        "--no-signed",
+        lease.as_str(),
+        REMOTE,
+        refspec.as_str(),
+    ];
+    match git::remote(root, &args, PUSH_TIMEOUT) {
+        Ok(_) => tracing::warn!(
+            branch,
+            task = task.0,
+            "the task was reaped while its branch was being pushed: origin's branch is back as it was"
+        ),
+        Err(e) => tracing::warn!(
+            branch,
+            task = task.0,
+            error = %reason(&e),
+            "the task was reaped while its branch was being pushed, and origin's branch moved on since: left as it is"
+        ),
+    }
 }
 
 /// Why `branch` is not on `origin`, from the record of its last push, for a clone that lacks it.

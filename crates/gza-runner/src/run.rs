@@ -717,19 +717,17 @@ fn prepare(
         (None, Some(path)) => (None, Some(path.to_string_lossy().into_owned())),
         (None, None) => (None, None),
     };
+    let base = workspace.worktree.as_ref().map(|wt| Base {
+        branch: workspace.base_branch.clone(),
+        commit: wt.base_commit.clone(),
+    });
     store.set_run_location(
         task.id,
         branch,
         wt_path.as_deref(),
         &log_path.to_string_lossy(),
+        base.as_ref(),
     )?;
-    if let Some(wt) = &workspace.worktree {
-        let base = Base {
-            branch: workspace.base_branch.clone(),
-            commit: wt.base_commit.clone(),
-        };
-        store.set_base(task.id, &base)?;
-    }
     // The comments this improve task is given close when it completes (read before its prompt
     // is built, so one added meanwhile stays open for the next).
     let comments: Vec<i64> = if task.task_type == TaskType::Improve {

@@ -41,14 +41,21 @@ pub struct LearningsMetadata {
     pub tasks_since_regen: i64,
 }
 
+/// How many distinct sessions `gza learnings stats` counts before it says "over": the count
+/// walks the session index one session at a time (a step per session, whatever its
+/// injections), so capping the sessions bounds the whole count.
+pub const SESSIONS_COUNTED: i64 = 1000;
+
 /// Counts for `gza learnings stats`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct LearningsTotals {
     pub active: i64,
     pub archived: i64,
     pub drafts: i64,
-    /// Claude Code sessions that were given learnings.
+    /// Claude Code sessions that were given learnings, counted up to [`SESSIONS_COUNTED`].
     pub sessions: i64,
+    /// There are more than [`SESSIONS_COUNTED`] of them (`sessions` is that many).
+    pub more_sessions: bool,
     pub by_section: Vec<Tally>,
     pub by_priority: Vec<Tally>,
     pub by_origin: Vec<Tally>,
@@ -1678,9 +1685,20 @@ impl Store {
                 "SELECT event, n FROM injection_event_counts WHERE n > 0 ORDER BY 2 DESC, 1",
             )?,
             drafts: q("SELECT COUNT(*) FROM learnings WHERE status = 'draft'")?,
-            sessions: q(
-                "SELECT COUNT(DISTINCT session_id) FROM learning_injections WHERE session_id IS NOT NULL",
-            )?,
+            // Not COUNT(DISTINCT session_id): that reads every injection given to a session,
+            // so it grew with the history (a session is given learnings at each prompt). This
+            // skips from one session to the next through the index on session_id (each step is
+            // one index seek) and stops past SESSIONS_COUNTED.
+            sessions: q(&format!(
+                "WITH RECURSIVE s(id, n) AS ( \
+                   SELECT (SELECT MIN(session_id) FROM learning_injections WHERE session_id IS NOT NULL), 1 \
+                   UNION ALL \
+                   SELECT (SELECT MIN(session_id) FROM learning_injections \
+                           WHERE session_id IS NOT NULL AND session_id > s.id), n + 1 \
+                   FROM s WHERE s.id IS NOT NULL AND n <= {SESSIONS_COUNTED}) \
+                 SELECT COUNT(id) FROM s"
+            ))?,
+            more_sessions: false,
             never_injected: q("SELECT COUNT(*) FROM learnings l WHERE status = 'active' \
                  AND NOT EXISTS (SELECT 1 FROM learning_injection_counts c WHERE c.learning_id = l.id AND c.injected > 0)")?,
             injections_in_ab_runs: q(
@@ -1699,6 +1717,10 @@ impl Store {
             )?,
             last: None,
         };
+        if t.sessions > SESSIONS_COUNTED {
+            t.sessions = SESSIONS_COUNTED;
+            t.more_sessions = true;
+        }
         t.last = self
             .db
             .query_opt(

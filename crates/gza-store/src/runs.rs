@@ -302,18 +302,32 @@ impl Store {
         }
     }
 
-    /// Record where a claimed task runs.
+    /// Record where a claimed task runs, and, for a task on a worktree of its own, where its
+    /// branch started (`base`): one statement, not two, as every task pays a round trip for
+    /// each on a far database.
     pub fn set_run_location(
         &self,
         id: TaskId,
         branch: Option<&str>,
         worktree: Option<&str>,
         log_file: &str,
+        base: Option<&gza_core::task::Base>,
     ) -> Result<()> {
         self.db
             .execute(
-                "UPDATE tasks SET branch = ?2, worktree = ?3, log_file = ?4 WHERE id = ?1",
-                params![id, branch, worktree, log_file],
+                "UPDATE tasks SET branch = ?2, worktree = ?3, log_file = ?4, \
+                   base_branch = CASE WHEN ?5 THEN ?6 ELSE base_branch END, \
+                   base_commit = CASE WHEN ?5 THEN ?7 ELSE base_commit END \
+                 WHERE id = ?1",
+                params![
+                    id,
+                    branch,
+                    worktree,
+                    log_file,
+                    base.is_some(),
+                    base.and_then(|b| b.branch.as_deref()),
+                    base.map(|b| b.commit.as_str())
+                ],
             )
             .map(|_| ())
             .map_err(|e| self.err(e))

@@ -211,6 +211,7 @@ fn scenario(store: &Store) -> String {
             Some("gza/1-first"),
             Some("/wt/1"),
             "/logs/1.jsonl",
+            None,
         )
         .unwrap();
     store.set_log_redacted(claimed.id, true).unwrap();

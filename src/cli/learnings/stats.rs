@@ -50,8 +50,12 @@ struct OutcomesJson<'a> {
     window_tasks: u32,
     /// Injection rate and usage over that window.
     measures: &'a crate::store::Measures,
-    /// Agent sessions (outside `gza work`) that hooks gave learnings to, all time.
+    /// Agent sessions (outside `gza work`) that hooks gave learnings to, all time, counted up
+    /// to `store::SESSIONS_COUNTED`.
     sessions_given: i64,
+    /// There are more sessions than `sessions_given` (counting stops there).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    sessions_given_capped: bool,
     /// Learnings created in each of the last four weeks, oldest first.
     growth_per_week: &'a [i64],
     ratings: RatingsJson<'a>,
@@ -256,6 +260,7 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
                 window_tasks: MEASURE_WINDOW,
                 measures: &measures,
                 sessions_given: totals.sessions,
+                sessions_given_capped: totals.more_sessions,
                 growth_per_week: &growth,
                 ratings: RatingsJson {
                     up: rated_up,
@@ -373,7 +378,7 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         totals.injections,
         pairs(&totals.injections_by_event),
         totals.never_injected,
-        totals.sessions
+        sessions_counted(&totals)
     )?;
     if totals.injections_in_ab_runs > 0 {
         writeln!(
@@ -403,7 +408,7 @@ pub(super) fn stats(ctx: &Context, args: StatsArgs) -> anyhow::Result<()> {
         &mut out,
         &base,
         &measures,
-        totals.sessions,
+        &sessions_counted(&totals),
         &growth,
         (rated_up, rated_down),
         &ratings,
@@ -531,12 +536,22 @@ pub(super) fn write_flag_evidence(
     Ok(())
 }
 
+/// The sessions given learnings, as counted: "over N" past the count's cap (counting every
+/// session would cost a step per session, growing with the history).
+fn sessions_counted(totals: &crate::store::LearningsTotals) -> String {
+    if totals.more_sessions {
+        format!("over {}", totals.sessions)
+    } else {
+        totals.sessions.to_string()
+    }
+}
+
 /// The measures seed 000 names: injection rate, usage, growth and feedback.
 fn write_outcomes(
     out: &mut impl Write,
     base: &crate::store::BaseRate,
     m: &crate::store::Measures,
-    sessions: i64,
+    sessions: &str,
     growth: &[i64],
     (up, down): (i64, i64),
     latest: &[crate::store::Rating],
