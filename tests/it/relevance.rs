@@ -626,3 +626,41 @@ fn a_hint_that_names_the_task_finds_its_learning_and_chores_still_get_nothing() 
         assert_eq!(search(&p, chore), Vec::<String>::new(), "{chore}");
     }
 }
+
+/// Two learnings saying the same in other words (0.95 by their texts), one with "applies when"
+/// hints (0.73 by the stored vectors, which blend them in): a search that ranks both above the
+/// cut gives one of them among its best three.
+#[test]
+fn near_duplicates_take_one_slot_in_a_search_even_when_one_has_hints() {
+    let mut p = TestProject::new();
+    p.use_model();
+    p.ok(&["learnings", "add", "Run cargo nextest before every commit"]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "--when",
+        "committing changes to the Rust crates",
+        "--when",
+        "finishing a feature branch before review",
+        "Execute cargo nextest ahead of each commit",
+    ]);
+    p.ok(&["learnings", "add", "Run cargo clippy before every commit"]);
+    p.ok(&["learnings", "add", "Restart the dev server after editing vite.config.ts"]);
+    let hits = p.json(&[
+        "learnings",
+        "search",
+        "--json",
+        "-k",
+        "3",
+        "before committing changes to the Rust crates run cargo nextest",
+    ]);
+    let ids: Vec<&str> = hits
+        .as_array()
+        .unwrap_or_else(|| panic!("{hits}"))
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    assert!(!ids.contains(&"L4"), "{hits}");
+    let twins = ids.iter().filter(|id| ["L1", "L2"].contains(id)).count();
+    assert_eq!(twins, 1, "one of the two near-duplicates: {hits}");
+}

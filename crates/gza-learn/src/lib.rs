@@ -130,12 +130,13 @@ fn select(
         // choosing cost a task on PostgreSQL).
         let mut records = Records::new(store);
         let order: Vec<i64> = cut.iter().map(|h| h.id).collect();
-        let mut picked: Vec<i64> = rank::diversify_by(cut, &vectors, recall, |id| {
-            Ok(records.get(id, &order, recall * 2)?.map(|l| l.text.clone()))
-        })?
-        .into_iter()
-        .map(|h| h.id)
-        .collect();
+        let mut picked: Vec<i64> =
+            rank::diversify_by(cut, &vectors, recall, Some(&ranker), |id| {
+                Ok(records.get(id, &order, recall * 2)?.map(|l| l.text.clone()))
+            })?
+            .into_iter()
+            .map(|h| h.id)
+            .collect();
         // The rerank, when on, replaces the ranker's choice with the model's (only for a task
         // being run: a preview makes no call).
         let mut reranked = HashSet::new();
@@ -150,7 +151,7 @@ fn select(
                 &query,
                 &all,
                 &skip,
-                &vectors,
+                (&vectors, &ranker),
             ) {
                 Ok(Some(chosen)) => {
                     picked = chosen;
@@ -293,7 +294,7 @@ fn rerank_choice(
     query: &str,
     ranked: &[rank::Hit],
     skip: &HashSet<i64>,
-    vectors: &std::collections::HashMap<i64, Vec<f32>>,
+    (vectors, ranker): (&std::collections::HashMap<i64, Vec<f32>>, &rank::Ranker),
 ) -> gza_core::Result<Option<Vec<i64>>> {
     let config = &project.config.learnings;
     let drafts = config.inject_drafts;
@@ -306,8 +307,12 @@ fn rerank_choice(
         .collect();
     let order: Vec<i64> = eligible.iter().map(|h| h.id).collect();
     let window = config.rerank_candidates as usize * 2;
-    let candidates: Vec<i64> =
-        rank::diversify_by(eligible, vectors, config.rerank_candidates as usize, |id| {
+    let candidates: Vec<i64> = rank::diversify_by(
+        eligible,
+        vectors,
+        config.rerank_candidates as usize,
+        Some(ranker),
+        |id| {
             let l = cache
                 .get(id, &order, window)?
                 .filter(|l| injectable(l, drafts))
@@ -317,10 +322,11 @@ fn rerank_choice(
                 records.insert(id, l);
             }
             Ok(text)
-        })?
-        .into_iter()
-        .map(|h| h.id)
-        .collect();
+        },
+    )?
+    .into_iter()
+    .map(|h| h.id)
+    .collect();
     if candidates.is_empty() {
         return Ok(None);
     }

@@ -377,7 +377,7 @@ impl Ranker {
         let ranking = self.rank_all(store, query.text, query.drafts)?;
         let mut hits = if query.calibrated {
             let vectors = ranking.vectors.clone();
-            diversify(store, calibrate(ranking), &vectors, query.k)?
+            diversify(store, calibrate(ranking), &vectors, query.k, Some(self))?
         } else {
             ranking.hits
         };
@@ -411,7 +411,7 @@ impl Ranker {
         let all = ranking.hits.clone();
         let mut kept = if query.calibrated {
             let vectors = ranking.vectors.clone();
-            diversify(store, calibrate(ranking), &vectors, query.k)?
+            diversify(store, calibrate(ranking), &vectors, query.k, Some(self))?
         } else {
             ranking.hits
         };
@@ -701,7 +701,7 @@ impl Ranker {
             vectors: HashMap::new(),
         };
         let mut hits = if query.calibrated {
-            diversify_by(calibrate(ranking), &HashMap::new(), query.k, text_of)?
+            diversify_by(calibrate(ranking), &HashMap::new(), query.k, None, text_of)?
         } else {
             ranking.hits
         };
@@ -1134,16 +1134,21 @@ fn calibrate_semantic(mut hits: Vec<Hit>, floor: f64) -> Vec<Hit> {
 }
 
 /// The first `limit` of `hits` (best first) that say different things: a hit that says what a
-/// better one kept already says ([`crate::dedupe::same`]: by their exact vectors when both are
-/// in `vectors`, and their words) is left out, so two slots are not spent on one idea and the
-/// next different hit takes its place.
+/// better one kept already says ([`crate::dedupe::same`]: by what their texts mean, and their
+/// words) is left out, so two slots are not spent on one idea and the next different hit takes
+/// its place. A learning's stored vector blends its "applies when" hints in ([`embed_learning`]),
+/// so two learnings saying the same, one with hints, were 0.73 alike by those vectors (0.95 by
+/// their texts) and came back side by side: a hinted hit's text is embedded alone here (by
+/// `ranker`, when it has the model), as [`crate::dedupe::decide`] compares texts; an unhinted
+/// hit's stored vector is its text's already.
 pub fn diversify(
     store: &Store,
     hits: Vec<Hit>,
     vectors: &HashMap<i64, Vec<f32>>,
     limit: usize,
+    ranker: Option<&Ranker>,
 ) -> Result<Vec<Hit>> {
-    diversify_by(hits, vectors, limit, |id| {
+    diversify_by(hits, vectors, limit, ranker, |id| {
         Ok(store.learning(id)?.map(|l| l.text))
     })
 }
@@ -1153,9 +1158,11 @@ pub fn diversify_by(
     hits: Vec<Hit>,
     vectors: &HashMap<i64, Vec<f32>>,
     limit: usize,
+    ranker: Option<&Ranker>,
     mut text_of: impl FnMut(i64) -> Result<Option<String>>,
 ) -> Result<Vec<Hit>> {
-    let mut kept: Vec<(Hit, std::collections::BTreeSet<String>)> = Vec::new();
+    type Kept = (Hit, std::collections::BTreeSet<String>, Option<Vec<f32>>);
+    let mut kept: Vec<Kept> = Vec::new();
     for h in hits {
         if kept.len() >= limit {
             break;
@@ -1164,18 +1171,21 @@ pub fn diversify_by(
             continue;
         };
         let words = crate::items::stemmed_words(&text);
-        let repeats = kept.iter().any(|(k, w)| {
-            let meaning = vectors
-                .get(&k.id)
-                .zip(vectors.get(&h.id))
-                .map(|(a, b)| cosine(a, b));
-            crate::dedupe::same(w, &words, meaning)
+        // What the text alone means, when the model ranked the hit (it has a stored vector).
+        let meaning = match vectors.get(&h.id) {
+            Some(v) if !h.hinted => Some(v.clone()),
+            Some(_) => ranker.and_then(|r| r.embed(&text)),
+            None => None,
+        };
+        let repeats = kept.iter().any(|(_, w, v)| {
+            let similarity = v.as_ref().zip(meaning.as_ref()).map(|(a, b)| cosine(a, b));
+            crate::dedupe::same(w, &words, similarity)
         });
         if !repeats {
-            kept.push((h, words));
+            kept.push((h, words, meaning));
         }
     }
-    Ok(kept.into_iter().map(|(h, _)| h).collect())
+    Ok(kept.into_iter().map(|(h, _, _)| h).collect())
 }
 
 /// A query without what says nothing about the work: ticket and issue references (`WR-482`,
