@@ -500,3 +500,76 @@ fn forged_task_commits_and_reverts_in_a_cloned_history_debit_nothing() {
         "{c}"
     );
 }
+
+/// Credits recorded before the rules changed (a review's own completion credited helpful, a
+/// provider's AGENT_EXIT debited harmful) are stored counts, put right only when their task
+/// happened to be credited again: migration V55 (PostgreSQL V25) derives every task's credit,
+/// every learning's counts and the base rate again by today's rules. The old state is made here
+/// as the old rules left it, and the migration run again over it.
+#[test]
+fn credits_recorded_under_the_old_rules_are_recomputed_by_the_migration() {
+    let p = TestProject::in_git_repo();
+    loop_agent(&p);
+    p.ok(&["learnings", "add", "Keep greeting files in plain ASCII"]);
+    p.add(&["Add a hello file"]);
+    p.ok(&["work"]);
+    // The review requests changes: task 1 is harmful, the review (task 2) neutral.
+    p.ok(&["review", "1"]);
+    p.ok(&["work"]);
+    // A provider failure (task 3): neutral.
+    p.command_agent("cat > /dev/null\nexit 3\n", "");
+    p.add(&["--type", "explore", "Look at the greeting files"]);
+    p.run(&["work"]);
+    assert_eq!(p.task_field::<String>(3, "failure_reason"), "AGENT_EXIT");
+    let db = p.db();
+    let given: i64 = db
+        .query_row(
+            "SELECT COUNT(DISTINCT task_id) FROM learning_injections WHERE learning_id = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(given, 3, "L1 was given to every task");
+    let now = |p: &TestProject| {
+        let c = credit(p, "L1");
+        let base = p.json(&["learnings", "stats", "--json"])["outcomes"]["base_rate"].clone();
+        (
+            c["helpful"].as_i64(),
+            c["harmful"].as_i64(),
+            base["helpful"].as_i64(),
+            base["harmful"].as_i64(),
+        )
+    };
+    let today = now(&p);
+    assert_eq!(today, (Some(0), Some(1), Some(0), Some(1)));
+
+    // As the old rules credited them: the review helpful, the provider failure harmful.
+    db.execute_batch(
+        "UPDATE task_credits SET credit = 'helpful' WHERE task_id = 2; \
+         UPDATE task_credits SET credit = 'harmful' WHERE task_id = 3; \
+         UPDATE learning_credit SET helpful = helpful + 1, harmful = harmful + 1 WHERE learning_id = 1; \
+         UPDATE credit_totals SET helpful = helpful + 1, harmful = harmful + 1 WHERE id = 1;",
+    )
+    .unwrap();
+    assert_eq!(now(&p), (Some(1), Some(2), Some(1), Some(2)));
+    let version = if db.is_postgres() { 25 } else { 55 };
+    db.execute(
+        "DELETE FROM refinery_schema_history WHERE version = ?1",
+        [version],
+    )
+    .unwrap();
+    drop(db);
+    assert_eq!(now(&p), today, "recomputed by today's rules");
+    let credits: Vec<String> = (1..=3)
+        .map(|t| {
+            p.db()
+                .query_row(
+                    "SELECT credit FROM task_credits WHERE task_id = ?1",
+                    [t],
+                    |r| r.get(0),
+                )
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(credits, ["harmful", "neutral", "neutral"]);
+}
