@@ -49,7 +49,8 @@ fences! {
     GzaTask => "gza-task",
     /// The list of tasks the MCP tools show.
     GzaTasks => "gza-tasks",
-    /// A task's prompt, in the extraction and rerank requests.
+    /// A task's prompt, in the extraction and rerank requests and in the prompt of a review or
+    /// improve task (the prompt of the task whose branch it is about).
     Task => "task",
     /// The end of an agent's output, in the extraction request.
     AgentFinalOutput => "agent_final_output",
@@ -61,6 +62,15 @@ fences! {
     Learning => "learning",
     /// One candidate learning, in the rerank request.
     Candidate => "candidate",
+    /// An agent's report (an implement or improve task's output, a review's findings), in a
+    /// review or improve task's prompt.
+    AgentReport => "agent_report",
+    /// The diff under review, in a review task's prompt.
+    BranchDiff => "branch_diff",
+    /// The end of the project's check command's output, in a review or improve task's prompt.
+    CheckOutput => "check_output",
+    /// A comment someone left on a branch (`gza comment`), in an improve task's prompt.
+    BranchComment => "branch_comment",
 }
 
 /// What stands where a fence tag was written inside fenced text.
