@@ -9,10 +9,6 @@
 //! spaces and separators inside the name, and escapes (`&lt;`, `&sol;`, `&shy;`, `&#60;`, `%3C`,
 //! `\u003c`) are set aside.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 /// How learnings are introduced, in a task's prompt and in a session alike (one wording, so
 /// issue 20's framing is changed in one place). The fence marks what gza gathered; the words
 /// ask the agent to follow a project's conventions, while nothing inside can change its task
@@ -53,7 +49,8 @@ fences! {
     GzaTask => "gza-task",
     /// The list of tasks the MCP tools show.
     GzaTasks => "gza-tasks",
-    /// A task's prompt, in the extraction and rerank requests.
+    /// A task's prompt, in the extraction and rerank requests and in the prompt of a review or
+    /// improve task (the prompt of the task whose branch it is about).
     Task => "task",
     /// The end of an agent's output, in the extraction request.
     AgentFinalOutput => "agent_final_output",
@@ -65,6 +62,15 @@ fences! {
     Learning => "learning",
     /// One candidate learning, in the rerank request.
     Candidate => "candidate",
+    /// An agent's report (an implement or improve task's output, a review's findings), in a
+    /// review or improve task's prompt.
+    AgentReport => "agent_report",
+    /// The diff under review, in a review task's prompt.
+    BranchDiff => "branch_diff",
+    /// The end of the project's check command's output, in a review or improve task's prompt.
+    CheckOutput => "check_output",
+    /// A comment someone left on a branch (`gza comment`), in an improve task's prompt.
+    BranchComment => "branch_comment",
 }
 
 /// What stands where a fence tag was written inside fenced text.
@@ -85,29 +91,6 @@ pub fn fenced_with(fence: Fence, attributes: &str, body: &str) -> String {
         neutralise(body.trim_end())
     )
 }
-
-/// Every fence tag, open or close, as the folded text reads it; [`is_tag`] says which matches
-/// are tags.
-static TAGS: LazyLock<Regex> = LazyLock::new(|| {
-    // Separators a name may be broken up with: `</learn ings>`, `</gza_learnings>`.
-    const SEP: &str = r"[\s_.\-]*";
-    let names: Vec<String> = Fence::ALL
-        .iter()
-        .map(|f| {
-            f.tag()
-                .chars()
-                .filter(|c| c.is_ascii_alphanumeric())
-                .map(|c| regex::escape(&c.to_string()))
-                .collect::<Vec<_>>()
-                .join(SEP)
-        })
-        .collect();
-    let names = names.join("|");
-    Regex::new(&format!(
-        r"<(?P<close>\s*[/\\])?\s*(?P<name>{names})\b(?P<rest>[^<>\n]{{0,80}}?>)?"
-    ))
-    .expect("valid fence pattern")
-});
 
 /// One character as the fence pattern reads it: invisible and combining characters gone (an
 /// accented letter decomposed first, so `é` reads `e`), compatibility forms folded, lower case,
@@ -135,13 +118,20 @@ fn fold_char(c: char, out: &mut String) {
 /// `text` with every sequence that reads as one of gza's fence tags ([`Fence::ALL`]) replaced
 /// by [`REMOVED`].
 pub fn neutralise(text: &str) -> String {
+    // Every tag starts with `<` once folded, and in ASCII text only `<` itself or an escape
+    // (`&…`, `%3C`, `\u003c`) folds to one: such a text is returned as it is, unread.
+    if text.is_ascii()
+        && !text
+            .bytes()
+            .any(|b| matches!(b, b'<' | b'&' | b'%' | b'\\'))
+    {
+        return text.to_string();
+    }
     let folded = Folded::new(text);
-    // Every tag starts with `<` once folded: without one nothing can match, and the pattern (a
-    // few milliseconds to compile, in a hook that gives learnings) is not built.
     if !folded.text.contains('<') {
         return text.to_string();
     }
-    replace_matches(text, &folded, &TAGS)
+    replace_tags(text, &folded)
 }
 
 /// A text as the fence patterns read it ([`fold_char`], escapes such as `&lt;` or `%2F` read as
@@ -171,47 +161,156 @@ impl Folded {
     }
 }
 
-/// Whether a match of [`TAGS`] reads as a tag. The name must end there (`<learning-rate>` is
-/// another tag). A closing tag (`</task`, `< / task >`) is one wherever it stands, its `>`
-/// optional; an opening one needs its `>` and its name right after the `<` (`a < task list` is
-/// prose), and not a letter just before (`Vec<Task>` is a type).
-fn is_tag(folded: &str, caps: &regex::Captures) -> bool {
-    let whole = caps.get(0).expect("whole match");
-    let name = caps.name("name").expect("the name is not optional");
-    if folded[name.end()..]
+/// Where a tag's name may be broken up (`</learn ings>`, `</gza_learnings>`): blanks, `_`,
+/// `.` and `-`.
+fn is_separator(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '_' | '.' | '-')
+}
+
+/// One candidate tag at `at` (a `<`) of the folded text, as the pattern
+/// `<(\s*[/\\])?\s*(NAME)\b([^<>\n]{0,80}?>)?` reads it, NAME being each fence's name in the
+/// order declared (its letters and digits, separators allowed between them) and the first that
+/// matches taken: whether it closes, where the name starts and ends, and where the `>` after
+/// it ends (if within 80 characters, before any `<`, `>` or line break).
+///
+/// Matched by hand rather than by a regex: compiling that pattern (every separator class at every
+/// letter of every name, a bounded repeat of a Unicode class) took 9 M instructions, a third of
+/// a SessionStart hook whose learnings held a `<`.
+struct Candidate {
+    close: bool,
+    name: (usize, usize),
+    rest_end: Option<usize>,
+}
+
+fn candidate_at(folded: &str, at: usize) -> Option<Candidate> {
+    let blanks = |mut i: usize| {
+        while let Some(c) = folded[i..].chars().next().filter(|c| c.is_whitespace()) {
+            i += c.len_utf8();
+        }
+        i
+    };
+    debug_assert!(folded[at..].starts_with('<'));
+    let after = at + 1;
+    // `(\s*[/\\])?`, greedy: taken when it can be.
+    let slash = blanks(after);
+    let (close, from) = match folded[slash..].chars().next() {
+        Some('/' | '\\') => (true, slash + 1),
+        _ => (false, after),
+    };
+    let name_start = blanks(from);
+    for fence in Fence::ALL {
+        let Some(name_end) = name_at(folded, name_start, fence.tag()) else {
+            continue;
+        };
+        // `\b`: the name ends in a letter or digit, so a word character must not follow.
+        if folded[name_end..]
+            .chars()
+            .next()
+            .is_some_and(regex_syntax::is_word_character)
+        {
+            continue;
+        }
+        return Some(Candidate {
+            close,
+            name: (name_start, name_end),
+            rest_end: gt_within(folded, name_end, 80),
+        });
+    }
+    // An optional `[/\\]` that was taken may be left out instead: `<` then the name right away
+    // is then the only other reading, and it needs a name where the slash stood, which it is
+    // not. So there is no other reading.
+    None
+}
+
+/// Where `name`'s letters and digits end when they stand at `at`, separators allowed between
+/// two of them (not before the first).
+fn name_at(folded: &str, at: usize, name: &str) -> Option<usize> {
+    let mut i = at;
+    let mut first = true;
+    for want in name.chars().filter(char::is_ascii_alphanumeric) {
+        if !first {
+            while let Some(c) = folded[i..].chars().next().filter(|&c| is_separator(c)) {
+                i += c.len_utf8();
+            }
+        }
+        first = false;
+        if folded[i..].chars().next() != Some(want) {
+            return None;
+        }
+        i += want.len_utf8();
+    }
+    Some(i)
+}
+
+/// The end of the first `>` after `from`, if at most `most` other characters (none of them `<`,
+/// `>` or a line break) come before it.
+fn gt_within(folded: &str, from: usize, most: usize) -> Option<usize> {
+    for (n, (i, c)) in folded[from..].char_indices().enumerate() {
+        if c == '>' {
+            return Some(from + i + 1);
+        }
+        if n == most || matches!(c, '<' | '\n') {
+            return None;
+        }
+    }
+    None
+}
+
+/// Where a candidate that reads as a tag ends, or `None`. The name must end there
+/// (`<learning-rate>` is another tag). A closing tag (`</task`, `< / task >`) is one wherever it
+/// stands, its `>` optional; an opening one needs its `>` and its name right after the `<`
+/// (`a < task list` is prose), and not a letter just before (`Vec<Task>` is a type).
+fn tag_end(folded: &str, at: usize, c: &Candidate) -> Option<usize> {
+    let end = c.rest_end.unwrap_or(c.name.1);
+    if folded[c.name.1..]
         .chars()
         .next()
         .is_some_and(|c| c.is_alphanumeric() || matches!(c, '-' | '_'))
     {
-        return false;
+        return None;
     }
-    if caps.name("close").is_some() {
-        return true;
+    if c.close {
+        return Some(end);
     }
-    caps.name("rest").is_some()
-        && name.start() == whole.start() + 1
-        && !folded[..whole.start()]
+    (c.rest_end.is_some()
+        && c.name.0 == at + 1
+        && !folded[..at]
             .chars()
             .next_back()
-            .is_some_and(char::is_alphanumeric)
+            .is_some_and(char::is_alphanumeric))
+    .then_some(end)
 }
 
-fn replace_matches(text: &str, folded: &Folded, pattern: &Regex) -> String {
+/// Every tag's span in the folded text, in order: each `<`, left to right, after the last tag
+/// found (as a regex's successive matches are found).
+fn tags(folded: &str) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(i) = folded[from..].find('<') {
+        let at = from + i;
+        match candidate_at(folded, at) {
+            Some(c) => {
+                if let Some(end) = tag_end(folded, at, &c) {
+                    found.push((at, end));
+                }
+                // The next search starts after this match, tag or not.
+                from = c.rest_end.unwrap_or(c.name.1);
+            }
+            None => from = at + 1,
+        }
+    }
+    found
+}
+
+fn replace_tags(text: &str, folded: &Folded) -> String {
     let origin = &folded.origin;
     let mut out = String::with_capacity(text.len());
     let mut kept = 0;
-    for caps in pattern.captures_iter(&folded.text) {
-        let m = caps.get(0).expect("whole match");
-        if m.start() == m.end() {
-            continue;
-        }
-        if !is_tag(&folded.text, &caps) {
-            continue;
-        }
-        let start = origin[m.start()].0;
+    for (m_start, m_end) in tags(&folded.text) {
+        let start = origin[m_start].0;
         // Through what folds to nothing right after it too (a combining mark on its last
         // letter), so no part of the tag is left standing.
-        let end = origin.get(m.end()).map_or(text.len(), |o| o.0);
+        let end = origin.get(m_end).map_or(text.len(), |o| o.0);
         if start < kept {
             continue;
         }
@@ -366,6 +465,128 @@ mod tests {
             missed.len(),
             missed.join("\n")
         );
+    }
+
+    /// The pattern the tags were matched with before [`candidate_at`], and its reading
+    /// ([`is_tag`] then): what the hand-written matcher must find, on every text.
+    fn tags_by_regex(folded: &str) -> Vec<(usize, usize)> {
+        static PATTERN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(pattern);
+        fn pattern() -> regex::Regex {
+            const SEP: &str = r"[\s_.\-]*";
+            let names: Vec<String> = Fence::ALL
+                .iter()
+                .map(|f| {
+                    f.tag()
+                        .chars()
+                        .filter(|c| c.is_ascii_alphanumeric())
+                        .map(|c| regex::escape(&c.to_string()))
+                        .collect::<Vec<_>>()
+                        .join(SEP)
+                })
+                .collect();
+            let names = names.join("|");
+            regex::Regex::new(&format!(
+                r"<(?P<close>\s*[/\\])?\s*(?P<name>{names})\b(?P<rest>[^<>\n]{{0,80}}?>)?"
+            ))
+            .unwrap()
+        }
+        let pattern = &*PATTERN;
+        let is_tag = |caps: &regex::Captures| {
+            let whole = caps.get(0).unwrap();
+            let name = caps.name("name").unwrap();
+            if folded[name.end()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphanumeric() || matches!(c, '-' | '_'))
+            {
+                return false;
+            }
+            if caps.name("close").is_some() {
+                return true;
+            }
+            caps.name("rest").is_some()
+                && name.start() == whole.start() + 1
+                && !folded[..whole.start()]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_alphanumeric)
+        };
+        pattern
+            .captures_iter(folded)
+            .filter(|c| is_tag(c))
+            .map(|c| (c.get(0).unwrap().start(), c.get(0).unwrap().end()))
+            .collect()
+    }
+
+    #[test]
+    fn the_matcher_finds_what_the_pattern_found() {
+        let mut texts: Vec<String> = Vec::new();
+        for fence in Fence::ALL {
+            for name in spellings(fence.tag()) {
+                for disguise in DISGUISES {
+                    texts.push(format!("a {} b", disguise.replace("{}", &name)));
+                }
+            }
+        }
+        // Pieces that make the pattern backtrack, glued at random (a fixed seed).
+        let pieces = [
+            "<",
+            ">",
+            "/",
+            "\\",
+            " ",
+            "\n",
+            "\t",
+            "-",
+            "_",
+            ".",
+            "s",
+            "x",
+            "é",
+            "‿",
+            "＿",
+            "learning",
+            "learnings",
+            "gza",
+            "task",
+            "tasks",
+            "agent",
+            "report",
+            "diff",
+            "branch",
+            "candidate",
+            "check_output",
+            "Vec",
+            "a",
+            "1",
+            "\u{2003}",
+            "\u{1680}",
+            "\u{2028}",
+            "日本",
+            "&lt;",
+            "%3C",
+            "ꜱ",
+            "<<",
+            ">>",
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            let mut t = String::new();
+            for _ in 0..12 {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                t.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            texts.push(t);
+        }
+        texts.push(format!("</task{}>", "x ".repeat(40)));
+        texts.push(format!("<task {}>", "y".repeat(79)));
+        texts.push(format!("<task {}>", "y".repeat(80)));
+        for text in &texts {
+            let folded = Folded::new(text);
+            assert_eq!(tags(&folded.text), tags_by_regex(&folded.text), "{text:?}");
+        }
     }
 
     #[test]

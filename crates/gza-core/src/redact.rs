@@ -45,7 +45,8 @@ use std::borrow::Cow;
 
 use crate::lazy_regex::LazyRegex;
 use std::io::Write;
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::AhoCorasick;
 use regex::Captures;
@@ -608,8 +609,15 @@ fn rules() -> Vec<Rule> {
 }
 
 struct Redactor {
-    /// Every rule's anchors in one automaton; a match names the rule to try.
+    /// Every rule's anchors in one automaton; a match names the rule to try. A contiguous NFA:
+    /// quick to build, which is what a process that redacts a few short texts pays (every hook
+    /// redacts its session id; a DFA of these anchors took 5 of a hook's 24 M instructions).
     anchors: AhoCorasick,
+    /// The same anchors as a DFA, faster to scan, built once this process has scanned
+    /// [`DFA_AFTER_BYTES`] (`gza work` writing an agent's raw log): same matches either way.
+    anchors_dfa: OnceLock<AhoCorasick>,
+    /// Bytes scanned with the NFA so far.
+    scanned: AtomicUsize,
     /// Each anchor's length, its rules and what must follow it for each.
     words: Vec<Vec<u8>>,
     entries: Vec<Vec<(usize, Follow)>>,
@@ -651,30 +659,11 @@ static REDACTOR: LazyLock<Redactor> = LazyLock::new(|| {
     // A leftmost-longest scan reports one of overlapping anchors (`password`, not the `pass` in
     // it; `pass`, not a `secret` that starts with its last `s`): each word knows which others may
     // start inside it, so they are checked where they would be.
-    let hidden: Vec<Vec<(usize, usize)>> = words
-        .iter()
-        .map(|a| {
-            let a = a.as_bytes();
-            let mut inside = Vec::new();
-            for (j, b) in words.iter().enumerate() {
-                let b = b.as_bytes();
-                for k in 0..a.len() {
-                    let common = (a.len() - k).min(b.len());
-                    if a[k..k + common] == b[..common] {
-                        inside.push((k, j));
-                    }
-                }
-            }
-            inside
-        })
-        .collect();
+    let hidden = hidden_anchors(&words);
     Redactor {
-        anchors: AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(&words)
-            .expect("valid anchors"),
+        anchors: anchor_automaton(&words, aho_corasick::AhoCorasickKind::ContiguousNFA),
+        anchors_dfa: OnceLock::new(),
+        scanned: AtomicUsize::new(0),
         words: words.iter().map(|w| w.as_bytes().to_vec()).collect(),
         entries,
         hidden,
@@ -686,6 +675,62 @@ static REDACTOR: LazyLock<Redactor> = LazyLock::new(|| {
         pem_end: LazyRegex::new(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"),
     }
 });
+
+/// Bytes a process scans with the anchors' NFA before it builds their DFA: a hook (a session id,
+/// a few learnings) never gets there; a raw log does within its first lines.
+const DFA_AFTER_BYTES: usize = 256 * 1024;
+
+fn anchor_automaton<W: AsRef<[u8]>>(
+    words: &[W],
+    kind: aho_corasick::AhoCorasickKind,
+) -> AhoCorasick {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+        .kind(Some(kind))
+        .build(words)
+        .expect("valid anchors")
+}
+
+/// For each anchor `a` (lower case), the anchors `b` that may start inside it, with where: each
+/// `(k, j)` such that `a[k..]` and `words[j]` agree as far as both go (`a[k..]` starts with
+/// `b`, or `b` with `a[k..]`). Found through a table of every anchor's prefixes rather than by
+/// comparing every pair at every offset (that took 5 M instructions of every hook, for the
+/// session id's redaction).
+fn hidden_anchors(words: &[String]) -> Vec<Vec<(usize, usize)>> {
+    use std::collections::HashMap;
+    let mut by_prefix: HashMap<&[u8], Vec<usize>> = HashMap::new();
+    let mut by_word: HashMap<&[u8], usize> = HashMap::new();
+    for (j, b) in words.iter().enumerate() {
+        let b = b.as_bytes();
+        by_word.insert(b, j);
+        for end in 1..=b.len() {
+            by_prefix.entry(&b[..end]).or_default().push(j);
+        }
+    }
+    words
+        .iter()
+        .map(|a| {
+            let a = a.as_bytes();
+            let mut inside = Vec::new();
+            for k in 0..a.len() {
+                let rest = &a[k..];
+                // Anchors no shorter than the rest of `a`, starting with it.
+                if let Some(js) = by_prefix.get(rest) {
+                    inside.extend(js.iter().map(|&j| (k, j)));
+                }
+                // Shorter ones the rest of `a` starts with.
+                for end in 1..rest.len() {
+                    if let Some(&j) = by_word.get(&rest[..end]) {
+                        inside.push((k, j));
+                    }
+                }
+            }
+            inside.sort_by_key(|&(k, j)| (j, k));
+            inside
+        })
+        .collect()
+}
 
 /// A stretch of text to replace.
 struct Span {
@@ -749,10 +794,26 @@ impl Redactor {
     /// The rules worth trying on `text`: those whose anchor it holds (one scan), and those
     /// tried always.
     fn candidates(&self, text: &str) -> u64 {
+        self.candidates_with(self.automaton(text.len()), text)
+    }
+
+    /// The anchors' NFA, or their DFA once this process has scanned enough to be worth it.
+    fn automaton(&self, len: usize) -> &AhoCorasick {
+        if let Some(dfa) = self.anchors_dfa.get() {
+            return dfa;
+        }
+        if self.scanned.fetch_add(len, Ordering::Relaxed) + len < DFA_AFTER_BYTES {
+            return &self.anchors;
+        }
+        self.anchors_dfa
+            .get_or_init(|| anchor_automaton(&self.words, aho_corasick::AhoCorasickKind::DFA))
+    }
+
+    fn candidates_with(&self, anchors: &AhoCorasick, text: &str) -> u64 {
         let mut found = self.always;
         let all = (1u64 << self.regexes.len()) - 1;
         let bytes = text.as_bytes();
-        for m in self.anchors.find_iter(text) {
+        for m in anchors.find_iter(text) {
             for &(k, j) in &self.hidden[m.pattern().as_usize()] {
                 let word = &self.words[j];
                 let (start, end) = (m.start() + k, m.start() + k + word.len());
@@ -2487,6 +2548,38 @@ mod tests {
         );
     }
 
+    /// The prefix tables find what comparing every pair of anchors at every offset finds.
+    #[test]
+    fn hidden_anchors_are_those_every_pair_compared_finds() {
+        let mut words: Vec<String> = rules()
+            .iter()
+            .flat_map(|r| r.anchors.iter().map(|w| w.to_ascii_lowercase()))
+            .collect();
+        words.sort();
+        words.dedup();
+        words.extend(["pass", "passw", "sec", "secretx", "x"].map(String::from));
+        words.sort();
+        words.dedup();
+        let naive: Vec<Vec<(usize, usize)>> = words
+            .iter()
+            .map(|a| {
+                let a = a.as_bytes();
+                let mut inside = Vec::new();
+                for (j, b) in words.iter().enumerate() {
+                    let b = b.as_bytes();
+                    for k in 0..a.len() {
+                        let common = (a.len() - k).min(b.len());
+                        if a[k..k + common] == b[..common] {
+                            inside.push((k, j));
+                        }
+                    }
+                }
+                inside
+            })
+            .collect();
+        assert_eq!(hidden_anchors(&words), naive);
+    }
+
     #[test]
     fn the_anchor_scan_never_skips_a_rule_that_matches() {
         // Every text the tests know, each line of the code and docs here, and pieces of them
@@ -2518,8 +2611,11 @@ mod tests {
         ] {
             texts.push(extra.to_string());
         }
+        let dfa = anchor_automaton(&r.words, aho_corasick::AhoCorasickKind::DFA);
         for text in &texts {
-            let candidates = r.candidates(text);
+            let candidates = r.candidates_with(&r.anchors, text);
+            // The DFA a long-running process switches to finds the same.
+            assert_eq!(candidates, r.candidates_with(&dfa, text), "{text:?}");
             for (i, re) in r.regexes.iter().enumerate() {
                 if re.is_match(text) {
                     assert!(candidates & (1 << i) != 0, "rule {i} skipped on {text:?}");
