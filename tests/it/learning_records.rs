@@ -181,6 +181,19 @@ fn bad_ids_and_arguments_get_one_line_errors_and_change_nothing() {
             vec!["learnings", "archive", "L0"],
             "\"L0\" is not a learning id",
         ),
+        // Digits alone, or a lone L, are ids too (they said `unknown section "0"`).
+        (
+            vec!["learnings", "show", "0"],
+            "\"0\" is not a learning id; ids look like L12",
+        ),
+        (
+            vec!["learnings", "show", "L"],
+            "\"L\" is not a learning id; ids look like L12",
+        ),
+        (
+            vec!["learnings", "show", "l"],
+            "\"l\" is not a learning id; ids look like L12",
+        ),
         (
             vec!["learnings", "search", "-k", "0", "x"],
             "-k must be at least 1",
