@@ -167,6 +167,81 @@ fn bad_ids_and_arguments_get_one_line_errors_and_change_nothing() {
             "a section is a name of 1 to 60 characters",
         ),
         (vec!["learnings", "add", "one"], "2 to 80 words"),
+        // An empty or blank value of a trigger option was stored as a trigger that never fires.
+        (
+            vec![
+                "learnings",
+                "add",
+                "Bump the version in plugin.json",
+                "--tool",
+                "",
+            ],
+            "--tool is empty; give it a value, or leave it out",
+        ),
+        (
+            vec![
+                "learnings",
+                "add",
+                "Bump the version in plugin.json",
+                "--keyword",
+                " ",
+            ],
+            "--keyword is empty",
+        ),
+        (
+            vec![
+                "learnings",
+                "add",
+                "Bump the version in plugin.json",
+                "--file",
+                "",
+            ],
+            "--file is empty",
+        ),
+        (
+            vec![
+                "learnings",
+                "add",
+                "Bump the version in plugin.json",
+                "--tool",
+                "Edit",
+                "--check",
+                "",
+            ],
+            "--check is empty",
+        ),
+        (
+            vec![
+                "learnings",
+                "add",
+                "Bump the version in plugin.json",
+                "--context",
+                "\t",
+            ],
+            "--context is empty",
+        ),
+        (
+            vec![
+                "learnings",
+                "add",
+                "Bump the version in plugin.json",
+                "--when",
+                "",
+            ],
+            "--when is empty",
+        ),
+        (
+            vec!["learnings", "edit", "L1", "--tool", ""],
+            "--tool is empty",
+        ),
+        (
+            vec!["learnings", "edit", "L1", "--check", " "],
+            "--check is empty",
+        ),
+        (
+            vec!["learnings", "edit", "L1", "--when", ""],
+            "--when is empty",
+        ),
         (vec!["learnings", "show", "Nope"], "unknown section"),
         // Shaped like an id, though no learning can have it: the id's message, as archive's.
         (
