@@ -748,7 +748,7 @@ fn stats_count_by_section_priority_origin_and_injection() {
     Injections:         2 (task:file 2); 0 active never injected; 0 Claude Code sessions
       L1       1×  Keep handlers thin
       L2       1×  Run make test before finishing
-    Outcomes:           1 helpful, 0 harmful of the tasks credited (base rate 80%)
+    Outcomes:           base rate 80% from the finished tasks counted for it, with learnings or without (1 helpful, 0 harmful)
       injection rate:   1 of the last 1 finished tasks given learnings (100%); 0 agent sessions given learnings by hooks
       usage:            helpful 100% of tasks given learnings (1 of 1), - of tasks without (0 of 0); observed, not controlled: the tasks given learnings are not the tasks without
       growth:           +0 +0 +0 +3 learnings a week (the last 4 weeks, oldest first)

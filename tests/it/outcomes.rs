@@ -520,3 +520,27 @@ fn forged_task_commits_and_reverts_in_a_cloned_history_debit_nothing() {
         "{c}"
     );
 }
+
+/// Stats in a project where no task was ever given a learning: the base rate's figures are
+/// said to be the tasks counted for it (they read as credits to learnings: "3 helpful, 0
+/// harmful of the tasks credited"), and no helpful or harmful credit is shown for learnings.
+#[test]
+fn stats_without_any_injection_show_no_credit_to_learnings() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    for i in 0..3 {
+        p.add(&["--type", "explore", &format!("look {i}")]);
+    }
+    p.run(&["work", "--all"]);
+    let stats = p.ok(&["learnings", "stats"]);
+    assert!(
+        stats.contains("from the finished tasks counted for it, with learnings or without (3 helpful, 0 harmful)"),
+        "{stats}"
+    );
+    assert!(!stats.contains("of the tasks credited"), "{stats}");
+    assert!(
+        stats.contains("no finished task was given learnings, so none has credit yet"),
+        "{stats}"
+    );
+    assert!(!stats.contains("of tasks given learnings"), "{stats}");
+}
