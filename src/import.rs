@@ -118,20 +118,15 @@ pub struct Report {
     pub skipped: Vec<Skipped>,
 }
 
+/// The largest import file gza reads: thousands of tasks fit in far less.
+const MAX_BYTES: u64 = 4 * 1024 * 1024;
+
 /// Read an import file (called `name` in messages); a file that is not YAML of this shape is
 /// an error naming the line.
 fn read(path: &Path, name: &str) -> Result<TaskFile> {
-    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::Usage(format!("import file {name} does not exist")),
-        // The person named it, so it is theirs to fix (a directory, say), not a fault of gza's.
-        _ => Error::Usage(format!("cannot read import file {name}: {e}")),
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        Error::Usage(format!(
-            "{name} is not UTF-8 text (bad byte at offset {})",
-            e.utf8_error().valid_up_to()
-        ))
-    })?;
+    // A FIFO or a device named here would block (or fill memory) forever, so it is refused in
+    // one line; so is a file larger than any task list, before it is read.
+    let text = gza_core::fsutil::read_named_text(path, &format!("import file {name}"), MAX_BYTES)?;
     gza_core::yaml::from_str(&text).map_err(|e| {
         let at = e
             .location

@@ -90,7 +90,13 @@ pub fn cmd_merge(ctx: &Context, args: MergeArgs) -> anyhow::Result<()> {
     let merged = crate::branch::merge(&project, &store, &task, options)?;
     let mut out = output::stdout();
     let ok = output::paint(output::GREEN, "✓");
-    if merged.already {
+    if let Some(before) = &merged.deleted_after {
+        writeln!(
+            out,
+            "{}; nothing to do",
+            crate::review::merged_and_deleted(task.id, &merged.branch, before)
+        )?;
+    } else if merged.already {
         writeln!(
             out,
             "Task {}'s branch {} is already merged into {}; nothing to do",

@@ -105,8 +105,19 @@ impl TriggerArgs {
             && self.checklist.is_empty()
     }
 
-    /// The triggers, checked: every glob must compile.
+    /// The triggers, checked: no value may be empty (an empty `--tool ''` was stored as a
+    /// trigger that can never fire, and an empty `--check ''` as a blank checklist item), and
+    /// every glob must compile.
     fn triggers(&self) -> anyhow::Result<crate::learning::Triggers> {
+        for (flag, list) in [
+            ("--tool", &self.tools),
+            ("--file", &self.files),
+            ("--keyword", &self.actions),
+            ("--context", &self.contexts),
+            ("--check", &self.checklist),
+        ] {
+            not_empty(flag, list)?;
+        }
         let clean = |list: &[String]| -> Vec<String> {
             list.iter()
                 .map(|s| crate::redact::one_clean_line(s))
@@ -123,6 +134,19 @@ impl TriggerArgs {
             contexts: clean(&self.contexts),
         })
     }
+}
+
+/// Refuse an empty or blank value of a repeatable option in one line, as `--why ''` is.
+fn not_empty(flag: &str, values: &[String]) -> anyhow::Result<()> {
+    if values
+        .iter()
+        .any(|v| crate::redact::one_clean_line(v).is_empty())
+    {
+        return Err(usage(format!(
+            "{flag} is empty; give it a value, or leave it out"
+        )));
+    }
+    Ok(())
 }
 
 fn parse_priority(text: &str) -> Result<Priority, String> {

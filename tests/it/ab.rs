@@ -338,6 +338,22 @@ fn bad_input_gets_one_line_saying_what_to_do() {
         error.contains("entry 2 depends on another entry"),
         "{error}"
     );
+    // A task file that is a device or a FIFO is refused at once (it blocked forever).
+    let error = p.user_error_within(20, &["ab", "/dev/zero", "--no-verify"], None);
+    assert!(
+        error.contains("/dev/zero is a device, not a regular file"),
+        "{error}"
+    );
+    let fifo = p.scratch().join("fifo.yaml");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let error = p.user_error_within(20, &["ab", &fifo.to_string_lossy()], None);
+    assert!(error.contains("is a FIFO (named pipe)"), "{error}");
     // Nothing was stored by any of them.
     assert_eq!(count(&p, "SELECT COUNT(*) FROM ab_experiments"), 0);
     assert_eq!(count(&p, "SELECT COUNT(*) FROM tasks"), 2);

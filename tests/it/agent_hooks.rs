@@ -600,3 +600,39 @@ fn codex_session_end_extracts_the_sessions_learnings() {
 fn gemini_session_end_extracts_the_sessions_learnings() {
     a_session_end_extracts_the_sessions_learnings(Agent::Gemini);
 }
+
+/// An agent settings file that is a FIFO (a repository can commit one) is refused in one line
+/// by `gza hook install` and `gza mcp install`; both blocked forever reading it.
+#[test]
+fn a_settings_file_that_is_a_fifo_is_refused_not_read() {
+    let p = TestProject::in_git_repo();
+    std::fs::create_dir_all(p.path(".claude")).unwrap();
+    let fifo = p.path(".claude/settings.json");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let err = p.user_error_within(20, &["hook", "install", "--agent", "claude"], None);
+    assert!(
+        err.contains("is a FIFO (named pipe), not a regular file"),
+        "{err}"
+    );
+    std::fs::remove_file(&fifo).unwrap();
+    std::fs::create_dir_all(p.path(".codex")).unwrap();
+    let fifo = p.path(".codex/config.toml");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let err = p.user_error_within(20, &["mcp", "install", "--agent", "codex"], None);
+    assert!(
+        err.contains("is a FIFO (named pipe), not a regular file"),
+        "{err}"
+    );
+}

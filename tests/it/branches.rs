@@ -495,3 +495,40 @@ fn pr_refuses_when_gh_is_logged_out_or_there_is_no_remote() {
     assert_snapshot!("pr_no_remote", p.user_error(&["pr", "1"]));
     assert_eq!(p.task_field::<Option<String>>(1, "pr_url"), None);
 }
+
+/// After `gza merge N --delete-branch` the branch is gone because it was merged: every branch
+/// command says so (it said the branch was deleted by hand and to restore it from the reflog),
+/// and `gza merge N` again has nothing to do (exit 0, as for a branch merged already).
+#[test]
+fn a_merged_and_deleted_branch_is_said_to_be_merged_not_lost() {
+    let p = TestProject::in_git_repo();
+    p.command_agent(
+        "cat > /dev/null\necho \"from task $GZA_TASK_ID\" > \"task-$GZA_TASK_ID.txt\"\necho done\n",
+        "verify: \"true\"\n",
+    );
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure gza"]);
+    finished(&p, "Add a file");
+    let branch: String = p.task_field(1, "branch");
+    p.ok(&["merge", "1", "--delete-branch"]);
+    let merged = format!("and its branch {branch} deleted");
+    for command in ["diff", "verify", "checkout", "review", "rebase"] {
+        let err = p.user_error(&[command, "1"]);
+        assert!(
+            err.contains("task 1 was merged into main at ") && err.contains(&merged),
+            "gza {command}: {err}"
+        );
+        assert!(!err.contains("deleted by hand"), "gza {command}: {err}");
+    }
+    let before = head(&p);
+    for args in [&["merge", "1"][..], &["merge", "1", "--delete-branch"]] {
+        let run = p.run(args);
+        assert_eq!(run.code, 0, "{run}");
+        assert!(
+            run.stdout.contains("task 1 was merged into main at ")
+                && run.stdout.contains(&format!("{merged}; nothing to do")),
+            "{run}"
+        );
+    }
+    assert_eq!(head(&p), before);
+}

@@ -102,7 +102,7 @@ fn a_bad_key_or_type_in_any_layer_names_its_file_line_and_key() {
     std::fs::write(p.path("gza.yaml"), "project_name: demo\n").unwrap();
 
     p.set_env("GZA_MAX_CONCURRENT", "many");
-    assert_snapshot!(err(&p), @r#"Error: GZA_MAX_CONCURRENT=many: max_concurrent: got the text "many", expected a whole number, 0 or more (the environment sets max_concurrent); fix or unset it"#);
+    assert_snapshot!(err(&p), @r#"Error: GZA_MAX_CONCURRENT=many: max_concurrent: got the text "many"; max_concurrent must be between 1 and 256 (the environment sets max_concurrent); fix or unset it"#);
     // A misspelt variable is not silently ignored.
     p.set_env("GZA_MAX_CONCURRENT", "2");
     p.set_env("GZA_MAX_CONCURENT", "4");
@@ -271,4 +271,27 @@ fn a_settings_error_names_the_file_that_holds_the_key_and_init_refuses_it() {
     std::fs::write(p.path("gza.local.yaml"), "max_concurrent: 0\n").unwrap();
     let err = p.user_error(&["next"]);
     assert!(err.contains("gza.local.yaml:1"), "{err}");
+}
+
+/// A whole-number key with a range of its own says that range however the value is wrong:
+/// `max_turns: -5` was told "a whole number, 0 or more", and then `max_turns: 0` "must be at
+/// least 1".
+#[test]
+fn a_negative_or_zero_max_turns_gets_one_range() {
+    let p = TestProject::new();
+    for value in ["-5", "0"] {
+        p.config(&format!("max_turns: {value}\n"));
+        let err = p.user_error(&["history"]);
+        assert!(
+            err.contains("max_turns must be at least 1"),
+            "{value}: {err}"
+        );
+        assert!(!err.contains("0 or more"), "{value}: {err}");
+    }
+    p.config("watch:\n  max_attempts: -2\n");
+    let err = p.user_error(&["history"]);
+    assert!(
+        err.contains("watch.max_attempts must be at least 1"),
+        "{err}"
+    );
 }

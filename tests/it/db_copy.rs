@@ -136,7 +136,13 @@ fn fill(p: &TestProject) -> i64 {
         "Handlers live in api/, one module per resource",
     ]);
     p.ok(&["learnings", "add", "A learning to archive later"]);
-    p.ok(&["learnings", "rate", "L1", "up", "--why", "saved a retry"]);
+    // Rated as someone (a rating with no identity is refused).
+    let rated = p
+        .command(&["learnings", "rate", "L1", "up", "--why", "saved a retry"])
+        .env("USER", "tester")
+        .output()
+        .unwrap();
+    assert!(rated.status.success(), "{rated:?}");
     p.ok(&["learnings", "archive", "L3"]);
     let first = p.add(&["Add a health-check endpoint ✓ ünïcode 🚀"]);
     p.add(&["--type", "explore", "Why is the nightly export slow?"]);

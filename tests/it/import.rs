@@ -246,3 +246,49 @@ fn depends_on_as_a_list_of_one_is_read() {
         "{err}"
     );
 }
+
+/// A path that is not a file of text (a FIFO, a device) is refused in one line at once (both
+/// blocked forever); a file larger than any task list is refused unread; and a parse error
+/// quotes at most a short excerpt of the file (a 1 MB line came back whole). Nothing is queued.
+#[test]
+fn a_fifo_a_device_or_a_huge_file_is_refused_in_one_short_line() {
+    let p = TestProject::new();
+    let before = p.dump();
+    let fifo = p.scratch().join("tasks.yaml");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let fifo = fifo.to_string_lossy().into_owned();
+    let err = p.user_error_within(20, &["import", &fifo], None);
+    assert!(
+        err.contains("is a FIFO (named pipe), not a regular file"),
+        "{err}"
+    );
+    let err = p.user_error_within(20, &["import", "/dev/zero"], None);
+    assert!(
+        err.contains("import file /dev/zero is a device, not a regular file"),
+        "{err}"
+    );
+    let err = p.user_error_within(20, &["import", "--dry-run", "/dev/zero"], None);
+    assert!(err.contains("is a device"), "{err}");
+
+    std::fs::write(p.path("huge.yaml"), "x".repeat(5 << 20)).unwrap();
+    let err = p.user_error(&["import", "huge.yaml"]);
+    assert!(err.contains("is 5242880 bytes, more than the"), "{err}");
+    assert!(err.len() < 200, "{err}");
+
+    std::fs::write(p.path("line.yaml"), "y".repeat(1 << 20)).unwrap();
+    let err = p.user_error(&["import", "line.yaml"]);
+    assert!(
+        err.len() < 400,
+        "{} bytes: {}",
+        err.len(),
+        &err[..400.min(err.len())]
+    );
+    assert!(err.contains(&format!("\"{}…\"", "y".repeat(100))), "{err}");
+    assert_eq!(p.dump(), before);
+}

@@ -167,6 +167,81 @@ fn bad_ids_and_arguments_get_one_line_errors_and_change_nothing() {
             "a section is a name of 1 to 60 characters",
         ),
         (vec!["learnings", "add", "one"], "2 to 80 words"),
+        // An empty or blank value of a trigger option was stored as a trigger that never fires.
+        (
+            vec![
+                "learnings",
+                "add",
+                "Bump the version in plugin.json",
+                "--tool",
+                "",
+            ],
+            "--tool is empty; give it a value, or leave it out",
+        ),
+        (
+            vec![
+                "learnings",
+                "add",
+                "Bump the version in plugin.json",
+                "--keyword",
+                " ",
+            ],
+            "--keyword is empty",
+        ),
+        (
+            vec![
+                "learnings",
+                "add",
+                "Bump the version in plugin.json",
+                "--file",
+                "",
+            ],
+            "--file is empty",
+        ),
+        (
+            vec![
+                "learnings",
+                "add",
+                "Bump the version in plugin.json",
+                "--tool",
+                "Edit",
+                "--check",
+                "",
+            ],
+            "--check is empty",
+        ),
+        (
+            vec![
+                "learnings",
+                "add",
+                "Bump the version in plugin.json",
+                "--context",
+                "\t",
+            ],
+            "--context is empty",
+        ),
+        (
+            vec![
+                "learnings",
+                "add",
+                "Bump the version in plugin.json",
+                "--when",
+                "",
+            ],
+            "--when is empty",
+        ),
+        (
+            vec!["learnings", "edit", "L1", "--tool", ""],
+            "--tool is empty",
+        ),
+        (
+            vec!["learnings", "edit", "L1", "--check", " "],
+            "--check is empty",
+        ),
+        (
+            vec!["learnings", "edit", "L1", "--when", ""],
+            "--when is empty",
+        ),
         (vec!["learnings", "show", "Nope"], "unknown section"),
         // Shaped like an id, though no learning can have it: the id's message, as archive's.
         (
@@ -180,6 +255,19 @@ fn bad_ids_and_arguments_get_one_line_errors_and_change_nothing() {
         (
             vec!["learnings", "archive", "L0"],
             "\"L0\" is not a learning id",
+        ),
+        // Digits alone, or a lone L, are ids too (they said `unknown section "0"`).
+        (
+            vec!["learnings", "show", "0"],
+            "\"0\" is not a learning id; ids look like L12",
+        ),
+        (
+            vec!["learnings", "show", "L"],
+            "\"L\" is not a learning id; ids look like L12",
+        ),
+        (
+            vec!["learnings", "show", "l"],
+            "\"l\" is not a learning id; ids look like L12",
         ),
         (
             vec!["learnings", "search", "-k", "0", "x"],
@@ -660,7 +748,7 @@ fn stats_count_by_section_priority_origin_and_injection() {
     Injections:         2 (task:file 2); 0 active never injected; 0 Claude Code sessions
       L1       1×  Keep handlers thin
       L2       1×  Run make test before finishing
-    Outcomes:           1 helpful, 0 harmful of the tasks credited (base rate 80%)
+    Outcomes:           base rate 80% from the finished tasks counted for it, with learnings or without (1 helpful, 0 harmful)
       injection rate:   1 of the last 1 finished tasks given learnings (100%); 0 agent sessions given learnings by hooks
       usage:            helpful 100% of tasks given learnings (1 of 1), - of tasks without (0 of 0); observed, not controlled: the tasks given learnings are not the tasks without
       growth:           +0 +0 +0 +3 learnings a week (the last 4 weeks, oldest first)

@@ -1,5 +1,7 @@
 //! Learning accumulation, through the binary: extraction, regeneration, user edits, faults.
 
+use std::path::Path;
+
 use crate::support::claude::claude_bin;
 use crate::support::fake_anthropic::{FakeAnthropic, Reply};
 use crate::support::project::TestProject;
@@ -526,5 +528,26 @@ fn an_emptied_learnings_file_archives_nothing() {
     assert!(
         !p.ok(&["learnings", "show"]).contains("formatter"),
         "an edit still archives"
+    );
+}
+
+/// `gza learnings search -` reads its query from stdin with a bound: a stream with no end
+/// (/dev/zero hung it) or a longer query is refused in one line, and so is one not UTF-8 (it
+/// was searched for with its bad bytes replaced).
+#[test]
+fn a_query_on_stdin_is_bounded_and_utf8() {
+    let p = TestProject::new();
+    let err = p.user_error_within(
+        30,
+        &["learnings", "search", "-"],
+        Some(Path::new("/dev/zero")),
+    );
+    assert!(err.contains("is more than 65536 bytes"), "{err}");
+    let bad = p.scratch().join("query.bin");
+    std::fs::write(&bad, b"error handling \xff\xfe").unwrap();
+    let err = p.user_error_within(30, &["learnings", "search", "-"], Some(&bad));
+    assert!(
+        err.contains("is not UTF-8 text (bad byte at offset 15)"),
+        "{err}"
     );
 }

@@ -2,6 +2,7 @@
 //! tiers by evidence found in a generated tree, stale evidence, quarantine, expertise.yaml.
 
 use std::path::Path;
+use std::process::Command;
 
 use crate::support::project::TestProject;
 
@@ -379,7 +380,27 @@ fn expertise_round_trips_without_duplicates_and_bad_yaml_is_refused() {
     insta::assert_snapshot!(bad("other.yaml", b"name: something else\n"), @"Error: [HOME]/other.yaml:1: not an expertise file (unknown field `name`, expected one of `version`, `patterns`, `evolution_log`); expected version, patterns, evolution_log");
     let mut big = b"version: \"0.2.0\"\n# ".to_vec();
     big.resize(2 * 1024 * 1024, b'x');
-    insta::assert_snapshot!(bad("big.yaml", &big), @"Error: [HOME]/big.yaml is 2097152 bytes; gza reads expertise files of at most 1048576 bytes");
+    insta::assert_snapshot!(bad("big.yaml", &big), @"Error: expertise file [HOME]/big.yaml is 2097152 bytes, more than the 1048576 gza reads; split it or shorten it");
+    // A FIFO or a device is refused in one line at once (it blocked, or filled memory).
+    let fifo = q.scratch().join("fifo.yaml");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let err = q.user_error(&["learnings", "import", &fifo.to_string_lossy()]);
+    assert!(
+        err.contains("is a FIFO (named pipe), not a regular file"),
+        "{err}"
+    );
+    let err = q.user_error(&["learnings", "import", "/dev/zero"]);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("/dev/zero is a device, not a regular file"),
+        "{err}"
+    );
     // Nothing stored was lost or added.
     let n: i64 = q
         .db()

@@ -330,3 +330,31 @@ fn other_weights_after_the_index_is_built_are_re_embedded_by_the_next_search() {
         assert_ne!(model_before, model_after, "L{id} kept the old fingerprint");
     }
 }
+
+/// A damaged vocab.txt (bytes that are not UTF-8) is said to be damaged, with the reinstall that
+/// mends it, as a damaged weights or config file is; it said "cannot read … check its
+/// permissions", which nothing about its permissions would fix.
+#[test]
+fn a_vocabulary_that_is_not_utf8_is_damaged_and_reinstalled_not_a_permission_problem() {
+    let mut p = TestProject::new();
+    let dir = model(&p);
+    write_model(&dir, &safetensors(&tensors(1), |_, shape| shape.to_vec()));
+    let vocab = dir.join("vocab.txt");
+    let mut bytes = std::fs::read(&vocab).unwrap();
+    bytes.splice(0..0, [0xff, 0xfe]);
+    std::fs::write(&vocab, bytes).unwrap();
+    p.set_env("GZA_MODEL_DIR", &dir.to_string_lossy());
+    p.ok(&["learnings", "add", "Run cargo test before every commit"]);
+    let run = p.run(&["learnings", "search", "cargo test"]);
+    assert_eq!(run.code, 0, "{run}");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{run}");
+    assert!(
+        lines[0].contains(&format!(
+            "{} is corrupt (it is not UTF-8 text)",
+            vocab.display()
+        )) && lines[0].contains("run `gza model install --force`"),
+        "{run}"
+    );
+    assert!(!lines[0].contains("permissions"), "{run}");
+}

@@ -44,13 +44,19 @@ fn without_commits(p: &TestProject, text: &str) -> String {
     crate::support::project::normalize_times(&out)
 }
 
+/// Rate as someone: gza's runs get no git identity and no OS user otherwise.
+fn as_a_person(p: &mut TestProject) {
+    p.set_env("USER", "tester");
+}
+
 fn credit(p: &TestProject, id: &str) -> serde_json::Value {
     p.json(&["learnings", "show", id, "--json"])["credit"].clone()
 }
 
 #[test]
 fn a_task_credits_its_learnings_with_how_it_ended_review_merge_and_revert_included() {
-    let p = TestProject::in_git_repo();
+    let mut p = TestProject::in_git_repo();
+    as_a_person(&mut p);
     loop_agent(&p);
     p.ok(&["learnings", "add", "Keep greeting files in plain ASCII"]);
     p.add(&["Add a hello file"]);
@@ -192,7 +198,8 @@ fn a_learning_whose_tasks_keep_getting_changes_requested_is_flagged() {
 /// Two learnings that match "production deploys" equally; a task naming deploy_legacy.sh is
 /// given only the first, and its agent fails when it is given it.
 fn deploy_project() -> TestProject {
-    let p = TestProject::new();
+    let mut p = TestProject::new();
+    as_a_person(&mut p);
     p.command_agent(
         "prompt=$(cat)\ncase \"$prompt\" in\n  *\"Run deploy_legacy.sh for production deploys\"*) echo 'it broke' >&2; sleep 30 ;;\nesac\necho done\n",
         "timeout_minutes: 0.01\nlearnings:\n  inject: relevant\n",
@@ -310,7 +317,8 @@ fn tasks_stopped_by_a_person_or_the_machine_credit_nothing() {
 /// unflagged, and "rate up --why misclicked" after a down left it penalised).
 #[test]
 fn a_persons_latest_rating_stands_and_a_down_rating_flags_the_learning() {
-    let p = TestProject::new();
+    let mut p = TestProject::new();
+    as_a_person(&mut p);
     p.command_agent("cat > /dev/null\necho done\n", "");
     p.ok(&["learnings", "add", "Keep the changelog sorted by date"]);
     for i in 0..6 {
@@ -354,7 +362,7 @@ fn a_persons_latest_rating_stands_and_a_down_rating_flags_the_learning() {
     let stats = p.ok(&["learnings", "stats"]);
     assert!(stats.contains("    review L1"), "{stats}");
     assert!(
-        stats.contains("      rated down: we moved off make"),
+        stats.contains("      rated down by tester: we moved off make"),
         "{stats}"
     );
     let review = p.json(&["learnings", "review", "--json"]);
@@ -392,8 +400,20 @@ fn a_persons_latest_rating_stands_and_a_down_rating_flags_the_learning() {
 
 #[test]
 fn rating_checks_its_arguments_and_redacts_the_reason() {
-    let p = TestProject::new();
+    let mut p = TestProject::new();
     p.ok(&["learnings", "add", "Run the linter before pushing"]);
+    // No git identity and no OS user: refused, since every such rating was one shared vote
+    // (stored as rater '', so one nameless process could take back another's down rating).
+    let before = p.dump();
+    for rating in ["up", "down", "clear"] {
+        let err = p.user_error(&["learnings", "rate", "L1", rating]);
+        assert!(
+            err.contains("no identity to rate as") && err.contains("git config user.email"),
+            "{err}"
+        );
+    }
+    assert_eq!(p.dump(), before);
+    as_a_person(&mut p);
     assert_snapshot!(
         "outcomes_rate_unknown",
         p.user_error(&["learnings", "rate", "L9", "up"])
@@ -572,4 +592,28 @@ fn credits_recorded_under_the_old_rules_are_recomputed_by_the_migration() {
         })
         .collect();
     assert_eq!(credits, ["harmful", "neutral", "neutral"]);
+}
+
+/// Stats in a project where no task was ever given a learning: the base rate's figures are
+/// said to be the tasks counted for it (they read as credits to learnings: "3 helpful, 0
+/// harmful of the tasks credited"), and no helpful or harmful credit is shown for learnings.
+#[test]
+fn stats_without_any_injection_show_no_credit_to_learnings() {
+    let p = TestProject::new();
+    p.command_agent("cat > /dev/null\necho done\n", "");
+    for i in 0..3 {
+        p.add(&["--type", "explore", &format!("look {i}")]);
+    }
+    p.run(&["work", "--all"]);
+    let stats = p.ok(&["learnings", "stats"]);
+    assert!(
+        stats.contains("from the finished tasks counted for it, with learnings or without (3 helpful, 0 harmful)"),
+        "{stats}"
+    );
+    assert!(!stats.contains("of the tasks credited"), "{stats}");
+    assert!(
+        stats.contains("no finished task was given learnings, so none has credit yet"),
+        "{stats}"
+    );
+    assert!(!stats.contains("of tasks given learnings"), "{stats}");
 }

@@ -645,7 +645,11 @@ fn near_duplicates_take_one_slot_in_a_search_even_when_one_has_hints() {
         "Execute cargo nextest ahead of each commit",
     ]);
     p.ok(&["learnings", "add", "Run cargo clippy before every commit"]);
-    p.ok(&["learnings", "add", "Restart the dev server after editing vite.config.ts"]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "Restart the dev server after editing vite.config.ts",
+    ]);
     let hits = p.json(&[
         "learnings",
         "search",

@@ -553,6 +553,13 @@ impl Config {
                 Err(bad(format!("{name} must be between 1 and {max}")))
             }
         };
+        // A key out of its range, in the words a wrong type of it gets too ([`range_of`]).
+        let out_of_range = |key: &str| {
+            bad(format!(
+                "{key} must be {}",
+                range_of(key).unwrap_or_else(|| "in range".into())
+            ))
+        };
         if let Some(db) = self.database.as_deref().filter(|d| !is_sqlite(d)) {
             crate::database::DatabaseSpec::parse(db, None)
                 .map_err(|e| bad(format!("database: {e}")))?;
@@ -564,10 +571,10 @@ impl Config {
         }
         let l = &self.learnings;
         if l.window_size == 0 {
-            return Err(bad("learnings.window_size must be at least 1".into()));
+            return Err(out_of_range("learnings.window_size"));
         }
         if l.regenerate_every == 0 {
-            return Err(bad("learnings.regenerate_every must be at least 1".into()));
+            return Err(out_of_range("learnings.regenerate_every"));
         }
         if !(0.0..=10.0).contains(&self.hooks.threshold) {
             return Err(bad("hooks.threshold must be between 0 and 10".into()));
@@ -639,7 +646,7 @@ impl Config {
             )));
         }
         if self.max_turns == 0 {
-            return Err(bad("max_turns must be at least 1".into()));
+            return Err(out_of_range("max_turns"));
         }
         // Each tool is one argument of Claude Code's command line: an entry that is not a
         // tool's name would be read as an option (`--settings=…` runs hooks), and this key needs
@@ -683,7 +690,7 @@ impl Config {
         }
         let w = &self.watch;
         if w.max_attempts == 0 {
-            return Err(bad("watch.max_attempts must be at least 1".into()));
+            return Err(out_of_range("watch.max_attempts"));
         }
         if !(0.0..=86_400.0).contains(&w.backoff_seconds)
             || !(0.0..=86_400.0).contains(&w.backoff_max_seconds)
@@ -693,9 +700,7 @@ impl Config {
             ));
         }
         if self.cleanup_days > 36_500 {
-            return Err(bad(
-                "cleanup_days must be at most 36500 (0 keeps everything)".into(),
-            ));
+            return Err(out_of_range("cleanup_days"));
         }
         Ok(())
     }
@@ -733,7 +738,31 @@ const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 /// Longest wait for one extraction request: an hour.
 const MAX_LLM_TIMEOUT_SECONDS: u64 = 3600;
 
-/// serde_norway appends " at line L column C"; we print the location ourselves.
+/// The range of a whole-number key whose range is not its type's, as its messages state it
+/// ("at least 1", "between 1 and 3600"): the checks across keys and a value of the wrong type
+/// or sign both say this, so `max_turns: -5` and `max_turns: 0` get the same range (-5 was
+/// told "a whole number, 0 or more", and then 0 "must be at least 1").
+pub fn range_of(key: &str) -> Option<String> {
+    Some(match key {
+        "max_turns"
+        | "learnings.window_size"
+        | "learnings.regenerate_every"
+        | "watch.max_attempts" => "at least 1".into(),
+        "learnings.timeout_seconds" | "learnings.extraction_deadline_seconds" => {
+            format!("between 1 and {MAX_LLM_TIMEOUT_SECONDS}")
+        }
+        "learnings.rerank_candidates" => format!("between 1 and {MAX_RERANK_CANDIDATES}"),
+        "learnings.rerank_timeout_seconds" => {
+            format!("between 1 and {MAX_RERANK_TIMEOUT_SECONDS}")
+        }
+        "max_concurrent" => format!("between 1 and {MAX_CONCURRENT_LIMIT}"),
+        "cleanup_days" => "between 0 and 36500 (0 keeps everything)".into(),
+        _ => return None,
+    })
+}
+
+/// serde_norway appends " at line L column C"; we print the location ourselves. A key with a
+/// range of its own ([`range_of`]) is told that range, not its type's.
 pub fn clean_yaml_message(message: &str) -> String {
     let message = match message.find(" at line ") {
         Some(i) => &message[..i],
@@ -761,6 +790,12 @@ pub fn clean_yaml_message(message: &str) -> String {
         ("invalid value: integer", "got the number"),
     ] {
         message = message.replace(rust, plain);
+    }
+    if let Some((key, rest)) = message.split_once(": ")
+        && let Some(range) = range_of(key)
+        && let Some(cut) = rest.find(", expected ")
+    {
+        return format!("{key}: {}; {key} must be {range}", &rest[..cut]);
     }
     message
 }
@@ -800,6 +835,41 @@ mod tests {
         let err = parse("timeout_minutes: soon\n").unwrap_err().to_string();
         assert!(err.contains("gza.yaml:1:"), "{err}");
         assert!(err.contains("timeout_minutes"), "{err}");
+    }
+
+    #[test]
+    fn a_key_with_a_range_states_it_whatever_is_wrong_with_the_value() {
+        for (text, want) in [
+            (
+                "max_turns: -5\n",
+                "max_turns: got the number `-5`; max_turns must be at least 1",
+            ),
+            ("max_turns: 0\n", "max_turns must be at least 1"),
+            (
+                "max_turns: many\n",
+                "max_turns: got the text \"many\"; max_turns must be at least 1",
+            ),
+            (
+                "watch:\n  max_attempts: -1\n",
+                "watch.max_attempts must be at least 1",
+            ),
+            (
+                "learnings:\n  timeout_seconds: -1\n",
+                "learnings.timeout_seconds must be between 1 and 3600",
+            ),
+            (
+                "cleanup_days: -3\n",
+                "cleanup_days must be between 0 and 36500",
+            ),
+            (
+                "cleanup_days: 40000\n",
+                "cleanup_days must be between 0 and 36500",
+            ),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text}: {err}");
+            assert!(!err.contains("0 or more"), "{text}: {err}");
+        }
     }
 
     #[test]

@@ -249,6 +249,49 @@ pub fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// A text file a person named on the command line (`gza import FILE`, `gza ab FILE`,
+/// `gza learnings import FILE`), called `what` in messages ("import file tasks.yaml"): read as
+/// [`read_regular_file`] reads one, so a FIFO or a device is refused at once instead of blocking
+/// (or, for /dev/zero, filling memory), and one larger than `max` is refused unread. Every
+/// refusal is one line naming the file and what to do ([`Error::Usage`]).
+pub fn read_named_text(path: &Path, what: &str, max: u64) -> Result<String> {
+    // The type is looked at first for a message that says what the path is; the read below
+    // checks it again on the opened file, so nothing swapped in between is read.
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::Usage(format!("{what} does not exist")));
+        }
+        Ok(meta) if !meta.is_file() => {
+            return Err(Error::Usage(format!(
+                "{what} is {}, not a regular file; give a file of text",
+                describe_file_type(&meta.file_type())
+            )));
+        }
+        Ok(meta) if meta.len() > max => {
+            return Err(Error::Usage(format!(
+                "{what} is {} bytes, more than the {max} gza reads; split it or shorten it",
+                meta.len()
+            )));
+        }
+        _ => {}
+    }
+    let bytes = read_regular_file(path, max + 1).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::Usage(format!("{what} does not exist")),
+        _ => Error::Usage(format!("cannot read {what}: {e}")),
+    })?;
+    if bytes.len() as u64 > max {
+        return Err(Error::Usage(format!(
+            "{what} is more than the {max} bytes gza reads; split it or shorten it"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Error::Usage(format!(
+            "{what} is not UTF-8 text (bad byte at offset {}); convert it to UTF-8",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
 /// [`read_regular_file`] for a file of the project's that a repository or an agent could have
 /// replaced with a symbolic link (`.gza/learnings.md`, a spec): a link is followed only when it
 /// leads to a file inside the project `root`; one leading out is refused like a FIFO.

@@ -37,15 +37,53 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, ParseError> {
     }
     serde_norway::from_str(text).map_err(|e| {
         let message = e.to_string();
-        let message = message
-            .find(" at line ")
-            .map_or(message.as_str(), |i| &message[..i])
-            .to_string();
+        let message = shorten_excerpts(
+            message
+                .find(" at line ")
+                .map_or(message.as_str(), |i| &message[..i]),
+        );
         ParseError {
             message,
             location: e.location().map(|l| (l.line(), l.column())),
         }
     })
+}
+
+/// Longest excerpt of the input a parse error quotes, in characters.
+pub const MAX_EXCERPT_CHARS: usize = 100;
+
+/// The parser quotes a scalar it could not use whole (`invalid type: string "…"`, an unknown
+/// key in backquotes): a file of one 20 MB line came back as a 20 MB "one-line" error. Every
+/// quoted stretch of `message` longer than [`MAX_EXCERPT_CHARS`] is cut there and marked `…`.
+pub fn shorten_excerpts(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(1024));
+    let mut chars = message.chars();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c != '"' && c != '`' {
+            continue;
+        }
+        let quote = c;
+        // Inside a quoted stretch (`"` ones are Debug-escaped: `\"` does not end them).
+        let mut kept = 0;
+        let mut escaped = false;
+        for c in chars.by_ref() {
+            let closing = c == quote && !escaped;
+            escaped = quote == '"' && c == '\\' && !escaped;
+            if closing {
+                break;
+            }
+            kept += 1;
+            if kept <= MAX_EXCERPT_CHARS {
+                out.push(c);
+            }
+        }
+        if kept > MAX_EXCERPT_CHARS {
+            out.push('…');
+        }
+        out.push(quote);
+    }
+    out
 }
 
 /// The line (from 1) where `text` first nests deeper than [`MAX_DEPTH`], if it does. Linear in
@@ -135,6 +173,19 @@ pub fn too_deep(text: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_quoted_scalar_is_cut_in_the_message() {
+        let long = "x".repeat(5000);
+        let e = from_str::<std::collections::BTreeMap<String, u32>>(&long).unwrap_err();
+        assert!(e.message.len() < 300, "{}", e.message);
+        assert!(
+            e.message.contains(&format!("\"{}…\"", "x".repeat(100))),
+            "{}",
+            e.message
+        );
+        assert_eq!(shorten_excerpts("a `b` \"c\\\"d\""), "a `b` \"c\\\"d\"");
+    }
 
     #[test]
     fn deep_flow_nesting_is_refused_before_parsing_quickly() {

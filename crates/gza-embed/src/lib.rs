@@ -48,6 +48,28 @@ pub enum ModelError {
     NotDerived(Option<String>),
 }
 
+impl ModelError {
+    /// A model file that could not be read: the OS refusing it (permissions, say) is
+    /// [`ModelError::Unreadable`]; its content refused by gza (not UTF-8 text, too large, not a
+    /// regular file) means the file is damaged, and a reinstall is what mends it
+    /// ([`ModelError::Corrupt`]): a vocab.txt of bytes 0xff 0xfe said to check its permissions.
+    pub fn read_failed(path: &Path, e: std::io::Error) -> ModelError {
+        let path = path.to_path_buf();
+        if e.raw_os_error().is_some() {
+            return ModelError::Unreadable {
+                path,
+                reason: e.to_string(),
+            };
+        }
+        let reason = if e.kind() == std::io::ErrorKind::InvalidData {
+            "it is not UTF-8 text".to_string()
+        } else {
+            e.to_string()
+        };
+        ModelError::Corrupt { path, reason }
+    }
+}
+
 /// gza's cache folder: `$XDG_CACHE_HOME/gza/models`, else `~/.cache/gza/models`.
 fn cache_dir() -> Option<PathBuf> {
     std::env::var_os("XDG_CACHE_HOME")
@@ -464,10 +486,7 @@ fn erf(x: f32) -> f32 {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ModelError> {
-    let text = mapped::read_text(path, SMALL_FILE).map_err(|e| ModelError::Unreadable {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
+    let text = mapped::read_text(path, SMALL_FILE).map_err(|e| ModelError::read_failed(path, e))?;
     serde_json::from_str(&text).map_err(|e| ModelError::Corrupt {
         path: path.to_path_buf(),
         reason: e.to_string(),

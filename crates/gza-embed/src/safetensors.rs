@@ -31,10 +31,7 @@ pub struct SafeTensors {
 
 impl SafeTensors {
     pub fn open(path: &Path) -> Result<SafeTensors, ModelError> {
-        let unreadable = |e: std::io::Error| ModelError::Unreadable {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        };
+        let unreadable = |e: std::io::Error| ModelError::read_failed(path, e);
         let corrupt = |reason: String| ModelError::Corrupt {
             path: path.to_path_buf(),
             reason,

@@ -141,12 +141,8 @@ pub struct Tokenizer {
 impl Tokenizer {
     /// Read `vocab.txt` (one token a line; its line number is its id).
     pub fn load(vocab_path: &Path, lowercase: bool) -> Result<Tokenizer, ModelError> {
-        let text = super::mapped::read_text(vocab_path, 64 * 1024 * 1024).map_err(|e| {
-            ModelError::Unreadable {
-                path: vocab_path.to_path_buf(),
-                reason: e.to_string(),
-            }
-        })?;
+        let text = super::mapped::read_text(vocab_path, 64 * 1024 * 1024)
+            .map_err(|e| ModelError::read_failed(vocab_path, e))?;
         let vocab = Vocab::from_lines(text);
         Tokenizer::new(vocab, lowercase).map_err(|e| ModelError::Corrupt {
             path: vocab_path.to_path_buf(),

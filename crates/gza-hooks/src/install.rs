@@ -208,13 +208,23 @@ pub struct Changes {
     pub lines: Vec<String>,
 }
 
+/// The largest agent settings file gza edits; a larger one is refused unread.
+const MAX_SETTINGS_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Read a settings file: `{}` when missing; an error naming the file when it is not a JSON
 /// object (comments included: Claude Code's files are plain JSON).
 pub fn read_settings(path: &Path) -> Result<Map<String, Value>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+    // Read as a regular file of bounded size: a FIFO or a device in the settings file's place
+    // would block the install (or fill memory) instead of being refused in one line.
+    let text = match gza_core::fsutil::read_regular_file(path, MAX_SETTINGS_BYTES) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
+            Error::Usage(format!(
+                "{} is not UTF-8 text; fix it by hand, gza will not overwrite it",
+                path.display()
+            ))
+        })?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
-        Err(e) => return Err(Error::io(path, "read", e)),
+        Err(e) => return Err(gza_core::fsutil::read_refused(path, e)),
     };
     if text.trim().is_empty() {
         return Ok(Map::new());

@@ -230,19 +230,9 @@ fn unsafe_construct(text: &str) -> Option<usize> {
 /// Read an expertise file, refusing anything but plain safe YAML.
 pub fn read(path: &Path) -> Result<ExpertiseFile> {
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "read", e))?;
-    if !meta.is_file() {
-        return Err(Error::Usage(format!("{shown} is not a regular file")));
-    }
-    if meta.len() > MAX_BYTES {
-        return Err(Error::Usage(format!(
-            "{shown} is {} bytes; gza reads expertise files of at most {MAX_BYTES} bytes",
-            meta.len()
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+    // Checked on the opened file, so a FIFO swapped in after a look at the path cannot block.
     let text =
-        String::from_utf8(bytes).map_err(|_| Error::Usage(format!("{shown} is not UTF-8 text")))?;
+        gza_core::fsutil::read_named_text(path, &format!("expertise file {shown}"), MAX_BYTES)?;
     if let Some(line) = unsafe_construct(&text) {
         return Err(Error::Usage(format!(
             "{shown}:{line}: YAML anchors, aliases and tags are not read; quote the value or write it out"

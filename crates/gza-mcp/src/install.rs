@@ -450,13 +450,23 @@ pub fn installed(
     }))
 }
 
+/// The largest agent settings file gza edits; a larger one is refused unread.
+const MAX_SETTINGS_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Read a TOML file for editing: empty when missing; an error naming the file when it does
 /// not parse.
 fn read_toml(path: &Path) -> Result<toml_edit::DocumentMut> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+    // Read as a regular file of bounded size: a FIFO or a device in the settings file's place
+    // would block the install (or fill memory) instead of being refused in one line.
+    let text = match gza_core::fsutil::read_regular_file(path, MAX_SETTINGS_BYTES) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
+            Error::Usage(format!(
+                "{} is not UTF-8 text; fix it by hand, gza will not overwrite it",
+                path.display()
+            ))
+        })?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(Error::io(path, "read", e)),
+        Err(e) => return Err(gza_core::fsutil::read_refused(path, e)),
     };
     text.parse::<toml_edit::DocumentMut>().map_err(|e| {
         Error::Usage(format!(

@@ -39,7 +39,18 @@ pub fn task_branch(project: &Project, store: &Store, task: &Task) -> Result<Task
     let (owner, name) = branch_name(store, task)?;
     // Made on another machine, or moved on there: fetched first (team mode).
     crate::remote::sync_branch_or_warn(project, store, task, &name)?;
-    let tip = worktree::resolve(&project.root, &name).ok_or_else(|| branch_gone(task, &name))?;
+    let tip = worktree::resolve(&project.root, &name).ok_or_else(|| {
+        // The merge may be recorded on the task that made the branch (an improve task shares
+        // its implement task's branch).
+        branch_gone(
+            if task.merged.is_none() && owner.merged.is_some() {
+                &owner
+            } else {
+                task
+            },
+            &name,
+        )
+    })?;
     Ok(TaskBranch { owner, name, tip })
 }
 
@@ -152,6 +163,8 @@ pub struct Merged {
     /// The hook files (under the checkout's `core.hooksPath`) the branch changed: the person's
     /// hooks were off for this merge, so none of them ran.
     pub hooks_not_run: Vec<String>,
+    /// The branch was merged before (when and into what) and deleted since: `already` too.
+    pub deleted_after: Option<gza_core::task::Merge>,
 }
 
 /// Merge the branch of completed task `task` into the branch checked out at the project root.
@@ -175,6 +188,20 @@ pub fn merge(
     let (before, into, tip) = match worktree::head_and(root, &name) {
         Some(found) => found,
         None => {
+            // Merged with --delete-branch before: nothing to do, as for a branch merged already.
+            if let Some(merged) = task.merged.as_ref().or(owner.merged.as_ref())
+                && worktree::resolve(root, &name).is_none()
+            {
+                return Ok(Merged {
+                    branch: name,
+                    into: merged.into.clone(),
+                    already: true,
+                    head: String::new(),
+                    deletion: Deletion::NotAsked,
+                    hooks_not_run: Vec::new(),
+                    deleted_after: Some(merged.clone()),
+                });
+            }
             task_branch(project, store, task)?;
             return Err(Error::Usage(format!(
                 "{} has no commit to merge into",
@@ -246,6 +273,7 @@ pub fn merge(
         head,
         deletion,
         hooks_not_run: hooks_changed,
+        deleted_after: None,
     })
 }
 

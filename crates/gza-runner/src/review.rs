@@ -14,7 +14,7 @@ use regex::Regex;
 use gza_core::error::{Error, Result};
 use gza_core::fence::Fence;
 use gza_core::project::Project;
-use gza_core::task::{ReviewVerdict, Task, TaskId, TaskStatus, TaskType};
+use gza_core::task::{Merge, ReviewVerdict, Task, TaskId, TaskStatus, TaskType};
 use gza_core::worktree;
 use gza_store::{NewTask, Store};
 
@@ -232,12 +232,29 @@ pub fn no_branch(task: &Task) -> Error {
     Error::Usage(why)
 }
 
-/// The error for a task whose branch was deleted.
+/// The error for a task whose branch was deleted: after `gza merge --delete-branch` that is
+/// the expected end of a merged task, said as such (not as a branch lost by hand).
 pub fn branch_gone(task: &Task, branch: &str) -> Error {
+    if let Some(merged) = &task.merged {
+        return Error::Usage(format!(
+            "{}; its changes are in {} now",
+            merged_and_deleted(task.id, branch, merged),
+            merged.into
+        ));
+    }
     Error::Usage(format!(
         "branch {branch} of task {} no longer exists (deleted by hand?); restore it from `git reflog`, or queue the task again with `gza retry {}`",
         task.id, task.id
     ))
+}
+
+/// "task 1 was merged into main at 2026-11-27 21:40 UTC and its branch gza/1-x deleted".
+pub fn merged_and_deleted(id: TaskId, branch: &str, merged: &Merge) -> String {
+    format!(
+        "task {id} was merged into {} at {} and its branch {branch} deleted",
+        merged.into,
+        merged.at.format("%Y-%m-%d %H:%M UTC")
+    )
 }
 
 // ---- prompts ----------------------------------------------------------------------------------

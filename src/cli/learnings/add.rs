@@ -40,6 +40,7 @@ pub(super) fn add(ctx: &Context, args: AddArgs) -> anyhow::Result<()> {
         None => items::section_named("", &project.config.learnings.sections),
     };
     let text = learning_text(&args.text)?;
+    super::not_empty("--when", &args.applies_when)?;
     let mut learning = NewLearning::new(&section, &text, Origin::User);
     learning.keywords = args
         .keywords

@@ -40,6 +40,7 @@ pub(super) struct EditArgs {
 
 pub(super) fn edit(ctx: &Context, args: EditArgs) -> anyhow::Result<()> {
     let (project, store) = ctx.open()?;
+    super::not_empty("--when", &args.applies_when)?;
     let triggers = if args.no_triggers {
         Some((Default::default(), Vec::new()))
     } else if args.triggers.is_empty() {

@@ -23,19 +23,29 @@ pub(super) enum Rating {
     Clear,
 }
 
-/// Who rates: the project's git identity (user.email, else user.name), else the OS user; ""
-/// when none is known (every such rating is then one person's).
-pub(super) fn rater(root: &std::path::Path) -> String {
+/// Who rates: the project's git identity (user.email, else user.name), else the OS user;
+/// `None` when none is known. Each rater has one standing rating per learning, so ratings with
+/// no name would all be one shared vote (one identity-less process could clear another's flag):
+/// they are refused instead ([`no_rater`]).
+pub(super) fn rater(root: &std::path::Path) -> Option<String> {
     for key in ["user.email", "user.name"] {
         if let Ok(v) = gza_core::git::run(root, &["config", key])
             && !v.trim().is_empty()
         {
-            return v.trim().to_string();
+            return Some(v.trim().to_string());
         }
     }
     std::env::var("USER")
         .or_else(|_| std::env::var("USERNAME"))
-        .unwrap_or_default()
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+}
+
+/// The one line for a rating with no one to rate as.
+pub(super) const NO_RATER: &str = "no identity to rate as (each person has one rating per learning): set `git config user.email you@example.com` and rate again";
+
+pub(super) fn no_rater() -> anyhow::Error {
+    usage(NO_RATER)
 }
 
 #[derive(Debug, Args)]
@@ -76,7 +86,7 @@ pub(super) fn rate(ctx: &Context, args: RateArgs) -> anyhow::Result<()> {
         Rating::Down => Some(false),
         Rating::Clear => None,
     };
-    let by = rater(&project.root);
+    let by = rater(&project.root).ok_or_else(no_rater)?;
     let counts = store.rate_learning(learning.id, &by, rating, why.as_deref())?;
     let base = credit::base_rate(&store.base_rate()?);
     let factor = credit::outcome_factor(&counts, base);

@@ -251,12 +251,18 @@ fn answer(
         } else {
             "edited in `gza learnings review`"
         };
-        store.rate_learning(
-            l.id,
-            &super::rate::rater(&project.root),
-            Some(true),
-            Some(why),
-        )?;
+        match super::rate::rater(&project.root) {
+            Some(by) => {
+                store.rate_learning(l.id, &by, Some(true), Some(why))?;
+            }
+            // Kept, but not as anyone's rating: a nameless one would be everyone's.
+            None => writeln!(
+                output::stderr(),
+                "note: {} stays flagged: {}",
+                l.label(),
+                super::rate::NO_RATER
+            )?,
+        }
     }
     let mut out = output::stdout();
     let done = |out: &mut dyn Write, what: &str| {

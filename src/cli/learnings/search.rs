@@ -25,6 +25,9 @@ pub(super) struct SearchArgs {
     raw: bool,
 }
 
+/// The longest query read from standard input (`gza learnings search -`): 64 KiB.
+const MAX_QUERY_BYTES: u64 = 64 * 1024;
+
 pub(super) fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
     let (project, store) = super::open_with_edits(ctx)?;
     let _snapshot = super::SnapshotAfter::new(&project, &store);
@@ -32,9 +35,23 @@ pub(super) fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
         return Err(usage("-k must be at least 1"));
     }
     let query = if args.query == "-" {
+        // Bounded: stdin may be /dev/zero or a stream with no end, and no query is this long.
         let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)?;
-        String::from_utf8_lossy(&bytes).into_owned()
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::io::stdin().lock(), MAX_QUERY_BYTES + 1),
+            &mut bytes,
+        )?;
+        if bytes.len() as u64 > MAX_QUERY_BYTES {
+            return Err(usage(format!(
+                "the query on standard input is more than {MAX_QUERY_BYTES} bytes; give a few words or a short passage"
+            )));
+        }
+        String::from_utf8(bytes).map_err(|e| {
+            usage(format!(
+                "the query on standard input is not UTF-8 text (bad byte at offset {}); convert it to UTF-8",
+                e.utf8_error().valid_up_to()
+            ))
+        })?
     } else {
         args.query.clone()
     };

@@ -28,12 +28,14 @@ pub(super) struct ShowArgs {
     pager: bool,
 }
 
-/// `L` and digits: meant as a learning id even when no learning can have it (`L0`, or a
-/// number too large), so it is answered as one rather than as an unknown section.
+/// Digits, `L` and digits, or a lone `L`: meant as a learning id even when no learning can have
+/// it (`0`, `L0`, a number too large, an id cut short), so it is answered as one ("not a
+/// learning id; ids look like L12") rather than as an unknown section.
 fn id_shaped(s: &str) -> bool {
     let t = s.trim();
-    t.strip_prefix(['L', 'l'])
-        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    let digits = t.strip_prefix(['L', 'l']).unwrap_or(t);
+    (digits.is_empty() && !t.is_empty())
+        || (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
 }
 
 pub(super) fn show(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {

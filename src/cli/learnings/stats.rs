@@ -565,10 +565,10 @@ fn write_outcomes(
     };
     writeln!(
         out,
-        "Outcomes:           {} helpful, {} harmful of the tasks credited (base rate {:.0}%)",
+        "Outcomes:           base rate {:.0}% from the finished tasks counted for it, with learnings or without ({} helpful, {} harmful)",
+        100.0 * crate::learn::credit::base_rate(base),
         base.helpful,
         base.harmful,
-        100.0 * crate::learn::credit::base_rate(base)
     )?;
     writeln!(
         out,
@@ -579,14 +579,24 @@ fn write_outcomes(
     )?;
     let given = m.given_helpful + m.given_harmful;
     let not_given = m.not_given_helpful + m.not_given_harmful;
-    writeln!(
-        out,
-        "  usage:            helpful {} of tasks given learnings ({} of {given}), {} of tasks without ({} of {not_given}); observed, not controlled: the tasks given learnings are not the tasks without",
-        percent(m.given_helpful, given),
-        m.given_helpful,
-        percent(m.not_given_helpful, not_given),
-        m.not_given_helpful,
-    )?;
+    if given == 0 {
+        // Nothing was credited to any learning: no helpful or harmful figure for them to show.
+        writeln!(
+            out,
+            "  usage:            no finished task was given learnings, so none has credit yet; helpful {} of tasks without ({} of {not_given})",
+            percent(m.not_given_helpful, not_given),
+            m.not_given_helpful,
+        )?;
+    } else {
+        writeln!(
+            out,
+            "  usage:            helpful {} of tasks given learnings ({} of {given}), {} of tasks without ({} of {not_given}); observed, not controlled: the tasks given learnings are not the tasks without",
+            percent(m.given_helpful, given),
+            m.given_helpful,
+            percent(m.not_given_helpful, not_given),
+            m.not_given_helpful,
+        )?;
+    }
     let weeks: Vec<String> = growth.iter().map(|n| format!("+{n}")).collect();
     writeln!(
         out,

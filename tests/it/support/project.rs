@@ -395,6 +395,49 @@ sys.exit(r.returncode if r.returncode >= 0 else 128 - r.returncode)\n";
         run.stdout
     }
 
+    /// [`Self::user_error`] for input that once made gza block (a FIFO, a device, stdin with no
+    /// end): gza runs under `timeout`, so a hang fails the test in `secs` instead of stalling
+    /// the suite. Its stdin is `stdin` (a file, a device) or nothing.
+    pub fn user_error_within(&self, secs: u64, args: &[&str], stdin: Option<&Path>) -> String {
+        let gza = self.command(args);
+        let mut cmd = std::process::Command::new("timeout");
+        cmd.arg("-s")
+            .arg("KILL")
+            .arg(secs.to_string())
+            .arg(gza.get_program())
+            .args(gza.get_args());
+        cmd.env_clear();
+        for (k, v) in gza.get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
+        }
+        if let Some(dir) = gza.get_current_dir() {
+            cmd.current_dir(dir);
+        }
+        cmd.stdin(match stdin {
+            Some(path) => std::process::Stdio::from(std::fs::File::open(path).unwrap()),
+            None => std::process::Stdio::null(),
+        });
+        let run = self.finish(cmd.output().unwrap());
+        assert_ne!(
+            run.code, -1,
+            "gza {args:?} was still running after {secs} s:\n{run}"
+        );
+        assert_ne!(
+            run.code, 137,
+            "gza {args:?} was still running after {secs} s:\n{run}"
+        );
+        assert_eq!(run.code, 1, "gza {args:?} should fail with 1:\n{run}");
+        assert_eq!(
+            run.stderr.lines().count(),
+            1,
+            "one-line error expected:\n{run}"
+        );
+        assert!(run.stderr.starts_with("Error: "), "{run}");
+        run.normalized_stderr()
+    }
+
     /// Run and insist on the user-error exit code 1 with a one-line message; returns it.
     pub fn user_error(&self, args: &[&str]) -> String {
         let run = self.run(args);
