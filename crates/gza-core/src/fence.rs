@@ -234,7 +234,7 @@ fn name_at(folded: &str, at: usize, name: &str) -> Option<usize> {
             }
         }
         first = false;
-        if folded[i..].chars().next() != Some(want) {
+        if !folded[i..].starts_with(want) {
             return None;
         }
         i += want.len_utf8();
