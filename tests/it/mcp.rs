@@ -65,6 +65,23 @@ impl Client {
         self.stdin.flush().unwrap();
     }
 
+    /// Write one raw line (not necessarily JSON) and wait for the answer that carries `id`.
+    fn raw(&mut self, line: &str, id: &Value) -> Value {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("no answer with id {id} within 60 s"));
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON-RPC on stdout ({e}): {line}"));
+            if message["id"] == *id {
+                return message;
+            }
+        }
+    }
+
     fn notify(&mut self, method: &str) {
         self.send(&json!({"jsonrpc": "2.0", "method": method}));
     }
@@ -683,4 +700,29 @@ fn install_refuses_to_write_a_database_password_into_an_agents_settings() {
     for file in [".mcp.json", ".codex/config.toml", ".gemini/settings.json"] {
         assert!(!p.path(file).exists(), "{file} was written");
     }
+}
+
+/// A request line that is not JSON (garbage, or a lone surrogate escape, which JSON does not
+/// allow) gets JSON-RPC's parse error, with its id when one can be read, and is logged: the
+/// protocol library dropped such lines without a word, and the client waited forever. The
+/// server goes on serving.
+#[test]
+fn a_request_line_that_is_not_json_gets_a_parse_error_and_the_server_lives_on() {
+    let p = project_with_learnings();
+    let mut c = Client::start(&p, None);
+    let garbage = c.raw("garbage line", &Value::Null);
+    assert_eq!(garbage["error"]["code"], -32700, "{garbage}");
+    let surrogate = c.raw(
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search_learnings","arguments":{"query":"\udcff"}}}"#,
+        &json!(5),
+    );
+    assert_eq!(surrogate["error"]["code"], -32700, "{surrogate}");
+    let found = c.ok("search_learnings", json!({"query": "sqlx"}));
+    assert!(found.contains("L1"), "{found}");
+    c.finish();
+    let log = std::fs::read_to_string(p.path(".gza/logs/mcp.log")).unwrap_or_default();
+    assert!(
+        log.contains("answered with a parse error: garbage line"),
+        "{log}"
+    );
 }
