@@ -25,8 +25,9 @@ pub(super) struct SearchArgs {
     raw: bool,
 }
 
-/// The longest query read from standard input (`gza learnings search -`): 64 KiB.
-const MAX_QUERY_BYTES: u64 = 64 * 1024;
+/// The longest query read from standard input (`gza learnings search -`): 4 MiB, a whole
+/// document pasted in, never an endless stream.
+const MAX_QUERY_BYTES: u64 = 4 << 20;
 
 pub(super) fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
     let (project, store) = super::open_with_edits(ctx)?;
@@ -46,12 +47,8 @@ pub(super) fn search(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
                 "the query on standard input is more than {MAX_QUERY_BYTES} bytes; give a few words or a short passage"
             )));
         }
-        String::from_utf8(bytes).map_err(|e| {
-            usage(format!(
-                "the query on standard input is not UTF-8 text (bad byte at offset {}); convert it to UTF-8",
-                e.utf8_error().valid_up_to()
-            ))
-        })?
+        // Text in a mixed encoding (a pasted log) is searched for what reads as text.
+        String::from_utf8_lossy(&bytes).into_owned()
     } else {
         args.query.clone()
     };
