@@ -302,8 +302,10 @@ fn the_ranking_index_changes_no_result_and_follows_edits() {
         "{with_index:#?}"
     );
 
-    // Damaged: not believed, nothing said, the same results; the job builds it again.
-    job(&|b| b == built);
+    // Damaged: not believed, nothing said, the same results; the job builds it again. (Its
+    // bytes may differ from the first build's when a search in between embedded what lacked a
+    // vector: what is checked is that it exists and gives the same results.)
+    job(&|_| true);
     let mut bad = built.clone();
     let middle = bad.len() / 2;
     bad[middle] ^= 0x55;
@@ -314,7 +316,8 @@ fn the_ranking_index_changes_no_result_and_follows_edits() {
         serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap(),
         with_index[0]
     );
-    job(&|b| b == built);
+    job(&|b| b != bad.as_slice());
+    assert_eq!(search_all(), with_index);
 
     // An edit the index has not seen: the learning is ranked by its new text at once.
     p.ok(&[
