@@ -160,6 +160,8 @@ fn a_learning_another_clone_adds_reaches_this_clones_hooks_after_a_refresh() {
     // that finds its snapshot stale starts it.
     let kept = std::fs::read(mine.path(SNAPSHOT)).unwrap();
     assert!(!String::from_utf8_lossy(&kept).contains("Release notes are written"));
+    // (A job of this clone's own still running would make this one exit at once.)
+    mine.settle();
     mine.ok(&["hook", "embed"]);
     let now = std::fs::read_to_string(mine.path(SNAPSHOT)).unwrap();
     assert!(now.contains("Release notes are written"), "{now}");
@@ -180,6 +182,9 @@ fn a_snapshot_gza_did_not_write_for_this_person_is_never_used() {
     let Some(claude) = claude_bin() else { return };
     let mut p = far_project(None);
     add_learnings(&p);
+    // The job the commands started rewrites the snapshot when it ends: a forgery written
+    // before then would be undone by it, not refused by the hooks.
+    p.settle();
     let real = std::fs::read_to_string(p.path(SNAPSHOT)).unwrap();
 
     // Forged: the real file with a hostile checklist and CRITICAL line, its MAC line kept (the
@@ -204,6 +209,7 @@ fn a_snapshot_gza_did_not_write_for_this_person_is_never_used() {
     wait_until(60, "the background job's new snapshot", || {
         std::fs::read_to_string(p.path(SNAPSHOT)).is_ok_and(|s| !s.contains("evil.example"))
     });
+    p.settle();
 
     let good = std::fs::read(p.path(SNAPSHOT)).unwrap();
 
@@ -267,6 +273,7 @@ fn a_prompt_file_line_changed_on_disk_is_never_given_and_the_next_refresh_replac
         .map(|(_, v)| v)
         .unwrap();
 
+    p.settle();
     // The prompt hook's learning rewritten in place, to the byte the same length: the
     // header's MAC and the file's table still hold, the line's hash does not.
     let file = prompt_file(&p);

@@ -283,9 +283,10 @@ fn the_ranking_index_changes_no_result_and_follows_edits() {
             .collect()
     };
     let index = p.path(".gza/rank-index-v2.bin");
-    // The job, run here (it returns at once when one started by a search holds its lock: then
-    // that one writes the index).
+    // The job, run here once the ones the searches started have ended (a running one would
+    // make it return at once, and could rewrite the index after the test changed it).
     let job = |until: &dyn Fn(&[u8]) -> bool| {
+        p.settle();
         p.ok(&["hook", "embed"]);
         wait_until(60, "the job to write the index", || {
             std::fs::read(&index).is_ok_and(|b| until(&b))

@@ -249,6 +249,11 @@ impl TestProject {
         &self.root
     }
 
+    /// Wait until no background job of this project runs ([`wait_for_background_jobs`]).
+    pub fn settle(&self) {
+        wait_for_background_jobs(&self.root, 180);
+    }
+
     /// What no machine may leak into a test: its git configuration (the global and system
     /// files) and its temporary directory.
     fn hermetic(&self, cmd: &mut std::process::Command) {
@@ -629,6 +634,36 @@ impl TestProject {
             )
             .unwrap()
     }
+}
+
+/// Wait (up to `secs`) until no background job of this project (`gza -C ROOT hook embed`, which
+/// commands and hooks start detached) is running. `spawn` returns only after the job's exec, so
+/// a job a command started is seen here even before it takes its lock: a test that changes
+/// the files a job rewrites (the snapshot, the index) waits here first, or the job may undo
+/// the change at any later instant.
+pub fn wait_for_background_jobs(root: &Path, secs: u64) {
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let running = || {
+        let Ok(procs) = std::fs::read_dir("/proc") else {
+            return false;
+        };
+        procs.flatten().any(|e| {
+            let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+                return false;
+            };
+            let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+            let is_job = args.windows(2).any(|w| w == [&b"hook"[..], &b"embed"[..]]);
+            is_job
+                && args.windows(2).any(|w| {
+                    w[0] == b"-C"
+                        && std::fs::canonicalize(
+                            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(w[1]),
+                        )
+                        .is_ok_and(|r| r == root)
+                })
+        })
+    };
+    wait_until(secs, "the project's background job to end", || !running());
 }
 
 /// Poll `cond` every 50 ms until it holds or `secs` pass.
