@@ -488,6 +488,22 @@ impl runner::Teacher for Teacher {
     ) -> Option<std::thread::JoinHandle<()>> {
         learn::after_task(project, store)
     }
+
+    /// By words now; by meaning where they are first embedded (the next task's selection or
+    /// the background job), as every draft that does not come from an extraction.
+    fn took_drafts(
+        &self,
+        project: &crate::project::Project,
+        store: &crate::store::Store,
+        ids: &[i64],
+    ) {
+        if let Err(e) = learn::dedupe::settle(store, None, ids) {
+            learn::log(
+                project,
+                &format!("drafts {ids:?} not compared with known learnings: {e}"),
+            );
+        }
+    }
 }
 
 /// Re-run this command detached from the terminal, its output in `.gza/logs/worker-PID.log`.

@@ -33,6 +33,7 @@ mod lifecycle;
 mod limits;
 mod mcp;
 mod mcp_agents;
+mod merging;
 mod model_files;
 mod model_install;
 mod outcomes;

@@ -758,6 +758,23 @@ fn store_session_drafts(
         Err(gza_core::Error::Locked(_)) => return spool(),
         Err(e) => return Err(e.to_string()),
     };
+    // One that says what a known learning says, in the same stemmed words, confirms it instead
+    // (by meaning, where the drafts are embedded later: never here).
+    let merged = gza_learn::dedupe::settle(&store, None, &ids).unwrap_or_default();
+    for (draft, into) in &merged {
+        gza_learn::log(
+            project,
+            &format!(
+                "session {session}: draft {} says what {} says; merged into it",
+                label(*draft),
+                label(*into)
+            ),
+        );
+    }
+    let ids: Vec<i64> = ids
+        .into_iter()
+        .filter(|id| !merged.iter().any(|(d, _)| d == id))
+        .collect();
     // The database took a write: whatever earlier hooks spooled goes in now too.
     gza_learn::take_in_spooled(project, &store);
     if !ids.is_empty() {

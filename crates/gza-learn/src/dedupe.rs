@@ -5,6 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::items::{self, Item};
 use super::rank::{self, Ranker};
+use gza_core::Result;
 use gza_core::learning::{DEFAULT_CONFIDENCE, Learning, NewLearning, Origin, Status};
 use gza_store::{Store, Taught};
 
@@ -140,6 +141,55 @@ pub fn decide(
         out.push(Taught::New(Box::new(new_learning(item, origin))));
     }
     out
+}
+
+/// Fold each of the drafts `ids` that says what a known learning says into that learning
+/// ([`Store::merge_draft`]: its task or session confirms the learning, and the draft goes), by
+/// the one test extraction uses ([`decide`]): the same stemmed words, and the same meaning
+/// when `ranker` has a model. Drafts that arrive by other ways than an extraction (a session's
+/// hook, an agent's LEARNINGS.md, the MCP `add` tool, the spool) come through here twice: by
+/// words where they are stored (a hook computes no embedding), and by meaning where they are
+/// first embedded ([`crate::rank`]'s embedding of what lacks a vector). A person's own drafts
+/// are left as written. Between two new drafts that say the same, the older is kept. Returns
+/// the (draft, learning) pairs folded.
+pub fn settle(store: &Store, ranker: Option<&Ranker>, ids: &[i64]) -> Result<Vec<(i64, i64)>> {
+    let pending: BTreeSet<i64> = ids.iter().copied().collect();
+    if pending.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut known = store.learnings(true)?;
+    let mut merged = Vec::new();
+    for &id in &pending {
+        let Some(draft) = known.iter().find(|l| l.id == id) else {
+            continue;
+        };
+        if draft.status != Status::Draft || draft.origin == Origin::User {
+            continue;
+        }
+        let item = Item {
+            section: draft.section.clone(),
+            content: draft.text.clone(),
+            keywords: draft.keywords.clone(),
+            applies_when: draft.applies_when.clone(),
+            priority: Some(draft.priority),
+            confidence: Some(draft.confidence),
+            risk: None,
+        };
+        let origin = draft.origin;
+        let others: Vec<Learning> = known
+            .iter()
+            .filter(|l| l.id != id && !(pending.contains(&l.id) && l.id > id))
+            .cloned()
+            .collect();
+        let taught = decide(std::slice::from_ref(&item), origin, &others, ranker, store);
+        if let Some(Taught::Confirms(into)) = taught.first()
+            && store.merge_draft(id, *into)?
+        {
+            known.retain(|l| l.id != id);
+            merged.push((id, *into));
+        }
+    }
+    Ok(merged)
 }
 
 /// The record for an extracted item.

@@ -137,6 +137,8 @@ pub struct Ranker {
     started_job: Cell<bool>,
     /// How many stored vectors the index lacks this process may look up.
     lookups: usize,
+    /// Set while drafts are being settled ([`Ranker::settle_drafts`]).
+    settling: Cell<bool>,
 }
 
 /// The embedding model as loaded, or why there is none.
@@ -243,6 +245,7 @@ impl Ranker {
             project_root: None,
             started_job: Cell::new(false),
             lookups: if hook { HOOK_LOOKUPS } else { usize::MAX },
+            settling: Cell::new(false),
         }
     }
 
@@ -302,8 +305,12 @@ impl Ranker {
         let Some(embedder) = self.embedder() else {
             return Vec::new();
         };
+        if !self.budget_left() {
+            return Vec::new();
+        }
+        let folded = self.settle_drafts(store, rows);
         let mut fresh = Vec::new();
-        for r in rows {
+        for r in rows.iter().filter(|r| !folded.contains(&r.id)) {
             if !self.budget_left() {
                 break;
             }
@@ -315,6 +322,20 @@ impl Ranker {
             let _ = store.store_embeddings(embedder.fingerprint(), &fresh);
         }
         fresh
+    }
+
+    /// Drafts among `rows` (about to be embedded for the first time by this model) that say
+    /// what a known learning says, by meaning as well as words, folded into it
+    /// ([`crate::dedupe::settle`]): the ids folded, which are not to be embedded. Not again
+    /// from within the settling (its ranking embeds what it compares).
+    fn settle_drafts(&self, store: &Store, rows: &[&RankRow]) -> HashSet<i64> {
+        let drafts: Vec<i64> = rows.iter().filter(|r| r.draft).map(|r| r.id).collect();
+        if drafts.is_empty() || self.settling.replace(true) {
+            return HashSet::new();
+        }
+        let folded = crate::dedupe::settle(store, Some(self), &drafts).unwrap_or_default();
+        self.settling.set(false);
+        folded.into_iter().map(|(draft, _)| draft).collect()
     }
 
     /// Compute and store the embeddings learnings in use lack, within this ranker's budget;
@@ -1057,8 +1078,11 @@ fn embed_job_round(project: &Project, each_round: &dyn Fn(&Store)) -> Result<usi
             }
             return Ok(done);
         }
+        let refs: Vec<&RankRow> = rows.iter().collect();
+        let folded = ranker.settle_drafts(&store, &refs);
         let fresh: Vec<(i64, Vec<f32>)> = rows
             .iter()
+            .filter(|r| !folded.contains(&r.id))
             .map(|r| (r.id, embed_learning(embedder, r)))
             .collect();
         store.store_embeddings(embedder.fingerprint(), &fresh)?;

@@ -196,21 +196,26 @@ pub fn extract_session(
         store,
     );
     super::neighbours::screen_taught(project, Some(&ranker), &mut taught);
-    let drafts: Vec<_> = taught
-        .into_iter()
-        .filter_map(|t| match t {
+    // What says the same as a known learning confirms it, with the session as its evidence,
+    // as a task's extraction does.
+    let mut drafts = Vec::new();
+    let mut confirmed = Vec::new();
+    for t in taught {
+        match t {
             Taught::New(mut l) => {
                 l.status = Status::Draft;
-                Some(*l)
+                drafts.push(*l);
             }
-            Taught::Confirms(_) => None,
-        })
-        .collect();
+            Taught::Confirms(id) => confirmed.push(id),
+        }
+    }
     let ids = store.add_session_learnings(session, &drafts)?;
+    store.record_session_confirmations(session, &confirmed)?;
     let _ = ranker.embed_missing(store);
     Ok(format!(
-        "session {session}: {} draft(s) from {} item(s)",
+        "session {session}: {} draft(s) and {} confirmation(s) from {} item(s)",
         ids.len(),
+        confirmed.len(),
         found.len()
     ))
 }

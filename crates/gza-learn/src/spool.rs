@@ -265,6 +265,12 @@ fn apply(store: &Store, record: &Record) -> gza_core::Result<Option<String>> {
         Record::Drafts { session, learnings } => {
             let learnings: Vec<NewLearning> = learnings.iter().map(Spooled::learning).collect();
             let ids = store.add_session_learnings(session, &learnings)?;
+            // By words, as the hook that spooled them would have (by meaning when embedded).
+            let merged = crate::dedupe::settle(store, None, &ids)?;
+            let ids: Vec<i64> = ids
+                .into_iter()
+                .filter(|id| !merged.iter().any(|(d, _)| d == id))
+                .collect();
             Ok((!ids.is_empty()).then(|| {
                 let labels: Vec<String> =
                     ids.iter().map(|i| gza_core::learning::label(*i)).collect();

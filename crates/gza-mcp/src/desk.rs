@@ -270,7 +270,16 @@ impl Desk {
             Err(gza_core::Error::Locked(_)) => return spool("busy"),
             Err(e) => return Err(one_clean_line(&e.to_string())),
         };
+        // One that says what a known learning says (the same stemmed words; by meaning when
+        // it is embedded) confirms it instead, with this session as its evidence.
+        let merged = gza_learn::dedupe::settle(&store, None, &ids).unwrap_or_default();
         gza_learn::take_in_spooled(&project, &store);
+        if let Some((_, into)) = merged.first() {
+            return Ok(format!(
+                "{} already says this; it is confirmed by this session, and nothing new was added.",
+                label(*into)
+            ));
+        }
         let Some(&id) = ids.first() else {
             return Ok(
                 "A learning with this text is already known; nothing was added.".to_string(),

@@ -8,14 +8,15 @@ use gza_core::task::TaskId;
 use gza_store::Store;
 
 /// Read the worktree's LEARNINGS.md, put it back as it was at HEAD (or remove it when HEAD has
-/// none), and, when `completed`, store the rules the agent added as drafts taught by `task_id`.
-/// Returns a warning to show, if any; never fails the task.
+/// none), and, when `completed`, store the rules the agent added as drafts taught by `task_id`
+/// (their ids pushed to `stored`). Returns a warning to show, if any; never fails the task.
 pub fn take_in(
     store: &Store,
     task_id: TaskId,
     worktree: &Path,
     completed: bool,
     section: &str,
+    stored: &mut Vec<i64>,
 ) -> Option<String> {
     let path = worktree.join(AGENT_RULES_FILE);
     let meta = std::fs::symlink_metadata(&path).ok()?;
@@ -58,10 +59,13 @@ pub fn take_in(
             l
         })
         .collect();
-    if let Err(e) = store.add_task_drafts(task_id, &drafts) {
-        warning.get_or_insert(format!(
-            "task {task_id}: rules from {AGENT_RULES_FILE} not stored: {e}"
-        ));
+    match store.add_task_drafts(task_id, &drafts) {
+        Ok(ids) => stored.extend(ids),
+        Err(e) => {
+            warning.get_or_insert(format!(
+                "task {task_id}: rules from {AGENT_RULES_FILE} not stored: {e}"
+            ));
+        }
     }
     warning
 }
@@ -109,9 +113,16 @@ impl LearningsFileGuard {
     }
 
     /// After the agent exits: lines it added become drafts taught by the task (quarantined
-    /// when they read like instructions) and the file is put back as it was. A rewrite gza
-    /// itself made meanwhile (a regeneration's recorded version) is left alone.
-    pub fn after(self, store: &Store, task_id: TaskId, section: &str) -> Option<String> {
+    /// when they read like instructions; their ids pushed to `stored`) and the file is put
+    /// back as it was. A rewrite gza itself made meanwhile (a regeneration's recorded version)
+    /// is left alone.
+    pub fn after(
+        self,
+        store: &Store,
+        task_id: TaskId,
+        section: &str,
+        stored: &mut Vec<i64>,
+    ) -> Option<String> {
         if !self.active {
             return None;
         }
@@ -143,10 +154,13 @@ impl LearningsFileGuard {
             })
             .collect();
         let mut warning = None;
-        if let Err(e) = store.add_task_drafts(task_id, &drafts) {
-            warning = Some(format!(
-                "task {task_id}: lines the agent wrote to learnings.md not stored: {e}"
-            ));
+        match store.add_task_drafts(task_id, &drafts) {
+            Ok(ids) => stored.extend(ids),
+            Err(e) => {
+                warning = Some(format!(
+                    "task {task_id}: lines the agent wrote to learnings.md not stored: {e}"
+                ));
+            }
         }
         // Put the file back: as it was when the marker is unchanged, else without the lines
         // the agent added.

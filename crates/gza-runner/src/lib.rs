@@ -39,6 +39,9 @@ pub trait Teacher: Send + Sync + std::fmt::Debug {
     ) -> Option<gza_core::prompt::InjectedLearnings>;
     /// After a task finished: start a regeneration when one is due, returning its thread.
     fn after_task(&self, project: &Project, store: &Store) -> Option<std::thread::JoinHandle<()>>;
+    /// Drafts the task's agent wrote were stored (`ids`): one that says what a known learning
+    /// says is to be folded into it, as what an extraction finds is. Nothing by default.
+    fn took_drafts(&self, _project: &Project, _store: &Store, _ids: &[i64]) {}
 }
 
 /// Receives what the runner does, to show it to a person (or not).

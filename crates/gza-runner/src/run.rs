@@ -404,7 +404,12 @@ pub fn run_task(
         ui.warn(&message);
     }
     let catch_all = catch_all_section(project);
-    if let Some(w) = prepared.learnings_guard.after(store, task.id, catch_all) {
+    // Drafts the agent wrote (to learnings.md in place, or LEARNINGS.md in its worktree).
+    let mut drafts = Vec::new();
+    if let Some(w) = prepared
+        .learnings_guard
+        .after(store, task.id, catch_all, &mut drafts)
+    {
         ui.warn(&w);
     }
     let mut outcome = judge(
@@ -434,9 +439,14 @@ pub fn run_task(
     let commit = match &prepared.workspace.worktree {
         Some(_) if unsafe_checkout.is_some() => None,
         Some(wt) => {
-            if let Some(w) =
-                super::agent_rules::take_in(store, task.id, &wt.path, completed, catch_all)
-            {
+            if let Some(w) = super::agent_rules::take_in(
+                store,
+                task.id,
+                &wt.path,
+                completed,
+                catch_all,
+                &mut drafts,
+            ) {
                 ui.warn(&w);
             }
             Some(kept::PendingCommit {
@@ -447,6 +457,9 @@ pub fn run_task(
         }
         None => None,
     };
+    if !drafts.is_empty() {
+        teacher.took_drafts(project, store, &drafts);
+    }
     let ending = kept::Ending {
         outcome,
         commit,

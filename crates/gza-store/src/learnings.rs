@@ -366,6 +366,34 @@ pub(super) fn log_event(
     .map(|_| ())
 }
 
+/// A task (`source.0`) or session (`source.1`) re-confirms learning `id`: its source is
+/// recorded and, the first time, its confidence raised and its confirmation dated now.
+fn confirm(tx: &Tx, id: i64, source: (Option<i64>, Option<&str>), now: &str) -> DbResult<()> {
+    let added = tx.execute(
+        "INSERT INTO learning_sources (learning_id, task_id, session_id, kind, created_at) \
+         VALUES (?1, ?2, ?3, 'confirmed', ?4) ON CONFLICT DO NOTHING",
+        params![id, source.0, source.1, now],
+    )?;
+    if added > 0 {
+        let confidence: f64 = tx.query_row(
+            "SELECT confidence FROM learnings WHERE id = ?1",
+            params![id],
+            |r| r.get(0),
+        )?;
+        tx.execute(
+            "UPDATE learnings SET confidence = ?2, confirmed_at = ?3 WHERE id = ?1",
+            params![id, confirmed_confidence(confidence), now],
+        )?;
+        let by = match source {
+            (Some(task), _) => format!("task {task}"),
+            (None, Some(session)) => format!("session {session}"),
+            (None, None) => "unknown".to_string(),
+        };
+        log_event(tx, id, "confirmed", Some(&by), now)?;
+    }
+    Ok(())
+}
+
 pub(super) fn insert_learning(tx: &Tx, l: &NewLearning, now: &str) -> DbResult<i64> {
     let l = &l.redacted();
     let id: i64 = tx.one(
@@ -1332,20 +1360,7 @@ impl Store {
                         new_ids.push(id);
                     }
                     Taught::Confirms(id) => {
-                        let added = tx.execute(
-                            "INSERT INTO learning_sources (learning_id, task_id, kind, created_at) \
-                             VALUES (?1, ?2, 'confirmed', ?3) ON CONFLICT DO NOTHING",
-                            params![id, task_id, now],)?;
-                        if added > 0 {
-                            let confidence: f64 = tx.query_row(
-                                "SELECT confidence FROM learnings WHERE id = ?1",
-                                params![id],
-                                |r| r.get(0),)?;
-                            tx.execute(
-                                "UPDATE learnings SET confidence = ?2, confirmed_at = ?3 WHERE id = ?1",
-                                params![id, confirmed_confidence(confidence), now],)?;
-                            log_event(tx, *id, "confirmed", Some(&format!("task {task_id}")), &now)?;
-                        }
+                        confirm(tx, *id, (Some(task_id.0), None), &now)?;
                     }
                 }
             }
@@ -1359,6 +1374,50 @@ impl Store {
                     params![task_id, provider, model, now, tokens.0, tokens.1],)?;
             }
             Ok(new_ids)
+        })
+    }
+
+    /// Record that a Claude Code session (or an MCP client's) re-confirmed each of `ids`, as a
+    /// task's extraction records it: a source, a raised confidence, an event.
+    pub fn record_session_confirmations(&self, session: &str, ids: &[i64]) -> Result<()> {
+        let session = stored_session(session).into_owned();
+        self.immediate(|tx| {
+            let now = now_timestamp();
+            for id in ids {
+                confirm(tx, *id, (None, Some(&session)), &now)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Fold draft `draft` into `into`, a learning that says the same: every task or session
+    /// that taught the draft confirms `into` instead (as an extraction confirms: a source, a
+    /// raised confidence, an event), and the draft is removed, so one idea is one record.
+    /// Nothing is done unless `draft` is still a draft (a person may have promoted it since)
+    /// and `into` exists; returns whether it was folded.
+    pub fn merge_draft(&self, draft: i64, into: i64) -> Result<bool> {
+        self.immediate(|tx| {
+            let statuses: Vec<(i64, String)> = tx.query_map(
+                "SELECT id, status FROM learnings WHERE id IN (?1, ?2)",
+                params![draft, into],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let is_draft = statuses.iter().any(|(id, s)| *id == draft && s == "draft");
+            if draft == into || !is_draft || !statuses.iter().any(|(id, _)| *id == into) {
+                return Ok(false);
+            }
+            let sources: Vec<(Option<i64>, Option<String>)> = tx.query_map(
+                "SELECT task_id, session_id FROM learning_sources WHERE learning_id = ?1 ORDER BY created_at",
+                params![draft],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let now = now_timestamp();
+            for (task, session) in &sources {
+                confirm(tx, into, (*task, session.as_deref()), &now)?;
+            }
+            log_event(tx, into, "merged", Some(&format!("draft L{draft} said the same")), &now)?;
+            tx.execute("DELETE FROM learnings WHERE id = ?1", params![draft])?;
+            Ok(true)
         })
     }
 
