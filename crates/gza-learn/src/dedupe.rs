@@ -2,6 +2,7 @@
 //! one, in the same or other words, re-confirms it instead of being added twice.
 
 use std::collections::{BTreeSet, HashMap};
+use std::ops::Bound;
 
 use super::items::{self, Item};
 use super::rank::{self, Ranker};
@@ -31,31 +32,40 @@ pub fn same(a_words: &BTreeSet<String>, b_words: &BTreeSet<String>, meaning: Opt
 /// Whether each of two learnings names something the other does not ("after editing
 /// users.graphql" and "after editing orders.graphql"; "widget1" and "widget2"): different
 /// learnings, though a model finds them 0.96 alike. One naming more than the other (a more
-/// specific wording of the same) is not told apart here.
+/// specific wording of the same) is not told apart here. Allocates nothing: settling asks it of
+/// up to [`POSTINGS_WALKED`] learnings per draft.
 fn name_different_things(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
-    let names = |w: &BTreeSet<String>| -> BTreeSet<String> {
-        w.iter()
-            .filter(|x| x.starts_with(items::NAME_MARK))
-            .cloned()
-            .collect()
-    };
-    let (na, nb) = (names(a), names(b));
-    !na.is_subset(&nb) && !nb.is_subset(&na)
+    let a_in_b = names_in(a).all(|n| b.contains(n));
+    let b_in_a = names_in(b).all(|n| a.contains(n));
+    !a_in_b && !b_in_a
+}
+
+/// The `name:`-marked words of a set of stemmed words (contiguous in its order).
+fn names_in(w: &BTreeSet<String>) -> impl Iterator<Item = &String> {
+    w.range::<str, _>((Bound::Included(items::NAME_MARK), Bound::Unbounded))
+        .take_while(|x| x.starts_with(items::NAME_MARK))
 }
 
 /// Known learnings compared by meaning with each extracted item: the best the ranker finds
 /// for the item's text (by meaning and words, through the ranking index).
 const CANDIDATES: usize = 8;
+/// Known learnings a draft or an item is compared with by its words: those whose stemmed words
+/// are most like its own (word similarity, best first), none that names other things.
+pub const WORD_CANDIDATES: usize = 8;
+/// Entries of the inverted index of stemmed words walked to find them, per draft or item, its
+/// rarest words first: a word most learnings hold counts only for those already found.
+pub const POSTINGS_WALKED: usize = 2048;
 
 /// For each extracted item: the learning it re-confirms (active or archived: a learning a person
 /// archived is confirmed, never brought back), or a new learning.
 ///
 /// With a model, meaning is decided on the texts alone, embedded now: the item's, and each
-/// candidate's (the best [`CANDIDATES`] the ranker finds for the item, and any known learning
-/// sharing some of its words). Stored vectors are not compared directly: they embed a
-/// learning's "applies when" hints too, and a learning taught a moment ago has none yet (the
-/// background job embeds it later), so "Run cargo nextest before every commit" and "... before
-/// each commit" (0.988 by their texts) were both kept.
+/// candidate's (the best [`CANDIDATES`] the ranker finds for the item, and the
+/// [`WORD_CANDIDATES`] sharing most of its words, [`Known::word_candidates`]). Stored vectors
+/// are not compared directly: they embed a learning's "applies when" hints too, and a learning
+/// taught a moment ago has none yet (the background job embeds it later), so "Run cargo
+/// nextest before every commit" and "... before each commit" (0.988 by their texts) were both
+/// kept. Linear in `known` once (their words, stemmed), then bounded per item.
 pub fn decide(
     extracted: &[Item],
     origin: Origin,
@@ -63,84 +73,7 @@ pub fn decide(
     ranker: Option<&Ranker>,
     store: &Store,
 ) -> Vec<Taught> {
-    let ranker = ranker.filter(|r| r.model().is_some());
-    let known_words: Vec<BTreeSet<String>> = known
-        .iter()
-        .map(|l| items::stemmed_words(&l.text))
-        .collect();
-    let by_id: HashMap<i64, usize> = known.iter().enumerate().map(|(i, l)| (l.id, i)).collect();
-    // Text-only vectors of known learnings, embedded at most once per call.
-    let mut text_vectors: HashMap<i64, Vec<f32>> = HashMap::new();
-    let mut out: Vec<Taught> = Vec::new();
-    let mut batch: Vec<(BTreeSet<String>, Option<Vec<f32>>)> = Vec::new();
-    for item in extracted {
-        let words = items::stemmed_words(&item.content);
-        let vector = ranker.and_then(|r| r.embed(&item.content));
-        let mut meanings: HashMap<i64, f64> = HashMap::new();
-        if let (Some(r), Some(v)) = (ranker, vector.as_ref()) {
-            let mut candidates: Vec<i64> = r
-                .rank_all(store, &item.content, true)
-                .map(|ranking| ranking.hits)
-                .unwrap_or_default()
-                .into_iter()
-                .take(CANDIDATES)
-                .map(|h| h.id)
-                .collect();
-            candidates.extend(
-                known
-                    .iter()
-                    .zip(&known_words)
-                    .filter(|(_, w)| items::word_similarity(&words, w) >= SOME_WORDS)
-                    .map(|(l, _)| l.id),
-            );
-            for id in candidates {
-                let Some(&i) = by_id.get(&id) else { continue };
-                let kv = text_vectors
-                    .entry(id)
-                    .or_insert_with(|| r.embed(&known[i].text).unwrap_or_default());
-                meanings.insert(id, rank::similarity(v, kv));
-            }
-        }
-        let meaning = |id: i64| meanings.get(&id).copied();
-        // The closest known learning that says the same, active ones first.
-        let found = known
-            .iter()
-            .zip(&known_words)
-            .filter(|(l, w)| same(&words, w, meaning(l.id)))
-            .max_by(|(a, aw), (b, bw)| {
-                let key = |l: &Learning, w: &BTreeSet<String>| {
-                    (
-                        l.status == Status::Active,
-                        meaning(l.id).unwrap_or(0.0) + items::word_similarity(&words, w),
-                    )
-                };
-                let (ka, kb) = (key(a, aw), key(b, bw));
-                ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
-            })
-            .map(|(l, _)| l.id);
-        if let Some(id) = found {
-            if !out
-                .iter()
-                .any(|t| matches!(t, Taught::Confirms(x) if *x == id))
-            {
-                out.push(Taught::Confirms(id));
-            }
-            continue;
-        }
-        let repeats_batch = batch.iter().any(|(w, v)| {
-            let m = vector
-                .as_ref()
-                .zip(v.as_ref())
-                .map(|(a, b)| rank::similarity(a, b));
-            same(&words, w, m)
-        });
-        if repeats_batch {
-            continue;
-        }
-        batch.push((words, vector));
-        out.push(Taught::New(Box::new(new_learning(item, origin))));
-    }
-    out
+    Known::new(known.to_vec()).decide(extracted, origin, ranker, store)
 }
 
 /// Fold each of the drafts `ids` that says what a known learning says into that learning
@@ -149,47 +82,314 @@ pub fn decide(
 /// when `ranker` has a model. Drafts that arrive by other ways than an extraction (a session's
 /// hook, an agent's LEARNINGS.md, the MCP `add` tool, the spool) come through here twice: by
 /// words where they are stored (a hook computes no embedding), and by meaning where they are
-/// first embedded ([`crate::rank`]'s embedding of what lacks a vector). A person's own drafts
-/// are left as written. Between two new drafts that say the same, the older is kept. Returns
-/// the (draft, learning) pairs folded.
+/// first embedded ([`crate::rank`]'s embedding of what lacks a vector, through a [`Known`] it
+/// keeps). A person's own drafts are left as written. Between two drafts that say the same,
+/// the older is kept. Returns the (draft, learning) pairs folded.
 pub fn settle(store: &Store, ranker: Option<&Ranker>, ids: &[i64]) -> Result<Vec<(i64, i64)>> {
-    let pending: BTreeSet<i64> = ids.iter().copied().collect();
-    if pending.is_empty() {
+    if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut known = store.learnings(true)?;
-    let mut merged = Vec::new();
-    for &id in &pending {
-        let Some(draft) = known.iter().find(|l| l.id == id) else {
-            continue;
+    Known::load(store)?.settle(store, ranker, ids)
+}
+
+/// The known learnings prepared for comparison, so that telling what a draft or an extracted
+/// item says from what is known costs the same at ten learnings as at ten thousand: each
+/// one's stemmed words (computed once), an inverted index from each word to the learnings that
+/// hold it (oldest first), and the texts' vectors embedded so far (each embedded once while it
+/// lives: the background job keeps one for all its batches).
+///
+/// The bound, per draft or item: at most [`POSTINGS_WALKED`] entries of the index walked, its
+/// rarest words first; of the learnings found, the [`WORD_CANDIDATES`] with the most words in
+/// common (by word similarity) compared, plus the ranker's best [`CANDIDATES`] in an
+/// extraction; at most 1 + [`WORD_CANDIDATES`] texts embedded (fewer once cached). No draft is
+/// compared with every learning, and no pair of drafts more than once; building it is linear
+/// in the learnings, once. A learning with the same words whose every word is held by more
+/// than [`POSTINGS_WALKED`] learnings may go unfound by words (by meaning, an extraction's
+/// ranker still finds it).
+pub struct Known {
+    learnings: Vec<Learning>,
+    words: Vec<BTreeSet<String>>,
+    postings: HashMap<String, Vec<u32>>,
+    by_id: HashMap<i64, usize>,
+    /// Folded since it was built.
+    gone: Vec<bool>,
+    /// The highest id taken in: what was stored since is read by [`Known::catch_up`].
+    newest: i64,
+    text_vectors: HashMap<i64, Vec<f32>>,
+}
+
+impl Known {
+    /// Prepare `learnings` (stemming each text once).
+    pub fn new(learnings: Vec<Learning>) -> Known {
+        let mut known = Known {
+            learnings: Vec::with_capacity(learnings.len()),
+            words: Vec::with_capacity(learnings.len()),
+            postings: HashMap::new(),
+            by_id: HashMap::with_capacity(learnings.len()),
+            gone: Vec::with_capacity(learnings.len()),
+            newest: 0,
+            text_vectors: HashMap::new(),
         };
-        if draft.status != Status::Draft || draft.origin == Origin::User {
-            continue;
+        for l in learnings {
+            known.push(l);
         }
-        let item = Item {
-            section: draft.section.clone(),
-            content: draft.text.clone(),
-            keywords: draft.keywords.clone(),
-            applies_when: draft.applies_when.clone(),
-            priority: Some(draft.priority),
-            confidence: Some(draft.confidence),
-            risk: None,
-        };
-        let origin = draft.origin;
-        let others: Vec<Learning> = known
-            .iter()
-            .filter(|l| l.id != id && !(pending.contains(&l.id) && l.id > id))
-            .cloned()
-            .collect();
-        let taught = decide(std::slice::from_ref(&item), origin, &others, ranker, store);
-        if let Some(Taught::Confirms(into)) = taught.first()
-            && store.merge_draft(id, *into)?
-        {
-            known.retain(|l| l.id != id);
-            merged.push((id, *into));
-        }
+        known
     }
-    Ok(merged)
+
+    /// Every learning stored (archived ones too), prepared.
+    pub fn load(store: &Store) -> Result<Known> {
+        Ok(Known::new(store.learnings(true)?))
+    }
+
+    fn push(&mut self, l: Learning) {
+        if self.by_id.contains_key(&l.id) {
+            return;
+        }
+        let i = self.learnings.len();
+        let words = items::stemmed_words(&l.text);
+        for w in &words {
+            self.postings.entry(w.clone()).or_default().push(i as u32);
+        }
+        self.newest = self.newest.max(l.id);
+        self.by_id.insert(l.id, i);
+        self.words.push(words);
+        self.gone.push(false);
+        self.learnings.push(l);
+    }
+
+    /// Take in the learnings stored since it was built or last caught up (by this process or
+    /// another): one read of those rows alone.
+    fn catch_up(&mut self, store: &Store) -> Result<()> {
+        for l in store.learnings_after(self.newest)? {
+            self.push(l);
+        }
+        Ok(())
+    }
+
+    /// The vector of learning `id`'s text, when it was embedded here (to compare it) and
+    /// `text` is still its text: the background job stores a draft's from it rather than
+    /// embedding the text twice.
+    pub fn text_vector(&self, id: i64, text: &str) -> Option<&[f32]> {
+        let &i = self.by_id.get(&id)?;
+        (self.learnings[i].text == text)
+            .then(|| self.text_vectors.get(&id).map(Vec::as_slice))
+            .flatten()
+    }
+
+    /// The known learnings (by index) that share most of `words`, best first, with their word
+    /// similarity: at most [`WORD_CANDIDATES`], none folded, none that `skip` refuses and none
+    /// that names other things than `words` do ([`name_different_things`]: never the same).
+    /// The index's lists are walked rarest word first, [`POSTINGS_WALKED`] entries in all; the
+    /// words of lists not walked to their end count by lookup for the learnings found, so the
+    /// similarity of each is exact. Also returns the entries walked.
+    fn word_candidates(
+        &self,
+        words: &BTreeSet<String>,
+        skip: impl Fn(&Learning) -> bool,
+    ) -> (Vec<(usize, f64)>, usize) {
+        let mut lists: Vec<(&String, &[u32])> = words
+            .iter()
+            .filter_map(|w| self.postings.get(w).map(|p| (w, p.as_slice())))
+            .collect();
+        lists.sort_by_key(|(_, p)| p.len());
+        let mut shared: HashMap<u32, usize> = HashMap::new();
+        let mut unwalked: Vec<&String> = Vec::new();
+        let mut walked = 0;
+        for (w, list) in lists {
+            let room = POSTINGS_WALKED - walked;
+            if list.len() <= room {
+                for &i in list {
+                    *shared.entry(i).or_default() += 1;
+                }
+                walked += list.len();
+            } else {
+                for &i in &list[..room] {
+                    shared.entry(i).or_default();
+                }
+                walked += room;
+                unwalked.push(w);
+            }
+        }
+        let mut found: Vec<(usize, f64)> = shared
+            .into_iter()
+            .map(|(i, n)| (i as usize, n))
+            .filter(|&(i, _)| !self.gone[i] && !skip(&self.learnings[i]))
+            .map(|(i, n)| {
+                let n = n + unwalked
+                    .iter()
+                    .filter(|w| self.words[i].contains(w.as_str()))
+                    .count();
+                let union = words.len() + self.words[i].len() - n;
+                (
+                    i,
+                    if union == 0 {
+                        0.0
+                    } else {
+                        n as f64 / union as f64
+                    },
+                )
+            })
+            .collect();
+        found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let best = found
+            .into_iter()
+            .filter(|&(i, _)| !name_different_things(words, &self.words[i]))
+            .take(WORD_CANDIDATES)
+            .collect();
+        (best, walked)
+    }
+
+    /// The known learning that `text` (its stemmed `words`, its text's `vector`) says the
+    /// same as, among its word candidates and `ranked` (ids the ranker found), active ones
+    /// first, then the closest; none that `skip` refuses.
+    fn find(
+        &mut self,
+        words: &BTreeSet<String>,
+        vector: Option<&[f32]>,
+        ranker: Option<&Ranker>,
+        ranked: &[i64],
+        skip: impl Fn(&Learning) -> bool,
+    ) -> Option<i64> {
+        let (mut candidates, _) = self.word_candidates(words, &skip);
+        for id in ranked {
+            if let Some(&i) = self.by_id.get(id)
+                && !self.gone[i]
+                && !skip(&self.learnings[i])
+                && !candidates.iter().any(|&(c, _)| c == i)
+            {
+                candidates.push((i, items::word_similarity(words, &self.words[i])));
+            }
+        }
+        let mut meanings: HashMap<usize, f64> = HashMap::new();
+        if let (Some(r), Some(v)) = (ranker, vector) {
+            for &(i, _) in &candidates {
+                if name_different_things(words, &self.words[i]) {
+                    continue;
+                }
+                let l = &self.learnings[i];
+                let kv = self
+                    .text_vectors
+                    .entry(l.id)
+                    .or_insert_with(|| r.embed(&l.text).unwrap_or_default());
+                meanings.insert(i, rank::similarity(v, kv));
+            }
+        }
+        candidates
+            .iter()
+            .filter(|&&(i, _)| same(words, &self.words[i], meanings.get(&i).copied()))
+            .max_by(|&&(a, wa), &&(b, wb)| {
+                let key = |i: usize, w: f64| {
+                    (
+                        self.learnings[i].status == Status::Active,
+                        meanings.get(&i).copied().unwrap_or(0.0) + w,
+                    )
+                };
+                let (ka, kb) = (key(a, wa), key(b, wb));
+                ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+            })
+            .map(|&(i, _)| self.learnings[i].id)
+    }
+
+    /// [`decide`] against these learnings.
+    pub fn decide(
+        &mut self,
+        extracted: &[Item],
+        origin: Origin,
+        ranker: Option<&Ranker>,
+        store: &Store,
+    ) -> Vec<Taught> {
+        let ranker = ranker.filter(|r| r.model().is_some());
+        let mut out: Vec<Taught> = Vec::new();
+        let mut batch: Vec<(BTreeSet<String>, Option<Vec<f32>>)> = Vec::new();
+        for item in extracted {
+            let words = items::stemmed_words(&item.content);
+            let vector = ranker.and_then(|r| r.embed(&item.content));
+            let ranked: Vec<i64> = match (ranker, &vector) {
+                (Some(r), Some(_)) => r
+                    .rank_all(store, &item.content, true)
+                    .map(|ranking| ranking.hits)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .take(CANDIDATES)
+                    .map(|h| h.id)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if let Some(id) = self.find(&words, vector.as_deref(), ranker, &ranked, |_| false) {
+                if !out
+                    .iter()
+                    .any(|t| matches!(t, Taught::Confirms(x) if *x == id))
+                {
+                    out.push(Taught::Confirms(id));
+                }
+                continue;
+            }
+            let repeats_batch = batch.iter().any(|(w, v)| {
+                let m = vector
+                    .as_ref()
+                    .zip(v.as_ref())
+                    .map(|(a, b)| rank::similarity(a, b));
+                same(&words, w, m)
+            });
+            if repeats_batch {
+                continue;
+            }
+            batch.push((words, vector));
+            out.push(Taught::New(Box::new(new_learning(item, origin))));
+        }
+        out
+    }
+
+    /// [`settle`] with these learnings (those stored since taken in first): each draft
+    /// compared as [`Known`] bounds it, by meaning too when `ranker` has a model (its text
+    /// embedded once, kept for [`Known::text_vector`]).
+    pub fn settle(
+        &mut self,
+        store: &Store,
+        ranker: Option<&Ranker>,
+        ids: &[i64],
+    ) -> Result<Vec<(i64, i64)>> {
+        let pending: BTreeSet<i64> = ids.iter().copied().collect();
+        if pending.is_empty() {
+            return Ok(Vec::new());
+        }
+        if pending.iter().any(|id| !self.by_id.contains_key(id)) {
+            self.catch_up(store)?;
+        }
+        let ranker = ranker.filter(|r| r.model().is_some());
+        let mut merged = Vec::new();
+        for id in pending {
+            let Some(&i) = self.by_id.get(&id) else {
+                continue;
+            };
+            let draft = &self.learnings[i];
+            if self.gone[i] || draft.status != Status::Draft || draft.origin == Origin::User {
+                continue;
+            }
+            let words = self.words[i].clone();
+            let vector = match ranker {
+                Some(r) => {
+                    let text = &self.learnings[i].text;
+                    let v = self
+                        .text_vectors
+                        .entry(id)
+                        .or_insert_with(|| r.embed(text).unwrap_or_default());
+                    Some(v.clone())
+                }
+                None => None,
+            };
+            // Never into a newer draft: that one is folded into this when its turn comes.
+            let skip = |l: &Learning| l.id == id || (l.status == Status::Draft && l.id > id);
+            if let Some(into) = self.find(&words, vector.as_deref(), ranker, &[], skip)
+                && store.merge_draft(id, into)?
+            {
+                self.gone[i] = true;
+                self.text_vectors.remove(&id);
+                merged.push((id, into));
+            }
+        }
+        Ok(merged)
+    }
 }
 
 /// The record for an extracted item.
@@ -238,6 +438,119 @@ mod tests {
 
     fn w(text: &str) -> BTreeSet<String> {
         items::stemmed_words(text)
+    }
+
+    fn learning(id: i64, text: &str, status: Status) -> Learning {
+        let mut n = NewLearning::new("General", text, Origin::Agent);
+        n.status = status;
+        preview(&n, id)
+    }
+
+    /// Many learnings sharing the same common words ("draft", "rule", "module", as a busy
+    /// day of Stop hooks leaves them): a draft is compared with a bounded few, whatever their
+    /// number; comparing each with every one made the background job quadratic (1,500 drafts
+    /// did not finish in five minutes). The one that says the same is still found, by its rare
+    /// words, and learnings naming other things are not candidates at all.
+    #[test]
+    fn a_draft_is_compared_with_a_bounded_few_of_many_learnings_sharing_its_words() {
+        let n = 6000;
+        let known = Known::new(
+            (1..=n)
+                .map(|i| {
+                    let text = format!("Draft rule number {i} about module m{i} and its fixtures");
+                    learning(i, &text, Status::Draft)
+                })
+                .collect(),
+        );
+        let words = w("Draft rule number 5000 about module m5000 and fixtures");
+        let (found, walked) = known.word_candidates(&words, |_| false);
+        assert!(walked <= POSTINGS_WALKED, "{walked} index entries walked");
+        assert!(found.len() <= WORD_CANDIDATES, "{} compared", found.len());
+        assert_eq!(
+            found
+                .iter()
+                .map(|&(i, _)| known.learnings[i].id)
+                .collect::<Vec<_>>(),
+            [5000],
+            "the one naming m5000 and 5000 alone: the rest name other things"
+        );
+        assert_eq!(found[0].1, 1.0, "its similarity is exact");
+        // Without names, all share the words: the best by word similarity, a bounded few.
+        let (found, walked) =
+            known.word_candidates(&w("Draft rule about module fixtures"), |_| false);
+        assert!(walked <= POSTINGS_WALKED, "{walked}");
+        assert_eq!(found.len(), WORD_CANDIDATES);
+        // Words past the walk still count, by lookup, for the learnings found.
+        let exact = items::word_similarity(&w("Draft rule about module fixtures"), &known.words[0]);
+        assert!(exact > 0.0);
+        assert!(found.iter().all(|&(_, sim)| sim == exact), "{found:?}");
+    }
+
+    fn temp_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::create(&dir.path().join("gza.db")).unwrap();
+        (dir, store)
+    }
+
+    /// Settling by words: a draft in the same stemmed words as a known learning is folded
+    /// into it (the session confirms it); between two drafts that say the same the older is
+    /// kept, whichever is asked about first; one naming another thing stays; a person's own
+    /// draft stays as written. A learning stored after the [`Known`] was built is compared too.
+    #[test]
+    fn settling_folds_a_draft_into_what_it_repeats_and_keeps_the_older_of_two_drafts() {
+        let (_dir, store) = temp_store();
+        let known = store
+            .add_learning(&NewLearning::new(
+                "General",
+                "Run pytest -q tests/ before finishing the task",
+                Origin::User,
+            ))
+            .unwrap();
+        let mut prepared = Known::load(&store).unwrap();
+        let draft = |text: &str| {
+            let mut l = NewLearning::new("General", text, Origin::Agent);
+            l.status = Status::Draft;
+            l
+        };
+        let ids = store
+            .add_session_learnings(
+                "s1",
+                &[
+                    draft("Run pytest -q tests/ before finishing"),
+                    draft("Regenerate the client after editing users.graphql"),
+                    draft("Regenerate the client after editing orders.graphql"),
+                    draft("Always regenerate the client after editing orders.graphql"),
+                ],
+            )
+            .unwrap();
+        let merged = prepared
+            .settle(&store, None, &[ids[2], ids[0], ids[1]])
+            .unwrap();
+        assert_eq!(merged, [(ids[0], known)], "never the older into the newer");
+        let merged = prepared.settle(&store, None, &[ids[3]]).unwrap();
+        assert_eq!(
+            merged,
+            [(ids[3], ids[2])],
+            "the newer folded into the older"
+        );
+        let left: Vec<i64> = store
+            .learnings(true)
+            .unwrap()
+            .iter()
+            .map(|l| l.id)
+            .collect();
+        assert_eq!(left, [known, ids[1], ids[2]]);
+        let mut own = NewLearning::new(
+            "General",
+            "Run pytest -q tests/ before finishing up",
+            Origin::User,
+        );
+        own.status = Status::Draft;
+        let own = store.add_learning(&own).unwrap();
+        assert!(
+            settle(&store, None, &[own]).unwrap().is_empty(),
+            "a person's draft stays"
+        );
     }
 
     /// Paraphrases that differ in inflections share their stems: with a meaning close enough

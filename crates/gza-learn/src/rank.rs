@@ -7,7 +7,7 @@
 //! nothing rather than the three least bad items. The constants were tuned on eval/.
 //! Without a model the lexical part ranks alone, with its own floor.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -137,8 +137,10 @@ pub struct Ranker {
     started_job: Cell<bool>,
     /// How many stored vectors the index lacks this process may look up.
     lookups: usize,
-    /// Set while drafts are being settled ([`Ranker::settle_drafts`]).
-    settling: Cell<bool>,
+    /// The known learnings drafts are settled against ([`Ranker::settle_drafts`]), prepared
+    /// once for the life of this ranker (a round of the background job, a command): each
+    /// draft is then compared with a bounded few, and each text embedded once.
+    settler: RefCell<Option<crate::dedupe::Known>>,
 }
 
 /// The embedding model as loaded, or why there is none.
@@ -245,7 +247,7 @@ impl Ranker {
             project_root: None,
             started_job: Cell::new(false),
             lookups: if hook { HOOK_LOOKUPS } else { usize::MAX },
-            settling: Cell::new(false),
+            settler: RefCell::new(None),
         }
     }
 
@@ -300,22 +302,22 @@ impl Ranker {
     }
 
     /// Embed `rows` while the budget lasts; returns the vectors made (stored, unless the store
-    /// is read-only: then they are computed again next time).
+    /// is read-only: then they are computed again next time). A draft that says what a known
+    /// learning says is folded into it first ([`Ranker::settle_drafts`]), and not embedded;
+    /// settling counts against the budget, one draft at a time.
     fn embed_within_budget(&self, store: &Store, rows: &[&RankRow]) -> Vec<(i64, Vec<f32>)> {
         let Some(embedder) = self.embedder() else {
             return Vec::new();
         };
-        if !self.budget_left() {
-            return Vec::new();
-        }
-        let folded = self.settle_drafts(store, rows);
         let mut fresh = Vec::new();
-        for r in rows.iter().filter(|r| !folded.contains(&r.id)) {
+        for r in rows {
             if !self.budget_left() {
                 break;
             }
             let started = Instant::now();
-            fresh.push((r.id, embed_learning(embedder, r)));
+            if !(r.draft && self.settle_drafts(store, &[r.id]).contains(&r.id)) {
+                fresh.push((r.id, self.learning_vector(embedder, r)));
+            }
             self.spent.set(self.spent.get() + started.elapsed());
         }
         if !fresh.is_empty() {
@@ -324,18 +326,43 @@ impl Ranker {
         fresh
     }
 
-    /// Drafts among `rows` (about to be embedded for the first time by this model) that say
-    /// what a known learning says, by meaning as well as words, folded into it
-    /// ([`crate::dedupe::settle`]): the ids folded, which are not to be embedded. Not again
-    /// from within the settling (its ranking embeds what it compares).
-    fn settle_drafts(&self, store: &Store, rows: &[&RankRow]) -> HashSet<i64> {
-        let drafts: Vec<i64> = rows.iter().filter(|r| r.draft).map(|r| r.id).collect();
-        if drafts.is_empty() || self.settling.replace(true) {
+    /// Of the drafts `ids` (about to be embedded for the first time by this model), those that
+    /// say what a known learning says, by meaning as well as words, folded into it
+    /// ([`crate::dedupe::Known::settle`], against the learnings this ranker prepared once):
+    /// the ids folded, which are not to be embedded.
+    fn settle_drafts(&self, store: &Store, ids: &[i64]) -> HashSet<i64> {
+        if ids.is_empty() {
             return HashSet::new();
         }
-        let folded = crate::dedupe::settle(store, Some(self), &drafts).unwrap_or_default();
-        self.settling.set(false);
-        folded.into_iter().map(|(draft, _)| draft).collect()
+        let Ok(mut settler) = self.settler.try_borrow_mut() else {
+            return HashSet::new();
+        };
+        if settler.is_none() {
+            *settler = crate::dedupe::Known::load(store).ok();
+        }
+        let Some(known) = settler.as_mut() else {
+            return HashSet::new();
+        };
+        known
+            .settle(store, Some(self), ids)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(draft, _)| draft)
+            .collect()
+    }
+
+    /// The vector to store for `r` ([`embed_learning`]), from its text's vector when settling
+    /// made it already rather than embedding the text again.
+    fn learning_vector(&self, embedder: &Embedder, r: &RankRow) -> Vec<f32> {
+        let made = self
+            .settler
+            .try_borrow()
+            .ok()
+            .and_then(|s| s.as_ref()?.text_vector(r.id, &r.text).map(<[f32]>::to_vec));
+        match made {
+            Some(v) if !v.is_empty() => embed_learning_from(embedder, r, v),
+            _ => embed_learning(embedder, r),
+        }
     }
 
     /// Compute and store the embeddings learnings in use lack, within this ranker's budget;
@@ -1052,7 +1079,10 @@ pub fn run_embed_job_with(project: &Project, each_round: &dyn Fn(&Store)) -> Res
 }
 
 /// One round of the job: load the model afresh (deriving its int8 copy when it is missing or
-/// damaged), rebuild the index, embed what lacks a vector.
+/// damaged), rebuild the index, embed what lacks a vector, folding the drafts that say what a
+/// known learning says into it first ([`Ranker::settle_drafts`]: the known learnings prepared
+/// once per round, each draft compared with a bounded few of them, so the round stays linear
+/// in the drafts, not quadratic).
 fn embed_job_round(project: &Project, each_round: &dyn Fn(&Store)) -> Result<usize> {
     let store = Store::open_project(project)?;
     super::take_in_spooled(project, &store);
@@ -1078,12 +1108,12 @@ fn embed_job_round(project: &Project, each_round: &dyn Fn(&Store)) -> Result<usi
             }
             return Ok(done);
         }
-        let refs: Vec<&RankRow> = rows.iter().collect();
-        let folded = ranker.settle_drafts(&store, &refs);
+        let drafts: Vec<i64> = rows.iter().filter(|r| r.draft).map(|r| r.id).collect();
+        let folded = ranker.settle_drafts(&store, &drafts);
         let fresh: Vec<(i64, Vec<f32>)> = rows
             .iter()
             .filter(|r| !folded.contains(&r.id))
-            .map(|r| (r.id, embed_learning(embedder, r)))
+            .map(|r| (r.id, ranker.learning_vector(embedder, r)))
             .collect();
         store.store_embeddings(embedder.fingerprint(), &fresh)?;
         done += fresh.len();
@@ -1249,7 +1279,11 @@ fn lift(hinted: bool) -> f64 {
 /// was in the best three for 0.82 (Ledgerly) and 0.67 (Wrenchly) of prompts, against 0.78 and
 /// 0.59 (docs/benchmarks.md).
 pub fn embed_learning(embedder: &Embedder, row: &RankRow) -> Vec<f32> {
-    let mut v = embedder.embed(&row.text);
+    embed_learning_from(embedder, row, embedder.embed(&row.text))
+}
+
+/// [`embed_learning`] from `v`, the vector of `row`'s text already made.
+fn embed_learning_from(embedder: &Embedder, row: &RankRow, mut v: Vec<f32>) -> Vec<f32> {
     for hint in word_hints(&row.applies_when) {
         for (a, b) in v.iter_mut().zip(embedder.embed(hint)) {
             *a += b;

@@ -832,6 +832,16 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Learnings stored after learning `id` (any status), oldest first: what a caller that read
+    /// every learning up to `id` lacks, read by the primary key alone.
+    pub fn learnings_after(&self, id: i64) -> Result<Vec<Learning>> {
+        let sql =
+            format!("SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.id > ?1 ORDER BY l.id");
+        self.db
+            .query_map(&sql, params![id], learning_from_row)
+            .map_err(|e| self.err(e))
+    }
+
     /// Learnings in use, CRITICAL ones first: active, plus drafts when `drafts` is set.
     pub fn learnings_in_use(&self, drafts: bool) -> Result<Vec<Learning>> {
         let sql = format!(
