@@ -464,7 +464,10 @@ mod tests {
         );
         let words = w("Draft rule number 5000 about module m5000 and fixtures");
         let (found, walked) = known.word_candidates(&words, |_| false);
-        assert!(walked <= POSTINGS_WALKED, "{walked} index entries walked");
+        assert!(
+            walked <= POSTINGS_WALKED && walked < n as usize,
+            "{walked} index entries walked: not every learning's"
+        );
         assert!(found.len() <= WORD_CANDIDATES, "{} compared", found.len());
         assert_eq!(
             found
@@ -478,7 +481,7 @@ mod tests {
         // Without names, all share the words: the best by word similarity, a bounded few.
         let (found, walked) =
             known.word_candidates(&w("Draft rule about module fixtures"), |_| false);
-        assert!(walked <= POSTINGS_WALKED, "{walked}");
+        assert!(walked <= POSTINGS_WALKED && walked < n as usize, "{walked}");
         assert_eq!(found.len(), WORD_CANDIDATES);
         // Words past the walk still count, by lookup, for the learnings found.
         let exact = items::word_similarity(&w("Draft rule about module fixtures"), &known.words[0]);
