@@ -239,3 +239,28 @@ fn a_sessions_draft_in_other_words_is_merged_by_meaning_once_embedded() {
         [(None, Some("s1".to_string()), "confirmed".to_string())]
     );
 }
+
+/// The Stop hook settles within its budget: it compares a draft with the few learnings the
+/// ranking index finds sharing its terms (never every learning), so a draft in the same words
+/// as one indexed among hundreds still confirms it at once.
+#[test]
+fn a_stop_hooks_draft_finds_its_learning_through_the_ranking_index() {
+    let p = TestProject::new();
+    let mut file = format!("# Project Learnings\n\n## General\n- {KNOWN}\n");
+    for i in 0..300 {
+        file.push_str(&format!("- Calibrate widget {i} with the flux gauge\n"));
+    }
+    std::fs::write(p.path(".gza/learnings.md"), file).unwrap();
+    p.ok(&["learnings", "show"]);
+    assert_eq!(texts(&p).len(), 301);
+    // The background job builds the index (by words: no model here).
+    p.settle();
+    p.ok(&["hook", "embed"]);
+    assert!(p.path(".gza/rank-index-v2.bin").is_file());
+    stop(&p, "s1", &block(SAME_WORDS));
+    assert_eq!(texts(&p).len(), 301, "the draft confirmed the learning");
+    assert_eq!(
+        sources(&p, 1),
+        [(None, Some("s1".to_string()), "confirmed".to_string())]
+    );
+}

@@ -842,6 +842,17 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// [`Store::learnings_after`], at most `limit` of them (the oldest).
+    pub fn learnings_after_at_most(&self, id: i64, limit: usize) -> Result<Vec<Learning>> {
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.id > ?1 ORDER BY l.id LIMIT ?2"
+        );
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.db
+            .query_map(&sql, params![id, limit], learning_from_row)
+            .map_err(|e| self.err(e))
+    }
+
     /// Learnings in use, CRITICAL ones first: active, plus drafts when `drafts` is set.
     pub fn learnings_in_use(&self, drafts: bool) -> Result<Vec<Learning>> {
         let sql = format!(
