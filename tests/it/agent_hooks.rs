@@ -606,33 +606,27 @@ fn gemini_session_end_extracts_the_sessions_learnings() {
 #[test]
 fn a_settings_file_that_is_a_fifo_is_refused_not_read() {
     let p = TestProject::in_git_repo();
-    std::fs::create_dir_all(p.path(".claude")).unwrap();
-    let fifo = p.path(".claude/settings.json");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let err = p.user_error_within(20, &["hook", "install", "--agent", "claude"], None);
-    assert!(
-        err.contains("is a FIFO (named pipe), not a regular file"),
-        "{err}"
-    );
-    std::fs::remove_file(&fifo).unwrap();
-    std::fs::create_dir_all(p.path(".codex")).unwrap();
-    let fifo = p.path(".codex/config.toml");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let err = p.user_error_within(20, &["mcp", "install", "--agent", "codex"], None);
-    assert!(
-        err.contains("is a FIFO (named pipe), not a regular file"),
-        "{err}"
-    );
+    for (file, command) in [
+        (
+            ".claude/settings.json",
+            ["hook", "install", "--agent", "claude"],
+        ),
+        (".codex/config.toml", ["mcp", "install", "--agent", "codex"]),
+    ] {
+        let fifo = p.path(file);
+        std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+        assert!(
+            Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let err = p.user_error_within(20, &command, None);
+        assert!(
+            err.contains("is a FIFO (named pipe), not a regular file"),
+            "{file}: {err}"
+        );
+        std::fs::remove_file(&fifo).unwrap();
+    }
 }
