@@ -1085,8 +1085,8 @@ fn a_file_gza_did_not_write_here_cannot_archive_or_rewrite_a_persons_learning() 
 }
 
 /// The person's own file, committed and shared as gza init sets it up, edited by hand under
-/// the header gza wrote: every edit is still theirs (a deleted line archives, a changed one
-/// rewrites, a new one is origin `user`). Passes on main too: it guards the fix from taking a
+/// the header gza wrote (in CRLF endings): every edit is still theirs (a deleted line archives,
+/// a changed one rewrites, a new one is origin `user`). Passes on main too: it guards the fix from taking a
 /// tracked file, or one edited after it was committed, for a foreign one.
 #[test]
 fn a_persons_hand_edit_to_their_own_committed_file_is_still_theirs() {
@@ -1111,7 +1111,8 @@ fn a_persons_hand_edit_to_their_own_committed_file_is_still_theirs() {
         .replace("- Keep handlers thin", "- Keep HTTP handlers thin")
         .replace("- Deploys go through staging <!-- L2 -->\n", "")
         + "- Never edit vendored code by hand\n";
-    write_file(&p, &edited);
+    // Saved by an editor that writes CRLF endings: the header is still the one gza wrote.
+    write_file(&p, &edited.replace('\n', "\r\n"));
     p.ok(&["learnings", "show"]);
     let r = records(&p);
     assert_eq!(r[0].2, "Keep HTTP handlers thin");

@@ -180,7 +180,8 @@ enum Provenance {
 
 /// Decide whose the file is. It is this database's own when it names a version this database
 /// holds and its header (up to and including the marker line, with its date and the version's
-/// mark, which only this database can make) is that version's byte for byte; a version
+/// mark, which only this database can make) is that version's byte for byte (carriage returns
+/// aside); a version
 /// written before marks existed counts only when it is the newest. A file naming no version is
 /// one a person wrote by hand, unless git tracks it: then it came with the repository (a
 /// clone, a pull) and is not theirs.
@@ -215,7 +216,8 @@ fn provenance(
             .last_learnings_version()?
             .is_some_and(|last| last.id == v),
     };
-    if header.is_none() || header != stored || !marked_or_newest {
+    let same = matches!((header, stored), (Some(a), Some(b)) if view::same_header(a, b));
+    if !same || !marked_or_newest {
         return Ok(Provenance::Foreign(format!(
             "its header is not the one gza wrote for version {v} here"
         )));

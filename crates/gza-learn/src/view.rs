@@ -69,6 +69,14 @@ pub fn header_of(text: &str) -> Option<&str> {
     None
 }
 
+/// Whether two headers are the same, byte for byte but for carriage returns (an editor that
+/// saves with CRLF endings keeps the file the person's own; the mark is unchanged by it).
+pub fn same_header(a: &str, b: &str) -> bool {
+    a.bytes()
+        .filter(|&c| c != b'\r')
+        .eq(b.bytes().filter(|&c| c != b'\r'))
+}
+
 /// Whether `header` carries a mark (gza older than the mark wrote none).
 pub fn has_mark(header: &str) -> bool {
     header.contains(" · mark ")
@@ -501,6 +509,8 @@ mod tests {
         let head = header_of(&text).unwrap();
         assert!(head.ends_with("-->\n") && head.contains("gza:version 9 · mark 00ff ·"));
         assert!(has_mark(head));
+        assert!(same_header(head, &head.replace('\n', "\r\n")));
+        assert!(!same_header(head, &head.replace("00ff", "00fe")));
         assert!(text[head.len()..].starts_with("\n## General\n"));
         assert_eq!(header_of("## General\n- x y\n"), None);
         let unmarked = Header { mark: "", ..header };
