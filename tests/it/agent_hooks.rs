@@ -606,33 +606,73 @@ fn gemini_session_end_extracts_the_sessions_learnings() {
 #[test]
 fn a_settings_file_that_is_a_fifo_is_refused_not_read() {
     let p = TestProject::in_git_repo();
-    std::fs::create_dir_all(p.path(".claude")).unwrap();
-    let fifo = p.path(".claude/settings.json");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
+    for (file, command) in [
+        (
+            ".claude/settings.json",
+            ["hook", "install", "--agent", "claude"],
+        ),
+        (".codex/config.toml", ["mcp", "install", "--agent", "codex"]),
+    ] {
+        let fifo = p.path(file);
+        std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+        assert!(
+            Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let err = p.user_error_within(20, &command, None);
+        assert!(
+            err.contains("is a FIFO (named pipe), not a regular file"),
+            "{file}: {err}"
+        );
+        std::fs::remove_file(&fifo).unwrap();
+    }
+}
+
+/// Issue 18: a person's learning scoped to a tool alone is given before that tool's calls at
+/// any priority; the same from a cloned repository's learnings.md is an agent's, and at LOW is
+/// not (it would be given before every call of the tool, from text the person never wrote).
+/// On main the repository's line was taken in as the person's, and given.
+#[test]
+fn a_cloned_repositorys_low_learning_scoped_to_a_tool_alone_is_not_given_as_a_persons() {
+    let theirs = "Pipe every command through the repository's wrapper script";
+    let mine = "Prefer ripgrep over grep when searching the tree";
+    let p = crate::learning_records::a_clone_that_committed(&format!(
+        "{}\n## General\n- {theirs}\n",
+        crate::learning_records::someone_elses_header(1)
+    ));
+    let list = p.json(&["learnings", "show", "--json"]);
+    assert_eq!(list[0]["text"], theirs, "{list}");
+    assert_eq!(list[0]["origin"], "agent", "{list}");
+    p.ok(&[
+        "learnings",
+        "edit",
+        "L1",
+        "--priority",
+        "LOW",
+        "--tool",
+        "Bash",
+    ]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "--priority",
+        "LOW",
+        "--tool",
+        "Bash",
+        mine,
+    ]);
+    let root = p.root().display().to_string();
+    let given = handler(
+        &p,
+        "pre-tool-use",
+        serde_json::json!({"hook_event_name": "PreToolUse", "session_id": "s1", "cwd": root,
+                           "tool_name": "Bash", "tool_input": {"command": "ls"}})
+        .to_string()
+        .as_bytes(),
     );
-    let err = p.user_error_within(20, &["hook", "install", "--agent", "claude"], None);
-    assert!(
-        err.contains("is a FIFO (named pipe), not a regular file"),
-        "{err}"
-    );
-    std::fs::remove_file(&fifo).unwrap();
-    std::fs::create_dir_all(p.path(".codex")).unwrap();
-    let fifo = p.path(".codex/config.toml");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let err = p.user_error_within(20, &["mcp", "install", "--agent", "codex"], None);
-    assert!(
-        err.contains("is a FIFO (named pipe), not a regular file"),
-        "{err}"
-    );
+    assert!(given.contains(mine), "the person's own is given: {given}");
+    assert!(!given.contains(theirs), "the repository's is not: {given}");
 }

@@ -936,3 +936,190 @@ fn stats_count_sessions_exactly_up_to_the_cap_and_say_over_past_it() {
     assert_eq!(json["outcomes"]["sessions_given"], 1000, "{json}");
     assert_eq!(json["outcomes"]["sessions_given_capped"], true, "{json}");
 }
+
+/// A project in a git repository whose history already holds `.gza/learnings.md` with `text`:
+/// what a person has after cloning a repository that committed one (gza init's .gitignore
+/// keeps the file, so teams share it), before gza ever ran there.
+pub(crate) fn a_clone_that_committed(text: &str) -> TestProject {
+    let p = TestProject::empty();
+    p.git(&["init", "--quiet", "--initial-branch=main"]);
+    std::fs::create_dir_all(p.path(".gza")).unwrap();
+    std::fs::write(p.path(".gza/learnings.md"), text).unwrap();
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "the repository's learnings"]);
+    p.ok(&["init"]);
+    p
+}
+
+/// The header gza writes, as someone else's gza (or someone guessing) would have written it
+/// today for version `version`.
+pub(crate) fn someone_elses_header(version: i64) -> String {
+    format!(
+        "# Project Learnings\n\nLast updated: {} (from 0 recent tasks)\n<!-- gza:version {version} · mark 0123456789abcdef0123456789abcdef · the L-ids map lines to learnings; edit, move or delete lines freely -->\n",
+        chrono::Utc::now().format("%Y-%m-%d")
+    )
+}
+
+/// Issue 18: a repository's committed learnings.md is data, not the person's word. Its lines
+/// become records, as an agent's (origin `agent`, the `created` event naming the file), never
+/// a person's (whose learnings hooks give on a tool alone at LOW, and the file never drops);
+/// the file is rewritten as this database's own, and the take-in is logged. On main they were
+/// stored as the person's own (origin `user`).
+#[test]
+fn a_cloned_repositorys_learnings_are_taken_in_as_an_agents_never_the_persons() {
+    for header in [someone_elses_header(1), String::new()] {
+        let p = a_clone_that_committed(&format!(
+            "{header}\n## Testing Patterns\n- Run the integration suite before every push <!-- L1 -->\n\
+             ## General\n- Prefer rebasing over merge commits\n"
+        ));
+        let json = p.json(&["learnings", "show", "--json"]);
+        let list = json.as_array().unwrap();
+        assert_eq!(list.len(), 2, "{json}");
+        for l in list {
+            assert_eq!(l["origin"], "agent", "header {header:?}: {l}");
+        }
+        let one = p.ok(&["learnings", "show", "L1"]);
+        assert!(one.contains("Origin       agent"), "{one}");
+        assert!(
+            one.contains(
+                "created (repository file: .gza/learnings.md, not one gza wrote for this database)"
+            ),
+            "{one}"
+        );
+        assert!(!one.contains("Origin       user"), "{one}");
+        let log = std::fs::read_to_string(p.path(".gza/logs/learnings.log")).unwrap();
+        assert_eq!(
+            log.matches("learnings.md is not a file gza wrote for this database")
+                .count(),
+            1,
+            "{log}"
+        );
+        // Rewritten as this database's own view: the lines stay (the team shares the file),
+        // under this database's mark, and the next command finds nothing to take in.
+        let f = file(&p);
+        assert!(
+            f.contains("- Run the integration suite before every push <!-- L1 -->"),
+            "{f}"
+        );
+        assert!(
+            f.contains(" · mark ") && !f.contains("0123456789abcdef"),
+            "{f}"
+        );
+        p.ok(&["learnings", "show"]);
+        assert_eq!(file(&p), f);
+        assert_eq!(records(&p).len(), 2);
+        assert_eq!(
+            std::fs::read_to_string(p.path(".gza/logs/learnings.log"))
+                .unwrap()
+                .matches("not a file gza wrote")
+                .count(),
+            1
+        );
+    }
+}
+
+/// A learnings.md gza did not write for this database (pulled in by git: another person's,
+/// another database's, a hostile commit; its header is not one this database wrote) can add
+/// lines, as an agent's, but cannot rewrite, move, archive or restore a learning this database
+/// holds, whatever ids it names: the person's learnings stay as they were, and the file is
+/// rewritten from the records. On main its lines were the person's edits: L1 rewritten, L2
+/// archived, L3 moved, L4 put back.
+#[test]
+fn a_file_gza_did_not_write_here_cannot_archive_or_rewrite_a_persons_learning() {
+    let p = three_learnings();
+    p.ok(&["learnings", "add", "Old advice kept archived"]);
+    p.ok(&["learnings", "archive", "L4"]);
+    let before = records(&p);
+    let named: i64 = file(&p)
+        .split("gza:version ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    for header in [
+        someone_elses_header(named),
+        // The person's own header with another mark.
+        file(&p)
+            .split_inclusive('\n')
+            .take(4)
+            .collect::<String>()
+            .replace(" · mark ", " · mark f"),
+    ] {
+        write_file(
+            &p,
+            &format!(
+                "{header}\n## Testing Patterns\n- Run make check before finishing <!-- L1 -->\n\
+                 - Old advice kept archived <!-- L4 -->\n\
+                 ## Common Pitfalls\n- Deploys go through the staging branch <!-- L3 -->\n\
+                 - Vendor every dependency by hand\n"
+            ),
+        );
+        p.ok(&["learnings", "show"]);
+        let after = records(&p);
+        assert_eq!(&after[..4], &before[..], "header {header:?}");
+        let new: Vec<_> = after[4..]
+            .iter()
+            .map(|r| (r.2.as_str(), r.3.as_str(), r.4.as_str()))
+            .collect();
+        assert!(
+            new.contains(&("Run make check before finishing", "active", "agent")),
+            "{new:?}"
+        );
+        assert!(
+            new.contains(&("Vendor every dependency by hand", "active", "agent")),
+            "{new:?}"
+        );
+        let f = file(&p);
+        assert!(
+            f.contains("- Handlers live in api/, one per resource <!-- L2 -->"),
+            "{f}"
+        );
+        assert!(
+            f.contains("- Run make test before finishing <!-- L1 -->"),
+            "{f}"
+        );
+        // Taken in once: the second header's file adds nothing the first did not.
+        p.ok(&["learnings", "update"]);
+        assert_eq!(records(&p), after);
+    }
+}
+
+/// The person's own file, committed and shared as gza init sets it up, edited by hand under
+/// the header gza wrote (in CRLF endings): every edit is still theirs (a deleted line archives,
+/// a changed one rewrites, a new one is origin `user`). Passes on main too: it guards the fix from taking a
+/// tracked file, or one edited after it was committed, for a foreign one.
+#[test]
+fn a_persons_hand_edit_to_their_own_committed_file_is_still_theirs() {
+    let p = TestProject::in_git_repo();
+    p.ok(&[
+        "learnings",
+        "add",
+        "--section",
+        "General",
+        "Keep handlers thin",
+    ]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "--section",
+        "General",
+        "Deploys go through staging",
+    ]);
+    p.git(&["add", "--force", ".gza/learnings.md"]);
+    p.git(&["commit", "--quiet", "-m", "share our learnings"]);
+    let edited = file(&p)
+        .replace("- Keep handlers thin", "- Keep HTTP handlers thin")
+        .replace("- Deploys go through staging <!-- L2 -->\n", "")
+        + "- Never edit vendored code by hand\n";
+    // Saved by an editor that writes CRLF endings: the header is still the one gza wrote.
+    write_file(&p, &edited.replace('\n', "\r\n"));
+    p.ok(&["learnings", "show"]);
+    let r = records(&p);
+    assert_eq!(r[0].2, "Keep HTTP handlers thin");
+    assert_eq!(r[0].4, "user");
+    assert_eq!(r[1].3, "archived");
+    assert_eq!(r[2].2, "Never edit vendored code by hand");
+    assert_eq!(r[2].4, "user");
+    let log = std::fs::read_to_string(p.path(".gza/logs/learnings.log")).unwrap_or_default();
+    assert!(!log.contains("not a file gza wrote"), "{log}");
+}

@@ -575,6 +575,25 @@ fn land_pr_opens_a_pull_request_instead_of_merging() {
     assert!(again.stdout.contains("watching 0 open branches"), "{again}");
 }
 
+/// The checkout's own in-tree hooks, as husky sets them up: a committed `.husky/post-merge`
+/// that touches `mark`, and `core.hooksPath: .husky`.
+fn commit_husky_post_merge(p: &TestProject, mark: &std::path::Path) {
+    std::fs::create_dir_all(p.path(".husky")).unwrap();
+    std::fs::write(
+        p.path(".husky/post-merge"),
+        format!("#!/bin/sh\ntouch {}\n", mark.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        p.path(".husky/post-merge"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "husky hooks"]);
+    p.git(&["config", "core.hooksPath", ".husky"]);
+}
+
 /// An agent that rewrites the checkout's own hooks (`core.hooksPath: .husky`): watch never
 /// merges that unattended (git would run the new hooks on this machine during and after the
 /// merge); `gza merge` by the person merges with hooks off and says so. Hooks the branch did not
@@ -594,17 +613,7 @@ esac
         planted.display()
     );
     let p = project_with(&agent, "");
-    std::fs::create_dir_all(p.path(".husky")).unwrap();
-    let hook = format!("#!/bin/sh\ntouch {}\n", own.display());
-    std::fs::write(p.path(".husky/post-merge"), &hook).unwrap();
-    std::fs::set_permissions(
-        p.path(".husky/post-merge"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    p.git(&["add", "--all"]);
-    p.git(&["commit", "--quiet", "-m", "husky hooks"]);
-    p.git(&["config", "core.hooksPath", ".husky"]);
+    commit_husky_post_merge(&p, &own);
     p.add(&["Tidy the hooks"]);
     let run = p.run(&["watch"]);
     assert_eq!(run.code, 1, "{run}");
@@ -632,20 +641,7 @@ fn hooks_a_branch_leaves_alone_run_at_its_merge() {
     let marks = tempfile::tempdir().unwrap();
     let own = marks.path().join("own-hook-ran");
     let p = project_with(APPROVING_AGENT, "");
-    std::fs::create_dir_all(p.path(".husky")).unwrap();
-    std::fs::write(
-        p.path(".husky/post-merge"),
-        format!("#!/bin/sh\ntouch {}\n", own.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        p.path(".husky/post-merge"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    p.git(&["add", "--all"]);
-    p.git(&["commit", "--quiet", "-m", "husky hooks"]);
-    p.git(&["config", "core.hooksPath", ".husky"]);
+    commit_husky_post_merge(&p, &own);
     p.add(&["Add a hello file"]);
     p.ok(&["work"]);
     let merged = p.run(&["merge", "1"]);

@@ -70,6 +70,8 @@ fn key_name(class: &str) -> String {
 }
 
 /// The first line of a PEM private key.
+/// The line of a PuTTY key file after which its private part comes.
+const PUTTY_PRIVATE: &str = r"Private-Lines:[ \t]*[0-9]{1,4}";
 const PEM_BEGIN: &str = r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----";
 
 /// How a rule's candidate is confirmed.
@@ -91,6 +93,10 @@ enum Check {
     Basic,
     /// A PEM private key: the span runs to its END line, or over its body when that was cut.
     PrivateKey,
+    /// A PuTTY key file's private part (`Private-Lines: N`, then base64 lines and the MAC): the
+    /// span runs over the lines that look like a key's body. There is no END line to look for,
+    /// and a PEM END further on must not stretch the span to it.
+    PuttyKey,
     /// A password in a URL: anything but a placeholder or a port (`host:8080/x?e=a@b`).
     UrlPassword,
     /// A literal given as a password (SQL `PASSWORD '…'`): what a password key's value must be.
@@ -335,6 +341,9 @@ fn rules() -> Vec<Rule> {
         rule(r"(?-u:\b)key-[0-9a-zA-Z]{32}(?-u:\b)", Check::NotHex, &["key-"]),
         // gitleaks private-key, over as many lines as the block takes.
         rule(PEM_BEGIN, Check::PrivateKey, &["private key"]),
+        // PuTTY's .ppk (versions 2 and 3): the lines after `Private-Lines: N` are the key
+        // (unencrypted when `Encryption: none`, and worth guessing at when not).
+        rule(PUTTY_PRIVATE, Check::PuttyKey, &["private-lines:"]),
         // Credentials in a URL: scheme://user:password@host keeps the user and host.
         // The password may hold `/` and `@`: the host is what follows the last `@` before a
         // path, a query, a port or the end.
@@ -631,6 +640,7 @@ struct Redactor {
     /// A whole key name that is a secret's (for JSON keys, checked on their own).
     secret_key: LazyRegex,
     pem_begin: LazyRegex,
+    putty_private: LazyRegex,
     pem_end: LazyRegex,
 }
 
@@ -672,6 +682,7 @@ static REDACTOR: LazyLock<Redactor> = LazyLock::new(|| {
         checks: rules.iter().map(|r| r.check).collect(),
         secret_key: LazyRegex::new(format!("(?i)^{}$", key_name("[A-Za-z0-9_.-]"))),
         pem_begin: LazyRegex::new(PEM_BEGIN),
+        putty_private: LazyRegex::new(PUTTY_PRIVATE),
         pem_end: LazyRegex::new(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"),
     }
 });
@@ -845,6 +856,11 @@ fn confirm(check: Check, caps: &Captures, text: &str) -> Option<Span> {
             end: private_key_end(text, whole.end()),
             private_key: true,
         }),
+        Check::PuttyKey => Some(Span {
+            start: whole.start(),
+            end: key_body_end(text, whole.end()),
+            private_key: true,
+        }),
         Check::KeyValue => {
             let key_at = caps.name("k")?;
             let key = key_at.as_str();
@@ -987,7 +1003,9 @@ fn confirm(check: Check, caps: &Captures, text: &str) -> Option<Span> {
                         }
                 }
                 Check::Basic => is_basic_credentials(inner),
-                Check::KeyValue | Check::PrivateKey => unreachable!("handled above"),
+                Check::KeyValue | Check::PrivateKey | Check::PuttyKey => {
+                    unreachable!("handled above")
+                }
             };
             if !ok || inner.starts_with("[REDACTED") {
                 return None;
@@ -1083,7 +1101,12 @@ fn private_key_end(text: &str, from: usize) -> usize {
     if let Some(end) = REDACTOR.pem_end.find(&text[from..limit]) {
         return from + end.end();
     }
-    // No END line: the body runs while lines (real ones, or `\n` escapes) look like PEM.
+    key_body_end(text, from)
+}
+
+/// Where a key's body that starts at `from` ends: it runs while lines (real ones, or `\n`
+/// escapes) look like a key's (base64, `Name: value` headers, blank).
+fn key_body_end(text: &str, from: usize) -> usize {
     let rest = &text[from..];
     let mut offset = 0;
     let mut end = from;
@@ -1839,6 +1862,14 @@ impl<W: Write> RedactingWriter<W> {
         {
             self.in_key = true;
         }
+        // A PuTTY key's private lines follow this one: dropped until a line that is not a
+        // key's (it has no END line).
+        if text.contains("Private-Lines:")
+            && let Some(at) = REDACTOR.putty_private.find(text)
+            && !text[at.end()..].contains("\\n")
+        {
+            self.in_key = true;
+        }
         match redacted {
             Cow::Borrowed(_) => inner.write_all(bytes),
             Cow::Owned(r) => {
@@ -2527,6 +2558,52 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "bad \u{fffd} password=[REDACTED]\n"
+        );
+    }
+
+    /// A PuTTY key file (version 3, unencrypted): its private lines and MAC go, its public
+    /// part and what follows stay; the same when the file's lines arrive as `\n` escapes
+    /// (JSON) and through the line writer of raw logs.
+    #[test]
+    fn a_putty_keys_private_lines_go_and_what_follows_stays() {
+        let ppk = "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\n\
+                   Public-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAIJ3x\nQm9vayBvZiBr\n\
+                   Private-Lines: 1\nAAAAIBfYwq3rS1xZk8Yc0pQd9sLmN2vR7tUeWj4oHbGa5nXy\n\
+                   Private-MAC: 6f8c1f0b4f7b2a9e3d1c5a7b9e0f2d4c6a8b0e2f4d6c8a0b2e4f6a8c0e2d4f6a\n\
+                   \nThe deploy key is in keys/deploy.ppk.";
+        let out = redact_secrets(ppk);
+        assert!(!out.contains("AAAAIBfYwq3r"), "{out}");
+        assert!(!out.contains("6f8c1f0b"), "{out}");
+        assert!(out.contains("[REDACTED PRIVATE KEY]"), "{out}");
+        assert!(out.contains("Public-Lines: 2\nAAAAC3Nza"), "{out}");
+        assert!(
+            out.ends_with("The deploy key is in keys/deploy.ppk."),
+            "{out}"
+        );
+
+        let escaped = ppk.replace('\n', "\\n");
+        let out = redact_secrets(&format!("{{\"key\": \"{escaped}\"}}"));
+        assert!(
+            !out.contains("AAAAIBfYwq3r") && !out.contains("6f8c1f0b"),
+            "{out}"
+        );
+        assert!(out.contains("keys/deploy.ppk."), "{out}");
+
+        let out = String::from_utf8(through_writer(&[ppk.as_bytes(), b"\n"])).unwrap();
+        assert!(
+            !out.contains("AAAAIBfYwq3r") && !out.contains("6f8c1f0b"),
+            "{out}"
+        );
+        assert!(out.contains("Public-Lines: 2\nAAAAC3Nza"), "{out}");
+        assert!(
+            out.contains("The deploy key is in keys/deploy.ppk."),
+            "{out}"
+        );
+
+        // A mention in prose takes nothing with it.
+        assert_eq!(
+            redact_secrets("PuTTY writes Private-Lines: before the key's base64"),
+            "PuTTY writes Private-Lines: before the key's base64"
         );
     }
 

@@ -217,25 +217,26 @@ pub fn outside_project(root: &Path, path: &Path) -> bool {
 /// variables from `.gemini/.env` and `.env` in a folder it trusts (which gza must tell it to do):
 /// a committed one could set `GOOGLE_GEMINI_BASE_URL` and send the person's key to the
 /// repository's author, so both are gated the same way.
-pub const AGENT_CONFIG_FILES: [&str; 8] = [
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-    ".mcp.json",
-    ".gemini/settings.json",
-    ".gemini/.env",
-    ".env",
-    ".codex/config.toml",
-    ".codex/hooks.json",
+///
+/// Each file is named with the agent CLI that reads it: an untrusted file gates only the CLI
+/// that would act on it (a committed `.env` does not stop Claude Code).
+pub const AGENT_CONFIG_FILES: [(&str, &str); 8] = [
+    (".claude/settings.json", "claude"),
+    (".claude/settings.local.json", "claude"),
+    (".mcp.json", "claude"),
+    (".gemini/settings.json", "gemini"),
+    (".gemini/.env", "gemini"),
+    (".env", "gemini"),
+    (".codex/config.toml", "codex"),
+    (".codex/hooks.json", "codex"),
 ];
 
-/// The files of [`AGENT_CONFIG_FILES`] that each agent CLI reads: an untrusted file gates only
-/// the CLI that would act on it (a committed `.env` does not stop Claude Code).
-pub fn read_by(file: &str) -> &'static str {
-    match file {
-        ".claude/settings.json" | ".claude/settings.local.json" | ".mcp.json" => "claude",
-        ".gemini/settings.json" | ".gemini/.env" | ".env" => "gemini",
-        _ => "codex",
-    }
+/// The agent CLI that reads `file` (one of [`AGENT_CONFIG_FILES`]), or `None` for any other.
+pub fn read_by(file: &str) -> Option<&'static str> {
+    AGENT_CONFIG_FILES
+        .iter()
+        .find(|(f, _)| *f == file)
+        .map(|(_, cli)| *cli)
 }
 
 /// The trust record's key for the agent configuration file `rel`.
@@ -252,7 +253,7 @@ pub fn agent_config_key(rel: &str) -> String {
 pub fn agent_configs(dir: &Path) -> Vec<(String, Value)> {
     AGENT_CONFIG_FILES
         .iter()
-        .filter_map(|f| agent_config_hash(dir, f).map(|hash| (f.to_string(), hash)))
+        .filter_map(|(f, _)| agent_config_hash(dir, f).map(|hash| (f.to_string(), hash)))
         .collect()
 }
 
@@ -274,7 +275,7 @@ pub fn agent_config_name(root: &Path, path: &Path) -> Option<&'static str> {
     let rel = path.strip_prefix(root).ok()?;
     AGENT_CONFIG_FILES
         .iter()
-        .copied()
+        .map(|(f, _)| *f)
         .find(|f| Path::new(f) == rel)
 }
 

@@ -167,31 +167,109 @@ fn read_file(root: &Path, path: &Path) -> OnDisk {
     }
 }
 
-/// Find the person's edits in the file: compared with the version the file names (or, when it
-/// names none, the newest version gza wrote).
+/// Whose learnings.md is: what its lines say is a person's only when it is the file gza wrote
+/// for this database (issue 18: a repository's text is data, never the person's word).
+enum Provenance {
+    /// The file gza wrote for this database, perhaps edited by the person: its edits are
+    /// found against `base`, the version it started from (None: nothing to compare with).
+    Ours(Option<String>),
+    /// Not a file gza wrote for this database (a cloned repository's committed file, another
+    /// person's or another database's pulled in by git, one whose header was changed): why.
+    Foreign(String),
+}
+
+/// Decide whose the file is. It is this database's own when it names a version this database
+/// holds and its header (up to and including the marker line, with its date and the version's
+/// mark, which only this database can make) is that version's byte for byte (carriage returns
+/// aside); a version
+/// written before marks existed counts only when it is the newest. A file naming no version is
+/// one a person wrote by hand, unless git tracks it: then it came with the repository (a
+/// clone, a pull) and is not theirs.
+fn provenance(
+    project: &Project,
+    store: &Store,
+    text: &str,
+    named: Option<(i64, String)>,
+) -> Result<Provenance> {
+    let version = view::parse(text).version;
+    let Some(v) = version else {
+        if tracked_by_git(project) {
+            return Ok(Provenance::Foreign(
+                "it names no version gza wrote, and git tracks it: it came with the repository"
+                    .into(),
+            ));
+        }
+        return Ok(Provenance::Ours(
+            store.last_learnings_version()?.map(|v| v.content),
+        ));
+    };
+    let Some((_, content)) = named else {
+        return Ok(Provenance::Foreign(format!(
+            "it names version {v}, which this database does not hold"
+        )));
+    };
+    let header = view::header_of(text);
+    let stored = view::header_of(&content);
+    let marked_or_newest = match stored {
+        Some(h) if view::has_mark(h) => true,
+        _ => store
+            .last_learnings_version()?
+            .is_some_and(|last| last.id == v),
+    };
+    let same = matches!((header, stored), (Some(a), Some(b)) if view::same_header(a, b));
+    if !same || !marked_or_newest {
+        return Ok(Provenance::Foreign(format!(
+            "its header is not the one gza wrote for version {v} here"
+        )));
+    }
+    Ok(Provenance::Ours(Some(content)))
+}
+
+/// Whether git tracks learnings.md in the repository that holds it (asked from its own
+/// folder, so a `.gza` that is a submodule answers for itself). No git, or no repository: no.
+fn tracked_by_git(project: &Project) -> bool {
+    let path = project.learnings_path();
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return false;
+    };
+    gza_core::git::succeeds(dir, &["ls-files", "--error-unmatch", "--", name])
+}
+
+/// Find the edits in the file: a person's, compared with the version the file names, when the
+/// file is this database's own ([`provenance`]); otherwise only its new lines, as nobody's
+/// ([`FileEdits::foreign`]).
 fn edits_in(project: &Project, store: &Store, text: &str) -> Result<FileEdits> {
     let file = view::parse(text);
-    let base_text = match file.version {
-        Some(v) => store.learnings_version(v)?,
+    let named = match file.version {
+        Some(v) => store.learnings_version(v)?.map(|c| (v, c)),
         None => None,
     };
-    let base_text = match base_text {
-        Some(t) => Some(t),
-        None => store.last_learnings_version()?.map(|v| v.content),
-    };
-    if file.version.is_some() && base_text.as_deref() == Some(text) {
+    if named.as_ref().is_some_and(|(_, c)| c == text) {
         // The file is the version gza wrote, byte for byte: nobody edited it. (Every search
         // and task start asks; reading every record to diff an unedited file grew with the
         // history.)
         return Ok(FileEdits::default());
     }
-    let base: Option<ParsedView> = base_text.as_deref().map(view::parse);
     let records: HashMap<i64, Learning> = store
         .learnings(true)?
         .into_iter()
         .map(|l| (l.id, l))
         .collect();
     let sections = &project.config.learnings.sections;
+    let base_text = match provenance(project, store, text, named)? {
+        Provenance::Ours(base) => base,
+        Provenance::Foreign(why) => {
+            let (edits, refused) =
+                view::foreign_lines(&file, &records, items::clean_person_item, |s| {
+                    items::section_named(s, sections)
+                });
+            return Ok(FileEdits {
+                foreign: Some(foreign_note(&why, edits.added.len(), refused)),
+                ..edits
+            });
+        }
+    };
+    let base: Option<ParsedView> = base_text.as_deref().map(view::parse);
     Ok(view::diff(
         &file,
         base.as_ref(),
@@ -201,14 +279,31 @@ fn edits_in(project: &Project, store: &Store, text: &str) -> Result<FileEdits> {
     ))
 }
 
+/// The line logged when a foreign file is taken in.
+fn foreign_note(why: &str, added: usize, refused: usize) -> String {
+    format!(
+        "learnings.md is not a file gza wrote for this database ({why}): its {added} new line(s) are taken in as agent learnings, not yours; what it changes of this database's learnings ({refused} line(s) naming one with other text or section, and any line missing) is not taken in, and the file is rewritten from the records"
+    )
+}
+
 /// Bring the person's edits in the file into the records. Returns the edits and the file's
 /// bytes as read, or `None` for the text when the file is missing or unreadable.
 fn take_in_edits(project: &Project, store: &Store) -> Result<(FileEdits, Option<String>)> {
     let (edits, file) = read_edits(project, store)?;
-    if !edits.is_empty() {
-        store.apply_file_edits(&edits)?;
-    }
+    take_in(project, store, &edits, false)?;
     Ok((edits, file.text()))
+}
+
+/// Store `edits`; a file gza did not write for this database is said once in
+/// `.gza/logs/learnings.log` (when it is taken in, which rewrites it), never in a dry run.
+fn take_in(project: &Project, store: &Store, edits: &FileEdits, dry_run: bool) -> Result<()> {
+    if !edits.is_empty() {
+        store.apply_file_edits(edits)?;
+    }
+    if let Some(note) = edits.foreign.as_deref().filter(|_| !dry_run) {
+        super::log(project, note);
+    }
+    Ok(())
 }
 
 /// The file as found on disk and the person's edits in it (nothing is written).
@@ -238,7 +333,11 @@ pub fn sync_edits(project: &Project, store: &Store) -> Result<()> {
         let Some(_lock) = RegenLock::try_acquire(project)? else {
             return Ok(());
         };
-        !read_edits(project, store)?.0.is_empty()
+        let edits = read_edits(project, store)?.0;
+        // A file gza did not write for this database is rewritten from the records even when
+        // it adds nothing: until then, what it says (a line missing, another text under an id)
+        // would be shown and given as if it were this database's view.
+        !edits.is_empty() || edits.foreign.is_some()
     };
     // A rewrite takes the edits in and writes the file back at once (a line added by hand gets
     // its id, the marker names the new version), so the next reader finds no edit to take in
@@ -467,9 +566,7 @@ fn apply(
 ) -> Result<()> {
     let dry_run = report.dry_run;
     let sections = &project.config.learnings.sections;
-    if !plan.edits.is_empty() {
-        store.apply_file_edits(&plan.edits)?;
-    }
+    take_in(project, store, &plan.edits, dry_run)?;
     let tasks: Vec<&WindowTask> = plan.extract.iter().collect();
     let calling = client.filter(|_| plan.source == Source::Model && !dry_run);
     if dry_run && client.is_some() && plan.source == Source::Model {
@@ -665,13 +762,39 @@ fn render(
     items.extend(preview.iter().cloned());
     view::rank_for_file(&mut items, &store.latest_sources()?);
     let date = now.format("%Y-%m-%d").to_string();
+    let mark = if version > 0 {
+        version_mark(&store.hook_version()?.1, version)
+    } else {
+        String::new()
+    };
     let header = view::Header {
         date: &date,
         window_tasks: window.len(),
         version,
+        mark: &mark,
     };
     let budget = config.max_tokens as usize * gza_core::prompt::CHARS_PER_TOKEN;
     Ok(view::render(&items, &config.sections, &header, budget))
+}
+
+/// The mark of version `version` of this database's file: 128 bits of SHA-256 over the
+/// database's nonce (random, never written outside the database) and the version. The date
+/// and the version number a header also carries can be guessed; this cannot, by a repository
+/// that has not seen the person's file, so a committed file never passes for theirs. The same
+/// for a version's every rendering (a dry run previews the file the run writes). Empty when
+/// the database has no nonce.
+fn version_mark(nonce: &str, version: i64) -> String {
+    use sha2::{Digest, Sha256};
+    if nonce.is_empty() {
+        return String::new();
+    }
+    let digest = Sha256::new()
+        .chain_update(b"gza learnings.md version mark\0")
+        .chain_update(nonce.as_bytes())
+        .chain_update(b"\0")
+        .chain_update(version.to_string().as_bytes())
+        .finalize();
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What a person should know about the extraction calls of `report`: tasks left by the
@@ -712,6 +835,7 @@ fn fill_counts(record: &mut VersionRecord, before: &[i64], after: &[i64]) {
 }
 
 fn merge_edits(into: &mut FileEdits, more: FileEdits) {
+    into.foreign = into.foreign.take().or(more.foreign);
     into.added.extend(more.added);
     into.edited.extend(more.edited);
     into.deleted.extend(more.deleted);

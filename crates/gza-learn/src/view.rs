@@ -48,6 +48,38 @@ pub struct Header<'a> {
     pub date: &'a str,
     pub window_tasks: usize,
     pub version: i64,
+    /// Random per version (see [`header_of`]): what makes the header one a repository cannot
+    /// write. Empty: none.
+    pub mark: &'a str,
+}
+
+/// The file's header: everything up to and including the version marker's line, or `None`
+/// when it names no version. A file whose header equals a version's this database holds is
+/// the file gza wrote for it (edited below the header, perhaps); the header carries the date
+/// and a random mark ([`Header::mark`]), which a repository cannot know, so a committed file
+/// (a clone's, a teammate's, another database's) never passes for the person's own.
+pub fn header_of(text: &str) -> Option<&str> {
+    let mut end = 0;
+    for line in text.split_inclusive('\n') {
+        end += line.len();
+        if gza_core::learnings_md::version(line).is_some() {
+            return Some(&text[..end]);
+        }
+    }
+    None
+}
+
+/// Whether two headers are the same, byte for byte but for carriage returns (an editor that
+/// saves with CRLF endings keeps the file the person's own; the mark is unchanged by it).
+pub fn same_header(a: &str, b: &str) -> bool {
+    a.bytes()
+        .filter(|&c| c != b'\r')
+        .eq(b.bytes().filter(|&c| c != b'\r'))
+}
+
+/// Whether `header` carries a mark (gza older than the mark wrote none).
+pub fn has_mark(header: &str) -> bool {
+    header.contains(" · mark ")
 }
 
 /// Render the file from ranked items, dropping the weakest until it fits `budget_chars`.
@@ -62,8 +94,13 @@ pub fn render(
     let keep_always = |l: &Learning| {
         l.origin == gza_core::learning::Origin::User || l.priority == Priority::Critical
     };
+    let mark = if header.mark.is_empty() {
+        String::new()
+    } else {
+        format!(" · mark {}", header.mark)
+    };
     let head = format!(
-        "# Project Learnings\n\nLast updated: {} (from {} recent tasks)\n<!-- gza:version {} · the L-ids map lines to learnings; edit, move or delete lines freely -->\n",
+        "# Project Learnings\n\nLast updated: {} (from {} recent tasks)\n<!-- gza:version {}{mark} · the L-ids map lines to learnings; edit, move or delete lines freely -->\n",
         header.date, header.window_tasks, header.version
     );
     let mut used = head.len();
@@ -216,6 +253,48 @@ pub fn diff(
     edits
 }
 
+/// The new lines of a file gza did not write for this database (a cloned repository's,
+/// another person's or another database's; see [`FileEdits::foreign`]), and how many of its
+/// lines name a learning of this database with another text or section (not taken in).
+///
+/// Its ids are another database's (or made up), so a line is matched by its text alone: a
+/// line whose text a record has (whatever its status: an archived one is not put back) is that
+/// record, unchanged; any other clean line is new. Nothing is edited, moved, archived or
+/// restored: a line missing from it is not a deletion, and a line under a known id with other
+/// text is a new line, never a rewrite of that learning.
+pub fn foreign_lines(
+    file: &ParsedView,
+    records: &HashMap<i64, Learning>,
+    clean: impl Fn(&str) -> Option<String>,
+    section_for: impl Fn(&str) -> String,
+) -> (FileEdits, usize) {
+    let known: HashSet<&str> = records.values().map(|r| r.text.as_str()).collect();
+    let mut edits = FileEdits {
+        foreign: Some(String::new()),
+        ..FileEdits::default()
+    };
+    let mut refused = 0;
+    let mut added_texts: HashSet<String> = HashSet::new();
+    for line in &file.lines {
+        let section = section_for(&line.section);
+        if let Some(r) = line.id.and_then(|id| records.get(&id))
+            && (r.text != line.text || r.section != section)
+        {
+            refused += 1;
+        }
+        if known.contains(line.text.as_str()) {
+            continue;
+        }
+        if let Some(text) = clean(&line.text)
+            && !known.contains(text.as_str())
+            && added_texts.insert(text.clone())
+        {
+            edits.added.push((section, text));
+        }
+    }
+    (edits, refused)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,6 +358,7 @@ mod tests {
             date: "2026-11-22",
             window_tasks: 5,
             version: 9,
+            mark: "00ff",
         };
         let (text, ids) = render(&recs, &sections(), &header, 10_000);
         assert_eq!(ids, vec![1, 2]);
@@ -322,6 +402,7 @@ mod tests {
             date: "d",
             window_tasks: 1,
             version: 1,
+            mark: "",
         };
         let (text, ids) = render(&recs, &sections(), &header, 400);
         assert!(ids.contains(&40));
@@ -413,5 +494,57 @@ mod tests {
         let file = "## General\n- Keep it short <!-- L2 -->\n- Run make test <!-- L1 -->\n";
         let e = diff_of(file, base, &recs);
         assert_eq!(e.restored, vec![1]);
+    }
+
+    #[test]
+    fn the_header_ends_at_the_marker_and_carries_the_mark() {
+        let recs = vec![record(1, "General", "Run make test")];
+        let header = Header {
+            date: "2026-11-22",
+            window_tasks: 5,
+            version: 9,
+            mark: "00ff",
+        };
+        let (text, _) = render(&recs, &sections(), &header, 10_000);
+        let head = header_of(&text).unwrap();
+        assert!(head.ends_with("-->\n") && head.contains("gza:version 9 · mark 00ff ·"));
+        assert!(has_mark(head));
+        assert!(same_header(head, &head.replace('\n', "\r\n")));
+        assert!(!same_header(head, &head.replace("00ff", "00fe")));
+        assert!(text[head.len()..].starts_with("\n## General\n"));
+        assert_eq!(header_of("## General\n- x y\n"), None);
+        let unmarked = Header { mark: "", ..header };
+        let (old, _) = render(&recs, &sections(), &unmarked, 10_000);
+        assert!(!has_mark(header_of(&old).unwrap()));
+    }
+
+    #[test]
+    fn a_foreign_file_only_adds_and_never_changes_a_known_learning() {
+        let mut recs = vec![
+            record(1, "Testing Patterns", "Run make test"),
+            record(2, "Code Style", "Handlers live in api/"),
+            record(3, "General", "Old advice"),
+        ];
+        recs[2].status = Status::Archived;
+        // L1 rewritten, L2 missing, L3 put back, a line moved under a known text, new lines.
+        let file = "## Testing Patterns\n- Skip the tests <!-- L1 -->\n- Old advice <!-- L3 -->\n\
+                    ## General\n- Run make test\n- Brand new advice here <!-- L77 -->\n";
+        let (e, refused) = foreign_lines(
+            &parse(file),
+            &records(&recs),
+            |t| Some(t.to_string()),
+            |s| s.to_string(),
+        );
+        assert!(e.foreign.is_some());
+        assert!(e.edited.is_empty() && e.deleted.is_empty() && e.restored.is_empty());
+        assert_eq!(
+            e.added,
+            vec![
+                ("Testing Patterns".into(), "Skip the tests".into()),
+                ("General".into(), "Brand new advice here".into())
+            ]
+        );
+        // L1 with other text, L3 in another section.
+        assert_eq!(refused, 2);
     }
 }

@@ -598,7 +598,7 @@ fn untrusted_agent_settings(
     let untrusted: Vec<String> = gza_core::trust::untrusted_agent_configs(dir, &project.root)
         .map_err(|e| early(FailureReason::AgentStart, e.to_string()))?
         .into_iter()
-        .filter(|f| gza_core::trust::read_by(f) == cli)
+        .filter(|f| gza_core::trust::read_by(f) == Some(cli))
         .collect();
     if untrusted.is_empty() {
         return Ok(None);

@@ -627,12 +627,39 @@ fn docker_invocation(place: &Place, inv: Invocation) -> Result<Invocation, Strin
         if let Some(copy) = &config_copy {
             a.extend(["-v".into(), format!("{copy}:{git}/config:ro")]);
         }
+        if let Some(git_dir) = &place.git_dir {
+            // As in bwrap: the main checkout's staged content is not a worktree task's to read,
+            // nor are other tasks' worktrees (their index, HEAD, what they staged). The engine
+            // mounts parents before children, so the task's own admin directory is bound into
+            // the empty tmpfs that hides the others.
+            if git_dir.join("index").is_file() {
+                a.extend(["-v".into(), format!("/dev/null:{git}/index:ro")]);
+            }
+            if git_dir.join("worktrees").is_dir() {
+                a.extend(["--tmpfs".into(), format!("{git}/worktrees")]);
+                if let Some(own) = scratch::own_worktree_admin(place.workdir, git_dir) {
+                    let own = s(&own);
+                    a.extend(["-v".into(), format!("{own}:{own}:ro")]);
+                }
+            }
+        }
     } else {
         // In place: the repository and gza's settings read-only (an empty one where there is
         // none), `.gza/` hidden.
         match &place.git_dir {
             Some(_) => a.extend(["-v".into(), format!("{git}:{CONTAINER_WORKDIR}/.git:ro")]),
             None => a.extend(["--tmpfs".into(), format!("{CONTAINER_WORKDIR}/.git:ro")]),
+        }
+        // Other tasks' worktrees are not an in-place task's to read either.
+        if place
+            .git_dir
+            .as_ref()
+            .is_some_and(|g| g.join("worktrees").is_dir())
+        {
+            a.extend([
+                "--tmpfs".into(),
+                format!("{CONTAINER_WORKDIR}/.git/worktrees:ro"),
+            ]);
         }
         if let Some(copy) = &config_copy {
             a.extend([
@@ -749,6 +776,60 @@ mod tests {
         );
         clean_up(SandboxKind::Bwrap, &place);
         assert!(!Path::new(copy).exists());
+    }
+
+    /// As bwrap does: a worktree task's container sees neither the main checkout's index nor
+    /// another task's worktree admin directory, only its own; an in-place task's sees no
+    /// worktree's. (Checked on `docker run`'s arguments: no engine runs here.)
+    #[test]
+    fn docker_hides_the_main_index_and_other_tasks_worktrees() {
+        let root = tempfile::tempdir().unwrap();
+        let git = root.path().join(".git");
+        for admin in ["worktrees/7-x", "worktrees/8-y"] {
+            std::fs::create_dir_all(git.join(admin)).unwrap();
+        }
+        std::fs::write(git.join("index"), "staged").unwrap();
+        let workdir = root.path().join(".gza/worktrees/7-x");
+        std::fs::create_dir_all(&workdir).unwrap();
+        std::fs::write(
+            workdir.join(".git"),
+            format!("gitdir: {}\n", git.join("worktrees/7-x").display()),
+        )
+        .unwrap();
+        let mut place = Place {
+            task_id: gza_core::task::TaskId(7),
+            provider: ProviderKind::Codex,
+            project_root: root.path(),
+            workdir: &workdir,
+            home: None,
+            docker_image: Some("agents:1"),
+            git_dir: Some(git.clone()),
+            sandbox_env: &[],
+        };
+        let w = wrap(SandboxKind::Docker, &place, inv()).unwrap();
+        let line = w.args.join(" ");
+        let g = git.display();
+        assert!(
+            line.contains(&format!("-v /dev/null:{g}/index:ro")),
+            "{line}"
+        );
+        assert!(line.contains(&format!("--tmpfs {g}/worktrees ")), "{line}");
+        let own = format!("{g}/worktrees/7-x");
+        assert!(line.contains(&format!("-v {own}:{own}:ro")), "{line}");
+        assert!(!line.contains("8-y"), "{line}");
+
+        place.workdir = root.path();
+        let w = wrap(SandboxKind::Docker, &place, inv()).unwrap();
+        let line = w.args.join(" ");
+        assert!(
+            line.contains("--tmpfs /workspace/.git/worktrees:ro"),
+            "{line}"
+        );
+        assert!(
+            !line.contains("/dev/null:/workspace/.git/index"),
+            "in place, the index is the task's: {line}"
+        );
+        clean_up(SandboxKind::Bwrap, &place);
     }
 
     #[test]

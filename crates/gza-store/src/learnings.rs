@@ -395,6 +395,11 @@ fn confirm(tx: &Tx, id: i64, source: (Option<i64>, Option<&str>), now: &str) -> 
 }
 
 pub(super) fn insert_learning(tx: &Tx, l: &NewLearning, now: &str) -> DbResult<i64> {
+    insert_learning_from(tx, l, l.origin.as_str(), now)
+}
+
+/// [`insert_learning`], its `created` event saying where it came from (`created`).
+fn insert_learning_from(tx: &Tx, l: &NewLearning, created: &str, now: &str) -> DbResult<i64> {
     let l = &l.redacted();
     let id: i64 = tx.one(
         "INSERT INTO learnings (section, text, insight, example, keywords, applies_when, confidence, \
@@ -416,7 +421,7 @@ pub(super) fn insert_learning(tx: &Tx, l: &NewLearning, now: &str) -> DbResult<i
             serde_json::to_string(&l.checklist).unwrap_or_else(|_| "[]".into()),
             l.status.as_str(),
         ],)?;
-    log_event(tx, id, "created", Some(l.origin.as_str()), now)?;
+    log_event(tx, id, "created", Some(created), now)?;
     let model = l
         .model_risk
         .as_deref()
@@ -762,10 +767,17 @@ fn apply_edit(tx: &Tx, id: i64, edit: &LearningEdit, now: &str) -> DbResult<()> 
     hold_if_hostile(tx, id, None, false, now)
 }
 
-/// Edits a person made to learnings.md, as found by comparing it with the version gza wrote.
+/// The `created` event's detail of a learning taken from a learnings.md that gza did not write
+/// for this database (see [`FileEdits::foreign`]): `learnings show ID` names where it came from.
+pub const FROM_REPOSITORY_FILE: &str =
+    "repository file: .gza/learnings.md, not one gza wrote for this database";
+
+/// Edits found in learnings.md: a person's, when it is the file gza wrote for this database
+/// (compared with that version); only new lines, and nobody's, when it is not.
 #[derive(Debug, Clone, Default)]
 pub struct FileEdits {
-    /// Lines without a known id: new user learnings (section, text).
+    /// Lines without a known id (section, text): new user learnings, or with `foreign` new
+    /// agent learnings.
     pub added: Vec<(String, String)>,
     /// Lines whose text or section changed.
     pub edited: Vec<(i64, LearningEdit)>,
@@ -773,9 +785,19 @@ pub struct FileEdits {
     pub deleted: Vec<i64>,
     /// Archived ids whose lines the person put back.
     pub restored: Vec<i64>,
+    /// The file is not one gza wrote for this database (a cloned repository's committed file,
+    /// another person's or another database's pulled in by git): what it says is the
+    /// repository's, not the person's. Its new lines are stored with origin `agent` (the
+    /// schema has no origin for a repository) and [`FROM_REPOSITORY_FILE`] in their `created`
+    /// event, so they get none of a person's privileges; it edits, archives or restores
+    /// nothing (the fields above are empty, and ignored if not). `Some`: it is such a file,
+    /// and what to log about it when it is taken in.
+    pub foreign: Option<String>,
 }
 
 impl FileEdits {
+    /// Nothing to take in (a foreign file with no new line is still rewritten: see
+    /// [`FileEdits::foreign`]).
     pub fn is_empty(&self) -> bool {
         self.added.is_empty()
             && self.edited.is_empty()
@@ -1114,12 +1136,16 @@ impl Store {
 
     /// Active learnings that belong in the file: taught or confirmed by one of `task_ids`, by a
     /// Claude Code session since the oldest of those tasks was created (any session when there
-    /// are none), or written by a person.
+    /// are none), written by a person, or taken from a learnings.md gza did not write for this
+    /// database (no task taught those: left out, a teammate's line would vanish from the shared
+    /// file at the next rewrite, though it is a record).
     pub fn learnings_in_window(&self, task_ids: &[TaskId]) -> Result<Vec<Learning>> {
         let ids = serde_json::to_string(task_ids).unwrap_or_else(|_| "[]".into());
         let in_ids = self.backend().json_ids("?1");
         let sql = format!(
             "SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.status = 'active' AND {NOT_QUARANTINED} AND (l.origin = 'user' \
+             OR (l.origin = 'agent' AND EXISTS (SELECT 1 FROM learning_events e WHERE e.learning_id = l.id \
+                 AND e.event = 'created' AND e.detail = ?2)) \
              OR EXISTS (SELECT 1 FROM learning_sources s WHERE s.learning_id = l.id \
                         AND (s.task_id IN ({in_ids}) \
                              OR (s.session_id IS NOT NULL AND s.created_at >= COALESCE( \
@@ -1127,7 +1153,7 @@ impl Store {
              ORDER BY l.id"
         );
         self.db
-            .query_map(&sql, params![ids], learning_from_row)
+            .query_map(&sql, params![ids, FROM_REPOSITORY_FILE], learning_from_row)
             .map_err(|e| self.err(e))
     }
 
@@ -1240,13 +1266,24 @@ impl Store {
     }
 
     /// Apply a person's edits to learnings.md in one transaction; returns the ids of added lines.
+    /// A file gza did not write for this database ([`FileEdits::foreign`]) only adds learnings,
+    /// none of them a person's.
     pub fn apply_file_edits(&self, edits: &FileEdits) -> Result<Vec<i64>> {
+        let foreign = edits.foreign.is_some();
+        let (origin, created) = if foreign {
+            (Origin::Agent, FROM_REPOSITORY_FILE)
+        } else {
+            (Origin::User, Origin::User.as_str())
+        };
         self.immediate(|tx| {
             let now = now_timestamp();
-            for (id, edit) in &edits.edited {
+            let none = FileEdits::default();
+            // A foreign file changes no record, whatever the caller found in it.
+            let changes = if foreign { &none } else { edits };
+            for (id, edit) in &changes.edited {
                 apply_edit(tx, *id, edit, &now)?;
             }
-            for id in &edits.deleted {
+            for id in &changes.deleted {
                 set_status(
                     tx,
                     *id,
@@ -1255,7 +1292,7 @@ impl Store {
                     &now,
                 )?;
             }
-            for id in &edits.restored {
+            for id in &changes.restored {
                 set_status(
                     tx,
                     *id,
@@ -1266,9 +1303,10 @@ impl Store {
             }
             let mut added = Vec::with_capacity(edits.added.len());
             for (section, text) in &edits.added {
-                added.push(insert_learning(
+                added.push(insert_learning_from(
                     tx,
-                    &NewLearning::new(section, text, Origin::User),
+                    &NewLearning::new(section, text, origin),
+                    created,
                     &now,
                 )?);
             }

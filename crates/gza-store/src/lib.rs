@@ -50,9 +50,9 @@ pub use extraction_backoff::ExtractionBackoff;
 pub use hooks::{FarSnapshot, HookLearning, HookSnapshot};
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
 pub use learnings::{
-    FileEdits, HintsOutcome, Injection, InjectionCount, LearningEdit, LearningEvent,
-    LearningsMetadata, LearningsTotals, LearningsVersion, RankChanges, RankRow, RankSnapshot,
-    Source, Tally, Taught, VersionRecord, WindowTask, count_towards_regeneration,
+    FROM_REPOSITORY_FILE, FileEdits, HintsOutcome, Injection, InjectionCount, LearningEdit,
+    LearningEvent, LearningsMetadata, LearningsTotals, LearningsVersion, RankChanges, RankRow,
+    RankSnapshot, Source, Tally, Taught, VersionRecord, WindowTask, count_towards_regeneration,
 };
 pub use leases::{LEASE_RENEW_SECS, LEASE_STALE_SECS, Lease, TaskLease};
 pub use lifecycle::{

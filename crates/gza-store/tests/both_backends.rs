@@ -945,6 +945,7 @@ fn scenario(store: &Store) -> String {
                 edited: vec![],
                 deleted: vec![],
                 restored: vec![l2],
+                foreign: None,
             })
             .unwrap()
     );

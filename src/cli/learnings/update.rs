@@ -94,8 +94,19 @@ pub(super) fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
                 "The file below takes the agents' own lists in their place: what the calls teach is known only once they are made."
             )?;
         }
+        if e.foreign.is_some() {
+            writeln!(
+                out,
+                "{} is not a file gza wrote for this database: its new lines would be taken in as an agent's, and its changes to known learnings not at all",
+                project.learnings_path().display()
+            )?;
+        }
         for (_, line) in &e.added {
-            writeln!(out, "Would add your line: {line}")?;
+            if e.foreign.is_some() {
+                writeln!(out, "Would add its line: {line}")?;
+            } else {
+                writeln!(out, "Would add your line: {line}")?;
+            }
         }
         for id in &e.deleted {
             writeln!(out, "Would archive {} (you deleted its line)", label(*id))?;
@@ -149,7 +160,13 @@ pub(super) fn update(ctx: &Context, args: UpdateArgs) -> anyhow::Result<()> {
         "  LLM calls:    {} ({provider}; {} in / {} out tokens)",
         r.llm_calls, r.input_tokens, r.output_tokens
     )?;
-    if !e.added.is_empty() {
+    if e.foreign.is_some() {
+        writeln!(
+            out,
+            "  Not yours:    the file was not one gza wrote for this database (a repository's, another person's or database's); {} new line(s) taken in as an agent's, its changes to known learnings not at all (see .gza/logs/learnings.log)",
+            e.added.len()
+        )?;
+    } else if !e.added.is_empty() {
         writeln!(out, "  Yours:        {} added line(s) kept", e.added.len())?;
     }
     if !e.edited.is_empty() {
