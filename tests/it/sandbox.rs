@@ -212,7 +212,9 @@ fn docker_runs_the_agent_with_the_worktree_at_workspace_and_git_read_only() {
     let copies = root.join(".gza/sandbox");
     let expected = format!(
         "run --rm -i --init --name gza-PID-task-1 -v {wt}:/workspace -w /workspace \
-         -v {git}:{git}:ro -v COPY:{git}/config:ro -e LANG -e NO_COLOR -e OPENAI_API_KEY -e TZ gza-agents:1 codex exec --json --skip-git-repo-check \
+         -v {git}:{git}:ro -v COPY:{git}/config:ro -v /dev/null:{git}/index:ro \
+         --tmpfs {git}/worktrees -v {git}/worktrees/1-add-notes:{git}/worktrees/1-add-notes:ro \
+         -e LANG -e NO_COLOR -e OPENAI_API_KEY -e TZ gza-agents:1 codex exec --json --skip-git-repo-check \
          --dangerously-bypass-approvals-and-sandbox -",
         wt = wt.display(),
         git = root.join(".git").display()
