@@ -258,6 +258,48 @@ fn clones_of_one_repository_share_a_project_and_other_repositories_see_none_of_i
     assert!(!first.ok(&["history"]).contains("its own task"));
 }
 
+/// A repository that commits `.gza/project` (past gza's .gitignore, with `git add -f`) naming
+/// another repository's project does not put its clones into that project: the committed name
+/// is never used, the clone is named by its own `origin`, and the file is left as git has it.
+#[test]
+fn a_committed_project_name_does_not_put_a_clone_into_another_project() {
+    let victim = TestProject::empty_postgres();
+    let evil = TestProject::empty_sharing(&victim);
+    clone_with_origin(&victim, "git@github.com:acme/payroll.git");
+    clone_with_origin(&evil, "https://github.com/mallory/tools.git");
+    victim.ok(&["init"]);
+    victim.add(&["rotate the payroll signing key"]);
+    victim.ok(&[
+        "learnings",
+        "add",
+        "The payroll export runs from the deploy host only",
+    ]);
+    let named = std::fs::read_to_string(victim.path(".gza/project")).unwrap();
+    assert_eq!(named.trim(), "github.com/acme/payroll");
+
+    std::fs::create_dir_all(evil.path(".gza")).unwrap();
+    std::fs::write(evil.path(".gza/project"), &named).unwrap();
+    std::fs::write(evil.path("README.md"), "tools\n").unwrap();
+    evil.git(&["add", "--force", ".gza/project", "README.md"]);
+    evil.git(&["commit", "--quiet", "-m", "tools"]);
+    let made = evil.ok(&["init"]);
+    assert!(made.contains("github.com/mallory/tools"), "{made}");
+    assert!(!made.contains("acme/payroll"), "{made}");
+    let history = evil.ok(&["history"]);
+    assert!(!history.contains("payroll"), "{history}");
+    let learnings = evil.ok(&["learnings", "show"]);
+    assert!(!learnings.contains("payroll"), "{learnings}");
+    let status = evil.ok(&["db", "status"]);
+    assert!(status.contains("github.com/mallory/tools"), "{status}");
+    assert_eq!(evil.add(&["its own task"]), 1);
+    assert!(!victim.ok(&["history"]).contains("its own task"));
+    // The committed file is git's: left as it is.
+    assert_eq!(
+        std::fs::read_to_string(evil.path(".gza/project")).unwrap(),
+        named
+    );
+}
+
 /// An agent that notes when it starts and ends (seconds, from the clock), then sleeps.
 fn timed_agent(p: &TestProject, log: &std::path::Path, sleep: &str) {
     p.command_agent(

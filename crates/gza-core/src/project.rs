@@ -21,6 +21,8 @@ pub struct Project {
     pub confined_settings: std::collections::BTreeSet<String>,
     /// One line per `GZA_*` variable of the environment gza does not read (a misspelling).
     pub unknown_env: Vec<String>,
+    /// [`Project::recorded_project_name`], read once per process (it may ask git).
+    recorded_name: std::sync::OnceLock<Option<String>>,
 }
 
 /// The entries of `.gza/` gza writes: none may be a link a repository committed to send gza's
@@ -37,6 +39,7 @@ impl Project {
             ignored_settings: Vec::new(),
             confined_settings: Default::default(),
             unknown_env: Vec::new(),
+            recorded_name: Default::default(),
         }
     }
 
@@ -60,6 +63,7 @@ impl Project {
             ignored_settings: effective.ignored,
             confined_settings: effective.confined,
             unknown_env: effective.unknown_env,
+            recorded_name: Default::default(),
         })
     }
 
@@ -147,12 +151,33 @@ impl Project {
         self.state_dir().join("project")
     }
 
-    /// The name kept in [`Project::project_name_file`], if any.
+    /// The name kept in [`Project::project_name_file`], if any, unless the repository committed
+    /// that file. gza writes it in `.gza/`, which its `.gitignore` keeps out of git; a
+    /// repository that commits one anyway (`git add -f`) would put every clone's tasks,
+    /// learnings, hooks and queue into the project it names, another repository's, with no
+    /// `gza trust` asked (unlike the `project` setting of a committed gza.yaml). So a name git
+    /// tracks is never used: the clone is named by its `origin`, as if the file were absent.
     pub fn recorded_project_name(&self) -> Option<String> {
-        let bytes = crate::fsutil::read_regular_file(&self.project_name_file(), 4096).ok()?;
-        let name = String::from_utf8(bytes).ok()?;
-        let name = name.trim();
-        (!name.is_empty()).then(|| name.to_string())
+        self.recorded_name
+            .get_or_init(|| {
+                let file = self.project_name_file();
+                let bytes = crate::fsutil::read_regular_file(&file, 4096).ok()?;
+                let name = String::from_utf8(bytes).ok()?;
+                let name = name.trim();
+                if name.is_empty() || self.committed(&file) {
+                    return None;
+                }
+                Some(name.to_string())
+            })
+            .clone()
+    }
+
+    /// Whether git's index of the repository holds `path` (a file of this project).
+    pub fn committed(&self, path: &Path) -> bool {
+        let Some(rel) = path.strip_prefix(&self.root).ok().and_then(Path::to_str) else {
+            return false;
+        };
+        crate::git::succeeds(&self.root, &["ls-files", "--error-unmatch", "--", rel])
     }
 
     /// Raw agent streams, one file per task, and learning-machinery logs.

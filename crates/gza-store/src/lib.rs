@@ -156,7 +156,11 @@ fn ensure_state_dir(project: &Project, database: &Database) -> Result<()> {
     if let Database::Postgres { project: name, .. } = database {
         let dir = project.state_dir();
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create directory", e))?;
-        if project.config.project.is_none() && project.recorded_project_name().is_none() {
+        // (A committed file is not replaced: what git tracks is the person's to change.)
+        if project.config.project.is_none()
+            && project.recorded_project_name().is_none()
+            && !project.committed(&project.project_name_file())
+        {
             let _ = gza_core::fsutil::write_atomically(
                 &project.project_name_file(),
                 format!("{name}\n").as_bytes(),
