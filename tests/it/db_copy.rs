@@ -592,3 +592,26 @@ fn a_dry_run_into_a_new_project_agrees_with_the_copy_for_state_left_at_its_defau
     assert_eq!(dry, real);
     postgres::cluster().drop_database(&name);
 }
+
+/// A SQLite project whose task output holds a NUL (stored as is by a gza from before text was
+/// made storable on both backends) copies: PostgreSQL's text cannot hold a NUL, and the copy
+/// stores it as U+FFFD, as gza now stores it on both backends; copying again finds it there.
+#[test]
+fn a_nul_in_a_task_output_copies() {
+    let p = sqlite_project();
+    p.add(&["One"]);
+    p.ok(&["work"]);
+    // Written by SQL, not through gza's binding, as an older gza left it.
+    p.db()
+        .execute_batch("UPDATE tasks SET output = 'before' || char(0) || 'after' WHERE id = 1")
+        .unwrap();
+    let (name, url) = new_target();
+    let run = p.run(&["db", "copy", "--to", &url]);
+    assert_eq!(run.code, 0, "{run}");
+    let show = on_pg(&p, &url, &["show", "1", "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
+    assert_eq!(json["output"], "before\u{FFFD}after", "{show}");
+    let again = p.ok(&["db", "copy", "--to", &url]);
+    assert!(again.contains("Copied"), "{again}");
+    postgres::cluster().drop_database(&name);
+}

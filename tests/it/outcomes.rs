@@ -617,3 +617,130 @@ fn stats_without_any_injection_show_no_credit_to_learnings() {
     );
     assert!(!stats.contains("of tasks given learnings"), "{stats}");
 }
+
+/// `p` (not yet initialized) as a git repository with a project and a command agent running
+/// `script`.
+fn with_agent(p: TestProject, script: &str) -> TestProject {
+    p.git(&["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(p.path("README.md"), "# test repo\n").unwrap();
+    p.ok(&["init"]);
+    p.command_agent(script, "learnings:\n  extraction_provider: none\n");
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "initial"]);
+    p
+}
+
+/// An agent whose output holds NUL bytes completes on both backends (PostgreSQL's text cannot
+/// hold a NUL; it made the outcome unrecordable there), and both show the same: the NUL as
+/// U+FFFD, in `gza show`, its JSON and `gza log`.
+#[test]
+fn an_agent_printing_nul_bytes_completes_and_reads_the_same_on_both_backends() {
+    let agent = "cat > /dev/null\nprintf 'before\\000after\\n'\n";
+    let mut seen = Vec::new();
+    for p in [TestProject::empty_sqlite(), TestProject::empty_postgres()] {
+        let p = with_agent(p, agent);
+        let id = p.add(&["print a NUL"]);
+        let run = p.run(&["work"]);
+        assert_eq!(run.code, 0, "{run}");
+        assert_eq!(p.task_field::<String>(id, "status"), "completed", "{run}");
+        let json = p.json(&["show", &id.to_string(), "--json"]);
+        assert_eq!(json["output"], "before\u{FFFD}after", "{json}");
+        let show = p.ok(&["show", &id.to_string()]);
+        assert!(show.contains("before\u{FFFD}after"), "{show}");
+        let log = p.ok(&["log", &id.to_string()]);
+        assert!(!log.contains('\0'), "{log}");
+        let shown: Vec<String> = show
+            .lines()
+            .chain(log.lines())
+            .filter(|l| l.contains("before"))
+            .map(str::to_owned)
+            .collect();
+        assert!(!shown.is_empty(), "{show}\n{log}");
+        seen.push((json["output"].clone(), shown));
+    }
+    assert_eq!(seen[0], seen[1], "both backends show the same");
+}
+
+/// Make the database refuse (`on`) or take again (`!on`) a task output holding "refuse me": a
+/// write that fails for a reason other than a full disk, on either backend.
+fn refuse_outputs(p: &TestProject, on: bool) {
+    let db = p.db();
+    let sql = match (db.is_postgres(), on) {
+        (false, true) => {
+            "CREATE TRIGGER refuse_output BEFORE UPDATE OF output ON tasks \
+             WHEN NEW.output LIKE '%refuse me%' \
+             BEGIN SELECT RAISE(ABORT, 'the test refuses this output'); END;"
+        }
+        (false, false) => "DROP TRIGGER refuse_output;",
+        (true, true) => {
+            "CREATE FUNCTION refuse_output() RETURNS trigger LANGUAGE plpgsql AS $$ \
+             BEGIN IF NEW.output LIKE '%refuse me%' THEN \
+             RAISE EXCEPTION 'the test refuses this output'; END IF; RETURN NEW; END $$; \
+             CREATE TRIGGER refuse_output BEFORE UPDATE ON tasks FOR EACH ROW \
+             EXECUTE FUNCTION refuse_output();"
+        }
+        (true, false) => "DROP TRIGGER refuse_output ON tasks; DROP FUNCTION refuse_output();",
+    };
+    db.execute_batch(sql).unwrap();
+}
+
+/// A finished task whose outcome the database refuses is kept on disk, and the message says
+/// what happened without blaming a full disk. The next `gza work` cannot record it either: the
+/// file stays, the task stays in progress (never `WORKER_DIED`), and one line says so. Once the
+/// cause is gone, the next `gza work` records it.
+#[test]
+fn a_kept_outcome_that_cannot_be_recorded_survives_the_next_work() {
+    let p = TestProject::in_git_repo();
+    p.command_agent(
+        "cat > /dev/null\necho 'refuse me'\n",
+        "learnings:\n  extraction_provider: none\n",
+    );
+    let id = p.add(&["a task whose outcome is refused"]);
+    let kept = p.path(&format!(".gza/logs/{id}.outcome.json"));
+    refuse_outputs(&p, true);
+
+    let first = p.run(&["work"]);
+    assert_ne!(first.code, 0, "{first}");
+    assert!(
+        first.stderr.contains("its outcome could not be recorded")
+            && first.stderr.contains("the test refuses this output")
+            && first
+                .stderr
+                .contains(&format!("it is kept in .gza/logs/{id}.outcome.json")),
+        "{first}"
+    );
+    assert!(!first.stderr.contains("free some space"), "{first}");
+    assert!(kept.exists(), "{first}");
+
+    let second = p.run(&["work"]);
+    let text = format!("{}{}", second.stdout, second.stderr);
+    let said: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("could not be recorded"))
+        .collect();
+    assert_eq!(said.len(), 1, "{second}");
+    assert!(
+        said[0].contains(&format!(".gza/logs/{id}.outcome.json"))
+            && said[0].contains("the test refuses this output")
+            && said[0].contains("the file stays")
+            && !said[0].contains("free some space"),
+        "{second}"
+    );
+    assert!(kept.exists(), "the kept outcome was deleted: {second}");
+    assert_eq!(
+        p.task_field::<String>(id, "status"),
+        "in_progress",
+        "{second}"
+    );
+    assert_eq!(p.task_field::<Option<String>>(id, "failure_reason"), None);
+
+    refuse_outputs(&p, false);
+    let third = p.run(&["work"]);
+    assert_eq!(third.code, 0, "{third}");
+    assert_eq!(p.task_field::<String>(id, "status"), "completed", "{third}");
+    assert_eq!(
+        p.task_field::<Option<String>>(id, "output").as_deref(),
+        Some("refuse me")
+    );
+    assert!(!kept.exists(), "{third}");
+}

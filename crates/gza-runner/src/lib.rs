@@ -494,11 +494,21 @@ pub struct Reaped {
     pub id: TaskId,
     /// The outcome the worker had kept on disk and that was recorded instead of `WORKER_DIED`.
     pub recovered: Option<TaskStatus>,
+    /// Why the outcome the worker kept could not be recorded now, and what to do: the file
+    /// stays, and so does
+    /// the task (in progress, for the next `gza work` to try again), never `WORKER_DIED`.
+    pub unrecorded: Option<String>,
 }
 
 impl Reaped {
     /// What a person is told, when there is something to tell.
     pub fn note(&self) -> Option<String> {
+        if let Some(why) = &self.unrecorded {
+            return Some(format!(
+                "task {id}: the outcome its worker kept in .gza/logs/{id}.outcome.json could not be recorded: {why}",
+                id = self.id,
+            ));
+        }
         self.recovered.map(|status| {
             format!(
                 "task {}: its worker stopped before recording how it ended; recorded the outcome it kept in .gza/logs/{}.outcome.json ({status})",
@@ -583,6 +593,7 @@ fn reap_in_progress(project: &Project, store: &Store) -> Vec<Reaped> {
                 reaped.push(Reaped {
                     id: task.id,
                     recovered: None,
+                    unrecorded: None,
                 });
             }
             continue;
@@ -593,12 +604,31 @@ fn reap_in_progress(project: &Project, store: &Store) -> Vec<Reaped> {
         }
         // An outcome kept in this clone's logs by the task's worker (its pid in the file) is
         // evidence enough of where it ran, whichever machine reaps.
-        if let Some(status) = record_kept(project, store, &task, worker) {
-            reaped.push(Reaped {
-                id: task.id,
-                recovered: Some(status),
-            });
-            continue;
+        match record_kept(project, store, &task, worker) {
+            Replay::Recorded(status) => {
+                if status.is_some() {
+                    reaped.push(Reaped {
+                        id: task.id,
+                        recovered: status,
+                        unrecorded: None,
+                    });
+                }
+                continue;
+            }
+            // A kept outcome is what the worker did: it is never deleted, nor its task turned
+            // into `WORKER_DIED`, because recording it failed this time.
+            Replay::Failed(e) => {
+                reaped.push(Reaped {
+                    id: task.id,
+                    recovered: None,
+                    unrecorded: Some(format!(
+                        "{e}; the file stays and the task stays in progress: {}",
+                        retry_advice(&e)
+                    )),
+                });
+                continue;
+            }
+            Replay::NoneKept => {}
         }
         if store
             .reap_task(task.id, Some(owner.pid), lease)
@@ -609,23 +639,42 @@ fn reap_in_progress(project: &Project, store: &Store) -> Vec<Reaped> {
             reaped.push(Reaped {
                 id: task.id,
                 recovered: None,
+                unrecorded: None,
             });
         }
     }
     reaped
 }
 
+/// What replaying a dead worker's kept outcome came to.
+enum Replay {
+    /// No whole outcome of this worker is kept: the task is the reaper's.
+    NoneKept,
+    /// Recorded; the status when this replay was the one that recorded it.
+    Recorded(Option<TaskStatus>),
+    /// It is kept but could not be recorded now: the file stays.
+    Failed(Error),
+}
+
+/// What a person does about an outcome kept on disk that could not be recorded, from the
+/// error's kind: free space when the disk is full; otherwise fix what the error names (the
+/// file is read again as it is). Never "free some space" for a cause that is not a full disk.
+pub fn retry_advice(e: &Error) -> &'static str {
+    if e.is_out_of_space() {
+        "free some space and the next `gza work` records it"
+    } else {
+        "fix what the error names and the next `gza work` records it (until then the task stays in progress; deleting the file gives it up as WORKER_DIED)"
+    }
+}
+
 /// Record the outcome a dead worker kept for `task`, committing its changes first if that was
-/// still to do. `None` when there is none, or it cannot be recorded now (it stays on disk).
-fn record_kept(
-    project: &Project,
-    store: &Store,
-    task: &Task,
-    worker: WorkerId,
-) -> Option<TaskStatus> {
-    let kept::Kept { worker_pid, ending } = kept::read(project, task.id)?;
+/// still to do. What cannot be recorded now stays on disk, and says why.
+fn record_kept(project: &Project, store: &Store, task: &Task, worker: WorkerId) -> Replay {
+    let Some(kept::Kept { worker_pid, ending }) = kept::read(project, task.id) else {
+        return Replay::NoneKept;
+    };
     if worker_pid != worker.pid {
-        return None;
+        return Replay::NoneKept;
     }
     let mut outcome = ending.outcome;
     if let Some(commit) = &ending.commit {
@@ -637,7 +686,7 @@ fn record_kept(
                     &format!("task {}: {warning}", task.id),
                 );
             }
-            Err(_) => return None,
+            Err(e) => return Replay::Failed(e),
         }
         if let Some(warning) = run::push_after_commit(
             project,
@@ -658,16 +707,17 @@ fn record_kept(
             .ok()
             .flatten();
     }
-    let report = store
-        .finish_task(task.id, worker, &outcome, |tx, done| {
-            complete::on_task_finished(tx, project, done)
-        })
-        .ok()?;
+    let report = match store.finish_task(task.id, worker, &outcome, |tx, done| {
+        complete::on_task_finished(tx, project, done)
+    }) {
+        Ok(report) => report,
+        Err(e) => return Replay::Failed(e),
+    };
     kept::drop_kept(project, task.id);
     if let Some(err) = &report.hook_error {
         complete::log_hook_error(project, task.id, err);
     }
-    report.owned.then(|| outcome.result.status())
+    Replay::Recorded(report.owned.then(|| outcome.result.status()))
 }
 
 /// End the agent process group a task started, if it is still the same group.

@@ -1240,8 +1240,9 @@ fn record(
     let not_recorded = |e: Error, kept_at: &Result<PathBuf>| -> Error {
         let shown = match kept_at {
             Ok(path) => format!(
-                "it is kept in {}; free some space and the next `gza work` records it",
-                path.strip_prefix(&project.root).unwrap_or(path).display()
+                "it is kept in {}; {}",
+                path.strip_prefix(&project.root).unwrap_or(path).display(),
+                crate::retry_advice(&e)
             ),
             Err(k) => format!(
                 "it could not be kept either ({k}); the agent's output is in .gza/logs/{}.jsonl",

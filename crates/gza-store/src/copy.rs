@@ -144,7 +144,8 @@ impl Value {
             Val::Int(i) => Value::Int(i),
             Val::Bool(b) => Value::Int(i64::from(b)),
             Val::Real(f) => Value::Real(f),
-            Val::Text(s) => Value::Text(s.to_string()),
+            // As the target stores it, so a source's NUL compares equal to what was written.
+            Val::Text(s) => Value::Text(crate::db::storable_text(s).into_owned()),
             Val::Blob(b) => Value::Blob(b.to_vec()),
         }
     }

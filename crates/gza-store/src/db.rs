@@ -88,6 +88,25 @@ impl Backend {
     }
 }
 
+/// Text as both backends store it: every NUL (U+0000) becomes U+FFFD, the replacement
+/// character.
+///
+/// PostgreSQL's `text` cannot hold a NUL at all (`22021 invalid byte sequence`), while SQLite
+/// stores it as is; an agent that printed one made its task's outcome unrecordable on one
+/// backend only. Applied where every text parameter is bound, on both backends, so a project
+/// reads the same in `gza show`, `gza log` and JSON whichever holds it, and `gza db copy`
+/// carries it over. U+FFFD rather than a visible escape such as `\0`: it is what lossy UTF-8
+/// decoding already puts where output held bytes text cannot, it cannot be confused with the
+/// two characters `\0` an agent may print itself, and it is one character, so cuts and lengths
+/// stay what they were. Blobs (`BYTEA`) are bytes and are never touched.
+pub fn storable_text(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\0') {
+        std::borrow::Cow::Owned(s.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// A value bound to a statement.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Param<'a> {
@@ -189,6 +208,11 @@ impl ToParam for gza_core::task::FailureReason {
 impl rusqlite::ToSql for Param<'_> {
     fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
         use rusqlite::types::{ToSqlOutput, ValueRef};
+        if let Param::Text(s) = *self
+            && let std::borrow::Cow::Owned(text) = storable_text(s)
+        {
+            return Ok(ToSqlOutput::Owned(rusqlite::types::Value::Text(text)));
+        }
         Ok(ToSqlOutput::Borrowed(match *self {
             Param::Null => ValueRef::Null,
             Param::Int(i) => ValueRef::Integer(i),
@@ -237,14 +261,14 @@ impl ToSql for Param<'_> {
             },
             Param::Text(s) => match *ty {
                 Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => {
-                    s.to_sql(ty, out)
+                    storable_text(s).as_ref().to_sql(ty, out)
                 }
                 Type::JSON | Type::JSONB => {
                     // The text is JSON already: sent as it is, after JSONB's version byte.
                     if *ty == Type::JSONB {
                         out.extend_from_slice(&[1]);
                     }
-                    out.extend_from_slice(s.as_bytes());
+                    out.extend_from_slice(storable_text(s).as_bytes());
                     Ok(IsNull::No)
                 }
                 _ => Err(mismatch("text", ty)),
