@@ -348,6 +348,20 @@ fn the_background_job_gives_up_on_a_database_that_never_answers_and_frees_its_lo
     let mut p = far_project(None);
     add_learnings(&p);
     let url = p.database_env().pop().unwrap().1;
+    // Whether another process holds the job's lock (`flock -n` fails with 99 then).
+    let lock = p.path(".gza/embed.lock");
+    let held = || {
+        std::process::Command::new("flock")
+            .args(["-n", "-E", "99"])
+            .arg(&lock)
+            .arg("true")
+            .status()
+            .unwrap()
+            .code()
+            == Some(99)
+    };
+    // The job the commands above started ends first, or this one would find its lock held.
+    wait_until(120, "the earlier background job ends", || !held());
     let (hole, port) = black_hole();
     p.set_env(
         "GZA_DATABASE_URL",
@@ -370,6 +384,8 @@ fn the_background_job_gives_up_on_a_database_that_never_answers_and_frees_its_lo
         took < std::time::Duration::from_secs(30),
         "took {took:?}:\n{run}"
     );
+    assert_eq!(run.code, 1, "{run}");
+    assert!(!held(), "the lock is free once the job ends");
     assert!(
         run.stderr.contains(&format!("127.0.0.1:{port}")),
         "says which database:\n{run}"
