@@ -338,3 +338,66 @@ fn hmac_hex(key: &[u8; 32], message: &[u8]) -> String {
         .finalize();
     outer.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// The background job a hook starts, against a database that takes the connection and never
+/// answers, ends within the connection's deadline and lets go of `.gza/embed.lock`: before, it
+/// waited on the startup exchange until its 2-minute watchdog (forever before that), and every
+/// hook meanwhile found the lock held and logged `no hook snapshot yet`.
+#[test]
+fn the_background_job_gives_up_on_a_database_that_never_answers_and_frees_its_lock() {
+    let mut p = far_project(None);
+    add_learnings(&p);
+    let url = p.database_env().pop().unwrap().1;
+    // Whether another process holds the job's lock (`flock -n` fails with 99 then).
+    let lock = p.path(".gza/embed.lock");
+    let held = || {
+        std::process::Command::new("flock")
+            .args(["-n", "-E", "99"])
+            .arg(&lock)
+            .arg("true")
+            .status()
+            .unwrap()
+            .code()
+            == Some(99)
+    };
+    // The job the commands above started ends first, or this one would find its lock held.
+    wait_until(120, "the earlier background job ends", || !held());
+    let (hole, port) = black_hole();
+    p.set_env(
+        "GZA_DATABASE_URL",
+        &format!("{}?connect_timeout=2", regex_port(&url, port)),
+    );
+    let gza = p.command(&["hook", "embed"]);
+    let mut cmd = std::process::Command::new("timeout");
+    cmd.args(["-s", "KILL", "60"])
+        .arg(gza.get_program())
+        .args(gza.get_args())
+        .env_clear()
+        .envs(gza.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .current_dir(gza.get_current_dir().unwrap())
+        .stdin(std::process::Stdio::null());
+    let started = std::time::Instant::now();
+    let run = p.finish(cmd.output().unwrap());
+    let took = started.elapsed();
+    assert_ne!(run.code, 137, "still running after 60 s:\n{run}");
+    assert!(
+        took < std::time::Duration::from_secs(30),
+        "took {took:?}:\n{run}"
+    );
+    assert_eq!(run.code, 1, "{run}");
+    assert!(!held(), "the lock is free once the job ends");
+    assert!(
+        run.stderr.contains(&format!("127.0.0.1:{port}")),
+        "says which database:\n{run}"
+    );
+    drop(hole);
+    // Healed: the next job takes the lock and writes the snapshot.
+    let _ = std::fs::remove_file(p.path(SNAPSHOT));
+    p.unset_env("GZA_DATABASE_URL");
+    p.set_env("GZA_DATABASE_URL", &url);
+    p.ok(&["hook", "embed"]);
+    assert!(
+        p.path(SNAPSHOT).is_file(),
+        "the job ran once the database was back"
+    );
+}

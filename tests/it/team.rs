@@ -770,3 +770,47 @@ fn work_asks_the_database_no_more_per_task_than_it_needs() {
         "reads of credit_totals for one more task (a run of one {first:?}, of two {run:?})"
     );
 }
+
+/// An address that takes the connection and never answers (a database behind a dead link, a
+/// black hole): every command ends within the URL's `connect_timeout`, in one line naming the
+/// address, and writes nothing. tokio-postgres's own timeout covers only the TCP connect, so
+/// the startup exchange waited forever: `gza history` printed nothing for 400 s.
+#[test]
+fn a_database_that_takes_the_connection_and_never_answers_is_one_line_within_its_timeout() {
+    let mut p = TestProject::empty_postgres();
+    p.ok(&["init"]);
+    p.add(&["already there"]);
+    let url = p.database_env().pop().unwrap().1;
+    // Accepts (the kernel does, from its backlog) and never answers; open while it lives.
+    let hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = hole.local_addr().unwrap().port();
+    p.set_env(
+        "GZA_DATABASE_URL",
+        &format!("postgres://gza@127.0.0.1:{port}/nowhere?connect_timeout=2"),
+    );
+    for args in [
+        &["history"][..],
+        &["add", "never stored"],
+        &["db", "status"],
+        &["next"],
+    ] {
+        let started = std::time::Instant::now();
+        let err = p.user_error_within(60, args, None);
+        let took = started.elapsed();
+        assert!(
+            took < std::time::Duration::from_secs(30),
+            "{args:?} took {took:?}: {err}"
+        );
+        assert!(
+            err.contains(&format!(
+                "cannot reach PostgreSQL at postgres://gza@127.0.0.1:{port}/nowhere: no answer within 2 s"
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    drop(hole);
+    p.unset_env("GZA_DATABASE_URL");
+    p.set_env("GZA_DATABASE_URL", &url);
+    let history = p.ok(&["history"]);
+    assert!(!history.contains("never stored"), "{history}");
+}

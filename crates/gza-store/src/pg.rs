@@ -431,22 +431,26 @@ pub(crate) fn connect(
     let mut pause = Duration::from_millis(50);
     let mut restarting = false;
     loop {
-        match connect_once(r, search_path) {
+        let (retry, failed) = match connect_once(r, search_path) {
             Ok(client) => return Ok(client),
-            Err(ConnectFailure::Pg(e))
-                if passing_state(&e) || (restarting && e.as_db_error().is_none()) =>
-            {
-                restarting = true;
-                let left = patience.saturating_sub(started.elapsed());
-                if left.is_zero() {
-                    return Err(connect_error(r, &e, started.elapsed()));
-                }
-                std::thread::sleep(pause.min(left));
-                pause = (pause * 2).min(Duration::from_secs(1));
-            }
-            Err(ConnectFailure::Pg(e)) => return Err(connect_error(r, &e, started.elapsed())),
+            Err(ConnectFailure::Pg(e)) => (
+                passing_state(&e) || (restarting && e.as_db_error().is_none()),
+                connect_error(r, &e, started.elapsed()),
+            ),
+            // Silence after a restart began is the restart still under way.
+            Err(ConnectFailure::Silent(after)) => (restarting, silent_error(r, after)),
             Err(ConnectFailure::Setup(e)) => return Err(e),
+        };
+        if !retry {
+            return Err(failed);
         }
+        restarting = true;
+        let left = patience.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Err(failed);
+        }
+        std::thread::sleep(pause.min(left));
+        pause = (pause * 2).min(Duration::from_secs(1));
     }
 }
 
@@ -465,9 +469,42 @@ enum ConnectFailure {
     /// Setting the connection up failed before any server was asked (TLS configuration).
     Setup(Error),
     Pg(postgres::Error),
+    /// Nothing came back within the connection's deadline (the time given): a server behind a
+    /// dead link, or an address that takes connections and never answers.
+    Silent(Duration),
 }
 
+/// One attempt at a connection, the whole of it (TCP connect, TLS, startup, authentication)
+/// under one deadline: the URL's `connect_timeout` (else `PGCONNECT_TIMEOUT`, else 10 s).
+/// tokio-postgres's own `connect_timeout` bounds only the TCP connect, so an address that takes
+/// the connection and never answers (a black hole, a dead link behind a proxy) held every
+/// command forever. The attempt runs on its own thread; past the deadline it is left behind
+/// (blocked on a socket nobody answers, it ends with the process) and the caller is told.
 fn connect_once(
+    r: &Resolved,
+    search_path: Option<&str>,
+) -> std::result::Result<postgres::Client, ConnectFailure> {
+    let deadline = Duration::from_secs(r.connect_timeout.max(1));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (resolved, search_path) = (r.clone(), search_path.map(str::to_string));
+    std::thread::Builder::new()
+        .name("gza-pg-connect".into())
+        .spawn(move || {
+            let _ = tx.send(connect_now(&resolved, search_path.as_deref()));
+        })
+        .map_err(|e| {
+            ConnectFailure::Setup(Error::Unreachable(format!(
+                "cannot start a connection to PostgreSQL at {}: {e}",
+                r.display()
+            )))
+        })?;
+    match rx.recv_timeout(deadline) {
+        Ok(result) => result,
+        Err(_) => Err(ConnectFailure::Silent(deadline)),
+    }
+}
+
+fn connect_now(
     r: &Resolved,
     search_path: Option<&str>,
 ) -> std::result::Result<postgres::Client, ConnectFailure> {
@@ -484,7 +521,14 @@ fn connect_once(
         .application_name(&r.application_name)
         .connect_timeout(Duration::from_secs(r.connect_timeout.max(1)))
         .keepalives(true)
-        .keepalives_idle(Duration::from_secs(30));
+        .keepalives_idle(Duration::from_secs(30))
+        // A link that dies under an established connection (the peer gone, nothing
+        // acknowledged) ends it in about a minute instead of the kernel's hours, so a
+        // statement waiting on it fails, and the reconnect budget takes over. Neither bounds
+        // how long a live server takes (a migration under the advisory lock, `db copy`).
+        .keepalives_interval(Duration::from_secs(10))
+        .keepalives_retries(3)
+        .tcp_user_timeout(Duration::from_secs(60));
     if let Some(p) = &r.password {
         config.password(p);
     }
@@ -511,6 +555,15 @@ fn connect_once(
         }
     };
     result.map_err(ConnectFailure::Pg)
+}
+
+/// A connection that was taken and never answered, in one line: where, how long, what to do.
+fn silent_error(r: &Resolved, after: Duration) -> Error {
+    Error::Unreachable(format!(
+        "cannot reach PostgreSQL at {}: no answer within {} s (the address takes connections but nothing answers: a dead link, a firewall, a wrong port); check that it runs and the network to it, and that the database setting (or GZA_DATABASE_URL) names it (connect_timeout= sets how long gza waits)",
+        r.display(),
+        after.as_secs()
+    ))
 }
 
 /// A failed connection in one line: what was tried and what to do. `waited` is how long a
