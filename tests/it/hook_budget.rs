@@ -344,7 +344,9 @@ fn a_damaged_int8_copy_is_rebuilt_with_one_warning_and_search_still_finds() {
     let good = std::fs::read(&copy).expect("the int8 copy was derived");
     let found = p.json(&["learnings", "search", "--json", "stripe webhook signature"]);
     assert_eq!(found[0]["id"], "L1", "{found}");
-    // Damage the row scales of the first matrix (the header is left as it was).
+    // Damage the row scales of the first matrix (the header is left as it was), once the jobs
+    // the commands started have ended: one still running could rebuild it first.
+    p.settle();
     let mut bad = good.clone();
     bad[256..4096].fill(0xff);
     std::fs::write(&copy, &bad).unwrap();
@@ -366,6 +368,7 @@ fn a_damaged_int8_copy_is_rebuilt_with_one_warning_and_search_still_finds() {
     assert_eq!(again.stderr, "", "one warning, not one per run");
     // A hook never rebuilds it (that is more than its budget): it ranks by words meanwhile,
     // logs why once, and the background job rebuilds it.
+    p.settle();
     std::fs::write(&copy, &bad).unwrap();
     let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": p.root(),
         "prompt": "do stripe webhooks verify the signature header"});

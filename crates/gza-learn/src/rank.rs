@@ -1054,7 +1054,7 @@ pub fn run_embed_job(project: &Project) -> Result<usize> {
 /// [`run_embed_job`], calling `each_round` with the open store at the start of every round,
 /// after the spool is taken in (team mode refreshes the far hooks' snapshot there).
 pub fn run_embed_job_with(project: &Project, each_round: &dyn Fn(&Store)) -> Result<usize> {
-    let Some(_lock) = take_job_lock(&project.root) else {
+    let Some(first) = take_job_lock(&project.root) else {
         return Ok(0);
     };
     // SAFETY: setpriority on this process only.
@@ -1069,11 +1069,23 @@ pub fn run_embed_job_with(project: &Project, each_round: &dyn Fn(&Store)) -> Res
         gza_core::priority::idle_policy();
     }
     let mut done = 0;
+    let mut lock = Some(first);
     loop {
         let started = std::time::SystemTime::now();
         done += embed_job_round(project, each_round)?;
+        if job_asked_since(&project.root, started) {
+            continue;
+        }
+        // A caller that asked between that look and the lock's release saw the lock held and
+        // started no job of its own: look again once the lock is free, and go round if it
+        // was asked for (unless another job took the lock meanwhile; that one does it).
+        drop(lock.take());
         if !job_asked_since(&project.root, started) {
             return Ok(done);
+        }
+        match take_job_lock(&project.root) {
+            Some(again) => lock = Some(again),
+            None => return Ok(done),
         }
     }
 }
