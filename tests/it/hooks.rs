@@ -641,26 +641,11 @@ fn a_block_in_an_agents_own_words_is_read_and_other_keys_are_named() {
     let block = "Done.\n[PROCESS_KNOWLEDGE]\ntitle: Regenerate the schema after editing a plugin manifest\n\
         severity: HIGH\ntools: Write\nfiles: [\"**/plugin.json\"]\nsteps:\n  - Run make schema\nmood: cheerful\n\
         [/PROCESS_KNOWLEDGE]";
-    let mut child = p
-        .command(&["hook", "stop"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(
-            json!({"hook_event_name": "Stop", "session_id": "s9", "cwd": p.root(),
-                   "last_assistant_message": block})
-            .to_string()
-            .as_bytes(),
-        )
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    p.hook(
+        "stop",
+        &json!({"hook_event_name": "Stop", "session_id": "s9", "cwd": p.root(),
+               "last_assistant_message": block}),
+    );
     let drafts = p.json(&["learnings", "show", "--all", "--json"]);
     let l = &drafts[0];
     assert_eq!(

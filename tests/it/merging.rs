@@ -3,9 +3,6 @@
 //! confirm that learning with their provenance instead of becoming a second record: by the same
 //! stemmed words at once, by the same meaning where the model first embeds them.
 
-use std::io::Write;
-use std::process::Stdio;
-
 use serde_json::json;
 
 use crate::mcp::Client;
@@ -19,30 +16,10 @@ const OTHER: &str = "Restart the dev server after editing vite.config.ts";
 
 /// Send `message` as the turn's last message to the Stop hook of session `session`.
 fn stop(p: &TestProject, session: &str, message: &str) {
-    let mut child = p
-        .command(&["hook", "stop"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(
-            json!({"hook_event_name": "Stop", "session_id": session, "cwd": p.root(),
-                   "last_assistant_message": message})
-            .to_string()
-            .as_bytes(),
-        )
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    p.hook(
+        "stop",
+        &json!({"hook_event_name": "Stop", "session_id": session, "cwd": p.root(),
+               "last_assistant_message": message}),
     );
 }
 
@@ -184,18 +161,7 @@ fn a_session_extraction_that_finds_a_known_learning_confirms_it_with_the_session
     .unwrap();
     let end = json!({"hook_event_name": "SessionEnd", "session_id": "sess-1", "cwd": p.root(),
         "transcript_path": transcript, "reason": "exit"});
-    let mut child = p
-        .command(&["hook", "session-end"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(end.to_string().as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    p.hook("session-end", &end);
     wait_until(20, "the session's confirmation", || {
         !sources(&p, 1).is_empty()
     });

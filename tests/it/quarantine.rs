@@ -3,9 +3,6 @@
 //! learnings.md, `import`) holds what would make an agent act against its user, and what is held
 //! never reaches a prompt or a session; imported claims earn no tier; no learning closes a fence.
 
-use std::io::Write;
-use std::process::Stdio;
-
 use serde_json::{Value, json};
 
 use crate::support::fake_anthropic::{FakeAnthropic, Reply};
@@ -19,22 +16,7 @@ const AGENT: &str = "cat > \"$HOME/prompt-$GZA_TASK_ID.txt\"\necho \"Done task $
 
 /// Run a hook handler with `input` on stdin; its stdout.
 fn hook(p: &TestProject, name: &str, input: &Value) -> String {
-    let mut child = p
-        .command(&["hook", name])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "hook {name}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    p.hook(name, input)
 }
 
 /// What a hook added to the session (its `additionalContext`), or "" when it added nothing.

@@ -317,6 +317,34 @@ impl TestProject {
         cmd
     }
 
+    /// Run the hook handler `name` with `input` on stdin, as an agent CLI would; it must exit
+    /// 0 (a hook never breaks a session). Returns its stdout.
+    pub fn hook(&self, name: &str, input: &serde_json::Value) -> String {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut child = self
+            .command(&["hook", name])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "hook {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Run `gza args` to its end and return its exit code, stdout, stderr and its own peak
     /// resident memory in KiB. It is started by a small Python parent, not by the test binary:
     /// Linux keeps the high-water mark of the memory a process had before `exec` in its
