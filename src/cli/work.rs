@@ -497,7 +497,7 @@ impl runner::Teacher for Teacher {
         store: &crate::store::Store,
         ids: &[i64],
     ) {
-        if let Err(e) = learn::dedupe::settle(store, None, ids) {
+        if let Err(e) = learn::dedupe::settle(project, store, ids) {
             learn::log(
                 project,
                 &format!("drafts {ids:?} not compared with known learnings: {e}"),

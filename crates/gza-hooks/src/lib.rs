@@ -761,7 +761,7 @@ fn store_session_drafts(
     // One that says what a known learning says, in the same stemmed words, confirms it instead
     // (among the few learnings the ranking index finds: the hook's budget; by meaning where the
     // drafts are embedded later, never here).
-    let merged = gza_learn::dedupe::settle_in_hook(project, &store, &ids).unwrap_or_default();
+    let merged = gza_learn::dedupe::settle(project, &store, &ids).unwrap_or_default();
     for (draft, into) in &merged {
         gza_learn::log(
             project,

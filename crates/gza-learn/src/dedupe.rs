@@ -76,36 +76,31 @@ pub fn decide(
     Known::new(known.to_vec()).decide(extracted, origin, ranker, store)
 }
 
+/// Most learnings [`settle`] compares a draft with, found by the ranking index as those sharing
+/// the most terms with it.
+const INDEX_CANDIDATES: usize = 16;
+/// Most learnings stored since the ranking index was built that [`settle`] reads in; more,
+/// and it leaves the drafts to be settled where they are first embedded.
+const UNINDEXED_MOST: usize = 256;
+
 /// Fold each of the drafts `ids` that says what a known learning says into that learning
 /// ([`Store::merge_draft`]: its task or session confirms the learning, and the draft goes), by
-/// the one test extraction uses ([`decide`]): the same stemmed words, and the same meaning
-/// when `ranker` has a model. Drafts that arrive by other ways than an extraction (a session's
-/// hook, an agent's LEARNINGS.md, the MCP `add` tool, the spool) come through here twice: by
-/// words where they are stored (a hook computes no embedding), and by meaning where they are
-/// first embedded ([`crate::rank`]'s embedding of what lacks a vector, through a [`Known`] it
-/// keeps). A person's own drafts are left as written. Between two drafts that say the same,
+/// the one test extraction uses ([`decide`]), here by the same stemmed words. Drafts that
+/// arrive by other ways than an extraction (a session's hook, an agent's LEARNINGS.md, the MCP
+/// `add` tool, the spool) come through here where they are stored, and by meaning where they
+/// are first embedded ([`crate::rank`]'s embedding of what lacks a vector, through a [`Known`]
+/// it keeps). A person's own drafts are left as written. Between two drafts that say the same,
 /// the older is kept. Returns the (draft, learning) pairs folded.
-pub fn settle(store: &Store, ranker: Option<&Ranker>, ids: &[i64]) -> Result<Vec<(i64, i64)>> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    Known::load(store)?.settle(store, ranker, ids)
-}
-
-/// Most learnings a hook's settling compares a draft with, found by the ranking index as those
-/// sharing the most terms with it.
-const HOOK_CANDIDATES: usize = 16;
-/// Most learnings stored since the ranking index was built that a hook's settling reads in;
-/// more, and the hook leaves settling to the background job and the next command.
-const HOOK_RECENT: usize = 256;
-
-/// [`settle`] within a hook's budget (no embedding, and no read or stemming of every learning:
-/// at 10,000 learnings that alone was 0.6 s in a debug build, against the Stop hook's 50 ms).
-/// The drafts `ids` are compared by words with the [`HOOK_CANDIDATES`] learnings the project's
-/// ranking index finds sharing the most terms with each, and with those stored since the index
-/// was built (at most [`HOOK_RECENT`]: past that, nothing is settled here, and the drafts are
-/// settled where they are first embedded). Returns the (draft, learning) pairs folded.
-pub fn settle_in_hook(
+///
+/// Within a hook's budget wherever it is called (a Stop hook, the spool a hook takes in, the
+/// MCP tool, a task's end): no embedding, and no read or stemming of every learning (at
+/// 10,000 learnings that alone was 0.6 s in a debug build, against the Stop hook's 50 ms, and
+/// it grew every task's cost with the history). The drafts are compared with the
+/// [`INDEX_CANDIDATES`] learnings the project's ranking index (this database's) finds sharing
+/// the most terms with each, and with those stored since the index was built (at most
+/// [`UNINDEXED_MOST`]: past that nothing is settled here, and the drafts are settled where
+/// they are first embedded).
+pub fn settle(
     project: &gza_core::project::Project,
     store: &Store,
     ids: &[i64],
@@ -114,7 +109,9 @@ pub fn settle_in_hook(
         return Ok(Vec::new());
     }
     let drafts = store.learnings_by_ids(ids)?;
-    let index = super::index::Index::load(&super::index::path(&project.state_dir()));
+    let nonce = store.hook_version()?.1;
+    let index = super::index::Index::load(&super::index::path(&project.state_dir()))
+        .filter(|i| i.is_of(&nonce));
     let mut chosen: BTreeSet<i64> = BTreeSet::new();
     let mut indexed_up_to = 0;
     if let Some(index) = &index {
@@ -138,11 +135,11 @@ pub fn settle_in_hook(
                 }
             }
             best.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-            chosen.extend(best.iter().take(HOOK_CANDIDATES).map(|&(_, id)| id));
+            chosen.extend(best.iter().take(INDEX_CANDIDATES).map(|&(_, id)| id));
         }
     }
-    let recent = store.learnings_after_at_most(indexed_up_to, HOOK_RECENT + ids.len() + 1)?;
-    if recent.len() > HOOK_RECENT + ids.len() {
+    let recent = store.learnings_after_at_most(indexed_up_to, UNINDEXED_MOST + ids.len() + 1)?;
+    if recent.len() > UNINDEXED_MOST + ids.len() {
         return Ok(Vec::new());
     }
     let chosen: Vec<i64> = chosen.into_iter().collect();
@@ -614,7 +611,11 @@ mod tests {
         own.status = Status::Draft;
         let own = store.add_learning(&own).unwrap();
         assert!(
-            settle(&store, None, &[own]).unwrap().is_empty(),
+            Known::load(&store)
+                .unwrap()
+                .settle(&store, None, &[own])
+                .unwrap()
+                .is_empty(),
             "a person's draft stays"
         );
     }

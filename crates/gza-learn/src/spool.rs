@@ -239,7 +239,7 @@ fn take_in_files(project: &Project, store: &Store, files: Vec<PathBuf>) -> usize
                 continue;
             }
         };
-        match apply(store, &record) {
+        match apply(project, store, &record) {
             Ok(note) => {
                 let _ = std::fs::remove_file(&claim);
                 taken += 1;
@@ -260,13 +260,13 @@ fn take_in_files(project: &Project, store: &Store, files: Vec<PathBuf>) -> usize
     taken
 }
 
-fn apply(store: &Store, record: &Record) -> gza_core::Result<Option<String>> {
+fn apply(project: &Project, store: &Store, record: &Record) -> gza_core::Result<Option<String>> {
     match record {
         Record::Drafts { session, learnings } => {
             let learnings: Vec<NewLearning> = learnings.iter().map(Spooled::learning).collect();
             let ids = store.add_session_learnings(session, &learnings)?;
             // By words, as the hook that spooled them would have (by meaning when embedded).
-            let merged = crate::dedupe::settle(store, None, &ids)?;
+            let merged = crate::dedupe::settle(project, store, &ids)?;
             let ids: Vec<i64> = ids
                 .into_iter()
                 .filter(|id| !merged.iter().any(|(d, _)| d == id))

@@ -272,7 +272,7 @@ impl Desk {
         };
         // One that says what a known learning says (the same stemmed words; by meaning when
         // it is embedded) confirms it instead, with this session as its evidence.
-        let merged = gza_learn::dedupe::settle(&store, None, &ids).unwrap_or_default();
+        let merged = gza_learn::dedupe::settle(&project, &store, &ids).unwrap_or_default();
         gza_learn::take_in_spooled(&project, &store);
         if let Some((_, into)) = merged.first() {
             return Ok(format!(
