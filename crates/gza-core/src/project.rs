@@ -164,7 +164,7 @@ impl Project {
                 let bytes = crate::fsutil::read_regular_file(&file, 4096).ok()?;
                 let name = String::from_utf8(bytes).ok()?;
                 let name = name.trim();
-                if name.is_empty() || self.committed_unless_checked(&file) {
+                if name.is_empty() || self.committed(&file) {
                     return None;
                 }
                 Some(name.to_string())
@@ -172,41 +172,14 @@ impl Project {
             .clone()
     }
 
-    /// [`Project::committed`] for the project name file, asked of git once per version of the
-    /// file: a hook reads the name on every call and must not start git each time (2-5 ms of
-    /// its 10). What git said is kept beside it as the file's device, inode, modification
-    /// time and size when it was found untracked; a checkout or a pull that replaces the file
-    /// changes them, and git is asked again.
-    fn committed_unless_checked(&self, file: &Path) -> bool {
-        use std::os::unix::fs::MetadataExt;
-        let Ok(meta) = std::fs::metadata(file) else {
-            return false;
-        };
-        let stamp = format!(
-            "{} {} {}.{} {}\n",
-            meta.dev(),
-            meta.ino(),
-            meta.mtime(),
-            meta.mtime_nsec(),
-            meta.len()
-        );
-        let checked = self.state_dir().join("project.untracked");
-        if crate::fsutil::read_regular_file(&checked, 256).is_ok_and(|b| b == stamp.as_bytes()) {
-            return false;
-        }
-        if self.committed(file) {
-            return true;
-        }
-        let _ = crate::fsutil::write_atomically(&checked, stamp.as_bytes());
-        false
-    }
-
-    /// Whether git's index of the repository holds `path` (a file of this project).
+    /// Whether git's index of the repository holds `path` (a file of this project), asked of
+    /// git once per version of the file and of the index ([`crate::settings`]' cache): every
+    /// far hook reads the project's name, and a git process is 2-5 ms of PreToolUse's 10.
     pub fn committed(&self, path: &Path) -> bool {
         let Some(rel) = path.strip_prefix(&self.root).ok().and_then(Path::to_str) else {
             return false;
         };
-        crate::git::succeeds(&self.root, &["ls-files", "--error-unmatch", "--", rel])
+        crate::settings::is_tracked(&self.root, rel)
     }
 
     /// Raw agent streams, one file per task, and learning-machinery logs.

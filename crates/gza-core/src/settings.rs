@@ -529,11 +529,12 @@ pub fn ignored_notice(ignored: &[String]) -> String {
     parts.join("; ")
 }
 
-/// Whether git tracks `name` (a file at `root`) in the repository holding `root` (false outside
-/// a repository). The answer is kept in `.gza/tracked.cache` against the file's and the index's
-/// size, times and inode, so a hook pays a few `stat`s rather than a git process; where the
-/// index cannot be found beside `root` (a project below its repository's top), git is asked.
-fn is_tracked(root: &Path, name: &str) -> bool {
+/// Whether git tracks `name` (a file under `root`, named relative to it, without spaces) in the
+/// repository holding `root` (false outside a repository). The answer is kept in
+/// `.gza/tracked.cache`, one line per name, against the file's and the index's size, times and
+/// inode, so a hook pays a few `stat`s rather than a git process; where the index cannot be
+/// found beside `root` (a project below its repository's top), git is asked.
+pub(crate) fn is_tracked(root: &Path, name: &str) -> bool {
     use std::os::unix::fs::MetadataExt;
     let stamp = |p: &Path| {
         std::fs::metadata(p)
@@ -554,9 +555,11 @@ fn is_tracked(root: &Path, name: &str) -> bool {
         _ => None,
     };
     let cache = root.join(crate::project::STATE_DIR).join("tracked.cache");
+    let cached = crate::fsutil::read_regular_file(&cache, 4096)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
     if let Some(key) = &key
-        && let Ok(bytes) = crate::fsutil::read_regular_file(&cache, 4096)
-        && let Some(answer) = String::from_utf8_lossy(&bytes).strip_prefix(key.as_str())
+        && let Some(answer) = cached.lines().find_map(|l| l.strip_prefix(key.as_str()))
     {
         match answer.trim() {
             "yes" => return true,
@@ -567,7 +570,14 @@ fn is_tracked(root: &Path, name: &str) -> bool {
     let tracked = crate::git::succeeds(root, &["ls-files", "--error-unmatch", "--", name]);
     if let Some(key) = key {
         let answer = if tracked { "yes" } else { "no" };
-        let _ = crate::fsutil::write_atomically(&cache, format!("{key} {answer}\n").as_bytes());
+        // The other names' lines kept: two files asked of alternately never evict each other.
+        let mut text: String = cached
+            .lines()
+            .filter(|l| !l.starts_with(&format!("{name} ")))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        text.push_str(&format!("{key} {answer}\n"));
+        let _ = crate::fsutil::write_atomically(&cache, text.as_bytes());
     }
     tracked
 }
@@ -693,6 +703,20 @@ mod tests {
         crate::git::run(root, &["add", "x.yaml"]).unwrap();
         assert!(is_tracked(root, "x.yaml"));
         assert!(std::fs::read_to_string(&cache).unwrap().ends_with(" yes\n"));
+        // Another file asked of keeps this one's answer: one line each.
+        std::fs::create_dir_all(root.join(".gza")).unwrap();
+        std::fs::write(root.join(".gza/project"), "p\n").unwrap();
+        assert!(!is_tracked(root, ".gza/project"));
+        let both = std::fs::read_to_string(&cache).unwrap();
+        assert_eq!(both.lines().count(), 2, "{both}");
+        assert!(
+            both.lines()
+                .any(|l| l.starts_with("x.yaml ") && l.ends_with(" yes"))
+        );
+        assert!(
+            both.lines()
+                .any(|l| l.starts_with(".gza/project ") && l.ends_with(" no"))
+        );
     }
 
     #[test]
