@@ -39,6 +39,11 @@ struct CopyArgs {
     /// Check everything and print what would be copied; write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Where a row changed both here and in PostgreSQL since the last copy, write this store's
+    /// version over PostgreSQL's (without it the copy stops, naming the row). A row changed on
+    /// one side only needs no flag: this store's change is brought across, PostgreSQL's kept.
+    #[arg(long)]
+    overwrite: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -60,18 +65,53 @@ pub fn cmd_db(ctx: &Context, args: DbArgs) -> anyhow::Result<()> {
 
 fn status(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
     let project = ctx.project()?;
-    // Opening checks the connection and the schema (and migrates it, as any command would).
-    let store = Store::open_project_for_reading(&project)?;
-    let status = store.status()?;
     let mut out = output::stdout();
+    // Opening checks the connection and the schema (and migrates it, as any command would).
+    let store = match Store::open_project_for_reading(&project) {
+        Ok(store) => store,
+        Err(e) => {
+            // A script asking for JSON gets JSON, saying what failed (and the one line on
+            // stderr, and exit status, of any error).
+            if args.json
+                && let Ok(crate::database::Database::Postgres {
+                    spec,
+                    project: name,
+                }) = project.database()
+            {
+                let json = serde_json::json!({
+                    "backend": "postgres",
+                    "location": spec.display(),
+                    "project": name,
+                    "connection": "failed",
+                    "error": e.to_string(),
+                });
+                writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+            }
+            return Err(e.into());
+        }
+    };
+    let status = store.status()?;
+    let not_used = project.origin_name_not_used();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&status)?)?;
+        let mut json = serde_json::to_value(&status)?;
+        json["connection"] = "ok".into();
+        if let Some(name) = &not_used {
+            json["origin_project"] = name.clone().into();
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
         return Ok(());
     }
     writeln!(out, "backend         {}", status.backend)?;
     writeln!(out, "location        {}", status.location)?;
     if let Some(name) = &status.project {
         writeln!(out, "project         {name}")?;
+    }
+    if let Some(name) = &not_used {
+        writeln!(
+            out,
+            "                {} named by this clone's path before it had an origin; origin names {name}, the project its other clones use: to join it, delete .gza/project (tasks made under this name stay there), or set `project:` to keep this one",
+            output::paint(output::YELLOW, "warning:")
+        )?;
     }
     if let Some(schema) = &status.schema {
         writeln!(out, "schema          {schema}")?;
@@ -207,7 +247,7 @@ fn copy(ctx: &Context, args: CopyArgs) -> anyhow::Result<()> {
             Ok(target) => {
                 let status = target.status()?;
                 (
-                    source.copy_into(&target, true)?,
+                    source.copy_into_with(&target, true, args.overwrite)?,
                     status.location,
                     status.schema,
                 )
@@ -218,7 +258,7 @@ fn copy(ctx: &Context, args: CopyArgs) -> anyhow::Result<()> {
     } else {
         let target = Store::create_database(&target_db)?;
         let status = target.status()?;
-        let tables = source.copy_into(&target, false)?;
+        let tables = source.copy_into_with(&target, false, args.overwrite)?;
         // The clone keeps the name its records went under, as a clone that first opens a
         // shared database does: an `origin` added or changed later does not move it.
         if project.config.project.is_none() && project.recorded_project_name().is_none() {

@@ -317,26 +317,76 @@ fn a_copied_project_reads_the_same_on_postgres_and_a_second_copy_adds_nothing() 
     postgres::cluster().drop_database(&name);
 }
 
+/// A copy run again after the project moved on brings the changes across, and duplicates and
+/// loses nothing (issue 21: "can be run again without duplicating anything"). A row changed
+/// here only since the last copy is updated there; one changed there only is kept; one changed
+/// on both sides stops the copy in one line naming it and what to do, and nothing is written
+/// until `--overwrite` says this store's version wins. The re-run used to be refused as soon
+/// as any copied row had changed here, advising a new `project:`.
 #[test]
-fn a_copy_over_other_data_under_the_same_ids_is_refused_and_copies_nothing() {
+fn a_copy_run_again_brings_changes_across_and_refuses_only_a_row_changed_on_both_sides() {
     let p = sqlite_project();
     p.add(&["One"]);
     p.add(&["Two"]);
     let (name, url) = new_target();
     p.ok(&["db", "copy", "--to", &url]);
-    // The project moves on in both places: the same id now holds other data.
+    let prompt = |url: Option<&str>, id: &str| -> String {
+        let args = ["show", id, "--json"];
+        let run = match url {
+            Some(url) => on_pg(&p, url, &args),
+            None => p.run(&args),
+        };
+        assert_eq!(run.code, 0, "{run}");
+        serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap()["prompt"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // Moved on here only: a task edited, one added.
     p.ok(&["edit", "2", "Two, reworded on the laptop"]);
     p.add(&["Three"]);
+    let again = p.ok(&["db", "copy", "--to", &url]);
+    assert_eq!(counts(&again)["tasks"], (3, 2, 1), "{again}");
+    assert_eq!(prompt(Some(&url), "2"), "Two, reworded on the laptop");
+    assert_eq!(prompt(Some(&url), "3"), "Three");
+    // Moved on there only: kept, not undone by the next copy.
+    let edited = on_pg(&p, &url, &["edit", "1", "One, reworded by the team"]);
+    assert_eq!(edited.code, 0, "{edited}");
+    let kept = p.ok(&["db", "copy", "--to", &url]);
+    assert_eq!(counts(&kept)["tasks"], (3, 0, 3), "{kept}");
+    assert_eq!(prompt(Some(&url), "1"), "One, reworded by the team");
+    // Moved on in both places: refused in one line, and nothing written.
+    let edited = on_pg(&p, &url, &["edit", "2", "Two, as the team has it"]);
+    assert_eq!(edited.code, 0, "{edited}");
+    p.ok(&["edit", "2", "Two, as the laptop has it"]);
+    p.add(&["Four"]);
     let err = p.user_error(&["db", "copy", "--to", &url]);
     assert!(
-        err.contains("already holds other data under tasks id 2")
-            && err.contains("nothing was copied"),
+        err.contains("tasks id 2 changed both here and there since this store last copied it")
+            && err.contains("nothing was copied")
+            && err.contains("gza db copy --overwrite"),
         "{err}"
     );
-    // Task 3 came before nothing: the refusal undid the whole copy.
-    let history = on_pg(&p, &url, &["history", "-n", "0"]);
-    assert!(!history.stdout.contains("Three"), "{history}");
-    assert!(!history.stdout.contains("reworded"), "{history}");
+    let count = |url: &str| -> i64 {
+        open(&pg_database(&p, url))
+            .db()
+            .one("SELECT COUNT(*) FROM tasks", &[])
+            .unwrap()
+    };
+    assert_eq!(
+        count(&url),
+        3,
+        "task 4 came before nothing: the refusal undid the copy"
+    );
+    assert_eq!(prompt(Some(&url), "2"), "Two, as the team has it");
+    // This store's version, when asked for.
+    let overwritten = p.ok(&["db", "copy", "--to", &url, "--overwrite"]);
+    assert_eq!(counts(&overwritten)["tasks"], (4, 2, 2), "{overwritten}");
+    assert_eq!(prompt(Some(&url), "2"), "Two, as the laptop has it");
+    assert_eq!(prompt(Some(&url), "1"), "One, reworded by the team");
+    assert_eq!(prompt(None, "1"), "One");
+    // Never a duplicate: one row per task, four tasks.
+    assert_eq!(count(&url), 4);
     postgres::cluster().drop_database(&name);
 }
 

@@ -115,7 +115,14 @@ fn passwords_come_from_pgpass_or_a_service_file() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o644)).unwrap();
-    p.user_error(&["init"]);
+    let err = p.user_error(&["init"]);
+    assert!(
+        err.contains(&format!(
+            "{} holds passwords but others can read it",
+            pgpass.display()
+        )) && err.contains("chmod 600"),
+        "{err}"
+    );
     std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
     let init = p.ok(&["init"]);
     assert!(
@@ -813,4 +820,429 @@ fn a_database_that_takes_the_connection_and_never_answers_is_one_line_within_its
     p.set_env("GZA_DATABASE_URL", &url);
     let history = p.ok(&["history"]);
     assert!(!history.contains("never stored"), "{history}");
+}
+
+/// A connection as the superuser to the project's own database in the test cluster.
+fn admin_of(p: &TestProject) -> ::postgres::Client {
+    ::postgres::Client::connect(
+        &format!(
+            "host=127.0.0.1 port={} user=gza dbname={}",
+            postgres::cluster().port,
+            p.pg_database().expect("a PostgreSQL project")
+        ),
+        ::postgres::NoTls,
+    )
+    .expect("connect to the project's database")
+}
+
+/// A project opens the schema the register (`gza.projects`) gives its full name, never the one
+/// its name derives to. Schema names were a 40-character slug and a 32-bit hash, and the owner
+/// was checked only when a migration was pending: a name made to hash as another project's
+/// (the probe crafted one sharing the first 40 characters) opened that project's tasks and
+/// learnings. Here the victim's tables are moved to the schema the other name is given, as a
+/// crafted collision would have them: the victim still opens its own, the other name is a
+/// project not made yet, and `gza init` gives it a schema of its own.
+#[test]
+fn a_name_that_hashes_to_another_projects_schema_never_opens_it() {
+    let victim = TestProject::empty_postgres();
+    let other = TestProject::empty_sharing(&victim);
+    clone_with_origin(&victim, "git@github.com:acme/payroll.git");
+    clone_with_origin(&other, "https://github.com/mallory/payroll-tools.git");
+    victim.ok(&["init"]);
+    victim.add(&["rotate the payroll signing key"]);
+    let schema_of = |p: &TestProject| {
+        p.json(&["db", "status", "--json"])["schema"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let victims = schema_of(&victim);
+    other.ok(&["init"]);
+    let others = schema_of(&other);
+    let mut admin = admin_of(&victim);
+    admin
+        .batch_execute(&format!(
+            "DROP SCHEMA {others} CASCADE; \
+             DELETE FROM gza.projects WHERE schema_name = '{others}'; \
+             ALTER SCHEMA {victims} RENAME TO {others}; \
+             UPDATE gza.projects SET schema_name = '{others}' WHERE name = 'github.com/acme/payroll'"
+        ))
+        .unwrap();
+    // The other name derives to the schema the victim's tables are in: it must not open them.
+    let run = other.run(&["history"]);
+    assert!(!run.stdout.contains("payroll signing key"), "{run}");
+    let err = other.user_error(&["history"]);
+    assert!(
+        err.contains("project \"github.com/mallory/payroll-tools\" is not in")
+            && err.contains("run `gza init`"),
+        "{err}"
+    );
+    let history = victim.ok(&["history"]);
+    assert!(
+        history.contains("rotate the payroll signing key"),
+        "{history}"
+    );
+    let made = other.ok(&["init"]);
+    assert!(made.contains("github.com/mallory/payroll-tools"), "{made}");
+    let mine = schema_of(&other);
+    assert_ne!(mine, others);
+    // New schemas carry a 64-bit hash.
+    assert_eq!(mine.rsplit('_').next().unwrap().len(), 16, "{mine}");
+    let history = other.ok(&["history"]);
+    assert!(!history.contains("payroll signing key"), "{history}");
+    assert_eq!(other.add(&["its own task"]), 1);
+    assert!(!victim.ok(&["history"]).contains("its own task"));
+    let owners: Vec<(String, String)> = admin
+        .query(
+            "SELECT name, schema_name FROM gza.projects ORDER BY name",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(
+        owners,
+        [
+            ("github.com/acme/payroll".to_string(), others),
+            ("github.com/mallory/payroll-tools".to_string(), mine)
+        ]
+    );
+}
+
+/// A proxy to the test cluster that passes each connection on until the server has said it is
+/// ready for a query `answers` times, then passes nothing more from the server: the connection
+/// stays open and acknowledged (the kernel takes what gza sends) and nothing ever answers, as
+/// with a stopped server or a proxy whose far side hung. Runs while the test does; returns its
+/// port. For connections without TLS (`sslmode=disable`), whose every server message is a type
+/// byte and a length.
+fn answers_then_never(answers: usize) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server_port = postgres::cluster().port;
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(mut client) = client else { return };
+            let Ok(mut server) = std::net::TcpStream::connect(("127.0.0.1", server_port)) else {
+                return;
+            };
+            let (mut from_client, mut to_server) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || std::io::copy(&mut from_client, &mut to_server));
+            std::thread::spawn(move || {
+                let mut pending = Vec::new();
+                let mut ready = 0;
+                let mut buf = [0u8; 8192];
+                while ready < answers {
+                    let Ok(n) = server.read(&mut buf) else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    pending.extend_from_slice(&buf[..n]);
+                    while pending.len() >= 5 && ready < answers {
+                        let len = u32::from_be_bytes(pending[1..5].try_into().unwrap()) as usize;
+                        if pending.len() < 1 + len {
+                            break;
+                        }
+                        let message: Vec<u8> = pending.drain(..1 + len).collect();
+                        if client.write_all(&message).is_err() {
+                            return;
+                        }
+                        if message[0] == b'Z' {
+                            ready += 1;
+                        }
+                    }
+                }
+                // Silent from here on, both sockets kept open.
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+                drop((client, server));
+            });
+        }
+    });
+    port
+}
+
+/// A statement on an open connection whose peer acknowledges and never answers fails within
+/// the statement deadline (`GZA_STATEMENT_SECONDS`), in one line naming the address: whichever
+/// statement it is (the project's lookup in the register as the connection opens, or a later
+/// one of the command). Neither `connect_timeout` nor keepalives cover it: the connection is up
+/// and the kernel acknowledges, so every command waited forever.
+#[test]
+fn a_statement_that_gets_no_answer_on_an_open_connection_is_one_line_within_its_deadline() {
+    let mut p = TestProject::empty_postgres();
+    p.ok(&["init"]);
+    p.add(&["already there"]);
+    let db = p.pg_database().unwrap().to_string();
+    p.set_env("GZA_STATEMENT_SECONDS", "2");
+    p.set_env("GZA_RECONNECT_SECONDS", "1");
+    for answers in [1, 4] {
+        let port = answers_then_never(answers);
+        p.set_env(
+            "GZA_DATABASE_URL",
+            &format!("postgres://gza@127.0.0.1:{port}/{db}?sslmode=disable&connect_timeout=2"),
+        );
+        for args in [&["history"][..], &["add", "never stored"], &["next"]] {
+            let started = std::time::Instant::now();
+            let err = p.user_error_within(60, args, None);
+            let took = started.elapsed();
+            assert!(
+                took < std::time::Duration::from_secs(30),
+                "{args:?} after {answers} answers took {took:?}: {err}"
+            );
+            assert!(
+                err.contains(&format!(
+                    "PostgreSQL at postgres://gza@127.0.0.1:{port}/{db}"
+                )) && err.contains("did not answer a statement within 2 s"),
+                "{args:?} after {answers} answers: {err}"
+            );
+        }
+    }
+    p.unset_env("GZA_DATABASE_URL");
+    p.set_env("GZA_DATABASE_URL", &postgres::cluster().url(&db));
+    let history = p.ok(&["history"]);
+    assert!(history.contains("already there"), "{history}");
+    assert!(!history.contains("never stored"), "{history}");
+}
+
+/// What a person got wrong in the connection is said in one line with what to do about it: a
+/// user the server lacks, TLS asked of a server without it, and a user the project's owner has
+/// not let in, who was told to run `gza init` (which it could not have done either).
+#[test]
+fn connection_mistakes_are_one_line_that_says_what_to_do() {
+    let mut p = TestProject::empty_postgres();
+    clone_with_origin(&p, "https://github.com/acme/grants.git");
+    p.ok(&["init"]);
+    p.add(&["kept from others"]);
+    let db = p.pg_database().unwrap().to_string();
+    let port = postgres::cluster().port;
+    let url = |user: &str, extra: &str| format!("postgres://{user}@127.0.0.1:{port}/{db}{extra}");
+    let owner = url("gza", "");
+
+    let unknown = format!("nosuch_{}", std::process::id());
+    p.set_env("GZA_DATABASE_URL", &url(&unknown, ""));
+    let err = p.user_error(&["history"]);
+    assert!(
+        err.contains(&format!("has no user {unknown:?}"))
+            && err.contains(&format!("CREATE ROLE {unknown} LOGIN")),
+        "{err}"
+    );
+
+    p.set_env("GZA_DATABASE_URL", &url("gza", "?sslmode=require"));
+    let err = p.user_error(&["history"]);
+    assert!(
+        err.contains("does not offer TLS, and sslmode=require asks for it")
+            && err.contains("sslmode=prefer"),
+        "{err}"
+    );
+
+    // A client certificate and key (for a server that asks for one) are read as libpq reads
+    // them; they were refused as parameters gza does not read.
+    let key = p.scratch().join("client.key");
+    std::fs::write(&key, "not a key\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let cert = p.scratch().join("missing.crt");
+    p.set_env(
+        "GZA_DATABASE_URL",
+        &url(
+            "gza",
+            &format!(
+                "?sslmode=require&sslcert={}&sslkey={}",
+                cert.display(),
+                key.display()
+            ),
+        ),
+    );
+    let err = p.user_error(&["history"]);
+    assert!(
+        err.contains(&format!("sslkey {} can be read by others", key.display()))
+            && err.contains("chmod 600"),
+        "{err}"
+    );
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let err = p.user_error(&["history"]);
+    assert!(
+        err.contains(&format!(
+            "sslcert {}: cannot read a certificate",
+            cert.display()
+        )),
+        "{err}"
+    );
+
+    let limited = format!("limited_{}", std::process::id());
+    let mut admin = admin_of(&p);
+    admin
+        .batch_execute(&format!("CREATE ROLE {limited} LOGIN"))
+        .unwrap();
+    p.set_env("GZA_DATABASE_URL", &url(&limited, ""));
+    let schema: String = admin
+        .query_one(
+            "SELECT schema_name FROM gza.projects WHERE name = 'github.com/acme/grants'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    let err = p.user_error(&["history"]);
+    assert!(
+        err.contains(&format!("does not let user {limited} use schema {schema}"))
+            && err.contains(&format!("GRANT USAGE ON SCHEMA {schema} TO {limited}"))
+            && !err.contains("gza init"),
+        "{err}"
+    );
+    // A register made without reads for every user (by an older gza).
+    admin
+        .batch_execute("REVOKE SELECT ON gza.projects FROM PUBLIC")
+        .unwrap();
+    let err = p.user_error(&["history"]);
+    assert!(
+        err.contains(&format!(
+            "does not let user {limited} read the register of projects"
+        )) && err.contains(&format!("GRANT SELECT ON gza.projects TO {limited}"))
+            && !err.contains("gza init"),
+        "{err}"
+    );
+    // The schema, but not its tables.
+    admin
+        .batch_execute(&format!(
+            "GRANT SELECT ON gza.projects TO {limited}; GRANT USAGE ON SCHEMA {schema} TO {limited}"
+        ))
+        .unwrap();
+    let err = p.user_error(&["history"]);
+    assert!(
+        err.contains("needs rights on the project's schema and tables")
+            && !err.contains("gza init"),
+        "{err}"
+    );
+    p.set_env("GZA_DATABASE_URL", &owner);
+    assert!(p.ok(&["history"]).contains("kept from others"));
+}
+
+/// Clones made through another spelling of one repository join its project: GitHub's ssh over
+/// port 443, an ssh `Host` alias of the person's `~/.ssh/config` (resolved by asking `ssh -G`),
+/// a self-hosted forge's ssh on another port, and Azure DevOps' ssh and https forms. Each was
+/// a project of its own, with none of the team's tasks.
+#[test]
+fn clones_through_other_spellings_of_one_repository_join_its_project() {
+    let first = TestProject::empty_postgres();
+    clone_with_origin(&first, "https://github.com/acme/app.git");
+    first.ok(&["init"]);
+    first.add(&["shared across the spellings"]);
+    let join = |url: &str, expected: &str| -> TestProject {
+        let other = TestProject::empty_sharing(&first);
+        std::fs::create_dir_all(other.home().join(".ssh")).unwrap();
+        std::fs::write(
+            other.home().join(".ssh/config"),
+            "Host github-work\n  HostName github.com\n  IdentityFile ~/.ssh/id_work\n",
+        )
+        .unwrap();
+        clone_with_origin(&other, url);
+        other.ok(&["init"]);
+        assert_eq!(
+            other.json(&["db", "status", "--json"])["project"],
+            expected,
+            "{url}"
+        );
+        other
+    };
+    for url in [
+        "ssh://git@ssh.github.com:443/acme/app.git",
+        "git@github-work:acme/app.git",
+    ] {
+        let other = join(url, "github.com/acme/app");
+        let next = other.ok(&["next"]);
+        assert!(
+            next.contains("shared across the spellings"),
+            "{url}: {next}"
+        );
+    }
+    let forge = join(
+        "https://gitlab.example.com/acme/app.git",
+        "gitlab.example.com/acme/app",
+    );
+    forge.add(&["on the forge"]);
+    let next = join(
+        "ssh://git@gitlab.example.com:2222/acme/app.git",
+        "gitlab.example.com/acme/app",
+    )
+    .ok(&["next"]);
+    assert!(next.contains("on the forge"), "{next}");
+    let azure = join(
+        "https://org@dev.azure.com/org/proj/_git/repo",
+        "dev.azure.com/org/proj/repo",
+    );
+    azure.add(&["on azure"]);
+    let next = join(
+        "git@ssh.dev.azure.com:v3/org/proj/repo",
+        "dev.azure.com/org/proj/repo",
+    )
+    .ok(&["next"]);
+    assert!(next.contains("on azure"), "{next}");
+}
+
+/// A clone that first used the shared database before it had an `origin` is named by its path
+/// (`file://<host><path>`), and keeps that name once `origin` is added (what it made is under
+/// it): `gza db status` now says so, with the name `origin` gives and how to join it.
+#[test]
+fn a_clone_named_by_its_path_before_it_had_an_origin_is_told_so_by_db_status() {
+    let p = TestProject::empty_postgres();
+    p.git(&["init", "--quiet", "--initial-branch=main"]);
+    p.ok(&["init"]);
+    let pinned = std::fs::read_to_string(p.path(".gza/project")).unwrap();
+    let pinned = pinned.trim();
+    assert!(pinned.starts_with("file://"), "{pinned}");
+    assert!(!p.ok(&["db", "status"]).contains("warning"));
+    p.git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://github.com/acme/pinned.git",
+    ]);
+    let status = p.ok(&["db", "status"]);
+    assert!(
+        status.contains(&format!("project         {pinned}"))
+            && status.contains("origin names github.com/acme/pinned")
+            && status.contains("delete .gza/project"),
+        "{status}"
+    );
+    let json = p.json(&["db", "status", "--json"]);
+    assert_eq!(json["origin_project"], "github.com/acme/pinned");
+    std::fs::remove_file(p.path(".gza/project")).unwrap();
+    p.ok(&["init"]);
+    let status = p.ok(&["db", "status"]);
+    assert!(
+        status.contains("project         github.com/acme/pinned") && !status.contains("warning"),
+        "{status}"
+    );
+}
+
+/// `gza db status --json` with the database out of reach still prints JSON (what failed and
+/// where), besides the one line on stderr and the exit status of any error.
+#[test]
+fn db_status_json_says_in_json_that_the_database_cannot_be_reached() {
+    let mut p = TestProject::new_sqlite();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    p.set_env(
+        "GZA_DATABASE_URL",
+        &format!("postgres://gza@127.0.0.1:{closed}/nowhere?connect_timeout=2"),
+    );
+    let run = p.run(&["db", "status", "--json"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert_eq!(run.stderr.lines().count(), 1, "{run}");
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON on stdout");
+    assert_eq!(json["backend"], "postgres");
+    assert_eq!(json["connection"], "failed");
+    assert!(
+        json["error"].as_str().unwrap().contains(&format!(
+            "cannot reach PostgreSQL at postgres://gza@127.0.0.1:{closed}/nowhere"
+        )),
+        "{json}"
+    );
+    let p = TestProject::empty_postgres();
+    p.ok(&["init"]);
+    assert_eq!(p.json(&["db", "status", "--json"])["connection"], "ok");
 }

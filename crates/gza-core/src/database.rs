@@ -24,6 +24,9 @@ pub struct DatabaseSpec {
     pub password: Option<String>,
     pub sslmode: Option<String>,
     pub sslrootcert: Option<PathBuf>,
+    /// A client certificate and its key, for a server that asks for one (`hostssl … cert`).
+    pub sslcert: Option<PathBuf>,
+    pub sslkey: Option<PathBuf>,
     pub service: Option<String>,
     pub connect_timeout: Option<u64>,
     pub application_name: Option<String>,
@@ -143,6 +146,8 @@ impl DatabaseSpec {
             "password" => self.password = Some(value),
             "sslmode" => self.sslmode = Some(value),
             "sslrootcert" => self.sslrootcert = Some(PathBuf::from(value)),
+            "sslcert" => self.sslcert = Some(PathBuf::from(value)),
+            "sslkey" => self.sslkey = Some(PathBuf::from(value)),
             "service" => self.service = Some(value),
             "connect_timeout" => {
                 self.connect_timeout = Some(value.parse().map_err(|_| {
@@ -155,7 +160,7 @@ impl DatabaseSpec {
             "application_name" => self.application_name = Some(value),
             other => {
                 return Err(format!(
-                    "{} is not a connection parameter gza reads (host, port, user, dbname, sslmode, sslrootcert, service, connect_timeout, application_name)",
+                    "{} is not a connection parameter gza reads (host, port, user, dbname, sslmode, sslrootcert, sslcert, sslkey, service, connect_timeout, application_name)",
                     mask(other)
                 ));
             }
@@ -399,7 +404,7 @@ pub fn default_project_name(root: &Path) -> String {
     if let Ok(url) = crate::git::run(root, &["remote", "get-url", "origin"])
         && !url.trim().is_empty()
     {
-        return normalise_remote(&url, root);
+        return normalise_remote(&resolve_ssh_alias(&url), root);
     }
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
@@ -410,7 +415,19 @@ pub fn default_project_name(root: &Path) -> String {
 
 /// Hosts whose repository paths are case-insensitive (`Acme/App` and `acme/app` are one
 /// repository there), so their paths are lowercased.
-const CASE_INSENSITIVE_HOSTS: [&str; 3] = ["github.com", "gitlab.com", "bitbucket.org"];
+const CASE_INSENSITIVE_HOSTS: [&str; 4] =
+    ["github.com", "gitlab.com", "bitbucket.org", "dev.azure.com"];
+
+/// Hosts that serve a forge's repositories under another name (ssh over port 443, the
+/// `www.` of the web address): the forge's own name.
+const HOST_ALIASES: [(&str, &str); 6] = [
+    ("ssh.github.com", "github.com"),
+    ("www.github.com", "github.com"),
+    ("altssh.gitlab.com", "gitlab.com"),
+    ("www.gitlab.com", "gitlab.com"),
+    ("altssh.bitbucket.org", "bitbucket.org"),
+    ("www.bitbucket.org", "bitbucket.org"),
+];
 
 /// The name a project has in a shared database when no `project` setting gives one: the
 /// normalised URL of the repository's `origin`, so every clone of a repository (by ssh or
@@ -418,6 +435,14 @@ const CASE_INSENSITIVE_HOSTS: [&str; 3] = ["github.com", "gitlab.com", "bitbucke
 /// same one, and different repositories never share one. A path (a bare repository on this
 /// machine or a share, plain or `file://`) is the canonical path of the repository git would
 /// use for it, symbolic links resolved.
+///
+/// The port is how a server is reached, never which repository it is (a forge's ssh on 2222
+/// or 443 and its https on 443 serve the same paths), so it is left out; a forge's other
+/// host names (`ssh.github.com`, `www.github.com`) are the forge's; Azure DevOps' ssh
+/// (`ssh.dev.azure.com:v3/org/project/repo`), https (`dev.azure.com/org/project/_git/repo`)
+/// and old (`org.visualstudio.com/project/_git/repo`) forms are `dev.azure.com/org/project/repo`.
+/// An ssh `Host` alias of `~/.ssh/config` (`git@github-work:acme/app`) is resolved by
+/// [`resolve_ssh_alias`] before this, where ssh can be asked.
 pub fn normalise_remote(url: &str, root: &Path) -> String {
     let url = url.trim();
     // scheme://[user[:pass]@]host[:port]/path
@@ -433,16 +458,8 @@ pub fn normalise_remote(url: &str, root: &Path) -> String {
         }
         let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
         let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-        let (host, port) = split_host_port(host_port);
-        let default_port = match scheme.as_str() {
-            "ssh" | "git+ssh" | "ssh+git" => "22",
-            "https" => "443",
-            "http" => "80",
-            "git" => "9418",
-            _ => "",
-        };
-        let port = port.filter(|p| !p.is_empty() && *p != default_port);
-        return remote_name(host, port, path);
+        let (host, _port) = split_host_port(host_port);
+        return remote_name(host, path);
     }
     // scp-like: [user@]host:path, the host perhaps in brackets ([::1]); not when a `/` comes
     // before the `:` (a local path with a colon in it), as git decides.
@@ -459,7 +476,7 @@ pub fn normalise_remote(url: &str, root: &Path) -> String {
     if let Some((host, path)) = scp
         && !url[..url.len() - path.len()].contains('/')
     {
-        return remote_name(host, None, path);
+        return remote_name(host, path);
     }
     local_repository(url, root)
 }
@@ -478,12 +495,13 @@ fn split_host_port(host_port: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// `host[:port]/path` of a repository on a server: the host in lowercase, the path without
+/// `host/path` of a repository on a server: the host in lowercase, the path without
 /// its slashes at either end and its `.git` (in any case), lowercased where the host's paths
 /// are case-insensitive.
-fn remote_name(host: &str, port: Option<&str>, path: &str) -> String {
+fn remote_name(host: &str, path: &str) -> String {
     let host = host.to_ascii_lowercase();
-    let path = path.trim_matches('/');
+    let (host, path) = forge_name(&host, path.trim_matches('/'));
+    let path = path.as_str();
     let path = match path.len().checked_sub(4) {
         Some(i) if path.is_char_boundary(i) && path[i..].eq_ignore_ascii_case(".git") => &path[..i],
         _ => path,
@@ -494,9 +512,137 @@ fn remote_name(host: &str, port: Option<&str>, path: &str) -> String {
     } else {
         path.to_string()
     };
-    match port {
-        Some(p) => format!("{host}:{p}/{path}"),
-        None => format!("{host}/{path}"),
+    format!("{host}/{path}")
+}
+
+/// The forge's own host and path for `host` and `path` (see [`normalise_remote`]).
+fn forge_name(host: &str, path: &str) -> (String, String) {
+    let host = HOST_ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == host)
+        .map_or(host, |(_, forge)| forge);
+    let path = path
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect::<Vec<_>>();
+    // Azure DevOps: ssh `v3/org/project/repo`; https `org/project/_git/repo`, or
+    // `org/_git/repo` for a project's repository of the project's own name.
+    let azure = |org: &str, rest: &[&str]| -> Option<String> {
+        match rest {
+            [project, "_git", repo] => Some(format!("{org}/{project}/{repo}")),
+            ["_git", repo] => Some(format!("{org}/{repo}/{repo}")),
+            _ => None,
+        }
+    };
+    let joined = path.join("/");
+    match host {
+        "ssh.dev.azure.com" | "vs-ssh.visualstudio.com" => match path.as_slice() {
+            ["v3", org, project, repo] => {
+                ("dev.azure.com".into(), format!("{org}/{project}/{repo}"))
+            }
+            _ => (host.into(), joined),
+        },
+        "dev.azure.com" => match path.split_first() {
+            Some((org, rest)) => match azure(org, rest) {
+                Some(p) => ("dev.azure.com".into(), p),
+                None => (host.into(), joined),
+            },
+            None => (host.into(), joined),
+        },
+        _ if host.ends_with(".visualstudio.com") => {
+            let org = host.trim_end_matches(".visualstudio.com");
+            let rest: Vec<&str> = match path.split_first() {
+                Some((first, rest)) if first.eq_ignore_ascii_case("DefaultCollection") => {
+                    rest.to_vec()
+                }
+                _ => path.clone(),
+            };
+            match azure(org, &rest) {
+                Some(p) => ("dev.azure.com".into(), p),
+                None => (host.into(), joined),
+            }
+        }
+        _ => (host.into(), joined),
+    }
+}
+
+/// `url` with an ssh `Host` alias replaced by the host name ssh would connect to, asking
+/// `ssh -G` (which reads the person's ssh configuration and connects nowhere): a clone made
+/// through an alias (`git@github-work:acme/app.git`, for a second key) is then named as the
+/// clones made through the forge's name. Only a host without a dot is asked about (an alias
+/// is a word; a server's name has its domain); ssh missing or failing leaves `url` as it is,
+/// named by its alias (the `project` setting names it otherwise). `$HOME/.ssh/config` is
+/// given to ssh explicitly, as ssh reads the home of the passwd entry, not `$HOME`.
+pub fn resolve_ssh_alias(url: &str) -> String {
+    let url = url.trim();
+    // The host of an ssh URL or of git's scp-like form, and where it is in `url`.
+    let (start, host) = if let Some(rest) = url
+        .strip_prefix("ssh://")
+        .or_else(|| url.strip_prefix("git+ssh://"))
+        .or_else(|| url.strip_prefix("ssh+git://"))
+    {
+        let authority = rest.split('/').next().unwrap_or("");
+        let after_user = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        let host = after_user.split(':').next().unwrap_or("");
+        (
+            url.len() - rest.len() + (authority.len() - after_user.len()),
+            host,
+        )
+    } else if url.contains("://") {
+        return url.to_string();
+    } else {
+        match url.split_once(':') {
+            Some((left, _)) if !left.is_empty() && !left.contains('/') => {
+                let host = left.rsplit_once('@').map_or(left, |(_, h)| h);
+                (left.len() - host.len(), host)
+            }
+            _ => return url.to_string(),
+        }
+    };
+    if host.is_empty()
+        || host.contains('.')
+        || host.starts_with('[')
+        || host.eq_ignore_ascii_case("localhost")
+        || !host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return url.to_string();
+    }
+    let mut ssh = std::process::Command::new("ssh");
+    if let Some(config) = std::env::var_os("HOME")
+        .map(|h| Path::new(&h).join(".ssh/config"))
+        .filter(|c| c.is_file())
+    {
+        ssh.arg("-F").arg(config);
+    }
+    let Ok(out) = ssh
+        .arg("-G")
+        .arg("--")
+        .arg(host)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+    else {
+        return url.to_string();
+    };
+    if !out.status.success() {
+        return url.to_string();
+    }
+    let resolved = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("hostname ").map(|h| h.trim().to_string()));
+    match resolved {
+        Some(name)
+            if !name.is_empty()
+                && name != host
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ".-_:".contains(c)) =>
+        {
+            format!("{}{name}{}", &url[..start], &url[start + host.len()..])
+        }
+        _ => url.to_string(),
     }
 }
 
@@ -545,14 +691,81 @@ mod tests {
         for f in forms {
             assert_eq!(normalise_remote(f, root), "github.com/acme/app", "{f}");
         }
+        // The port reaches the server; it does not name the repository.
         assert_eq!(
             normalise_remote("ssh://git@example.com:2222/acme/app.git", root),
-            "example.com:2222/acme/app"
+            normalise_remote("https://example.com/acme/app.git", root),
         );
         assert_ne!(
             normalise_remote("git@github.com:acme/other.git", root),
             "github.com/acme/app"
         );
+    }
+
+    #[test]
+    fn a_forges_other_hosts_and_ports_and_azures_forms_normalise_to_one_name() {
+        let root = Path::new("/work/app");
+        for f in [
+            "ssh://git@ssh.github.com:443/acme/app.git",
+            "https://www.github.com/acme/app",
+            "https://github.com:443/acme/app.git",
+        ] {
+            assert_eq!(normalise_remote(f, root), "github.com/acme/app", "{f}");
+        }
+        for f in [
+            "ssh://git@gitlab.example.com:2222/acme/app.git",
+            "https://gitlab.example.com/acme/app.git",
+            "https://gitlab.example.com:8443/acme/app",
+        ] {
+            assert_eq!(
+                normalise_remote(f, root),
+                "gitlab.example.com/acme/app",
+                "{f}"
+            );
+        }
+        assert_eq!(
+            normalise_remote("ssh://git@altssh.gitlab.com:443/acme/app.git", root),
+            "gitlab.com/acme/app"
+        );
+        for f in [
+            "git@ssh.dev.azure.com:v3/Org/Proj/Repo",
+            "https://org@dev.azure.com/org/proj/_git/repo",
+            "https://dev.azure.com/Org/Proj/_git/Repo",
+            "ssh://git@ssh.dev.azure.com:22/v3/org/proj/repo",
+            "https://org.visualstudio.com/proj/_git/repo",
+            "https://org.visualstudio.com/DefaultCollection/proj/_git/repo",
+            "org@vs-ssh.visualstudio.com:v3/org/proj/repo",
+        ] {
+            assert_eq!(
+                normalise_remote(f, root),
+                "dev.azure.com/org/proj/repo",
+                "{f}"
+            );
+        }
+        // A project's repository of the project's own name.
+        assert_eq!(
+            normalise_remote("https://dev.azure.com/org/_git/proj", root),
+            normalise_remote("git@ssh.dev.azure.com:v3/org/proj/proj", root)
+        );
+        assert_ne!(
+            normalise_remote("https://dev.azure.com/org/proj/_git/other", root),
+            "dev.azure.com/org/proj/repo"
+        );
+    }
+
+    #[test]
+    fn only_an_ssh_host_without_a_dot_is_asked_of_ssh() {
+        // Names with a domain, other schemes and paths are left as written (ssh not asked).
+        for url in [
+            "git@github.com:acme/app.git",
+            "ssh://git@gitlab.example.com:2222/acme/app.git",
+            "https://github-work/acme/app.git",
+            "/srv/git/app.git",
+            "./relative:path",
+            "git@[::1]:acme/app.git",
+        ] {
+            assert_eq!(resolve_ssh_alias(url), url, "{url}");
+        }
     }
 
     #[test]
@@ -632,10 +845,14 @@ mod tests {
                 ["git@git.example.com:acme/app"].map(String::from).into(),
             ),
             (
-                "example.com:2222/acme/app".into(),
-                ["ssh://git@example.com:2222/acme/app.git"]
-                    .map(String::from)
-                    .into(),
+                // The port reaches the server; it does not name the repository.
+                "example.com/acme/app".into(),
+                [
+                    "ssh://git@example.com:2222/acme/app.git",
+                    "https://example.com:8443/acme/app",
+                ]
+                .map(String::from)
+                .into(),
             ),
             (
                 "[::1]/acme/app".into(),
@@ -643,13 +860,10 @@ mod tests {
                     "git@[::1]:acme/app",
                     "ssh://git@[::1]/acme/app.git",
                     "ssh://[::1]:22/acme/app",
+                    "ssh://git@[::1]:2222/acme/app",
                 ]
                 .map(String::from)
                 .into(),
-            ),
-            (
-                "[::1]:2222/acme/app".into(),
-                ["ssh://git@[::1]:2222/acme/app"].map(String::from).into(),
             ),
             (
                 format!("{h}/origin.git"),

@@ -131,6 +131,28 @@ impl Project {
         }
     }
 
+    /// The name `origin` gives the project, when this clone is still under the name a
+    /// repository without `origin` gets (`file://<host><path>`, recorded in `.gza/project` when
+    /// it first used the shared database) and `origin` has been added since: the other clones
+    /// use that name, this one does not. The recorded name is kept (what was made under it is
+    /// there), so `gza db status` says so instead. Asks git only for such a clone.
+    pub fn origin_name_not_used(&self) -> Option<String> {
+        use crate::database::{normalise_remote, resolve_ssh_alias};
+        if self.config.project.is_some() {
+            return None;
+        }
+        let recorded = self.recorded_project_name()?;
+        if !recorded.starts_with("file://") {
+            return None;
+        }
+        let url = crate::git::run(&self.root, &["remote", "get-url", "origin"]).ok()?;
+        if url.trim().is_empty() {
+            return None;
+        }
+        let name = normalise_remote(&resolve_ssh_alias(&url), &self.root);
+        (name != recorded).then_some(name)
+    }
+
     /// Whether a task's branch is pushed to `origin` after its commit (and fetched from it by
     /// the commands that need it): the `push` setting, else on exactly when the project's
     /// records are in a shared (PostgreSQL) database, where other machines work its queue.

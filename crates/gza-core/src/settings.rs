@@ -228,6 +228,8 @@ pub const OTHER_ENV: &[&str] = &[
     "GZA_DATABASE_URL",
     // Team mode: how long a lost or restarting PostgreSQL is waited for.
     "GZA_RECONNECT_SECONDS",
+    // Team mode: how long a statement on an open connection waits for its answer.
+    "GZA_STATEMENT_SECONDS",
     // Set by gza for the agents it runs (and so seen by a gza an agent runs).
     "GZA_TASK_ID",
     "GZA_PROJECT_ROOT",

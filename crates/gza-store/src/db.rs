@@ -426,6 +426,10 @@ pub enum DbError {
     /// The PostgreSQL connection was lost and could not be replaced (the server stayed down
     /// past the reconnect budget, or a session lock held on it went with it), in words.
     Lost(String),
+    /// No answer to a statement within its deadline on a connection that is open
+    /// ([`crate::deadline`]): how long was waited. The connection is shut and replaced by the
+    /// next statement.
+    Silent(Duration),
     /// Anything else, in words.
     Other(String),
 }
@@ -445,6 +449,11 @@ impl std::fmt::Display for DbError {
                 message,
             } => write!(f, "column {index} ({name}): {message}"),
             DbError::Bad(b) => b.fmt(f),
+            DbError::Silent(waited) => write!(
+                f,
+                "PostgreSQL did not answer within {} s",
+                waited.as_secs_f64()
+            ),
             DbError::Lost(m) | DbError::Other(m) => f.write_str(m),
         }
     }
@@ -723,11 +732,14 @@ pub(crate) struct Pg {
     session_locks: usize,
     /// The connection was found lost and is not yet replaced.
     broken: bool,
+    /// The connection's socket, to shut down when a statement gets no answer within its
+    /// deadline ([`crate::deadline`]); `None` when it could not be told (no deadline then).
+    socket: Option<crate::deadline::Socket>,
 }
 
 /// Opens a new connection to the same database and schema, waiting at most the given time.
 pub(crate) type Connector =
-    Box<dyn Fn(Duration) -> std::result::Result<postgres::Client, String> + Send>;
+    Box<dyn Fn(Duration) -> std::result::Result<crate::pg::Connected, String> + Send>;
 
 /// Statements never sent again on a new connection: they end or step inside a transaction.
 const ENDS_OR_STEPS: [&str; 5] = ["COMMIT", "ROLLBACK", "RELEASE", "SAVEPOINT", "END"];
@@ -813,8 +825,9 @@ impl Pg {
         loop {
             let left = budget.saturating_sub(started.elapsed());
             match connector(left.clamp(Duration::from_secs(1), Duration::from_secs(10))) {
-                Ok(client) => {
+                Ok((client, socket)) => {
                     self.client = PgClient(Some(client));
+                    self.socket = socket;
                     self.statements.clear();
                     self.listening = false;
                     self.broken = false;
@@ -871,7 +884,7 @@ impl Db {
                 "lost the connection to PostgreSQL, and the lock held on it with it".into(),
             ));
         }
-        let e = match op(&mut pg) {
+        let e = match self.bounded(&mut pg, &mut op) {
             Ok(v) => return Ok(v),
             Err(e) => e,
         };
@@ -893,7 +906,41 @@ impl Db {
         if !again {
             return Err(e);
         }
-        op(&mut pg)
+        self.bounded(&mut pg, &mut op)
+    }
+
+    /// Run `op` under the statement deadline ([`crate::deadline`]), unless inside
+    /// [`Db::without_deadline`] or the connection's socket is not known. Past the deadline the
+    /// socket is shut down, the connection marked lost (the next statement opens another), and
+    /// [`DbError::Silent`] returned: never sent again here, since a server that stopped
+    /// answering is no restart to wait out.
+    fn bounded<T>(&self, pg: &mut Pg, op: &mut impl FnMut(&mut Pg) -> DbResult<T>) -> DbResult<T> {
+        let within = if self.unbounded.get() {
+            None
+        } else {
+            crate::deadline::statement_deadline()
+        };
+        let Some((socket, within)) = pg.socket.zip(within) else {
+            return op(pg);
+        };
+        let guard = crate::deadline::arm(socket, within);
+        let result = op(pg);
+        if guard.disarm() {
+            pg.broken = true;
+            pg.socket = None;
+            return Err(DbError::Silent(within));
+        }
+        result
+    }
+
+    /// Run `f` with no statement deadline: for what legitimately runs long on a live server
+    /// (`gza db copy`'s bulk statements). Migrations need none: they run on the connection
+    /// directly.
+    pub fn without_deadline<T>(&self, f: impl FnOnce() -> T) -> T {
+        let was = self.unbounded.replace(true);
+        let value = f();
+        self.unbounded.set(was);
+        value
     }
 
     /// How long a lost connection is tried again now: [`reconnect_budget`], or a single quick
@@ -1006,6 +1053,8 @@ pub struct Db {
     previewing: std::cell::Cell<bool>,
     /// Inside [`Db::quickly`]: a lost connection gets one attempt, no waiting.
     quick: std::cell::Cell<bool>,
+    /// Inside [`Db::without_deadline`]: statements wait for their answer however long.
+    unbounded: std::cell::Cell<bool>,
 }
 
 impl Db {
@@ -1016,12 +1065,14 @@ impl Db {
             in_tx: std::cell::Cell::new(false),
             previewing: std::cell::Cell::new(false),
             quick: std::cell::Cell::new(false),
+            unbounded: std::cell::Cell::new(false),
         }
     }
 
     /// A PostgreSQL connection; `connector` opens it again when it is lost.
     pub(crate) fn postgres(
         client: postgres::Client,
+        socket: Option<crate::deadline::Socket>,
         write_lock: i64,
         connector: Option<Connector>,
     ) -> Db {
@@ -1035,10 +1086,12 @@ impl Db {
                 lock_wait: None,
                 session_locks: 0,
                 broken: false,
+                socket,
             }))),
             in_tx: std::cell::Cell::new(false),
             previewing: std::cell::Cell::new(false),
             quick: std::cell::Cell::new(false),
+            unbounded: std::cell::Cell::new(false),
         }
     }
 
@@ -1205,7 +1258,9 @@ impl Db {
             Inner::Sqlite(conn) => Ok(conn.execute_batch(sql)?),
             Inner::Postgres(pg) => {
                 let mut pg = pg.borrow_mut();
-                let result = pg.client.batch_execute(sql).map_err(DbError::from);
+                let result = self.bounded(&mut pg, &mut |pg: &mut Pg| {
+                    Ok(pg.client.batch_execute(sql)?)
+                });
                 if let Err(e) = &result
                     && lost(e).is_some()
                 {
@@ -1310,12 +1365,12 @@ impl Db {
                 })?;
                 let mut pg = pg.borrow_mut();
                 let key = pg.write_lock;
-                if let Err(e) = pg
-                    .client
-                    .execute("SELECT pg_advisory_xact_lock($1)", &[&key])
-                {
-                    let e = DbError::from(e);
-                    if lost(&e).is_some() {
+                if let Err(e) = self.bounded(&mut pg, &mut |pg: &mut Pg| {
+                    Ok(pg
+                        .client
+                        .execute("SELECT pg_advisory_xact_lock($1)", &[&key])?)
+                }) {
+                    if lost(&e).is_some() || matches!(e, DbError::Silent(_)) {
                         pg.broken = true;
                     } else {
                         let _ = pg.client.batch_execute("ROLLBACK");

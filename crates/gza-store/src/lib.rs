@@ -10,6 +10,7 @@ mod ab;
 mod comments;
 mod copy;
 mod dashboard;
+mod deadline;
 mod extraction_backoff;
 mod hooks;
 mod imports;
@@ -46,6 +47,7 @@ pub use comments::{Addressed, Comment, MAX_COMMENT_BYTES};
 pub use copy::{COPIED as COPIED_TABLES, CopiedTable, DERIVED as DERIVED_TABLES};
 pub use dashboard::{DayTally, PendingTask, TaskFilter, WeekTally};
 pub use db::{Backend, Db, DbError, SharedLock, Tx};
+pub use deadline::statement_deadline;
 pub use extraction_backoff::ExtractionBackoff;
 pub use hooks::{FarSnapshot, HookLearning, HookSnapshot};
 pub use imports::{BatchOutcome, BatchTask, TaskRef};
@@ -335,7 +337,6 @@ impl Store {
         busy: Option<Duration>,
     ) -> Result<Store> {
         let resolved = pg::resolve(spec)?;
-        let schema = pg::schema_for(project);
         // A restart under way is waited out within the reconnect budget, but never by a hook
         // (`busy` given), which must not hold up a session.
         let patience = if busy.is_some() {
@@ -343,9 +344,48 @@ impl Store {
         } else {
             db::reconnect_budget()
         };
-        let client = pg::connect(&resolved, Some(&schema), patience)?;
-        let write_lock = pg::lock_key(&format!("{schema}:write"));
+        let (mut client, socket) = pg::connect(&resolved, None, patience)?;
         let display = resolved.display();
+        // The schema is the one the register gives this project's full name, never one derived
+        // from the name and trusted: a name made to hash as another's (the 40-character slug
+        // and 32-bit hash of earlier schema names) must not open that project's tables.
+        let looked_up = {
+            let armed = socket
+                .zip(deadline::statement_deadline())
+                .map(|(socket, within)| deadline::arm(socket, within));
+            let found = pg::registered(&mut client, project);
+            if armed.is_some_and(deadline::Guard::disarm) {
+                return Err(classify(
+                    Path::new(&format!("{display} (project {project})")),
+                    DbError::Silent(deadline::statement_deadline().unwrap_or_default()),
+                ));
+            }
+            found
+        };
+        let schema = match looked_up.map_err(|e| register_refused(&resolved, e, false))? {
+            Some(found) if found.exists && !found.usable => {
+                return Err(Error::Unreachable(format!(
+                    "PostgreSQL at {display} does not let user {user} use schema {schema} of project {project:?}; its owner grants it (GRANT USAGE ON SCHEMA {schema} TO {user}; GRANT ALL ON ALL TABLES IN SCHEMA {schema} TO {user}; the same ON ALL SEQUENCES), or connect as the user that made it",
+                    user = resolved.user,
+                    schema = found.schema,
+                )));
+            }
+            Some(found) if found.exists || create => found.schema,
+            _ if !create => {
+                return Err(Error::MissingProject {
+                    project: project.to_string(),
+                    database: display,
+                });
+            }
+            _ => pg::register(&mut client, project)
+                .map_err(|e| register_refused(&resolved, e, true))?
+                .ok_or_else(|| {
+                    Error::Busy(format!(
+                        "another gza has been migrating {display} for a minute; wait for it and try again"
+                    ))
+                })?,
+        };
+        let write_lock = pg::lock_key(&format!("{schema}:write"));
         // A connection lost later (the server restarted, the network went) is opened again
         // the same way, each attempt waiting at most what is left of the reconnect budget.
         let again = (resolved.clone(), schema.clone());
@@ -356,7 +396,7 @@ impl Store {
             pg::connect(&resolved, Some(&again.1), Duration::ZERO).map_err(|e| e.to_string())
         });
         let mut store = Store {
-            db: Db::postgres(client, write_lock, Some(connector)),
+            db: Db::postgres(client, socket, write_lock, Some(connector)),
             path: PathBuf::from(format!("{display} (project {project})")),
             identity: None,
             busy: std::cell::Cell::new(BUSY_TIMEOUT),
@@ -638,6 +678,8 @@ impl Store {
     /// Machines that start at once after an upgrade migrate one at a time: the one that
     /// migrates holds an advisory lock of the database, and the others find nothing to do.
     fn migrate_pg(&mut self, create: bool) -> Result<()> {
+        // The project is registered (`gza.projects`) and its schema chosen before this, by
+        // `connect_pg`.
         let Target::Postgres {
             project, schema, ..
         } = self.target.clone()
@@ -691,34 +733,6 @@ impl Store {
             }
             tracing::info!(database = %self.path.display(), "migrating the database");
             self.db
-                .batch(
-                    "CREATE SCHEMA IF NOT EXISTS gza; \
-                     CREATE TABLE IF NOT EXISTS gza.projects (\
-                        name TEXT COLLATE \"C\" PRIMARY KEY, \
-                        schema_name TEXT COLLATE \"C\" NOT NULL UNIQUE, \
-                        created_at TEXT NOT NULL)",
-                )
-                .map_err(|e| self.err(e))?;
-            self.db
-                .execute(
-                    "INSERT INTO gza.projects (name, schema_name, created_at) VALUES (?1, ?2, ?3) \
-                     ON CONFLICT DO NOTHING",
-                    params![project, schema, gza_core::task::now_timestamp()],
-                )
-                .map_err(|e| self.err(e))?;
-            let owner: String = self
-                .db
-                .one(
-                    "SELECT name FROM gza.projects WHERE schema_name = ?1",
-                    params![schema],
-                )
-                .map_err(|e| self.err(e))?;
-            if owner != project {
-                return Err(Error::Usage(format!(
-                    "projects {owner:?} and {project:?} would share schema {schema}; give this one another `project:` name"
-                )));
-            }
-            self.db
                 .batch(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
                 .map_err(|e| self.err(e))?;
             let found = self.pg_version()?.unwrap_or(0);
@@ -754,6 +768,32 @@ impl Store {
     /// Map a query-layer error from this store into a user-facing one.
     pub(crate) fn err(&self, e: DbError) -> Error {
         classify(&self.path, e)
+    }
+}
+
+/// The register of projects (`gza.projects`) could not be read or written, in one line: a role
+/// refused there is told what to grant, never to run `gza init` (which it could not do either).
+fn register_refused(r: &pg::Resolved, e: postgres::Error, registering: bool) -> Error {
+    use postgres::error::SqlState;
+    let at = r.display();
+    match e.as_db_error() {
+        Some(db) if *db.code() == SqlState::INSUFFICIENT_PRIVILEGE => {
+            Error::Unreachable(if registering {
+                format!(
+                    "PostgreSQL at {at} does not let user {user} register a project ({}); the first `gza init` in a database needs CREATE on it (GRANT CREATE ON DATABASE {db} TO {user}), later ones that and INSERT on gza.projects",
+                    db.message(),
+                    user = r.user,
+                    db = r.dbname,
+                )
+            } else {
+                format!(
+                    "PostgreSQL at {at} does not let user {user} read the register of projects ({}); its owner grants it (GRANT USAGE ON SCHEMA gza TO {user}; GRANT SELECT ON gza.projects TO {user})",
+                    db.message(),
+                    user = r.user,
+                )
+            })
+        }
+        _ => classify_pg(Path::new(&at), e),
     }
 }
 
@@ -847,6 +887,11 @@ fn classify(path: &Path, e: DbError) -> Error {
             path: path.to_path_buf(),
             what,
         },
+        DbError::Silent(waited) => Error::Unreachable(format!(
+            "PostgreSQL at {} did not answer a statement within {} s (the connection is open but nothing comes back: a hung server, a dead link or proxy); check the server and the network to it, then try again (GZA_STATEMENT_SECONDS sets how long gza waits)",
+            path.display(),
+            waited.as_secs_f64()
+        )),
         DbError::Lost(what) => Error::Unreachable(format!(
             "{what} ({}); check that PostgreSQL runs and try again",
             path.display()
@@ -886,7 +931,7 @@ fn classify_pg(path: &Path, e: postgres::Error) -> Error {
         ))
     } else if *code == SqlState::INSUFFICIENT_PRIVILEGE {
         Error::Unreachable(format!(
-            "PostgreSQL at {} refused: {}; the database user needs to own the project's schema (or CREATE on the database for `gza init`)",
+            "PostgreSQL at {} refused: {}; the database user needs rights on the project's schema and tables: their owner grants them (GRANT USAGE ON SCHEMA …; GRANT ALL ON ALL TABLES IN SCHEMA …; the same ON ALL SEQUENCES), or connect as the user that made them (`gza db status` shows the schema)",
             path.display(),
             db.message()
         ))

@@ -25,8 +25,15 @@ pub(crate) struct Resolved {
     pub password: Option<String>,
     pub sslmode: String,
     pub sslrootcert: Option<PathBuf>,
+    /// The client certificate and key: the setting's, `PGSSLCERT`/`PGSSLKEY`, else
+    /// `~/.postgresql/postgresql.crt` and `.key` when both are there (as libpq).
+    pub sslcert: Option<PathBuf>,
+    pub sslkey: Option<PathBuf>,
     pub connect_timeout: u64,
     pub application_name: String,
+    /// A password file that was not read because others can read it (as libpq), to name
+    /// when the server then asks for a password.
+    pub pgpass_ignored: Option<PathBuf>,
 }
 
 impl Resolved {
@@ -67,6 +74,8 @@ pub(crate) fn resolve(spec: &DatabaseSpec) -> Result<Resolved> {
                 "password" => s.password.is_none(),
                 "sslmode" => s.sslmode.is_none(),
                 "sslrootcert" => s.sslrootcert.is_none(),
+                "sslcert" => s.sslcert.is_none(),
+                "sslkey" => s.sslkey.is_none(),
                 "connect_timeout" => s.connect_timeout.is_none(),
                 "application_name" => s.application_name.is_none(),
                 // Other libpq keys a shared service file may hold are not gza's to refuse.
@@ -120,6 +129,20 @@ pub(crate) fn resolve(spec: &DatabaseSpec) -> Result<Resolved> {
     let sslrootcert = s
         .sslrootcert
         .or_else(|| env("PGSSLROOTCERT").map(PathBuf::from));
+    let sslcert = s.sslcert.or_else(|| env("PGSSLCERT").map(PathBuf::from));
+    let sslkey = s.sslkey.or_else(|| env("PGSSLKEY").map(PathBuf::from));
+    let (sslcert, sslkey) = match (sslcert, sslkey) {
+        (None, None) => {
+            let dir = home().map(|h| h.join(".postgresql"));
+            let cert = dir.as_ref().map(|d| d.join("postgresql.crt"));
+            let key = dir.as_ref().map(|d| d.join("postgresql.key"));
+            match (cert, key) {
+                (Some(c), Some(k)) if c.is_file() && k.is_file() => (Some(c), Some(k)),
+                _ => (None, None),
+            }
+        }
+        pair => pair,
+    };
     let connect_timeout = match s.connect_timeout {
         Some(t) => t,
         None => env("PGCONNECT_TIMEOUT")
@@ -138,13 +161,20 @@ pub(crate) fn resolve(spec: &DatabaseSpec) -> Result<Resolved> {
         password: None,
         sslmode,
         sslrootcert,
+        sslcert,
+        sslkey,
         connect_timeout,
         application_name,
+        pgpass_ignored: None,
     };
-    resolved.password = s
-        .password
-        .or_else(|| env("PGPASSWORD"))
-        .or_else(|| pgpass_password(&resolved));
+    resolved.password = match s.password.or_else(|| env("PGPASSWORD")) {
+        Some(p) => Some(p),
+        None => {
+            let (found, ignored) = pgpass_password(&resolved);
+            resolved.pgpass_ignored = ignored;
+            found
+        }
+    };
     Ok(resolved)
 }
 
@@ -156,6 +186,8 @@ fn merge(into: &mut DatabaseSpec, one: DatabaseSpec) {
     into.password = into.password.take().or(one.password);
     into.sslmode = into.sslmode.take().or(one.sslmode);
     into.sslrootcert = into.sslrootcert.take().or(one.sslrootcert);
+    into.sslcert = into.sslcert.take().or(one.sslcert);
+    into.sslkey = into.sslkey.take().or(one.sslkey);
     into.connect_timeout = into.connect_timeout.or(one.connect_timeout);
     into.application_name = into.application_name.take().or(one.application_name);
 }
@@ -238,22 +270,31 @@ fn pgpass_file() -> Option<PathBuf> {
 }
 
 /// The password for this connection in the password file, if one line matches. As libpq, a
-/// file that others can read is not used.
-fn pgpass_password(r: &Resolved) -> Option<String> {
+/// file that others can read is not used: it is returned second, to be named if the server
+/// asks for a password.
+fn pgpass_password(r: &Resolved) -> (Option<String>, Option<PathBuf>) {
     use std::os::unix::fs::PermissionsExt;
-    let file = pgpass_file()?;
-    let meta = std::fs::metadata(&file).ok()?;
+    let Some(file) = pgpass_file() else {
+        return (None, None);
+    };
+    let Ok(meta) = std::fs::metadata(&file) else {
+        return (None, None);
+    };
     if !meta.is_file() {
-        return None;
+        return (None, None);
     }
     if meta.permissions().mode() & 0o077 != 0 {
         tracing::warn!(
             file = %file.display(),
             "the password file can be read by others; it is not used (chmod 600 it)"
         );
-        return None;
+        return (None, Some(file));
     }
-    let text = std::fs::read_to_string(&file).ok()?;
+    (pgpass_lines(r, &file), None)
+}
+
+fn pgpass_lines(r: &Resolved, file: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
     // A socket connection matches `localhost` lines, as in libpq.
     let host = if r.host.starts_with('/') {
         "localhost"
@@ -291,9 +332,14 @@ fn pgpass_fields(line: &str) -> Vec<String> {
     fields
 }
 
-/// The schema a project's tables live in: its name made into an identifier, with a hash of the
-/// whole name so two names never share one (`gza_p_github_com_acme_app_1f2e3d4c`).
-pub(crate) fn schema_for(project: &str) -> String {
+/// The schema a new project's tables are made in: its name made into an identifier, with a
+/// 64-bit hash of the whole name (`gza_p_github_com_acme_app_1f2e3d4c5b6a7980`). `attempt`
+/// (from 0) goes into the hash when an earlier attempt's name is taken. The name is chosen
+/// once, when the project is registered in `gza.projects`; every open reads it from there by
+/// the project's full name ([`registered`]), never derives it again, so two names that hash
+/// alike can never share a schema. Projects registered before this (a 32-bit hash,
+/// `gza_p_…_1f2e3d4c`) keep the names they have.
+pub(crate) fn new_schema_name(project: &str, attempt: u32) -> String {
     let mut slug: String = project
         .chars()
         .map(|c| {
@@ -308,7 +354,126 @@ pub(crate) fn schema_for(project: &str) -> String {
         slug = slug.replace("__", "_");
     }
     let slug: String = slug.trim_matches('_').chars().take(40).collect();
-    format!("gza_p_{slug}_{:08x}", fnv1a(project.as_bytes()) as u32)
+    let mut hashed = project.as_bytes().to_vec();
+    if attempt > 0 {
+        hashed.push(0);
+        hashed.extend_from_slice(attempt.to_string().as_bytes());
+    }
+    format!("gza_p_{slug}_{:016x}", fnv1a(&hashed))
+}
+
+/// A project's entry in the database's register of projects (`gza.projects`).
+#[derive(Debug, Clone)]
+pub(crate) struct Registered {
+    /// The schema its tables are in.
+    pub schema: String,
+    /// Whether that schema exists.
+    pub exists: bool,
+    /// Whether this connection's role may use it.
+    pub usable: bool,
+}
+
+/// Look `project` up in the register by its full name and, when it is there, set the
+/// connection's `search_path` to its schema (one round trip). `None` when the project, the
+/// register or its schema `gza` is not there yet.
+pub(crate) fn registered(
+    client: &mut postgres::Client,
+    project: &str,
+) -> std::result::Result<Option<Registered>, postgres::Error> {
+    use postgres::error::SqlState;
+    let found = client.query_opt(
+        "SELECT set_config('search_path', quote_ident(p.schema_name), false), p.schema_name, \
+                n.oid IS NOT NULL, COALESCE(has_schema_privilege(n.oid, 'USAGE'), false) \
+         FROM gza.projects p LEFT JOIN pg_namespace n ON n.nspname = p.schema_name \
+         WHERE p.name = $1",
+        &[&project],
+    );
+    match found {
+        Ok(row) => Ok(row.map(|r| Registered {
+            schema: r.get(1),
+            exists: r.get(2),
+            usable: r.get(3),
+        })),
+        Err(e)
+            if e.code() == Some(&SqlState::UNDEFINED_TABLE)
+                || e.code() == Some(&SqlState::INVALID_SCHEMA_NAME) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Register `project` in the database (making the register when it is the first) and make its
+/// schema, under the database's migration lock so two machines registering at once agree;
+/// returns its schema, and leaves the connection's `search_path` on it. A name already
+/// registered (by another process meanwhile) keeps its schema. A new one gets
+/// [`new_schema_name`], or the next attempt's name while that one is registered to another
+/// project or exists without being registered: never a schema someone else has.
+/// `None` when another gza held the lock for a minute.
+pub(crate) fn register(
+    client: &mut postgres::Client,
+    project: &str,
+) -> std::result::Result<Option<String>, postgres::Error> {
+    let key = lock_key("gza:migrate");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !client
+        .query_one("SELECT pg_try_advisory_lock($1)", &[&key])?
+        .get::<_, bool>(0)
+    {
+        if std::time::Instant::now() > deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let result = (|| {
+        let first: bool = client
+            .query_one("SELECT to_regclass('gza.projects') IS NULL", &[])?
+            .get(0);
+        if first {
+            // Every role of the database reads the register (each open looks its project up
+            // there): it holds the projects' names and schema names, which every role sees in
+            // `pg_namespace` anyway. What is in a project's schema stays its owner's to grant.
+            client.batch_execute(
+                "CREATE SCHEMA IF NOT EXISTS gza; \
+                 CREATE TABLE IF NOT EXISTS gza.projects (\
+                    name TEXT COLLATE \"C\" PRIMARY KEY, \
+                    schema_name TEXT COLLATE \"C\" NOT NULL UNIQUE, \
+                    created_at TEXT NOT NULL); \
+                 GRANT USAGE ON SCHEMA gza TO PUBLIC; \
+                 GRANT SELECT ON gza.projects TO PUBLIC",
+            )?;
+        }
+        if let Some(found) = registered(client, project)? {
+            client.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {}", found.schema))?;
+            return Ok(Some(found.schema));
+        }
+        let mut attempt = 0;
+        let schema = loop {
+            let candidate = new_schema_name(project, attempt);
+            let taken: bool = client
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM gza.projects WHERE schema_name = $1) \
+                         OR EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
+                    &[&candidate],
+                )?
+                .get(0);
+            if !taken {
+                break candidate;
+            }
+            attempt += 1;
+        };
+        client.execute(
+            "INSERT INTO gza.projects (name, schema_name, created_at) VALUES ($1, $2, $3)",
+            &[&project, &schema, &gza_core::task::now_timestamp()],
+        )?;
+        client.batch_execute(&format!(
+            "CREATE SCHEMA {schema}; SET search_path TO {schema}"
+        ))?;
+        Ok(Some(schema))
+    })();
+    let _ = client.execute("SELECT pg_advisory_unlock($1)", &[&key]);
+    result
 }
 
 /// FNV-1a, 64 bits: advisory lock keys and the schema's hash, stable across machines and builds.
@@ -359,9 +524,76 @@ fn tls(r: &Resolved) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
     ))
     .with_safe_default_protocol_versions()
     .map_err(|e| Error::Usage(format!("TLS for PostgreSQL: {e}")))?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    .with_root_certificates(roots);
+    let config = match client_identity(r)? {
+        Some((certs, key)) => config.with_client_auth_cert(certs, key).map_err(|e| {
+            Error::Usage(format!(
+                "sslcert and sslkey ({}, {}) do not make a client identity: {e}",
+                r.sslcert.as_deref().unwrap_or(Path::new("")).display(),
+                r.sslkey.as_deref().unwrap_or(Path::new("")).display()
+            ))
+        })?,
+        None => config.with_no_client_auth(),
+    };
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+type Identity = (
+    Vec<rustls::pki_types::CertificateDer<'static>>,
+    rustls::pki_types::PrivateKeyDer<'static>,
+);
+
+/// The client certificate chain and key the connection names, read (PEM) and checked as libpq
+/// does: both or neither, and a key others cannot read.
+fn client_identity(r: &Resolved) -> Result<Option<Identity>> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use std::os::unix::fs::PermissionsExt;
+    let (cert, key) = match (&r.sslcert, &r.sslkey) {
+        (None, None) => return Ok(None),
+        (Some(c), Some(k)) => (c, k),
+        (Some(_), None) => {
+            return Err(Error::Usage(
+                "sslcert is given without sslkey; give both (or PGSSLCERT and PGSSLKEY)".into(),
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(Error::Usage(
+                "sslkey is given without sslcert; give both (or PGSSLCERT and PGSSLKEY)".into(),
+            ));
+        }
+    };
+    match std::fs::metadata(key) {
+        Ok(meta) if meta.permissions().mode() & 0o077 != 0 => {
+            return Err(Error::Usage(format!(
+                "sslkey {} can be read by others, so it is not used (as libpq): chmod 600 {}",
+                key.display(),
+                key.display()
+            )));
+        }
+        _ => {}
+    }
+    let certs = CertificateDer::pem_file_iter(cert)
+        .and_then(|it| it.collect::<std::result::Result<Vec<_>, _>>())
+        .map_err(|e| {
+            Error::Usage(format!(
+                "sslcert {}: cannot read a certificate from it ({e})",
+                cert.display()
+            ))
+        })?;
+    if certs.is_empty() {
+        return Err(Error::Usage(format!(
+            "sslcert {} holds no certificate",
+            cert.display()
+        )));
+    }
+    let private = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+        Error::Usage(format!(
+            "sslkey {}: cannot read a private key from it ({e})",
+            key.display()
+        ))
+    })?;
+    Ok(Some((certs, private)))
 }
 
 /// TLS for `sslmode=prefer` whose configuration is made only when the server answers the TLS
@@ -426,7 +658,7 @@ pub(crate) fn connect(
     r: &Resolved,
     search_path: Option<&str>,
     patience: Duration,
-) -> Result<postgres::Client> {
+) -> Result<Connected> {
     let started = std::time::Instant::now();
     let mut pause = Duration::from_millis(50);
     let mut restarting = false;
@@ -465,6 +697,9 @@ pub(crate) fn passing_state(e: &postgres::Error) -> bool {
     })
 }
 
+/// An open connection and its socket, when it could be told ([`crate::deadline`]).
+pub(crate) type Connected = (postgres::Client, Option<crate::deadline::Socket>);
+
 enum ConnectFailure {
     /// Setting the connection up failed before any server was asked (TLS configuration).
     Setup(Error),
@@ -483,7 +718,7 @@ enum ConnectFailure {
 fn connect_once(
     r: &Resolved,
     search_path: Option<&str>,
-) -> std::result::Result<postgres::Client, ConnectFailure> {
+) -> std::result::Result<Connected, ConnectFailure> {
     let deadline = Duration::from_secs(r.connect_timeout.max(1));
     let (tx, rx) = std::sync::mpsc::channel();
     let (resolved, search_path) = (r.clone(), search_path.map(str::to_string));
@@ -507,7 +742,7 @@ fn connect_once(
 fn connect_now(
     r: &Resolved,
     search_path: Option<&str>,
-) -> std::result::Result<postgres::Client, ConnectFailure> {
+) -> std::result::Result<Connected, ConnectFailure> {
     let mut config = postgres::Config::new();
     if r.host.starts_with('/') {
         config.host_path(&r.host);
@@ -535,13 +770,14 @@ fn connect_now(
     if let Some(schema) = search_path {
         config.options(&format!("-c search_path={schema}"));
     }
+    let before = crate::deadline::before_connecting();
     let result = match r.sslmode.as_str() {
         "disable" => {
             config.ssl_mode(postgres::config::SslMode::Disable);
             config.connect(postgres::NoTls)
         }
         // `prefer` with the system's roots: read them only once the server agrees to TLS.
-        "prefer" if r.sslrootcert.is_none() => {
+        "prefer" if r.sslrootcert.is_none() && r.sslcert.is_none() => {
             config.ssl_mode(postgres::config::SslMode::Prefer);
             config.connect(LazyTls(r.clone()))
         }
@@ -554,7 +790,22 @@ fn connect_now(
             config.connect(tls(r).map_err(ConnectFailure::Setup)?)
         }
     };
-    result.map_err(ConnectFailure::Pg)
+    let client = result.map_err(ConnectFailure::Pg)?;
+    let socket = crate::deadline::opened_socket(&before, r.port, !r.host.starts_with('/'));
+    Ok((client, socket))
+}
+
+/// Where to give a password the server asked for and gza had none: the password file that was
+/// there and not read, named, when that is why.
+fn no_password_hint(r: &Resolved) -> String {
+    match &r.pgpass_ignored {
+        Some(file) => format!(
+            "{} holds passwords but others can read it, so it is not used (as libpq): chmod 600 {}",
+            file.display(),
+            file.display()
+        ),
+        None => "give it in ~/.pgpass, a service file (service=…) or PGPASSWORD".into(),
+    }
 }
 
 /// A connection that was taken and never answered, in one line: where, how long, what to do.
@@ -580,13 +831,22 @@ fn connect_error(r: &Resolved, e: &postgres::Error, waited: Duration) -> Error {
                 waited.as_secs()
             ));
         }
+        if *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+            && db.message().contains("does not exist")
+        {
+            return Error::Unreachable(format!(
+                "PostgreSQL at {at} has no user {:?}; fix the user in the database setting (or GZA_DATABASE_URL, PGUSER), or have the server's owner create it (CREATE ROLE {} LOGIN)",
+                r.user, r.user
+            ));
+        }
         if *code == SqlState::INVALID_PASSWORD
             || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
         {
             let hint = if r.password.is_some() {
                 "check the password in ~/.pgpass, the service file, PGPASSWORD or GZA_DATABASE_URL"
+                    .to_string()
             } else {
-                "give the password in ~/.pgpass, a service file (service=…) or PGPASSWORD"
+                no_password_hint(r)
             };
             return Error::Unreachable(format!(
                 "PostgreSQL at {at} refused user {}: {}; {hint}",
@@ -613,8 +873,15 @@ fn connect_error(r: &Resolved, e: &postgres::Error, waited: Duration) -> Error {
     }
     if cause.contains("password missing") {
         return Error::Unreachable(format!(
-            "PostgreSQL at {at} refused user {}: it asks for a password and none was given; give it in ~/.pgpass, a service file (service=…) or PGPASSWORD",
-            r.user
+            "PostgreSQL at {at} refused user {}: it asks for a password and none was given; {}",
+            r.user,
+            no_password_hint(r)
+        ));
+    }
+    if cause.contains("server does not support TLS") {
+        return Error::Unreachable(format!(
+            "PostgreSQL at {at} does not offer TLS, and sslmode={} asks for it; turn on ssl in the server's postgresql.conf, or (on a network you trust) use sslmode=prefer or sslmode=disable",
+            r.sslmode
         ));
     }
     Error::Unreachable(format!(
@@ -649,13 +916,14 @@ mod tests {
     }
 
     #[test]
-    fn schemas_are_identifiers_and_differ_per_name() {
-        let a = schema_for("github.com/acme/app");
+    fn new_schemas_are_identifiers_with_a_64_bit_hash_and_differ_per_name_and_attempt() {
+        let a = new_schema_name("github.com/acme/app", 0);
         assert!(a.starts_with("gza_p_github_com_acme_app_"), "{a}");
-        assert!(a.len() <= 63);
-        assert_ne!(a, schema_for("github.com/acme/App"));
-        assert_ne!(a, schema_for("github.com/acme-app"));
-        let long = schema_for(&"x".repeat(500));
+        assert_eq!(a.rsplit('_').next().unwrap().len(), 16, "{a}");
+        assert_ne!(a, new_schema_name("github.com/acme/App", 0));
+        assert_ne!(a, new_schema_name("github.com/acme-app", 0));
+        assert_ne!(a, new_schema_name("github.com/acme/app", 1));
+        let long = new_schema_name(&"x".repeat(500), 7);
         assert!(long.len() <= 63, "{long}");
         assert!(long.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
     }
