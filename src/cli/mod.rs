@@ -266,6 +266,7 @@ impl Context {
 
 /// Parse the command line, run the command, and turn its outcome into an exit code.
 pub fn main() -> ExitCode {
+    crate::store::without_memory_statistics();
     // A hook handler must never fail on its arguments (exit 2 would block the tool), so it is
     // dispatched before they are parsed.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();

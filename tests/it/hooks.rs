@@ -737,6 +737,86 @@ fn the_hooks_snapshot_follows_edits_and_a_forged_one_is_never_given() {
     assert!(third.contains("- [ ] CHANGELOG.md"), "{third}");
 }
 
+/// The session id comes from the agent as it is, and is redacted before anything keeps it:
+/// PreToolUse redacts it only once it gives something, and a UUID (what every agent sends) is
+/// recognised without the redactor, so an id shaped like a secret must still reach no file
+/// under `.gza/` (the database and its WAL included), whichever hook meets it, and a UUID is
+/// kept as it is.
+#[test]
+fn a_session_id_shaped_like_a_secret_is_kept_nowhere_and_a_uuid_as_it_is() {
+    let p = TestProject::empty_sqlite();
+    p.ok(&["init"]);
+    add_version_bump_checklist(&p);
+    let plugin = p.path("plugin.json");
+    std::fs::write(&plugin, "{}\n").unwrap();
+    let secret = "ghp_R4nd0mT0k3nV4lu3Th4tL00ksR34l4ndL0ng";
+    let uuid = "0193a8c2-7b3e-7c4d-9e5f-acca12345678";
+    let tool = |tool: &str, session: &str| {
+        p.hook(
+            "pre-tool-use",
+            &json!({"hook_event_name": "PreToolUse", "session_id": session, "cwd": p.root(),
+                   "tool_name": tool, "tool_input": {"file_path": plugin, "content": "{}"}}),
+        )
+    };
+    assert_eq!(tool("Read", secret), "", "no trigger names a read");
+    assert!(tool("Write", secret).contains("marketplace.json"));
+    // Given once per session: the id it was recorded under is the one asked for.
+    assert_eq!(tool("Write", secret), "");
+    assert!(tool("Write", uuid).contains("marketplace.json"));
+    assert_eq!(tool("Write", uuid), "");
+    for (session, title) in [
+        (
+            secret,
+            "Regenerate the schema after editing a plugin manifest",
+        ),
+        (
+            uuid,
+            "Docker images are rebuilt by the nightly pipeline only",
+        ),
+    ] {
+        let block = format!("Done.\n[PROCESS_KNOWLEDGE]\ntitle: {title}\n[/PROCESS_KNOWLEDGE]");
+        p.hook(
+            "stop",
+            &json!({"hook_event_name": "Stop", "session_id": session, "cwd": p.root(),
+                   "last_assistant_message": block}),
+        );
+    }
+    let db = p.db();
+    let ids = |sql: &str| -> Vec<String> {
+        let mut s = db.prepare(sql).unwrap();
+        s.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let given = ids("SELECT session_id FROM learning_injections ORDER BY id");
+    assert_eq!(given, vec!["[REDACTED]", uuid], "{given:?}");
+    let taught = ids(
+        "SELECT session_id FROM learning_sources WHERE session_id IS NOT NULL ORDER BY learning_id",
+    );
+    assert_eq!(taught, vec!["[REDACTED]", uuid], "{taught:?}");
+    drop(db);
+    let mut files = vec![p.path(".gza")];
+    let mut read = 0;
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.is_file() {
+            let bytes = std::fs::read(&path).unwrap();
+            read += 1;
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "the session id is kept in {}",
+                path.display()
+            );
+        }
+    }
+    assert!(
+        read >= 3,
+        "the database, the logs and the snapshot were read"
+    );
+}
+
 #[test]
 fn a_hook_answers_once_its_input_is_complete_though_the_agent_keeps_the_pipe_open() {
     let p = hooked_project();

@@ -86,6 +86,11 @@ struct Layer {
 
 /// Read one layer; `None` when the file does not exist (only the project file must).
 fn read_layer(path: &Path, required: bool) -> Result<Option<Layer>> {
+    read_layer_kept_in(path, required, cache::dir().as_deref())
+}
+
+/// [`read_layer`], its value kept in `cache` (see [`cache`]) when there is one.
+fn read_layer_kept_in(path: &Path, required: bool, cache: Option<&Path>) -> Result<Option<Layer>> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(None),
         Err(e) => return Err(Error::io(path, "read", e)),
@@ -100,19 +105,53 @@ fn read_layer(path: &Path, required: bool) -> Result<Option<Layer>> {
         Ok(_) => {}
     }
     let text = Config::read_text(path)?;
-    // Unknown keys and wrong types, with the line, in this file alone.
-    Config::parse_unchecked(path, &text)?;
-    let value = if text
+    let value = match cache.and_then(|dir| cache::get(dir, path, &text)) {
+        Some(value) => value,
+        None => {
+            let value = parse_layer(path, &text)?;
+            if let Some(dir) = cache {
+                cache::keep(dir, path, &text, &value);
+            }
+            value
+        }
+    };
+    Ok(Some(Layer {
+        path: path.to_path_buf(),
+        text,
+        value,
+    }))
+}
+
+/// One layer's text as a value, checked on its own: its syntax, its keys and types (unknown keys
+/// and wrong types are errors naming the file and the line), and a database setting. The text
+/// is parsed once, to a value, and the settings deserialised from that value, as the merged
+/// layers are at the end; only a layer that fails is parsed again, from its text, for the line
+/// of its mistake (what the first check, run on the text, always reported).
+fn parse_layer(path: &Path, text: &str) -> Result<Value> {
+    use serde::Deserialize;
+    let empty = text
         .lines()
-        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
-    {
-        Value::Mapping(Mapping::new())
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
+    let parsed = if empty {
+        Ok(Value::Mapping(Mapping::new()))
     } else {
-        crate::yaml::from_str(&text).map_err(|e| Error::Config {
-            path: path.to_path_buf(),
-            location: e.location,
-            message: e.message,
-        })?
+        crate::yaml::from_str::<Value>(text).map_err(|e| (e.location, e.message))
+    };
+    let checked = parsed.and_then(|value| match Config::deserialize(&value) {
+        Ok(_) => Ok(value),
+        Err(e) => Err((None, e.to_string())),
+    });
+    let value = match checked {
+        Ok(value) => value,
+        Err((location, message)) => {
+            // The error as the text gives it, with its line; the value's if the text passes.
+            Config::parse_unchecked(path, text)?;
+            return Err(Error::Config {
+                path: path.to_path_buf(),
+                location,
+                message: crate::config::clean_yaml_message(&message),
+            });
+        }
     };
     // A password for the database is never read from a settings file (they are committed, or
     // read by others), trusted or not: the environment, ~/.pgpass and service files are where
@@ -123,15 +162,102 @@ fn read_layer(path: &Path, required: bool) -> Result<Option<Layer>> {
     {
         return Err(Error::Config {
             path: path.to_path_buf(),
-            location: key_lines(&text).get("database").map(|l| (*l, 1)),
+            location: key_lines(text).get("database").map(|l| (*l, 1)),
             message: format!("database: {message}"),
         });
     }
-    Ok(Some(Layer {
-        path: path.to_path_buf(),
-        text,
-        value,
-    }))
+    Ok(value)
+}
+
+/// Each settings file's checked value, kept in the person's cache folder
+/// (`~/.cache/gza/settings-v1/`, one file per settings file) against the SHA-256 of the file's
+/// text and gza's version, so a hook pays a hash and a small JSON read rather than parsing YAML
+/// (a comment-heavy gza.yaml took 3.6 M of a PreToolUse hook's 16 M instructions).
+///
+/// Why it is safe: the key is the text itself (its hash), so an edit, however small and
+/// whatever the file's times, is parsed again. Nothing is kept in the project, so a repository
+/// cannot commit a cache (`.gza/` can be committed with `git add -f`) that would give gza
+/// values its `gza.yaml` does not hold; whoever can write the person's home can write
+/// `~/.gza/config.yaml` itself, and an agent under bwrap does not see the home's cache. Only a
+/// layer that passed its checks is kept, and only when JSON carries its value back exactly (no
+/// YAML tags, keys that are text); the merged layers are still deserialised and validated on
+/// every load, and trust is judged on every load from the values, as before.
+mod cache {
+    use std::path::{Path, PathBuf};
+
+    use serde::{Deserialize, Serialize};
+    use serde_norway::Value;
+    use sha2::{Digest, Sha256};
+
+    /// A kept file larger than this is not read.
+    const MAX_BYTES: u64 = 1024 * 1024;
+
+    #[derive(Serialize, Deserialize)]
+    struct Entry {
+        gza: String,
+        path: String,
+        sha256: String,
+        value: Value,
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Where settings files' values are kept: in gza's cache folder, as the int8 model's
+    /// stamps are (`$XDG_CACHE_HOME/gza`, else `~/.cache/gza`).
+    pub(super) fn dir() -> Option<PathBuf> {
+        std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|h| !h.is_empty())
+                    .map(|h| PathBuf::from(h).join(".cache"))
+            })
+            .map(|c| c.join("gza/settings-v1"))
+    }
+
+    /// Where the value of the settings file at `path` is kept in `dir`.
+    pub(super) fn file(dir: &Path, path: &Path) -> PathBuf {
+        let name = hex(&Sha256::digest(path.as_os_str().as_encoded_bytes())[..16]);
+        dir.join(format!("{name}.json"))
+    }
+
+    fn entry(path: &Path, text: &str, value: Value) -> Entry {
+        Entry {
+            gza: env!("CARGO_PKG_VERSION").to_string(),
+            path: path.to_string_lossy().into_owned(),
+            sha256: hex(&Sha256::digest(text.as_bytes())),
+            value,
+        }
+    }
+
+    /// The value kept for exactly this text of the file at `path`, by this version of gza.
+    pub(super) fn get(dir: &Path, path: &Path, text: &str) -> Option<Value> {
+        let bytes = crate::fsutil::read_regular_file(&file(dir, path), MAX_BYTES).ok()?;
+        let kept: Entry = serde_json::from_slice(&bytes).ok()?;
+        let want = entry(path, text, Value::Null);
+        (kept.gza == want.gza && kept.path == want.path && kept.sha256 == want.sha256)
+            .then_some(kept.value)
+    }
+
+    /// Keep `value`, the checked value of `text`, when JSON gives it back unchanged. Written
+    /// under a name of its own and renamed into place; not synced (a damaged file fails to
+    /// parse and the text is parsed again).
+    pub(super) fn keep(dir: &Path, path: &Path, text: &str, value: &Value) {
+        let file = file(dir, path);
+        let Ok(bytes) = serde_json::to_vec(&entry(path, text, value.clone())) else {
+            return;
+        };
+        match serde_json::from_slice::<Entry>(&bytes) {
+            Ok(back) if back.value == *value => {}
+            _ => return,
+        }
+        if std::fs::create_dir_all(dir).is_ok() {
+            let _ = crate::fsutil::write_replacing(&file, &bytes, false);
+        }
+    }
 }
 
 /// Merge `over` into `base`: mappings key by key, anything else replaced.
@@ -719,6 +845,63 @@ mod tests {
             both.lines()
                 .any(|l| l.starts_with(".gza/project ") && l.ends_with(" no"))
         );
+    }
+
+    /// A layer read through the cache is what its text says, after any edit: one that keeps the
+    /// file's size and times included (the key is the text's hash, not the file's identity).
+    #[test]
+    fn a_kept_layer_follows_every_edit_of_its_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let file = dir.path().join("gza.yaml");
+        let read = |text: &str| {
+            let times = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
+            std::fs::write(&file, text).unwrap();
+            if let Some(t) = times {
+                let f = std::fs::File::options().write(true).open(&file).unwrap();
+                f.set_modified(t).unwrap();
+            }
+            read_layer_kept_in(&file, true, Some(cache.as_path()))
+                .unwrap()
+                .unwrap()
+                .value
+        };
+        let first = read("# settings\nmax_concurrent: 3\n");
+        assert_eq!(first.get("max_concurrent"), Some(&Value::from(3)));
+        let kept = cache::file(&cache, &file);
+        assert!(kept.is_file(), "kept after its checks");
+        // Read from the cache now: a value only the cache holds comes back.
+        let mut planted: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&kept).unwrap()).unwrap();
+        planted["value"]["max_concurrent"] = 9.into();
+        std::fs::write(&kept, planted.to_string()).unwrap();
+        assert_eq!(
+            read("# settings\nmax_concurrent: 3\n").get("max_concurrent"),
+            Some(&Value::from(9)),
+            "the same text is not parsed again"
+        );
+        // The same size, the same times, another text: parsed again.
+        let edited = read("# settings\nmax_concurrent: 4\n");
+        assert_eq!(edited.get("max_concurrent"), Some(&Value::from(4)));
+        // A text whose checks fail is refused with its line, and nothing is kept for it.
+        std::fs::remove_file(&kept).unwrap();
+        std::fs::write(&file, "max_concurrent: many\n").unwrap();
+        let err = read_layer_kept_in(&file, true, Some(cache.as_path()))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("gza.yaml:1"), "{err}");
+        std::fs::write(&file, "mood: cheerful\n").unwrap();
+        let err = read_layer_kept_in(&file, true, Some(cache.as_path()))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("unknown key") && err.contains("mood"), "{err}");
+        assert!(!kept.exists());
+        // A value JSON cannot carry back (a tag) is read right and not kept.
+        std::fs::write(&file, "project: !tagged name\n").unwrap();
+        let _ = read_layer_kept_in(&file, true, Some(cache.as_path()));
+        assert!(!kept.exists());
     }
 
     #[test]
