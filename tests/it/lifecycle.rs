@@ -290,7 +290,10 @@ fn a_regeneration_rewrites_only_the_validations_that_changed_and_still_finds_sta
     evidence_tree(&p);
     p.ok(&["learnings", "add", "Library errors are thiserror enums"]);
     p.ok(&["learnings", "add", "Use `zorblax` for caching"]);
-    p.set_env("LEARN_1", "- [General] Deploys go through the staging branch first");
+    p.set_env(
+        "LEARN_1",
+        "- [General] Deploys go through the staging branch first",
+    );
     p.add(&["--type", "explore", "teach"]);
     p.ok(&["work"]);
     assert_eq!(column::<i64>(&p, 1, "tier"), 2);
@@ -332,8 +335,15 @@ fn a_regeneration_rewrites_only_the_validations_that_changed_and_still_finds_sta
     assert_ne!(column::<String>(&p, 1, "validated_at"), old);
     let show = p.json(&["learnings", "show", "L2", "--json"]);
     assert_eq!(show["evidence"]["count"], 1, "{show}");
-    assert_eq!(show["evidence"]["files"], serde_json::json!(["src/cache.rs"]));
-    assert_eq!(column::<String>(&p, 3, "validated_at"), old, "L3 did not change");
+    assert_eq!(
+        show["evidence"]["files"],
+        serde_json::json!(["src/cache.rs"])
+    );
+    assert_eq!(
+        column::<String>(&p, 3, "validated_at"),
+        old,
+        "L3 did not change"
+    );
 }
 
 /// Two tasks extracted in one regeneration that teach the same lesson: the second confirms
@@ -346,7 +356,10 @@ fn a_lesson_repeated_within_and_across_regenerations_is_learned_once() {
     for task in 1..=3 {
         p.set_env(&format!("LEARN_{task}"), lesson);
     }
-    p.set_env("LEARN_4", "- [General] Deploys go through the staging branch first");
+    p.set_env(
+        "LEARN_4",
+        "- [General] Deploys go through the staging branch first",
+    );
     for task in 1..=4 {
         p.add(&["--type", "explore", &format!("task {task}")]);
     }
@@ -369,7 +382,11 @@ fn a_lesson_repeated_within_and_across_regenerations_is_learned_once() {
     assert_eq!(sources(&p), 2, "task 2 confirms what task 1 taught");
     p.ok(&["work", "--count", "2"]);
     assert_eq!(count(&p), 2);
-    assert_eq!(sources(&p), 3, "task 3, in the next regeneration, confirms it too");
+    assert_eq!(
+        sources(&p),
+        3,
+        "task 3, in the next regeneration, confirms it too"
+    );
 }
 
 #[test]

@@ -1199,10 +1199,7 @@ impl Store {
     /// [`Store::latest_sources`] of the learnings `ids` alone: what a regeneration ranks the
     /// window's learnings by, read for those (a file shows a few dozen) rather than for every
     /// learning stored.
-    pub fn latest_sources_of(
-        &self,
-        ids: &[i64],
-    ) -> Result<std::collections::HashMap<i64, TaskId>> {
+    pub fn latest_sources_of(&self, ids: &[i64]) -> Result<std::collections::HashMap<i64, TaskId>> {
         if ids.is_empty() {
             return Ok(std::collections::HashMap::new());
         }
