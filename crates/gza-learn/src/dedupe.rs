@@ -198,7 +198,16 @@ impl Known {
 
     /// Every learning stored (archived ones too), prepared.
     pub fn load(store: &Store) -> Result<Known> {
-        Ok(Known::new(store.learnings(true)?))
+        // Only each one's text, status and origin are compared: the counts (support,
+        // injected), a look-up in other tables per learning, are not read.
+        Ok(Known::new(store.learnings_uncounted(true)?))
+    }
+
+    /// Take in one learning stored since it was built (a no-op for one it holds), as
+    /// [`Known::new`] would have: what a regeneration's extraction just taught is known to the
+    /// next one's.
+    pub fn take_in(&mut self, l: Learning) {
+        self.push(l);
     }
 
     fn push(&mut self, l: Learning) {

@@ -587,7 +587,15 @@ fn apply(
     };
     let now = chrono::Utc::now();
     let mut calls = CallsMade::default();
-    let mut known = store.learnings(true)?;
+    // The known learnings, read and prepared (each text stemmed) once per regeneration and
+    // kept up to date with what each extraction teaches: preparing them again for every task
+    // extracted made a regeneration's cost the learnings times the tasks. A rewrite (nothing
+    // to extract) never reads them.
+    let mut known = if tasks.is_empty() {
+        super::dedupe::Known::new(Vec::new())
+    } else {
+        super::dedupe::Known::load(store)?
+    };
     for (task, result) in tasks.iter().zip(results) {
         if calling.is_some() && !matches!(result, Outcome::Deferred) {
             report.calls.push(task.id);
@@ -616,7 +624,7 @@ fn apply(
         report.record.llm_calls += i64::from(ex.llm_call);
         report.record.input_tokens += ex.tokens.0;
         report.record.output_tokens += ex.tokens.1;
-        let taught = teach(project, store, ranker, &known, &ex);
+        let taught = teach(project, store, ranker, &mut known, &ex);
         report.confirmed += confirmations(&taught);
         let provider = client.map(|c| c.provider()).unwrap_or("none");
         let new_ids = store.record_extraction(
@@ -626,7 +634,7 @@ fn apply(
         )?;
         for id in new_ids {
             if let Some(l) = store.learning(id)? {
-                known.push(l);
+                known.take_in(l);
             }
         }
     }
@@ -714,10 +722,10 @@ fn teach(
     project: &Project,
     store: &Store,
     ranker: Option<&Ranker>,
-    known: &[Learning],
+    known: &mut super::dedupe::Known,
     ex: &Extraction,
 ) -> Vec<Taught> {
-    let mut taught = super::dedupe::decide(&ex.items, ex.origin, known, ranker, store);
+    let mut taught = known.decide(&ex.items, ex.origin, ranker, store);
     super::neighbours::screen_taught(project, ranker, &mut taught);
     if project.config.learnings.review == gza_core::config::ReviewMode::Manual {
         // With manual review, what a task taught waits for a person as a draft.
@@ -760,7 +768,8 @@ fn render(
     // Seed 000: what nobody re-confirmed decays out of the file.
     items.retain(|l| !l.is_decayed(now));
     items.extend(preview.iter().cloned());
-    view::rank_for_file(&mut items, &store.latest_sources()?);
+    let ids: Vec<i64> = items.iter().map(|l| l.id).collect();
+    view::rank_for_file(&mut items, &store.latest_sources_of(&ids)?);
     let date = now.format("%Y-%m-%d").to_string();
     let mark = if version > 0 {
         version_mark(&store.hook_version()?.1, version)

@@ -128,6 +128,27 @@ fn decide(
     (record, checked)
 }
 
+/// Whether `change` records what `l` already holds: the same tier, level, staleness and
+/// evidence (its terms, count and files; not the time it was found), no event to log, and `l`
+/// validated before. Such a row is not written again: a regeneration validates every learning
+/// in use, and rewriting each one's row (and its `validated_at`) was a third of a
+/// regeneration's cost at 10,000 learnings, growing with them, to record nothing new. So a
+/// learning's `validated_at`, and its evidence's `at`, say when its outcome last changed.
+fn unchanged(l: &Learning, change: &TierChange) -> bool {
+    let lc = &l.lifecycle;
+    let same_evidence = match (&lc.evidence, &change.evidence) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.terms == b.terms && a.count == b.count && a.files == b.files,
+        _ => false,
+    };
+    change.event.is_none()
+        && lc.validated_at.is_some()
+        && lc.tier == change.tier
+        && lc.tier_level == change.level
+        && lc.stale_reason == change.stale_reason
+        && same_evidence
+}
+
 /// Validate the learnings in use (or only `ids`) against the project tree; unless `dry_run`,
 /// record the result and rewrite expertise.yaml.
 pub fn validate(
@@ -173,7 +194,7 @@ pub fn search(
 ) -> Result<Report> {
     let started = Instant::now();
     let learnings: Vec<Learning> = store
-        .learnings(false)?
+        .learnings_uncounted(false)?
         .into_iter()
         .filter(|l| l.status != Status::Archived)
         .filter(|l| ids.is_none_or(|ids| ids.contains(&l.id)))
@@ -198,7 +219,9 @@ pub fn search(
     for ((l, w), found) in learnings.iter().zip(&wanted).zip(scan.found) {
         let terms = w.terms.iter().map(|t| t.text.clone()).collect();
         let (change, checked) = decide(l, terms, found.count, found.files);
-        changes.push(change);
+        if !unchanged(l, &change) {
+            changes.push(change);
+        }
         report.checked.push(checked);
     }
     if record {

@@ -246,6 +246,12 @@ pub(super) const LEARNING_COLUMNS: &str = "l.id, l.section, l.text, l.insight, l
      COALESCE((SELECT c.injected FROM learning_injection_counts c WHERE c.learning_id = l.id), 0), \
      l.tier, l.tier_level, l.evidence, l.validated_at, l.stale_reason, l.quarantine_reason";
 
+/// [`LEARNING_COLUMNS`] with 0 for the two counts (support, injected).
+const LEARNING_COLUMNS_UNCOUNTED: &str = "l.id, l.section, l.text, l.insight, l.example, l.keywords, l.applies_when, \
+     l.confidence, l.priority, l.status, l.status_reason, l.status_changed_at, l.origin, l.created_at, \
+     l.updated_at, l.confirmed_at, l.kind, l.triggers, l.checklist, CAST(0 AS BIGINT), CAST(0 AS BIGINT), \
+     l.tier, l.tier_level, l.evidence, l.validated_at, l.stale_reason, l.quarantine_reason";
+
 /// Build the injection and outcome counters (V52/V22) from the injections, whatever they held: what the
 /// migrations' backfill does, for a bulk load that kept the triggers off (`gza db copy`).
 pub(crate) fn build_injection_counts(db: &Db) -> DbResult<()> {
@@ -854,6 +860,25 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// [`Store::learnings`] without the two counts that cost a look-up in other tables per
+    /// learning: `support` and `injected` are 0 in what it returns. For the callers that read
+    /// every learning for its text, status and tier alone (validation, and telling a new
+    /// learning from the known ones at a regeneration), where those look-ups were most of the
+    /// read at 10,000 learnings.
+    pub fn learnings_uncounted(&self, archived: bool) -> Result<Vec<Learning>> {
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS_UNCOUNTED} FROM learnings l {} ORDER BY l.id",
+            if archived {
+                ""
+            } else {
+                "WHERE l.status <> 'archived'"
+            }
+        );
+        self.db
+            .query_map(&sql, params![], learning_from_row)
+            .map_err(|e| self.err(e))
+    }
+
     /// Learnings stored after learning `id` (any status), oldest first: what a caller that read
     /// every learning up to `id` lacks, read by the primary key alone.
     pub fn learnings_after(&self, id: i64) -> Result<Vec<Learning>> {
@@ -1167,6 +1192,25 @@ impl Store {
                 params![],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
+            .map(|rows: Vec<(i64, TaskId)>| rows.into_iter().collect())
+            .map_err(|e| self.err(e))
+    }
+
+    /// [`Store::latest_sources`] of the learnings `ids` alone: what a regeneration ranks the
+    /// window's learnings by, read for those (a file shows a few dozen) rather than for every
+    /// learning stored.
+    pub fn latest_sources_of(&self, ids: &[i64]) -> Result<std::collections::HashMap<i64, TaskId>> {
+        if ids.is_empty() {
+            return Ok(std::collections::HashMap::new());
+        }
+        let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+        let sql = format!(
+            "SELECT learning_id, MAX(task_id) FROM learning_sources \
+             WHERE task_id IS NOT NULL AND learning_id IN ({}) GROUP BY learning_id",
+            self.backend().json_ids("?1")
+        );
+        self.db
+            .query_map(&sql, params![json], |r| Ok((r.get(0)?, r.get(1)?)))
             .map(|rows: Vec<(i64, TaskId)>| rows.into_iter().collect())
             .map_err(|e| self.err(e))
     }
@@ -1963,5 +2007,45 @@ mod tests {
             ids.iter().copied().collect()
         );
         assert!(store.session_extracted(session).unwrap());
+    }
+
+    /// `learnings_uncounted` reads what `learnings` reads, in the same order and with the same
+    /// filter, but for the two counts (0).
+    #[test]
+    fn uncounted_learnings_are_the_learnings_without_their_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::create(&dir.path().join("gza.db")).unwrap();
+        let ids = store
+            .add_session_learnings(
+                "s1",
+                &[
+                    NewLearning::new("General", "Run make check", Origin::Agent),
+                    NewLearning::new("General", "Use sqlx offline mode", Origin::Agent),
+                ],
+            )
+            .unwrap();
+        store
+            .record_injections(None, Some("s1"), "SessionStart", &ids)
+            .unwrap();
+        store
+            .db
+            .execute(
+                "UPDATE learnings SET status = 'archived' WHERE id = ?1",
+                params![ids[1]],
+            )
+            .unwrap();
+        for archived in [false, true] {
+            let counted = store.learnings(archived).unwrap();
+            assert!(counted.iter().all(|l| l.support == 1 && l.injected == 1));
+            let uncounted: Vec<Learning> = counted
+                .into_iter()
+                .map(|l| Learning {
+                    support: 0,
+                    injected: 0,
+                    ..l
+                })
+                .collect();
+            assert_eq!(store.learnings_uncounted(archived).unwrap(), uncounted);
+        }
     }
 }

@@ -874,6 +874,14 @@ fn scenario(store: &Store) -> String {
             .collect::<std::collections::BTreeMap<_, _>>()
     );
     say!(
+        "latest sources of L1",
+        store
+            .latest_sources_of(&[l1])
+            .unwrap()
+            .into_iter()
+            .collect::<std::collections::BTreeMap<_, _>>()
+    );
+    say!(
         "events",
         store
             .learning_events(l1)
