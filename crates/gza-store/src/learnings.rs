@@ -847,17 +847,7 @@ impl Store {
 
     /// Learnings, oldest first: active ones and drafts, and archived ones too with `archived`.
     pub fn learnings(&self, archived: bool) -> Result<Vec<Learning>> {
-        let sql = format!(
-            "SELECT {LEARNING_COLUMNS} FROM learnings l {} ORDER BY l.id",
-            if archived {
-                ""
-            } else {
-                "WHERE l.status <> 'archived'"
-            }
-        );
-        self.db
-            .query_map(&sql, params![], learning_from_row)
-            .map_err(|e| self.err(e))
+        self.every_learning(LEARNING_COLUMNS, archived)
     }
 
     /// [`Store::learnings`] without the two counts that cost a look-up in other tables per
@@ -866,8 +856,14 @@ impl Store {
     /// learning from the known ones at a regeneration), where those look-ups were most of the
     /// read at 10,000 learnings.
     pub fn learnings_uncounted(&self, archived: bool) -> Result<Vec<Learning>> {
+        self.every_learning(LEARNING_COLUMNS_UNCOUNTED, archived)
+    }
+
+    /// Every learning read with `columns` (one of the column lists `learning_from_row` reads),
+    /// oldest first; archived ones only with `archived`.
+    fn every_learning(&self, columns: &str, archived: bool) -> Result<Vec<Learning>> {
         let sql = format!(
-            "SELECT {LEARNING_COLUMNS_UNCOUNTED} FROM learnings l {} ORDER BY l.id",
+            "SELECT {columns} FROM learnings l {} ORDER BY l.id",
             if archived {
                 ""
             } else {
