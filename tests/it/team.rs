@@ -1005,6 +1005,119 @@ fn a_statement_that_gets_no_answer_on_an_open_connection_is_one_line_within_its_
     assert!(!history.contains("never stored"), "{history}");
 }
 
+/// A proxy to the test cluster that passes everything both ways until the client sends a
+/// statement whose text holds `needle`; from then on that connection's server says nothing
+/// more (the statement reaches the server, its answer never reaches gza), as when the server
+/// stops between two statements. When gza closes or shuts down its side, the server's side is
+/// closed too, so the server ends that session and frees what it held. Returns its port.
+fn silent_after_statement(needle: &'static str) -> u16 {
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server_port = postgres::cluster().port;
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(mut client) = client else { return };
+            let Ok(mut server) = std::net::TcpStream::connect(("127.0.0.1", server_port)) else {
+                return;
+            };
+            let silent = Arc::new(AtomicBool::new(false));
+            let (mut from_client, mut to_server) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let heard = Arc::clone(&silent);
+            std::thread::spawn(move || {
+                // The tail of what came before, so a needle split across reads is still seen.
+                let mut seen: Vec<u8> = Vec::new();
+                let mut buf = [0u8; 8192];
+                loop {
+                    let n = match from_client.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    seen.extend_from_slice(&buf[..n]);
+                    if seen.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                        heard.store(true, Ordering::SeqCst);
+                    }
+                    let keep = seen.len().saturating_sub(needle.len());
+                    seen.drain(..keep);
+                    if to_server.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = to_server.shutdown(std::net::Shutdown::Both);
+            });
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                loop {
+                    let n = match server.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    if silent.load(Ordering::SeqCst) {
+                        continue;
+                    }
+                    if client.write_all(&buf[..n]).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// The lock that makes one regeneration at a time across machines is let go of under the
+/// statement deadline too: a server that stops answering just as a regeneration lets go of it
+/// held `gza learnings update` forever after its work was done (the release was the one
+/// statement sent outside the deadline). Now the command ends within the deadline, and the lock,
+/// which goes with the connection, is free for the next regeneration.
+#[test]
+fn a_server_that_stops_answering_as_the_regeneration_lock_is_released_holds_nothing_up() {
+    let mut p = TestProject::empty_postgres();
+    p.ok(&["init"]);
+    p.ok(&[
+        "learnings",
+        "add",
+        "Run the migrations before the seed script",
+    ]);
+    let db = p.pg_database().unwrap().to_string();
+    let direct = postgres::cluster().url(&db);
+    let port = silent_after_statement("pg_advisory_unlock");
+    p.set_env("GZA_STATEMENT_SECONDS", "2");
+    p.set_env("GZA_RECONNECT_SECONDS", "1");
+    p.set_env(
+        "GZA_DATABASE_URL",
+        &format!("postgres://gza@127.0.0.1:{port}/{db}?sslmode=disable&connect_timeout=2"),
+    );
+    let gza = p.command(&["learnings", "update"]);
+    let mut cmd = std::process::Command::new("timeout");
+    cmd.args(["-s", "KILL", "90"])
+        .arg(gza.get_program())
+        .args(gza.get_args())
+        .env_clear()
+        .envs(gza.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .current_dir(gza.get_current_dir().unwrap())
+        .stdin(std::process::Stdio::null());
+    let started = std::time::Instant::now();
+    let run = p.finish(cmd.output().unwrap());
+    let took = started.elapsed();
+    assert!(
+        ![-1, 137].contains(&run.code),
+        "still running after 90 s:\n{run}"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(30),
+        "took {took:?}:\n{run}"
+    );
+    assert_eq!(run.code, 0, "the regeneration itself was done:\n{run}");
+    p.unset_env("GZA_DATABASE_URL");
+    p.set_env("GZA_DATABASE_URL", &direct);
+    let again = p.run(&["learnings", "update"]);
+    assert_eq!(again.code, 0, "the lock went with the connection:\n{again}");
+}
+
 /// What a person got wrong in the connection is said in one line with what to do about it: a
 /// user the server lacks, TLS asked of a server without it, and a user the project's owner has
 /// not let in, who was told to run `gza init` (which it could not have done either).

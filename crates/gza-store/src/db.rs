@@ -605,12 +605,18 @@ pub struct SharedLock<'a> {
 impl Drop for SharedLock<'_> {
     fn drop(&mut self) {
         if let Some(db) = self.db {
+            let key = self.key;
             let _ = db.with_pg(|pg| {
                 pg.session_locks = pg.session_locks.saturating_sub(1);
                 if !pg.broken {
-                    let _ = pg
-                        .client
-                        .execute("SELECT pg_advisory_unlock($1)", &[&self.key]);
+                    // Under the statement deadline as every other statement: a server that
+                    // stopped answering after the lock was taken would otherwise hold the
+                    // process here forever (the lock goes with the connection anyway).
+                    let _ = db.bounded(pg, &mut |pg: &mut Pg| {
+                        Ok(pg
+                            .client
+                            .execute("SELECT pg_advisory_unlock($1)", &[&key])?)
+                    });
                 }
             });
         }
@@ -1373,7 +1379,9 @@ impl Db {
                     if lost(&e).is_some() || matches!(e, DbError::Silent(_)) {
                         pg.broken = true;
                     } else {
-                        let _ = pg.client.batch_execute("ROLLBACK");
+                        let _ = self.bounded(&mut pg, &mut |pg: &mut Pg| {
+                            Ok(pg.client.batch_execute("ROLLBACK")?)
+                        });
                     }
                     return Err(e);
                 }
