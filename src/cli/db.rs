@@ -122,6 +122,19 @@ fn status(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
         status.schema_version, status.known_version
     )?;
     writeln!(out, "server          {}", status.server)?;
+    if status.backend == "postgres" {
+        match &status.tls {
+            Some(how) => writeln!(
+                out,
+                "tls             {how}, the server's certificate verified"
+            )?,
+            None => writeln!(
+                out,
+                "tls             {}: this connection is not encrypted (sslmode=require refuses a server without TLS)",
+                output::paint(output::YELLOW, "none")
+            )?,
+        }
+    }
     writeln!(
         out,
         "connection      {}",

@@ -54,6 +54,7 @@ mod tables;
 mod task_json;
 mod tasks;
 mod team;
+mod team_tls;
 mod team_views;
 mod trust;
 mod verify;

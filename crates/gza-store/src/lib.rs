@@ -141,6 +141,10 @@ pub struct DbStatus {
     pub known_version: i64,
     /// The server's version (PostgreSQL) or the library's (SQLite).
     pub server: String,
+    /// How this connection is encrypted, as the server sees it (`pg_stat_ssl`): the protocol
+    /// and cipher, or `None` for a connection in the clear (and for SQLite, a local file).
+    /// gza verifies the certificate of every TLS connection it makes (docs/security.md).
+    pub tls: Option<String>,
 }
 
 /// An open gza database.
@@ -529,6 +533,7 @@ impl Store {
                 schema_version: found,
                 known_version: known,
                 server: format!("SQLite {}", rusqlite::version()),
+                tls: None,
             },
             Target::Postgres {
                 project,
@@ -544,6 +549,14 @@ impl Store {
                 server: self
                     .db
                     .one::<String>("SELECT version()", params![])
+                    .map_err(|e| self.err(e))?,
+                tls: self
+                    .db
+                    .one::<Option<String>>(
+                        "SELECT CASE WHEN ssl THEN version || ' (' || cipher || ')' END \
+                         FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                        params![],
+                    )
                     .map_err(|e| self.err(e))?,
             },
         })

@@ -839,6 +839,13 @@ fn connect_error(r: &Resolved, e: &postgres::Error, waited: Duration) -> Error {
                 r.user, r.user
             ));
         }
+        if let Some(hint) = tls_refusal_hint(r, db.message()) {
+            return Error::Unreachable(format!(
+                "PostgreSQL at {at} refused user {}: {}; {hint}",
+                r.user,
+                db.message()
+            ));
+        }
         if *code == SqlState::INVALID_PASSWORD
             || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
         {
@@ -884,9 +891,71 @@ fn connect_error(r: &Resolved, e: &postgres::Error, waited: Duration) -> Error {
             r.sslmode
         ));
     }
+    if let Some(hint) = certificate_hint(r, &cause) {
+        return Error::Unreachable(format!("PostgreSQL at {at}: {cause}; {hint}"));
+    }
     Error::Unreachable(format!(
         "cannot reach PostgreSQL at {at}: {cause}; check that it runs and the database setting (or GZA_DATABASE_URL) names it"
     ))
+}
+
+/// What to do when the server refused the login for want of TLS or of a client certificate
+/// (its `pg_hba.conf` said so): the password hints would send a person the wrong way.
+fn tls_refusal_hint(r: &Resolved, message: &str) -> Option<String> {
+    if message.contains("no encryption") || message.contains("SSL off") {
+        return Some(format!(
+            "the server takes this user only over TLS, and sslmode={} did not use it: use sslmode=verify-full (with sslrootcert=FILE for a CA of your own) or sslmode=require",
+            r.sslmode
+        ));
+    }
+    if message.contains("requires a valid client certificate") {
+        return Some(
+            "the server takes this user only with a client certificate: give it and its key as sslcert=FILE&sslkey=FILE (or PGSSLCERT and PGSSLKEY)".into(),
+        );
+    }
+    if message.contains("certificate authentication failed") {
+        return Some(format!(
+            "the client certificate {} is not this user's: its common name must be {} (or the server's pg_ident.conf must map it)",
+            r.sslcert.as_deref().unwrap_or(Path::new("")).display(),
+            r.user
+        ));
+    }
+    None
+}
+
+/// What to do when TLS failed on a certificate (`cause`, the deepest error rustls gave).
+fn certificate_hint(r: &Resolved, cause: &str) -> Option<String> {
+    let roots = match &r.sslrootcert {
+        Some(file) => format!("the CA in sslrootcert {}", file.display()),
+        None => "the system's CAs".to_string(),
+    };
+    if cause.contains("invalid peer certificate") {
+        return Some(
+            if cause.contains("UnknownIssuer") || cause.contains("BadSignature") {
+                format!(
+                    "the server's certificate is not signed by {roots}; give the CA that signed it as sslrootcert=FILE (or PGSSLROOTCERT)"
+                )
+            } else if cause.contains("NotValidForName") {
+                format!(
+                    "the server's certificate does not name the host {}; connect by a name or address it holds",
+                    r.host
+                )
+            } else if cause.contains("Expired") || cause.contains("NotValidYet") {
+                "the server's certificate is out of its validity period; have its owner renew it (and check this machine's clock)".into()
+            } else {
+                format!(
+                    "the server's certificate was refused when checked against {roots}; have its owner check it"
+                )
+            },
+        );
+    }
+    if cause.contains("received fatal alert") && r.sslcert.is_some() {
+        return Some(format!(
+            "the server refused the client certificate {}: it must be signed by a CA the server trusts (its ssl_ca_file)",
+            r.sslcert.as_deref().unwrap_or(Path::new("")).display()
+        ));
+    }
+    None
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ static CLUSTER: OnceLock<Cluster> = OnceLock::new();
 
 /// The cluster of this test run, started on first use.
 pub fn cluster() -> &'static Cluster {
-    CLUSTER.get_or_init(start)
+    CLUSTER.get_or_init(|| start(None))
 }
 
 /// The directory of PostgreSQL's server binaries.
@@ -116,7 +116,16 @@ fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
-fn start() -> Cluster {
+/// What a cluster that speaks TLS is given: its certificate and key, and the CA whose client
+/// certificates it accepts (PEM), and `pg_hba.conf` rules put before all others.
+pub struct ServerTls {
+    pub cert_pem: String,
+    pub key_pem: String,
+    pub ca_pem: String,
+    pub hba_rules: String,
+}
+
+fn start(tls: Option<&ServerTls>) -> Cluster {
     let bin = bindir();
     let as_nobody = is_root();
     // nobody must reach the directory: under /tmp, whatever TMPDIR says, when run as root.
@@ -154,17 +163,38 @@ fn start() -> Cluster {
     // only with it (the rule comes before initdb's `trust` ones).
     let hba = data.join("pg_hba.conf");
     let rules = std::fs::read_to_string(&hba).expect("pg_hba.conf");
+    let tls_rules = tls.map_or("", |t| t.hba_rules.as_str());
     std::fs::write(
         &hba,
-        format!("host all gza_secret 127.0.0.1/32 scram-sha-256\nlocal all gza_secret scram-sha-256\n{rules}"),
+        format!("{tls_rules}host all gza_secret 127.0.0.1/32 scram-sha-256\nlocal all gza_secret scram-sha-256\n{rules}"),
     )
     .expect("pg_hba.conf");
+    let mut tls_options = String::new();
+    if let Some(t) = tls {
+        use std::os::unix::fs::PermissionsExt;
+        for (name, pem) in [
+            ("server.crt", &t.cert_pem),
+            ("server.key", &t.key_pem),
+            ("root.crt", &t.ca_pem),
+        ] {
+            let file = data.join(name);
+            std::fs::write(&file, pem).expect("a TLS file of the server");
+            // The server refuses a key others can read, and must own what it reads.
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+            if as_nobody {
+                std::os::unix::fs::chown(&file, Some(65534), Some(65534)).expect("chown");
+            }
+        }
+        tls_options = " -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key \
+                       -c ssl_ca_file=root.crt"
+            .to_string();
+    }
     let mut last = String::new();
     for _ in 0..5 {
         let port = free_port();
         let options = format!(
             "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
-             -c full_page_writes=off -c max_connections=500 -c shared_buffers=32MB",
+             -c full_page_writes=off -c max_connections=500 -c shared_buffers=32MB{tls_options}",
             dir.display()
         );
         let out = command(
@@ -229,7 +259,14 @@ impl Cluster {
     /// which would cut off every other test's connections on the shared one. Stopped and
     /// removed when dropped.
     pub fn private() -> Cluster {
-        let mut cluster = start();
+        let mut cluster = start(None);
+        cluster.private = cluster.data.parent().map(Path::to_path_buf);
+        cluster
+    }
+
+    /// A cluster of the calling test's own that also speaks TLS ([`ServerTls`]).
+    pub fn private_with_tls(tls: &ServerTls) -> Cluster {
+        let mut cluster = start(Some(tls));
         cluster.private = cluster.data.parent().map(Path::to_path_buf);
         cluster
     }
