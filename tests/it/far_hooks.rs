@@ -367,19 +367,7 @@ fn the_background_job_gives_up_on_a_database_that_never_answers_and_frees_its_lo
         "GZA_DATABASE_URL",
         &format!("{}?connect_timeout=2", regex_port(&url, port)),
     );
-    let gza = p.command(&["hook", "embed"]);
-    let mut cmd = std::process::Command::new("timeout");
-    cmd.args(["-s", "KILL", "60"])
-        .arg(gza.get_program())
-        .args(gza.get_args())
-        .env_clear()
-        .envs(gza.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
-        .current_dir(gza.get_current_dir().unwrap())
-        .stdin(std::process::Stdio::null());
-    let started = std::time::Instant::now();
-    let run = p.finish(cmd.output().unwrap());
-    let took = started.elapsed();
-    assert_ne!(run.code, 137, "still running after 60 s:\n{run}");
+    let (run, took) = p.run_within(60, &["hook", "embed"], None);
     assert!(
         took < std::time::Duration::from_secs(30),
         "took {took:?}:\n{run}"

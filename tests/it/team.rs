@@ -910,6 +910,29 @@ fn a_name_that_hashes_to_another_projects_schema_never_opens_it() {
     );
 }
 
+/// A proxy on a loopback port to the test cluster: each connection accepted is handed, with a
+/// new connection to the server, to `relay` on a thread of its own. Runs while the test does;
+/// returns its port.
+fn proxy_to_cluster(
+    relay: impl Fn(std::net::TcpStream, std::net::TcpStream) + Send + Sync + 'static,
+) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server_port = postgres::cluster().port;
+    let relay = std::sync::Arc::new(relay);
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", server_port)) else {
+                return;
+            };
+            let relay = std::sync::Arc::clone(&relay);
+            std::thread::spawn(move || relay(client, server));
+        }
+    });
+    port
+}
+
 /// A proxy to the test cluster that passes each connection on until the server has said it is
 /// ready for a query `answers` times, then passes nothing more from the server: the connection
 /// stays open and acknowledged (the kernel takes what gza sends) and nothing ever answers, as
@@ -918,49 +941,37 @@ fn a_name_that_hashes_to_another_projects_schema_never_opens_it() {
 /// byte and a length.
 fn answers_then_never(answers: usize) -> u16 {
     use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let server_port = postgres::cluster().port;
-    std::thread::spawn(move || {
-        for client in listener.incoming() {
-            let Ok(mut client) = client else { return };
-            let Ok(mut server) = std::net::TcpStream::connect(("127.0.0.1", server_port)) else {
+    proxy_to_cluster(move |mut client, mut server| {
+        let (mut from_client, mut to_server) =
+            (client.try_clone().unwrap(), server.try_clone().unwrap());
+        std::thread::spawn(move || std::io::copy(&mut from_client, &mut to_server));
+        let mut pending = Vec::new();
+        let mut ready = 0;
+        let mut buf = [0u8; 8192];
+        while ready < answers {
+            let Ok(n) = server.read(&mut buf) else { return };
+            if n == 0 {
                 return;
-            };
-            let (mut from_client, mut to_server) =
-                (client.try_clone().unwrap(), server.try_clone().unwrap());
-            std::thread::spawn(move || std::io::copy(&mut from_client, &mut to_server));
-            std::thread::spawn(move || {
-                let mut pending = Vec::new();
-                let mut ready = 0;
-                let mut buf = [0u8; 8192];
-                while ready < answers {
-                    let Ok(n) = server.read(&mut buf) else { return };
-                    if n == 0 {
-                        return;
-                    }
-                    pending.extend_from_slice(&buf[..n]);
-                    while pending.len() >= 5 && ready < answers {
-                        let len = u32::from_be_bytes(pending[1..5].try_into().unwrap()) as usize;
-                        if pending.len() < 1 + len {
-                            break;
-                        }
-                        let message: Vec<u8> = pending.drain(..1 + len).collect();
-                        if client.write_all(&message).is_err() {
-                            return;
-                        }
-                        if message[0] == b'Z' {
-                            ready += 1;
-                        }
-                    }
+            }
+            pending.extend_from_slice(&buf[..n]);
+            while pending.len() >= 5 && ready < answers {
+                let len = u32::from_be_bytes(pending[1..5].try_into().unwrap()) as usize;
+                if pending.len() < 1 + len {
+                    break;
                 }
-                // Silent from here on, both sockets kept open.
-                std::thread::sleep(std::time::Duration::from_secs(3600));
-                drop((client, server));
-            });
+                let message: Vec<u8> = pending.drain(..1 + len).collect();
+                if client.write_all(&message).is_err() {
+                    return;
+                }
+                if message[0] == b'Z' {
+                    ready += 1;
+                }
+            }
         }
-    });
-    port
+        // Silent from here on, both sockets kept open.
+        std::thread::sleep(std::time::Duration::from_secs(3600));
+        drop((client, server));
+    })
 }
 
 /// A statement on an open connection whose peer acknowledges and never answers fails within
@@ -1014,58 +1025,46 @@ fn silent_after_statement(needle: &'static str) -> u16 {
     use std::io::{Read, Write};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let server_port = postgres::cluster().port;
-    std::thread::spawn(move || {
-        for client in listener.incoming() {
-            let Ok(mut client) = client else { return };
-            let Ok(mut server) = std::net::TcpStream::connect(("127.0.0.1", server_port)) else {
-                return;
+    proxy_to_cluster(move |mut client, mut server| {
+        let silent = Arc::new(AtomicBool::new(false));
+        let (mut from_client, mut to_server) =
+            (client.try_clone().unwrap(), server.try_clone().unwrap());
+        let heard = Arc::clone(&silent);
+        std::thread::spawn(move || {
+            // The tail of what came before, so a needle split across reads is still seen.
+            let mut seen: Vec<u8> = Vec::new();
+            let mut buf = [0u8; 8192];
+            loop {
+                let n = match from_client.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                seen.extend_from_slice(&buf[..n]);
+                if seen.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                    heard.store(true, Ordering::SeqCst);
+                }
+                let keep = seen.len().saturating_sub(needle.len());
+                seen.drain(..keep);
+                if to_server.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+            let _ = to_server.shutdown(std::net::Shutdown::Both);
+        });
+        let mut buf = [0u8; 8192];
+        loop {
+            let n = match server.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
             };
-            let silent = Arc::new(AtomicBool::new(false));
-            let (mut from_client, mut to_server) =
-                (client.try_clone().unwrap(), server.try_clone().unwrap());
-            let heard = Arc::clone(&silent);
-            std::thread::spawn(move || {
-                // The tail of what came before, so a needle split across reads is still seen.
-                let mut seen: Vec<u8> = Vec::new();
-                let mut buf = [0u8; 8192];
-                loop {
-                    let n = match from_client.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => n,
-                    };
-                    seen.extend_from_slice(&buf[..n]);
-                    if seen.windows(needle.len()).any(|w| w == needle.as_bytes()) {
-                        heard.store(true, Ordering::SeqCst);
-                    }
-                    let keep = seen.len().saturating_sub(needle.len());
-                    seen.drain(..keep);
-                    if to_server.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-                let _ = to_server.shutdown(std::net::Shutdown::Both);
-            });
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 8192];
-                loop {
-                    let n = match server.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => n,
-                    };
-                    if silent.load(Ordering::SeqCst) {
-                        continue;
-                    }
-                    if client.write_all(&buf[..n]).is_err() {
-                        return;
-                    }
-                }
-            });
+            if silent.load(Ordering::SeqCst) {
+                continue;
+            }
+            if client.write_all(&buf[..n]).is_err() {
+                return;
+            }
         }
-    });
-    port
+    })
 }
 
 /// The lock that makes one regeneration at a time across machines is let go of under the
@@ -1091,22 +1090,7 @@ fn a_server_that_stops_answering_as_the_regeneration_lock_is_released_holds_noth
         "GZA_DATABASE_URL",
         &format!("postgres://gza@127.0.0.1:{port}/{db}?sslmode=disable&connect_timeout=2"),
     );
-    let gza = p.command(&["learnings", "update"]);
-    let mut cmd = std::process::Command::new("timeout");
-    cmd.args(["-s", "KILL", "90"])
-        .arg(gza.get_program())
-        .args(gza.get_args())
-        .env_clear()
-        .envs(gza.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
-        .current_dir(gza.get_current_dir().unwrap())
-        .stdin(std::process::Stdio::null());
-    let started = std::time::Instant::now();
-    let run = p.finish(cmd.output().unwrap());
-    let took = started.elapsed();
-    assert!(
-        ![-1, 137].contains(&run.code),
-        "still running after 90 s:\n{run}"
-    );
+    let (run, took) = p.run_within(90, &["learnings", "update"], None);
     assert!(
         took < std::time::Duration::from_secs(30),
         "took {took:?}:\n{run}"

@@ -428,10 +428,15 @@ sys.exit(r.returncode if r.returncode >= 0 else 128 - r.returncode)\n";
         run.stdout
     }
 
-    /// [`Self::user_error`] for input that once made gza block (a FIFO, a device, stdin with no
-    /// end): gza runs under `timeout`, so a hang fails the test in `secs` instead of stalling
-    /// the suite. Its stdin is `stdin` (a file, a device) or nothing.
-    pub fn user_error_within(&self, secs: u64, args: &[&str], stdin: Option<&Path>) -> String {
+    /// Run gza under `timeout -s KILL secs`, so a hang fails the test in `secs` instead of
+    /// stalling the suite; its stdin is `stdin` (a file, a device) or nothing. Fails the test
+    /// when it was still running then; returns the run and how long it took.
+    pub fn run_within(
+        &self,
+        secs: u64,
+        args: &[&str],
+        stdin: Option<&Path>,
+    ) -> (Run, std::time::Duration) {
         let gza = self.command(args);
         let mut cmd = std::process::Command::new("timeout");
         cmd.arg("-s")
@@ -452,15 +457,20 @@ sys.exit(r.returncode if r.returncode >= 0 else 128 - r.returncode)\n";
             Some(path) => std::process::Stdio::from(std::fs::File::open(path).unwrap()),
             None => std::process::Stdio::null(),
         });
+        let started = std::time::Instant::now();
         let run = self.finish(cmd.output().unwrap());
-        assert_ne!(
-            run.code, -1,
+        let took = started.elapsed();
+        assert!(
+            ![-1, 137].contains(&run.code),
             "gza {args:?} was still running after {secs} s:\n{run}"
         );
-        assert_ne!(
-            run.code, 137,
-            "gza {args:?} was still running after {secs} s:\n{run}"
-        );
+        (run, took)
+    }
+
+    /// [`Self::user_error`] for input that once made gza block (a FIFO, a device, stdin with no
+    /// end): gza runs under `timeout` ([`Self::run_within`]).
+    pub fn user_error_within(&self, secs: u64, args: &[&str], stdin: Option<&Path>) -> String {
+        let (run, _) = self.run_within(secs, args, stdin);
         assert_eq!(run.code, 1, "gza {args:?} should fail with 1:\n{run}");
         assert_eq!(
             run.stderr.lines().count(),
