@@ -321,6 +321,23 @@ fn copy(ctx: &Context, args: CopyArgs) -> anyhow::Result<()> {
         present.to_string(),
     ]);
     table.print(&mut out)?;
+    let deleted: Vec<String> = tables
+        .iter()
+        .filter(|t| t.deleted > 0)
+        .map(|t| format!("{} {}", t.table, t.deleted))
+        .collect();
+    if !deleted.is_empty() {
+        writeln!(
+            out,
+            "{} there as well, as they were deleted here since the last copy: {}",
+            if args.dry_run {
+                "Would delete"
+            } else {
+                "Deleted"
+            },
+            deleted.join(", ")
+        )?;
+    }
     if args.dry_run {
         writeln!(out, "Nothing was written (--dry-run).")?;
     } else {

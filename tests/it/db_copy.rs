@@ -390,6 +390,84 @@ fn a_copy_run_again_brings_changes_across_and_refuses_only_a_row_changed_on_both
     postgres::cluster().drop_database(&name);
 }
 
+/// A row the last copy brought and deleted here since is deleted there too by the next copy,
+/// with what depended on it here (a task and its comment), and said so. Refused in one line,
+/// with nothing written: a row deleted here and changed there since (unless `--overwrite`), and
+/// a deletion that would take a row the team made there with it (a comment on that task
+/// added in PostgreSQL), `--overwrite` or not. Before, a deleted row stayed there for good.
+#[test]
+fn a_row_deleted_here_is_deleted_there_unless_the_team_changed_or_built_on_it() {
+    let p = sqlite_project();
+    for t in ["One", "Two", "Three", "Four"] {
+        p.add(&[t]);
+    }
+    p.ok(&["comment", "2", "a note on two"]);
+    let (name, url) = new_target();
+    p.ok(&["db", "copy", "--to", &url]);
+    let tasks_there = |url: &str| -> Vec<i64> {
+        open(&pg_database(&p, url))
+            .db()
+            .query_map("SELECT id FROM tasks ORDER BY id", &[], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(tasks_there(&url), [1, 2, 3, 4]);
+
+    // Deleted here: the next copy deletes it there, with its comment.
+    p.ok(&["delete", "2", "--yes"]);
+    let dry = p.ok(&["db", "copy", "--to", &url, "--dry-run"]);
+    assert!(dry.contains("Would delete there as well"), "{dry}");
+    assert_eq!(tasks_there(&url), [1, 2, 3, 4], "a dry run writes nothing");
+    let again = p.ok(&["db", "copy", "--to", &url]);
+    assert!(
+        again.contains("Deleted there as well, as they were deleted here since the last copy: tasks 1, task_comments 1"),
+        "{again}"
+    );
+    assert_eq!(tasks_there(&url), [1, 3, 4]);
+    let comments: i64 = open(&pg_database(&p, &url))
+        .db()
+        .one("SELECT COUNT(*) FROM task_comments", &[])
+        .unwrap();
+    assert_eq!(comments, 0);
+    // Nothing more to do, and nothing said of deletions.
+    let quiet = p.ok(&["db", "copy", "--to", &url]);
+    assert!(!quiet.contains("Deleted"), "{quiet}");
+
+    // Deleted here, changed there since: refused, unless --overwrite.
+    let edited = on_pg(&p, &url, &["edit", "3", "Three, reworded by the team"]);
+    assert_eq!(edited.code, 0, "{edited}");
+    p.ok(&["delete", "3", "--yes"]);
+    p.add(&["Five"]);
+    let err = p.user_error(&["db", "copy", "--to", &url]);
+    assert!(
+        err.contains("tasks id 3 was deleted here and changed there since")
+            && err.contains("nothing was copied")
+            && err.contains("--overwrite"),
+        "{err}"
+    );
+    assert_eq!(tasks_there(&url), [1, 3, 4], "task 5 came before nothing");
+    let overwritten = p.ok(&["db", "copy", "--to", &url, "--overwrite"]);
+    assert!(overwritten.contains("tasks 1"), "{overwritten}");
+    assert_eq!(tasks_there(&url), [1, 4, 5]);
+
+    // Deleted here, and the team commented on it there: the comment is theirs, never taken.
+    let theirs = on_pg(&p, &url, &["comment", "4", "the team's note"]);
+    assert_eq!(theirs.code, 0, "{theirs}");
+    p.ok(&["delete", "4", "--yes"]);
+    for extra in [&[][..], &["--overwrite"][..]] {
+        let mut args = vec!["db", "copy", "--to", url.as_str()];
+        args.extend_from_slice(extra);
+        let err = p.user_error(&args);
+        assert!(
+            err.contains("tasks id 4 was deleted here")
+                && err.contains("1 rows of task_comments that no copy from this store brought")
+                && err.contains("nothing was copied"),
+            "{extra:?}: {err}"
+        );
+        assert_eq!(tasks_there(&url), [1, 4, 5]);
+    }
+    postgres::cluster().drop_database(&name);
+}
+
 #[test]
 fn a_password_on_the_command_line_is_refused_and_one_from_the_environment_is_never_printed() {
     let p = sqlite_project();

@@ -14,8 +14,10 @@
 //! kept beside the SQLite file per target). Changed here only since, the target's row is
 //! updated to this store's (a re-run brings changes across); changed there only, the target's
 //! is kept (it is newer); changed on both sides (or never copied from here), the whole copy is
-//! refused in one line naming the row, unless `--overwrite` says this store's wins. Nothing is
-//! ever deleted, and nothing is duplicated: rows are matched by key. It runs in one transaction of the
+//! refused in one line naming the row, unless `--overwrite` says this store's wins. A row an
+//! earlier copy brought and deleted here since is deleted there too when it is unchanged there
+//! and nothing of the target's own goes with it ([`carry_deletions`]). Nothing is duplicated:
+//! rows are matched by key. It runs in one transaction of the
 //! target under the project's write lock, reading one snapshot of the source, and sets the
 //! target's identity sequences past every id copied (and every id SQLite ever gave out) before
 //! it commits. A copy killed at any instant leaves the target's rows as they were.
@@ -130,6 +132,9 @@ pub struct CopiedTable {
     pub copied: u64,
     /// Rows already in the target, equal (an earlier copy's).
     pub present: u64,
+    /// Rows an earlier copy brought that are gone from this store since, deleted from the
+    /// target too (unchanged there since that copy).
+    pub deleted: u64,
 }
 
 /// What each row was when this store last copied it into one target: a digest per table and
@@ -140,6 +145,9 @@ struct Ledger {
     file: std::path::PathBuf,
     last: HashMap<String, u64>,
     now: RefCell<HashMap<String, u64>>,
+    /// The keys of the rows this copy read from the source: a key the last copy brought and
+    /// this one did not read is a row deleted here since.
+    seen: RefCell<std::collections::HashSet<String>>,
     /// This store's version wins where both sides changed (`gza db copy --overwrite`).
     overwrite: bool,
 }
@@ -164,6 +172,7 @@ impl Ledger {
         Ledger {
             file,
             now: RefCell::new(last.clone()),
+            seen: RefCell::new(std::collections::HashSet::new()),
             last,
             overwrite,
         }
@@ -176,6 +185,31 @@ impl Ledger {
     /// The digest a row had when last copied, if it was.
     fn last(&self, table: &str, key: &str) -> Option<u64> {
         self.last.get(&Ledger::key(table, key)).copied()
+    }
+
+    /// A row of `table` with `key` is in the source now.
+    fn saw(&self, table: &str, key: &str) {
+        self.seen.borrow_mut().insert(Ledger::key(table, key));
+    }
+
+    /// Whether the last copy brought rows of `table` that this copy did not read.
+    fn any_gone(&self, table: &str) -> bool {
+        let seen = self.seen.borrow();
+        let prefix = format!("{table}\t");
+        self.last
+            .keys()
+            .any(|k| k.starts_with(&prefix) && !seen.contains(k))
+    }
+
+    /// Whether the row of `table` with `key` was brought by the last copy and is gone here.
+    fn gone(&self, table: &str, key: &str) -> bool {
+        let k = Ledger::key(table, key);
+        self.last.contains_key(&k) && !self.seen.borrow().contains(&k)
+    }
+
+    /// The row is no longer the target's from this store (deleted there, or gone from both).
+    fn forget(&self, table: &str, key: &str) {
+        self.now.borrow_mut().remove(&Ledger::key(table, key));
     }
 
     /// The row as the target now holds it from this store.
@@ -532,6 +566,21 @@ impl Plan {
         )
     }
 
+    /// Delete the row with the key given (`?1`… in key order).
+    fn delete(&self) -> String {
+        let keys: Vec<String> = self
+            .pg_key
+            .iter()
+            .enumerate()
+            .map(|(j, i)| format!("{} = ?{}", quote(&self.columns[*i]), j + 1))
+            .collect();
+        format!(
+            "DELETE FROM {} WHERE {}",
+            quote(self.table),
+            keys.join(" AND ")
+        )
+    }
+
     /// Whether a row equal in every column is there.
     fn same(&self) -> String {
         let tests: Vec<String> = self
@@ -580,6 +629,7 @@ struct Batch<'a> {
 impl Batch<'_> {
     fn push(&mut self, row: Vec<Value>) -> Result<()> {
         self.done.rows += 1;
+        self.ledger.saw(self.plan.table, &self.plan.key_of(&row));
         self.bytes += row
             .iter()
             .map(|v| match v {
@@ -734,6 +784,177 @@ impl Batch<'_> {
     }
 }
 
+/// Rows the last copy brought into the target and that are gone from this store since are
+/// deleted from the target, children before parents (`COPIED` in reverse), when the target's
+/// row is as that copy left it. A row changed there since is a conflict, as a row changed on
+/// both sides is (`--overwrite` deletes it). A deletion that would take with it, or change,
+/// rows the target has that no copy from here brought (a teammate's comment on the task, a task
+/// of theirs based on it: PostgreSQL's `ON DELETE CASCADE` and `SET NULL`) is refused in one
+/// line, `--overwrite` or not: that is the team's work.
+fn carry_deletions(
+    target: &Store,
+    tx: &Db,
+    plans: &[(Plan, How)],
+    ledger: &Ledger,
+    report: &mut [CopiedTable],
+) -> Result<()> {
+    let t_err = |e: DbError| target.err(e);
+    // Every table of rows is counted before and after, keys or not: a cascade into any of them
+    // is seen.
+    let rows_tables: Vec<(usize, &Plan)> = plans
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, how))| *how == How::Rows)
+        .map(|(i, (p, _))| (i, p))
+        .collect();
+    if !rows_tables
+        .iter()
+        .any(|(_, p)| !p.pg_key.is_empty() && ledger.any_gone(p.table))
+    {
+        return Ok(());
+    }
+    let count = |table: &str| -> Result<i64> {
+        tx.one(&format!("SELECT COUNT(*) FROM {}", quote(table)), params![])
+            .map_err(t_err)
+    };
+    let before: Vec<i64> = rows_tables
+        .iter()
+        .map(|(_, p)| count(p.table))
+        .collect::<Result<_>>()?;
+    let mut planned = vec![0i64; rows_tables.len()];
+    for (slot, (i, plan)) in rows_tables.iter().enumerate().rev() {
+        if plan.pg_key.is_empty() || !ledger.any_gone(plan.table) {
+            continue;
+        }
+        let n = plan.columns.len();
+        let doomed: Vec<Vec<Value>> = tx
+            .query_map(&plan.select(), params![], |r| read_row(r, n))
+            .map_err(t_err)?
+            .into_iter()
+            .filter(|row| ledger.gone(plan.table, &plan.key_of(row)))
+            .collect();
+        for row in &doomed {
+            let key = plan.key_of(row);
+            if ledger.last(plan.table, &key) != Some(digest(row)) && !ledger.overwrite {
+                return Err(conflict_deleted(target, &plan.describe(row)));
+            }
+        }
+        // Rows of the target's own that name a doomed row (a teammate's comment on the task, a
+        // task of theirs based on it): `ON DELETE CASCADE` would take them, `SET NULL` change
+        // them. The references are read from PostgreSQL's catalogue; the target's derived
+        // tables (the search index) are its bookkeeping, not anyone's work.
+        let references: Vec<(String, String)> = tx
+            .query_map(
+                "SELECT CAST(cl.relname AS TEXT), CAST(a.attname AS TEXT) FROM pg_constraint c \
+                 JOIN pg_class cl ON cl.oid = c.conrelid \
+                 JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] \
+                 WHERE c.contype = 'f' AND cardinality(c.conkey) = 1 \
+                   AND c.confrelid = to_regclass(quote_ident(current_schema()) || '.' || quote_ident(?1)) \
+                 ORDER BY 1, 2",
+                params![plan.table],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(t_err)?;
+        let id_col = plan.columns.iter().position(|c| c == "id");
+        for row in &doomed {
+            let Some(id) = id_col.map(|i| &row[i]) else {
+                continue;
+            };
+            for (child, column) in &references {
+                if !COPIED.iter().any(|(t, _)| t == child) {
+                    continue;
+                }
+                let mut sql = format!(
+                    "SELECT COUNT(*) FROM {} WHERE {} = ?1",
+                    quote(child),
+                    quote(column)
+                );
+                if child == plan.table {
+                    // Its own table: the rows deleted with it do not count.
+                    let ids: Vec<String> = doomed
+                        .iter()
+                        .filter_map(|d| match id_col.map(|i| &d[i]) {
+                            Some(Value::Int(v)) => Some(v.to_string()),
+                            _ => None,
+                        })
+                        .collect();
+                    sql.push_str(&format!(" AND id NOT IN ({})", ids.join(", ")));
+                }
+                let naming: i64 = tx.one(&sql, &[id as &dyn ToParam]).map_err(t_err)?;
+                if naming > 0 {
+                    return Err(kept_by_the_team(
+                        target,
+                        &plan.describe(row),
+                        &format!("{naming} rows of {child} that no copy from this store brought"),
+                    ));
+                }
+            }
+        }
+        for row in &doomed {
+            let keys: Vec<&dyn ToParam> = plan
+                .pg_key
+                .iter()
+                .map(|i| &row[*i] as &dyn ToParam)
+                .collect();
+            tx.execute(&plan.delete(), &keys).map_err(t_err)?;
+            ledger.forget(plan.table, &plan.key_of(row));
+        }
+        planned[slot] = doomed.len() as i64;
+        report[*i].deleted = doomed.len() as u64;
+    }
+    for (slot, (_, plan)) in rows_tables.iter().enumerate() {
+        let lost = before[slot] - count(plan.table)?;
+        if lost != planned[slot] {
+            return Err(kept_by_the_team(
+                target,
+                "a row",
+                &format!(
+                    "{} rows of {} that no copy from this store brought",
+                    lost - planned[slot],
+                    plan.table
+                ),
+            ));
+        }
+    }
+    // Keys gone from both sides (deleted there too) are forgotten.
+    let gone: Vec<String> = {
+        let seen = ledger.seen.borrow();
+        ledger
+            .last
+            .keys()
+            .filter(|k| !seen.contains(*k))
+            .cloned()
+            .collect()
+    };
+    let mut now = ledger.now.borrow_mut();
+    for k in gone {
+        now.remove(&k);
+    }
+    Ok(())
+}
+
+/// The one-line refusal of a row deleted here and changed in the target since the last copy.
+fn conflict_deleted(target: &Store, what: &str) -> Error {
+    let (name, at) = match target.status() {
+        Ok(s) => (s.project.unwrap_or_default(), s.location),
+        Err(_) => (String::new(), target.path.display().to_string()),
+    };
+    Error::Usage(format!(
+        "{what} was deleted here and changed there since this store last copied it (project {name:?} in {at}): nothing was copied; to delete it there too run `gza db copy --overwrite` again, or to keep it work from there (set `database:`) and stop copying"
+    ))
+}
+
+/// The one-line refusal of a deletion that would take or change the target's own rows.
+fn kept_by_the_team(target: &Store, what: &str, theirs: &str) -> Error {
+    let (name, at) = match target.status() {
+        Ok(s) => (s.project.unwrap_or_default(), s.location),
+        Err(_) => (String::new(), target.path.display().to_string()),
+    };
+    Error::Usage(format!(
+        "{what} was deleted here, and deleting it from project {name:?} in {at} would also take or change {theirs}, made there: nothing was copied; delete it there by hand if that is meant, then copy again"
+    ))
+}
+
 fn read_row(r: &Row, n: usize) -> DbResult<Vec<Value>> {
     (0..n).map(|i| r.value(i).map(Value::of)).collect()
 }
@@ -834,6 +1055,7 @@ impl Store {
                 rows: rows as u64,
                 copied: rows as u64 - present,
                 present,
+                deleted: 0,
             });
         }
         Ok(out)
@@ -921,6 +1143,7 @@ impl Store {
             }
         }
         let mut report = Vec::new();
+        let mut plans = Vec::new();
         for (table, how) in COPIED {
             let plan = Plan::new(&self.db, &tx, table)?;
             let done = match how {
@@ -928,7 +1151,9 @@ impl Store {
                 How::State => self.copy_state(target, &tx, &plan, empty, ledger)?,
             };
             report.push(done);
+            plans.push((plan, how));
         }
+        carry_deletions(target, &tx, &plans, ledger, &mut report)?;
         tx.batch("SET LOCAL gza.bulk_load = 'off'").map_err(t_err)?;
         crate::learnings::build_injection_counts(&tx).map_err(t_err)?;
         // Ids below the floor are never given out again, on either side.
@@ -969,6 +1194,7 @@ impl Store {
                 rows: 0,
                 copied: 0,
                 present: 0,
+                deleted: 0,
             },
             later: Vec::new(),
         };
@@ -1029,6 +1255,7 @@ impl Store {
             rows: source.len() as u64,
             copied: 0,
             present: 0,
+            deleted: 0,
         };
         for row in source {
             let key = plan.key_of(&row);
