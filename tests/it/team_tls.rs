@@ -141,12 +141,15 @@ fn tls_is_verified_against_the_given_ca_and_client_certificates_log_in() {
             "give the CA that signed it as sslrootcert=FILE",
         ],
     );
-    // The system's roots do not know the test CA: `require` verifies as the others do.
-    refused(
-        &mut p,
-        url("gza_tls", "sslmode=require"),
-        &["not signed by the system's CAs", "sslrootcert=FILE"],
-    );
+    // The system's roots do not know the test CA: `require` verifies as the others do, and
+    // so does the default (`prefer`) once the server offers TLS.
+    for mode in ["sslmode=require", "sslmode=prefer", "connect_timeout=10"] {
+        refused(
+            &mut p,
+            url("gza_tls", mode),
+            &["not signed by the system's CAs", "sslrootcert=FILE"],
+        );
+    }
 
     // The role that logs in with a certificate: refused without one, let in with it.
     refused(
