@@ -465,6 +465,32 @@ fn a_row_deleted_here_is_deleted_there_unless_the_team_changed_or_built_on_it() 
         );
         assert_eq!(tasks_there(&url), [1, 4, 5]);
     }
+
+    // A task of the team's there that waits on one deleted here: refused too (their row would
+    // be changed by ON DELETE SET NULL).
+    let waiting = on_pg(&p, &url, &["add", "after five", "--depends-on", "5"]);
+    assert_eq!(waiting.code, 0, "{waiting}");
+    // (Task 4 as the refusal says: deleted there by hand, its comment with it.)
+    let by_hand = on_pg(&p, &url, &["delete", "4", "--yes"]);
+    assert_eq!(by_hand.code, 0, "{by_hand}");
+    p.ok(&["delete", "5", "--yes"]);
+    let err = p.user_error(&["db", "copy", "--to", &url]);
+    assert!(
+        err.contains("tasks id 5 was deleted here")
+            && err.contains("rows of tasks that no copy from this store brought"),
+        "{err}"
+    );
+    assert_eq!(tasks_there(&url), [1, 5, 6]);
+
+    // A store replaced since the last copy (a fresh `init` over a deleted database) has not
+    // deleted anything there, though none of the ledger's rows is in it: nothing is deleted.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(p.path(&format!(".gza/gza.db{suffix}")));
+    }
+    p.ok(&["init"]);
+    let fresh = p.ok(&["db", "copy", "--to", &url]);
+    assert!(!fresh.contains("Deleted"), "{fresh}");
+    assert_eq!(tasks_there(&url), [1, 5, 6], "{fresh}");
     postgres::cluster().drop_database(&name);
 }
 

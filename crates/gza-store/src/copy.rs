@@ -148,6 +148,14 @@ struct Ledger {
     /// The keys of the rows this copy read from the source: a key the last copy brought and
     /// this one did not read is a row deleted here since.
     seen: RefCell<std::collections::HashSet<String>>,
+    /// This store's identity (its per-database nonce, `hook_state`), written at the top of the
+    /// ledger.
+    store: String,
+    /// The ledger was written by a copy from this very store: only then does a key missing from
+    /// the source mean a row deleted here. A ledger of a store since replaced (a fresh `init`,
+    /// a backup restored) or of a gza before session 11 (never pruned) would read every row as
+    /// deleted.
+    trusted: bool,
     /// This store's version wins where both sides changed (`gza db copy --overwrite`).
     overwrite: bool,
 }
@@ -161,9 +169,16 @@ impl Ledger {
             crate::pg::fnv1a(target.path.as_os_str().as_bytes())
         ));
         let file = std::path::PathBuf::from(name);
-        let last: HashMap<String, u64> = std::fs::read_to_string(&file)
-            .unwrap_or_default()
+        let store: String = source
+            .db
+            .one("SELECT nonce FROM hook_state WHERE id = 1", params![])
+            .unwrap_or_default();
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let trusted = !store.is_empty()
+            && text.lines().next().and_then(|l| l.strip_prefix("store\t")) == Some(store.as_str());
+        let last: HashMap<String, u64> = text
             .lines()
+            .filter(|l| !l.starts_with("store\t"))
             .filter_map(|l| {
                 let (key, digest) = l.rsplit_once('\t')?;
                 Some((key.to_string(), u64::from_str_radix(digest, 16).ok()?))
@@ -173,6 +188,8 @@ impl Ledger {
             file,
             now: RefCell::new(last.clone()),
             seen: RefCell::new(std::collections::HashSet::new()),
+            store,
+            trusted,
             last,
             overwrite,
         }
@@ -207,11 +224,6 @@ impl Ledger {
         self.last.contains_key(&k) && !self.seen.borrow().contains(&k)
     }
 
-    /// The row is no longer the target's from this store (deleted there, or gone from both).
-    fn forget(&self, table: &str, key: &str) {
-        self.now.borrow_mut().remove(&Ledger::key(table, key));
-    }
-
     /// The row as the target now holds it from this store.
     fn record(&self, table: &str, key: &str, row: &[Value]) {
         self.now
@@ -222,7 +234,7 @@ impl Ledger {
     /// Write the ledger (after the copy committed): a ledger lost only makes the next copy ask
     /// about rows changed on both sides.
     fn save(&self) {
-        let mut text = String::new();
+        let mut text = format!("store\t{}\n", self.store);
         for (key, digest) in self.now.borrow().iter() {
             text.push_str(&format!("{key}\t{digest:016x}\n"));
         }
@@ -790,7 +802,9 @@ impl Batch<'_> {
 /// both sides is (`--overwrite` deletes it). A deletion that would take with it, or change,
 /// rows the target has that no copy from here brought (a teammate's comment on the task, a task
 /// of theirs based on it: PostgreSQL's `ON DELETE CASCADE` and `SET NULL`) is refused in one
-/// line, `--overwrite` or not: that is the team's work.
+/// line, `--overwrite` or not: that is the team's work. Only a ledger this store wrote
+/// ([`Ledger::trusted`]) deletes anything; any other is pruned to the rows read now, so the
+/// next copy may.
 fn carry_deletions(
     target: &Store,
     tx: &Db,
@@ -807,128 +821,174 @@ fn carry_deletions(
         .filter(|(_, (_, how))| *how == How::Rows)
         .map(|(i, (p, _))| (i, p))
         .collect();
-    if !rows_tables
-        .iter()
-        .any(|(_, p)| !p.pg_key.is_empty() && ledger.any_gone(p.table))
+    let keyed = |p: &Plan| !p.pg_key.is_empty();
+    if ledger.trusted
+        && rows_tables
+            .iter()
+            .any(|(_, p)| keyed(p) && ledger.any_gone(p.table))
     {
-        return Ok(());
-    }
-    let count = |table: &str| -> Result<i64> {
-        tx.one(&format!("SELECT COUNT(*) FROM {}", quote(table)), params![])
-            .map_err(t_err)
-    };
-    let before: Vec<i64> = rows_tables
-        .iter()
-        .map(|(_, p)| count(p.table))
-        .collect::<Result<_>>()?;
-    let mut planned = vec![0i64; rows_tables.len()];
-    for (slot, (i, plan)) in rows_tables.iter().enumerate().rev() {
-        if plan.pg_key.is_empty() || !ledger.any_gone(plan.table) {
-            continue;
-        }
-        let n = plan.columns.len();
-        let doomed: Vec<Vec<Value>> = tx
-            .query_map(&plan.select(), params![], |r| read_row(r, n))
-            .map_err(t_err)?
-            .into_iter()
-            .filter(|row| ledger.gone(plan.table, &plan.key_of(row)))
-            .collect();
-        for row in &doomed {
-            let key = plan.key_of(row);
-            if ledger.last(plan.table, &key) != Some(digest(row)) && !ledger.overwrite {
-                return Err(conflict_deleted(target, &plan.describe(row)));
-            }
-        }
-        // Rows of the target's own that name a doomed row (a teammate's comment on the task, a
-        // task of theirs based on it): `ON DELETE CASCADE` would take them, `SET NULL` change
-        // them. The references are read from PostgreSQL's catalogue; the target's derived
-        // tables (the search index) are its bookkeeping, not anyone's work.
-        let references: Vec<(String, String)> = tx
-            .query_map(
-                "SELECT CAST(cl.relname AS TEXT), CAST(a.attname AS TEXT) FROM pg_constraint c \
-                 JOIN pg_class cl ON cl.oid = c.conrelid \
-                 JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] \
-                 WHERE c.contype = 'f' AND cardinality(c.conkey) = 1 \
-                   AND c.confrelid = to_regclass(quote_ident(current_schema()) || '.' || quote_ident(?1)) \
-                 ORDER BY 1, 2",
-                params![plan.table],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .map_err(t_err)?;
-        let id_col = plan.columns.iter().position(|c| c == "id");
-        for row in &doomed {
-            let Some(id) = id_col.map(|i| &row[i]) else {
+        let count = |table: &str| -> Result<i64> {
+            tx.one(&format!("SELECT COUNT(*) FROM {}", quote(table)), params![])
+                .map_err(t_err)
+        };
+        let before: Vec<i64> = rows_tables
+            .iter()
+            .map(|(_, p)| count(p.table))
+            .collect::<Result<_>>()?;
+        let mut planned = vec![0i64; rows_tables.len()];
+        for (slot, (i, plan)) in rows_tables.iter().enumerate().rev() {
+            if !keyed(plan) || !ledger.any_gone(plan.table) {
                 continue;
-            };
-            for (child, column) in &references {
-                if !COPIED.iter().any(|(t, _)| t == child) {
-                    continue;
-                }
-                let mut sql = format!(
-                    "SELECT COUNT(*) FROM {} WHERE {} = ?1",
-                    quote(child),
-                    quote(column)
-                );
-                if child == plan.table {
-                    // Its own table: the rows deleted with it do not count.
-                    let ids: Vec<String> = doomed
-                        .iter()
-                        .filter_map(|d| match id_col.map(|i| &d[i]) {
-                            Some(Value::Int(v)) => Some(v.to_string()),
-                            _ => None,
-                        })
-                        .collect();
-                    sql.push_str(&format!(" AND id NOT IN ({})", ids.join(", ")));
-                }
-                let naming: i64 = tx.one(&sql, &[id as &dyn ToParam]).map_err(t_err)?;
-                if naming > 0 {
-                    return Err(kept_by_the_team(
-                        target,
-                        &plan.describe(row),
-                        &format!("{naming} rows of {child} that no copy from this store brought"),
-                    ));
-                }
+            }
+            let doomed = doomed_rows(target, tx, plan, ledger)?;
+            refuse_what_the_team_built_on(target, tx, plan, &doomed)?;
+            for row in &doomed {
+                let keys: Vec<&dyn ToParam> = plan
+                    .pg_key
+                    .iter()
+                    .map(|i| &row[*i] as &dyn ToParam)
+                    .collect();
+                tx.execute(&plan.delete(), &keys).map_err(t_err)?;
+            }
+            planned[slot] = doomed.len() as i64;
+            report[*i].deleted = doomed.len() as u64;
+        }
+        for (slot, (_, plan)) in rows_tables.iter().enumerate() {
+            let lost = before[slot] - count(plan.table)?;
+            if lost != planned[slot] {
+                return Err(kept_by_the_team(
+                    target,
+                    "a row",
+                    &format!(
+                        "{} rows of {} that no copy from this store brought",
+                        lost - planned[slot],
+                        plan.table
+                    ),
+                ));
             }
         }
-        for row in &doomed {
-            let keys: Vec<&dyn ToParam> = plan
-                .pg_key
-                .iter()
-                .map(|i| &row[*i] as &dyn ToParam)
-                .collect();
-            tx.execute(&plan.delete(), &keys).map_err(t_err)?;
-            ledger.forget(plan.table, &plan.key_of(row));
-        }
-        planned[slot] = doomed.len() as i64;
-        report[*i].deleted = doomed.len() as u64;
     }
-    for (slot, (_, plan)) in rows_tables.iter().enumerate() {
-        let lost = before[slot] - count(plan.table)?;
-        if lost != planned[slot] {
-            return Err(kept_by_the_team(
-                target,
-                "a row",
-                &format!(
-                    "{} rows of {} that no copy from this store brought",
-                    lost - planned[slot],
-                    plan.table
-                ),
-            ));
-        }
-    }
-    // Keys gone from both sides (deleted there too) are forgotten.
+    // The keys of rows gone from here are forgotten, deleted there or not (gone there too, or
+    // the ledger not this store's): the ledger holds what this copy left.
     let gone: Vec<String> = {
         let seen = ledger.seen.borrow();
+        let prefixes: Vec<String> = rows_tables
+            .iter()
+            .filter(|(_, p)| keyed(p))
+            .map(|(_, p)| format!("{}\t", p.table))
+            .collect();
         ledger
             .last
             .keys()
-            .filter(|k| !seen.contains(*k))
+            .filter(|k| !seen.contains(*k) && prefixes.iter().any(|p| k.starts_with(p)))
             .cloned()
             .collect()
     };
     let mut now = ledger.now.borrow_mut();
     for k in gone {
         now.remove(&k);
+    }
+    Ok(())
+}
+
+/// The target's rows of `plan.table` that the last copy brought and that are gone here; a
+/// conflict when one changed there since (unless `--overwrite`).
+fn doomed_rows(target: &Store, tx: &Db, plan: &Plan, ledger: &Ledger) -> Result<Vec<Vec<Value>>> {
+    let n = plan.columns.len();
+    let doomed: Vec<Vec<Value>> = tx
+        .query_map(&plan.select(), params![], |r| read_row(r, n))
+        .map_err(|e| target.err(e))?
+        .into_iter()
+        .filter(|row| ledger.gone(plan.table, &plan.key_of(row)))
+        .collect();
+    for row in &doomed {
+        let key = plan.key_of(row);
+        if ledger.last(plan.table, &key) != Some(digest(row)) && !ledger.overwrite {
+            return Err(conflict_deleted(target, &plan.describe(row)));
+        }
+    }
+    Ok(doomed)
+}
+
+/// Refuse when rows of the target's own name a doomed row (a teammate's comment on the task, a
+/// task of theirs based on it): `ON DELETE CASCADE` would take them, `SET NULL` change them.
+/// The references are read from PostgreSQL's catalogue, one statement each for all the doomed
+/// ids; the target's derived tables (the search index) are its bookkeeping, not anyone's work.
+/// (Columns that name a task without a declared key, such as an injection's `task_id`, are
+/// left as `gza delete` leaves them on one machine.)
+fn refuse_what_the_team_built_on(
+    target: &Store,
+    tx: &Db,
+    plan: &Plan,
+    doomed: &[Vec<Value>],
+) -> Result<()> {
+    let t_err = |e: DbError| target.err(e);
+    let Some(id_col) = plan.columns.iter().position(|c| c == "id") else {
+        return Ok(());
+    };
+    // Integers only, so the list is safe to write into the statement.
+    let ids: Vec<i64> = doomed
+        .iter()
+        .filter_map(|d| match &d[id_col] {
+            Value::Int(v) => Some(*v),
+            _ => None,
+        })
+        .collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let references: Vec<(String, String)> = tx
+        .query_map(
+            "SELECT CAST(cl.relname AS TEXT), CAST(a.attname AS TEXT) FROM pg_constraint c \
+             JOIN pg_class cl ON cl.oid = c.conrelid \
+             JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] \
+             WHERE c.contype = 'f' AND cardinality(c.conkey) = 1 \
+               AND c.confrelid = to_regclass(quote_ident(current_schema()) || '.' || quote_ident(?1)) \
+             ORDER BY 1, 2",
+            params![plan.table],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(t_err)?;
+    for chunk in ids.chunks(1000) {
+        let list = chunk
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        for (child, column) in &references {
+            if !COPIED.iter().any(|(t, _)| t == child) {
+                continue;
+            }
+            let mut sql = format!(
+                "SELECT {col}, COUNT(*) FROM {} WHERE {col} IN ({list})",
+                quote(child),
+                col = quote(column)
+            );
+            if child == plan.table {
+                // Its own table: the rows deleted with it do not count.
+                let all = ids
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                sql.push_str(&format!(" AND id NOT IN ({all})"));
+            }
+            sql.push_str(&format!(" GROUP BY {} ORDER BY 1 LIMIT 1", quote(column)));
+            let found: Vec<(i64, i64)> = tx
+                .query_map(&sql, params![], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(t_err)?;
+            if let Some((id, naming)) = found.first() {
+                let row = doomed
+                    .iter()
+                    .find(|d| matches!(&d[id_col], Value::Int(v) if v == id))
+                    .expect("a doomed id");
+                return Err(kept_by_the_team(
+                    target,
+                    &plan.describe(row),
+                    &format!("{naming} rows of {child} that no copy from this store brought"),
+                ));
+            }
+        }
     }
     Ok(())
 }
