@@ -122,18 +122,17 @@ fn status(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
         status.schema_version, status.known_version
     )?;
     writeln!(out, "server          {}", status.server)?;
-    if status.backend == "postgres" {
-        match &status.tls {
-            Some(how) => writeln!(
-                out,
-                "tls             {how}, the server's certificate verified"
-            )?,
-            None => writeln!(
-                out,
-                "tls             {}: this connection is not encrypted (sslmode=require refuses a server without TLS)",
-                output::paint(output::YELLOW, "none")
-            )?,
-        }
+    match status.tls.as_deref() {
+        None | Some("socket") => {}
+        Some("none") => writeln!(
+            out,
+            "tls             {} (as the server sees this connection: not encrypted, unless a proxy between encrypts it)",
+            output::paint(output::YELLOW, "none")
+        )?,
+        Some(how) => writeln!(
+            out,
+            "tls             {how} (as the server sees this connection)"
+        )?,
     }
     writeln!(
         out,

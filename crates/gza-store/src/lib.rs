@@ -142,8 +142,9 @@ pub struct DbStatus {
     /// The server's version (PostgreSQL) or the library's (SQLite).
     pub server: String,
     /// How this connection is encrypted, as the server sees it (`pg_stat_ssl`): the protocol
-    /// and cipher, or `None` for a connection in the clear (and for SQLite, a local file).
-    /// gza verifies the certificate of every TLS connection it makes (docs/security.md).
+    /// and cipher, `none` (in the clear), `socket` (a local socket file); `None` when unknown
+    /// (and for SQLite). gza verifies the certificate of every TLS connection it makes
+    /// (docs/security.md); a pooler or proxy between may see another connection than gza's.
     pub tls: Option<String>,
 }
 
@@ -550,14 +551,19 @@ impl Store {
                     .db
                     .one::<String>("SELECT version()", params![])
                     .map_err(|e| self.err(e))?,
+                // Never a reason for status to fail: a server or pooler without the view (or
+                // without this session in it) leaves it unknown.
                 tls: self
                     .db
                     .one::<Option<String>>(
-                        "SELECT CASE WHEN ssl THEN version || ' (' || cipher || ')' END \
+                        "SELECT CASE WHEN inet_client_addr() IS NULL THEN 'socket' \
+                                     WHEN ssl THEN version || ' (' || cipher || ')' \
+                                     ELSE 'none' END \
                          FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
                         params![],
                     )
-                    .map_err(|e| self.err(e))?,
+                    .ok()
+                    .flatten(),
             },
         })
     }

@@ -902,11 +902,14 @@ fn connect_error(r: &Resolved, e: &postgres::Error, waited: Duration) -> Error {
 /// What to do when the server refused the login for want of TLS or of a client certificate
 /// (its `pg_hba.conf` said so): the password hints would send a person the wrong way.
 fn tls_refusal_hint(r: &Resolved, message: &str) -> Option<String> {
+    // PostgreSQL says "no encryption" of every connection its rules turned away without TLS:
+    // a rule that asks for TLS, or none for this user, database and host at all.
     if message.contains("no encryption") || message.contains("SSL off") {
-        return Some(format!(
-            "the server takes this user only over TLS, and sslmode={} did not use it: use sslmode=verify-full (with sslrootcert=FILE for a CA of your own) or sslmode=require",
-            r.sslmode
-        ));
+        return Some(if r.sslmode == "disable" {
+            "no rule of the server's pg_hba.conf admits this user, database and host without TLS: if it asks for TLS, use sslmode=verify-full (with sslrootcert=FILE for a CA of your own) or sslmode=require; else have the server's owner add a rule for them".into()
+        } else {
+            "no rule of the server's pg_hba.conf admits this user, database and host (the server offered no TLS, so the connection was not encrypted): have the server's owner add a rule for them, or turn ssl on if its rules ask for TLS".into()
+        });
     }
     if message.contains("requires a valid client certificate") {
         return Some(
@@ -929,18 +932,23 @@ fn certificate_hint(r: &Resolved, cause: &str) -> Option<String> {
         Some(file) => format!("the CA in sslrootcert {}", file.display()),
         None => "the system's CAs".to_string(),
     };
+    // rustls names the fault by its variant (`UnknownIssuer`) or, for some, in words
+    // ("certificate not valid for name …", "certificate expired: …").
     if cause.contains("invalid peer certificate") {
         return Some(
             if cause.contains("UnknownIssuer") || cause.contains("BadSignature") {
                 format!(
                     "the server's certificate is not signed by {roots}; give the CA that signed it as sslrootcert=FILE (or PGSSLROOTCERT)"
                 )
-            } else if cause.contains("NotValidForName") {
+            } else if cause.contains("NotValidForName") || cause.contains("not valid for name") {
                 format!(
                     "the server's certificate does not name the host {}; connect by a name or address it holds",
                     r.host
                 )
-            } else if cause.contains("Expired") || cause.contains("NotValidYet") {
+            } else if ["Expired", "expired", "NotValidYet", "not valid yet"]
+                .iter()
+                .any(|w| cause.contains(w))
+            {
                 "the server's certificate is out of its validity period; have its owner renew it (and check this machine's clock)".into()
             } else {
                 format!(
@@ -949,7 +957,20 @@ fn certificate_hint(r: &Resolved, cause: &str) -> Option<String> {
             },
         );
     }
-    if cause.contains("received fatal alert") && r.sslcert.is_some() {
+    // The alerts a server sends about the certificate it was given (not about protocols or
+    // ciphers).
+    let about_the_certificate = [
+        "UnknownCA",
+        "BadCertificate",
+        "CertificateRequired",
+        "CertificateUnknown",
+        "DecryptError",
+        "AccessDenied",
+    ];
+    if cause.contains("received fatal alert")
+        && about_the_certificate.iter().any(|a| cause.contains(a))
+        && r.sslcert.is_some()
+    {
         return Some(format!(
             "the server refused the client certificate {}: it must be signed by a CA the server trusts (its ssl_ca_file)",
             r.sslcert.as_deref().unwrap_or(Path::new("")).display()
@@ -961,6 +982,43 @@ fn certificate_hint(r: &Resolved, cause: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hints are matched on rustls's words as the locked version writes them (its
+    /// variants for some faults, sentences for others), and an alert about a protocol is never
+    /// blamed on the client certificate.
+    #[test]
+    fn certificate_faults_get_the_hint_that_fits_them() {
+        let spec = DatabaseSpec::parse(
+            "postgres://gza@db.internal:5432/gza?sslmode=verify-full&sslcert=/c.crt&sslkey=/c.key",
+            None,
+        )
+        .unwrap();
+        let r = resolve(&spec).unwrap();
+        let hint = |cause: &str| certificate_hint(&r, cause).unwrap_or_default();
+        let name = rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidForName);
+        let named =
+            rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidForNameContext {
+                expected: rustls::pki_types::ServerName::try_from("db.internal").unwrap(),
+                presented: vec!["other.example".into()],
+            });
+        for e in [name, named] {
+            assert!(
+                hint(&e.to_string()).contains("does not name the host db.internal"),
+                "{e}"
+            );
+        }
+        let expired = rustls::Error::InvalidCertificate(rustls::CertificateError::Expired);
+        assert!(
+            hint(&expired.to_string()).contains("validity period"),
+            "{expired}"
+        );
+        let issuer = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
+        assert!(hint(&issuer.to_string()).contains("not signed by the system's CAs"));
+        let ca = rustls::Error::AlertReceived(rustls::AlertDescription::UnknownCA);
+        assert!(hint(&ca.to_string()).contains("refused the client certificate /c.crt"));
+        let protocol = rustls::Error::AlertReceived(rustls::AlertDescription::ProtocolVersion);
+        assert_eq!(hint(&protocol.to_string()), "", "{protocol}");
+    }
 
     #[test]
     fn password_file_fields_unescape_and_wildcards_match() {
