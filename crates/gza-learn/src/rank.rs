@@ -321,7 +321,7 @@ impl Ranker {
             self.spent.set(self.spent.get() + started.elapsed());
         }
         if !fresh.is_empty() {
-            let _ = store.store_embeddings(embedder.fingerprint(), &fresh);
+            let _ = store.store_embeddings_if_current(embedder.fingerprint(), rows, &fresh);
         }
         fresh
     }
@@ -1127,7 +1127,8 @@ fn embed_job_round(project: &Project, each_round: &dyn Fn(&Store)) -> Result<usi
             .filter(|r| !folded.contains(&r.id))
             .map(|r| (r.id, ranker.learning_vector(embedder, r)))
             .collect();
-        store.store_embeddings(embedder.fingerprint(), &fresh)?;
+        let refs: Vec<&RankRow> = rows.iter().collect();
+        store.store_embeddings_if_current(embedder.fingerprint(), &refs, &fresh)?;
         done += fresh.len();
         if rebuilt.elapsed() > INDEX_EVERY {
             rebuild(Some(embedder));

@@ -1595,6 +1595,46 @@ impl Store {
         })
     }
 
+    /// [`Store::store_embeddings`] for vectors made from `rows` (in the same order), each kept
+    /// only while its learning still says what it was made from (text and `applies_when`, what
+    /// a learning's vector is made of). A process that read a learning before it was edited
+    /// (the background job, another command) would otherwise write the old text's vector over
+    /// the one the edit made, for good: the learning then ranked by what it no longer says.
+    pub fn store_embeddings_if_current(
+        &self,
+        model: &str,
+        rows: &[&RankRow],
+        vectors: &[(i64, Vec<f32>)],
+    ) -> Result<()> {
+        if vectors.is_empty() {
+            return Ok(());
+        }
+        self.immediate(|tx| {
+            for (id, v) in vectors {
+                let Some(row) = rows.iter().find(|r| r.id == *id) else {
+                    continue;
+                };
+                let now: Vec<(String, String)> = tx.query_map(
+                    "SELECT text, applies_when FROM learnings WHERE id = ?1",
+                    params![id],
+                    |r| Ok((r.get(0)?, r.get::<Option<String>>(1)?.unwrap_or_default())),
+                )?;
+                let current = now.first().is_some_and(|(text, when)| {
+                    *text == row.text && json_list(when.clone()) == row.applies_when
+                });
+                if !current {
+                    continue;
+                }
+                tx.execute(
+                    "INSERT INTO learning_embeddings (learning_id, model, vector) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (learning_id) DO UPDATE SET model = excluded.model, vector = excluded.vector",
+                    params![id, model, encode_vector(v)],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
     /// Record that learnings were given to an agent.
     pub fn record_injections(
         &self,

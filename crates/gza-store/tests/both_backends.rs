@@ -1765,3 +1765,73 @@ fn an_expired_lease_refuses_the_outcome_only_once_its_task_is_reaped() {
     }
     cluster.drop_database(&name);
 }
+
+/// A vector made from what a learning said before an edit is never stored over the edit, on
+/// either backend: the background job (or another command) reads a learning, the person edits
+/// its text or its hints meanwhile, and the job's late write kept the old words' vector for
+/// good (seen as `relevance::hints_given_to_an_existing_learning…` failing under load: the
+/// hints' removal undone by the job's vector made with them). A learning unchanged since is
+/// stored as before.
+#[test]
+fn a_vector_of_what_a_learning_said_before_an_edit_is_never_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = postgres::cluster();
+    let name = cluster.new_database();
+    let sqlite = Database::Sqlite(dir.path().join("gza.db"));
+    let pg = Database::Postgres {
+        spec: Box::new(DatabaseSpec::parse(&cluster.url(&name), None).unwrap()),
+        project: "github.com/acme/app".into(),
+    };
+    for database in [sqlite, pg] {
+        let store = Store::create_database(&database).unwrap();
+        let mut hinted = NewLearning::new("Testing", "Run the fixtures first", Origin::User);
+        hinted.applies_when = vec!["adding a model field".into()];
+        let edited_hints = store.add_learning(&hinted).unwrap();
+        let edited_text = store
+            .add_learning(&NewLearning::new("Style", "Tabs, not spaces", Origin::User))
+            .unwrap();
+        let untouched = store
+            .add_learning(&NewLearning::new(
+                "Docs",
+                "ADRs for architecture",
+                Origin::User,
+            ))
+            .unwrap();
+        let read = store.rows_without_vectors(false, "m", 10).unwrap();
+        assert_eq!(read.len(), 3, "{:?}", store.backend());
+        store
+            .edit_learning(
+                edited_hints,
+                &LearningEdit {
+                    applies_when: Some(Vec::new()),
+                    ..LearningEdit::default()
+                },
+            )
+            .unwrap();
+        store
+            .edit_learning(
+                edited_text,
+                &LearningEdit {
+                    text: Some("Spaces, not tabs".into()),
+                    ..LearningEdit::default()
+                },
+            )
+            .unwrap();
+        let refs: Vec<&RankRow> = read.iter().collect();
+        let made: Vec<(i64, Vec<f32>)> = [edited_hints, edited_text, untouched]
+            .iter()
+            .map(|id| (*id, vec![0.5, 0.25]))
+            .collect();
+        store
+            .store_embeddings_if_current("m", &refs, &made)
+            .unwrap();
+        let kept: Vec<i64> = store
+            .embeddings_of("m", &[edited_hints, edited_text, untouched])
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(kept, [untouched], "{:?}", store.backend());
+    }
+    cluster.drop_database(&name);
+}
