@@ -1595,7 +1595,7 @@ impl Store {
         })
     }
 
-    /// [`Store::store_embeddings`] for vectors made from `rows` (in the same order), each kept
+    /// [`Store::store_embeddings`] for vectors made from `rows` (matched by id), each kept
     /// only while its learning still says what it was made from (text and `applies_when`, what
     /// a learning's vector is made of). A process that read a learning before it was edited
     /// (the background job, another command) would otherwise write the old text's vector over
