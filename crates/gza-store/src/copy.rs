@@ -995,10 +995,7 @@ fn refuse_what_the_team_built_on(
 
 /// The one-line refusal of a row deleted here and changed in the target since the last copy.
 fn conflict_deleted(target: &Store, what: &str) -> Error {
-    let (name, at) = match target.status() {
-        Ok(s) => (s.project.unwrap_or_default(), s.location),
-        Err(_) => (String::new(), target.path.display().to_string()),
-    };
+    let (name, at) = named(target);
     Error::Usage(format!(
         "{what} was deleted here and changed there since this store last copied it (project {name:?} in {at}): nothing was copied; to delete it there too run `gza db copy --overwrite` again, or to keep it work from there (set `database:`) and stop copying"
     ))
@@ -1006,10 +1003,7 @@ fn conflict_deleted(target: &Store, what: &str) -> Error {
 
 /// The one-line refusal of a deletion that would take or change the target's own rows.
 fn kept_by_the_team(target: &Store, what: &str, theirs: &str) -> Error {
-    let (name, at) = match target.status() {
-        Ok(s) => (s.project.unwrap_or_default(), s.location),
-        Err(_) => (String::new(), target.path.display().to_string()),
-    };
+    let (name, at) = named(target);
     Error::Usage(format!(
         "{what} was deleted here, and deleting it from project {name:?} in {at} would also take or change {theirs}, made there: nothing was copied; delete it there by hand if that is meant, then copy again"
     ))
@@ -1023,12 +1017,17 @@ fn as_params(row: &[Value]) -> Vec<&dyn ToParam> {
     row.iter().map(|v| v as &dyn ToParam).collect()
 }
 
-/// The one-line refusal when the target holds other rows under the source's keys.
-fn refusal(target: &Store, what: &str) -> Error {
-    let (name, at) = match target.status() {
+/// The target's project name and location, for a refusal (its path when status fails).
+fn named(target: &Store) -> (String, String) {
+    match target.status() {
         Ok(s) => (s.project.unwrap_or_default(), s.location),
         Err(_) => (String::new(), target.path.display().to_string()),
-    };
+    }
+}
+
+/// The one-line refusal when the target holds other rows under the source's keys.
+fn refusal(target: &Store, what: &str) -> Error {
+    let (name, at) = named(target);
     Error::Usage(format!(
         "project {name:?} in {at} already holds other data under {what}, which this store cannot match by key: nothing was copied; copy into a project of its own (set `project:`)"
     ))
@@ -1037,10 +1036,7 @@ fn refusal(target: &Store, what: &str) -> Error {
 /// The one-line refusal of a row changed on both sides since the last copy (or never copied
 /// from this store, `copied` false), and what to do.
 fn conflict(target: &Store, what: &str, copied: bool) -> Error {
-    let (name, at) = match target.status() {
-        Ok(s) => (s.project.unwrap_or_default(), s.location),
-        Err(_) => (String::new(), target.path.display().to_string()),
-    };
+    let (name, at) = named(target);
     let since = if copied {
         "changed both here and there since this store last copied it"
     } else {

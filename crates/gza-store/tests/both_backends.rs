@@ -1634,8 +1634,9 @@ fn the_ranking_generation_moves_alike_on_both_backends() {
 
 /// The dashboard's poller asks `change_marker` every tick and reads the database only when it
 /// moved: on either backend it must move when another connection commits a change.
-#[test]
-fn the_change_marker_moves_when_another_connection_commits() {
+/// A new SQLite file (in the directory returned, kept while it lives) and a new database of
+/// the test cluster (its name, to drop), as `Database`s of one project.
+fn both_databases() -> (tempfile::TempDir, String, [Database; 2]) {
     let dir = tempfile::tempdir().unwrap();
     let cluster = postgres::cluster();
     let name = cluster.new_database();
@@ -1644,7 +1645,14 @@ fn the_change_marker_moves_when_another_connection_commits() {
         spec: Box::new(DatabaseSpec::parse(&cluster.url(&name), None).unwrap()),
         project: "github.com/acme/app".into(),
     };
-    for database in [sqlite, pg] {
+    (dir, name, [sqlite, pg])
+}
+
+#[test]
+fn the_change_marker_moves_when_another_connection_commits() {
+    let (_dir, name, databases) = both_databases();
+    let cluster = postgres::cluster();
+    for database in databases {
         let poller = Store::create_database(&database).unwrap();
         let writer = Store::open_database(&database).unwrap();
         for round in 0..3 {
@@ -1672,15 +1680,9 @@ fn the_change_marker_moves_when_another_connection_commits() {
 /// whole (status, figures, completion hook). The lease, once expired, is never renewed.
 #[test]
 fn an_expired_lease_refuses_the_outcome_only_once_its_task_is_reaped() {
-    let dir = tempfile::tempdir().unwrap();
+    let (_dir, name, databases) = both_databases();
     let cluster = postgres::cluster();
-    let name = cluster.new_database();
-    let sqlite = Database::Sqlite(dir.path().join("gza.db"));
-    let pg = Database::Postgres {
-        spec: Box::new(DatabaseSpec::parse(&cluster.url(&name), None).unwrap()),
-        project: "github.com/acme/app".into(),
-    };
-    for database in [sqlite, pg] {
+    for database in databases {
         let store = Store::create_database(&database).unwrap();
         let backend = store.backend();
         let worker = WorkerId {
@@ -1774,15 +1776,9 @@ fn an_expired_lease_refuses_the_outcome_only_once_its_task_is_reaped() {
 /// stored as before.
 #[test]
 fn a_vector_of_what_a_learning_said_before_an_edit_is_never_stored() {
-    let dir = tempfile::tempdir().unwrap();
+    let (_dir, name, databases) = both_databases();
     let cluster = postgres::cluster();
-    let name = cluster.new_database();
-    let sqlite = Database::Sqlite(dir.path().join("gza.db"));
-    let pg = Database::Postgres {
-        spec: Box::new(DatabaseSpec::parse(&cluster.url(&name), None).unwrap()),
-        project: "github.com/acme/app".into(),
-    };
-    for database in [sqlite, pg] {
+    for database in databases {
         let store = Store::create_database(&database).unwrap();
         let mut hinted = NewLearning::new("Testing", "Run the fixtures first", Origin::User);
         hinted.applies_when = vec!["adding a model field".into()];
