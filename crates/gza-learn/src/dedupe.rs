@@ -313,6 +313,7 @@ impl Known {
     /// first, then the closest; none that `skip` refuses.
     fn find(
         &mut self,
+        store: &Store,
         words: &BTreeSet<String>,
         vector: Option<&[f32]>,
         ranker: Option<&Ranker>,
@@ -331,6 +332,7 @@ impl Known {
         }
         let mut meanings: HashMap<usize, f64> = HashMap::new();
         if let (Some(r), Some(v)) = (ranker, vector) {
+            self.stored_text_vectors(store, r, &candidates);
             for &(i, _) in &candidates {
                 if name_different_things(words, &self.words[i]) {
                     continue;
@@ -359,6 +361,34 @@ impl Known {
             .map(|&(i, _)| self.learnings[i].id)
     }
 
+    /// Take the stored vectors of those `candidates` whose stored vector is their text's (no
+    /// hints in words: [`rank::embed_learning`] adds nothing to the text's embedding) as their
+    /// text vectors, so that comparing an item with them embeds nothing. A stored vector is
+    /// of the text as it is now (an edit of the text or hints drops it, and one made from older
+    /// words is never stored: `Store::store_embeddings_if_current`). Embedding each candidate's
+    /// text anew was most of a regeneration's cost (16 texts per item extracted, 1.2 G of a
+    /// worker's 2.8 G instructions at 10,000 learnings). A failed read leaves them to be
+    /// embedded, as before.
+    fn stored_text_vectors(&mut self, store: &Store, ranker: &Ranker, candidates: &[(usize, f64)]) {
+        let Some(model) = ranker.model() else {
+            return;
+        };
+        let wanted: Vec<i64> = candidates
+            .iter()
+            .map(|&(i, _)| &self.learnings[i])
+            .filter(|l| !self.text_vectors.contains_key(&l.id) && !rank::hinted(&l.applies_when))
+            .map(|l| l.id)
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        for (id, v) in store.embeddings_of(model, &wanted).unwrap_or_default() {
+            if !v.is_empty() {
+                self.text_vectors.insert(id, v);
+            }
+        }
+    }
+
     /// [`decide`] against these learnings.
     pub fn decide(
         &mut self,
@@ -375,7 +405,7 @@ impl Known {
             let vector = ranker.and_then(|r| r.embed(&item.content));
             let ranked: Vec<i64> = match (ranker, &vector) {
                 (Some(r), Some(_)) => r
-                    .rank_all(store, &item.content, true)
+                    .rank_without_embedding(store, &item.content, true)
                     .map(|ranking| ranking.hits)
                     .unwrap_or_default()
                     .into_iter()
@@ -384,7 +414,9 @@ impl Known {
                     .collect(),
                 _ => Vec::new(),
             };
-            if let Some(id) = self.find(&words, vector.as_deref(), ranker, &ranked, |_| false) {
+            if let Some(id) =
+                self.find(store, &words, vector.as_deref(), ranker, &ranked, |_| false)
+            {
                 if !out
                     .iter()
                     .any(|t| matches!(t, Taught::Confirms(x) if *x == id))
@@ -449,7 +481,7 @@ impl Known {
             };
             // Never into a newer draft: that one is folded into this when its turn comes.
             let skip = |l: &Learning| l.id == id || (l.status == Status::Draft && l.id > id);
-            if let Some(into) = self.find(&words, vector.as_deref(), ranker, &[], skip)
+            if let Some(into) = self.find(store, &words, vector.as_deref(), ranker, &[], skip)
                 && store.merge_draft(id, into)?
             {
                 self.gone[i] = true;
@@ -627,6 +659,83 @@ mod tests {
                 .is_empty(),
             "a person's draft stays"
         );
+    }
+
+    /// A candidate without hints in words is compared by its stored vector (its text's, as
+    /// `rank::embed_learning` makes it), not by embedding its text again. Shown by a stored
+    /// vector that is not its text's: the vector of "Run cargo nextest before every commit"
+    /// stored for a learning about tagging releases makes "… before each commit" confirm it,
+    /// which embedding its text would never do. Needs the model (`GZA_MODEL_DIR`, which
+    /// `scripts/test` sets); fails without it rather than skipping.
+    #[test]
+    fn a_hintless_candidate_is_compared_by_its_stored_vector_without_embedding_its_text() {
+        let dir = gza_embed::resolve_model_dir(None).expect("GZA_MODEL_DIR or HOME");
+        let embedder = gza_embed::Embedder::load(&dir)
+            .unwrap_or_else(|e| panic!("this test needs the model in {}: {e}", dir.display()));
+        let model = embedder.fingerprint().to_string();
+        let planted = embedder.embed("Run cargo nextest before every commit");
+        let ranker = Ranker::with_embedder(embedder, std::time::Duration::from_secs(60));
+        let (_dir, store) = temp_store();
+        let id = store
+            .add_learning(&NewLearning::new(
+                "General",
+                "Tag the release before deploying the staging cluster",
+                Origin::User,
+            ))
+            .unwrap();
+        store.store_embeddings(&model, &[(id, planted)]).unwrap();
+        let item = Item {
+            section: "General".into(),
+            content: "Run cargo nextest before each commit".into(),
+            keywords: Vec::new(),
+            applies_when: Vec::new(),
+            priority: None,
+            confidence: None,
+            risk: None,
+        };
+        let taught = Known::load(&store).unwrap().decide(
+            std::slice::from_ref(&item),
+            Origin::Agent,
+            Some(&ranker),
+            &store,
+        );
+        assert!(
+            matches!(taught.as_slice(), [Taught::Confirms(x)] if *x == id),
+            "compared by its stored vector: {taught:?}"
+        );
+    }
+
+    /// A regeneration's ranking of candidates embeds no learning that lacks a vector (the
+    /// background job does, and embedding them here too did the same work twice): they are
+    /// ranked by words and stay unembedded, even with budget to spare; a search's ranking
+    /// embeds them.
+    #[test]
+    fn ranking_candidates_for_a_regeneration_embeds_nothing() {
+        let dir = gza_embed::resolve_model_dir(None).expect("GZA_MODEL_DIR or HOME");
+        let embedder = gza_embed::Embedder::load(&dir)
+            .unwrap_or_else(|e| panic!("this test needs the model in {}: {e}", dir.display()));
+        let model = embedder.fingerprint().to_string();
+        let ranker = Ranker::with_embedder(embedder, std::time::Duration::from_secs(60));
+        let (_dir, store) = temp_store();
+        for text in [
+            "Run cargo nextest before every commit",
+            "Tag the release before deploying the staging cluster",
+        ] {
+            store
+                .add_learning(&NewLearning::new("General", text, Origin::User))
+                .unwrap();
+        }
+        let unembedded =
+            |store: &Store| store.rows_without_vectors(true, &model, 10).unwrap().len();
+        let ranking = ranker
+            .rank_without_embedding(&store, "run nextest before committing", true)
+            .unwrap();
+        assert_eq!(ranking.hits.len(), 2, "both ranked, by words");
+        assert_eq!(unembedded(&store), 2, "nothing embedded");
+        ranker
+            .rank_all(&store, "run nextest before committing", true)
+            .unwrap();
+        assert_eq!(unembedded(&store), 0, "a search embeds within its budget");
     }
 
     /// Paraphrases that differ in inflections share their stems: with a meaning close enough

@@ -258,6 +258,18 @@ impl Ranker {
         ranker
     }
 
+    /// A ranker with `embedder`, `budget` to embed with and no project (no index, no
+    /// background job): for tests.
+    #[cfg(test)]
+    pub(crate) fn with_embedder(embedder: Embedder, budget: Duration) -> Ranker {
+        let ranker = Self::empty(budget, false);
+        let _ = ranker.model.set(Model {
+            embedder: Some(embedder),
+            ..Model::default()
+        });
+        ranker
+    }
+
     /// A ranker that uses words only.
     pub fn lexical_only() -> Ranker {
         let ranker = Self::empty(Duration::ZERO, false);
@@ -487,6 +499,32 @@ impl Ranker {
     /// are scored again from their exact stored vectors, so what is shown is what the f32
     /// vectors give.
     pub fn rank_all(&self, store: &Store, text: &str, drafts: bool) -> Result<Ranking> {
+        self.rank_all_with(store, text, drafts, true)
+    }
+
+    /// [`Ranker::rank_all`] that embeds no learning: those without a stored vector are scored
+    /// by words and left to the background job (started). For a regeneration's candidates
+    /// ([`crate::dedupe`], which compares each candidate's text by meaning itself): with a
+    /// backlog of learnings not yet embedded, each task's regeneration spent its whole
+    /// embedding budget (and read every learning to settle drafts) on what the background job,
+    /// started at once, embeds too: the same work twice on the same cores (2,000 drafts not
+    /// yet embedded: 10 s per `gza work` task under load, docs/benchmarks.md).
+    pub fn rank_without_embedding(
+        &self,
+        store: &Store,
+        text: &str,
+        drafts: bool,
+    ) -> Result<Ranking> {
+        self.rank_all_with(store, text, drafts, false)
+    }
+
+    fn rank_all_with(
+        &self,
+        store: &Store,
+        text: &str,
+        drafts: bool,
+        embed: bool,
+    ) -> Result<Ranking> {
         if text.trim().is_empty() {
             return Ok(Ranking::default());
         }
@@ -574,8 +612,9 @@ impl Ranker {
                     match found.get(&docs[i].id) {
                         Some(v) => docs[i].semantic = Some(cosine(q, v)),
                         // Looked up and not stored: embed it (within the budget).
-                        None if n < ids.len() => lacking.push(docs[i].id),
-                        None => {}
+                        None if n < ids.len() && embed => lacking.push(docs[i].id),
+                        // Not embedded here: the background job embeds it.
+                        None => behind |= !embed,
                     }
                 }
                 if !lacking.is_empty() {
