@@ -79,6 +79,9 @@ pub fn decide(
 /// Most learnings [`settle`] compares a draft with, found by the ranking index as those sharing
 /// the most terms with it.
 const INDEX_CANDIDATES: usize = 16;
+/// Learnings [`Known::around`] takes in per text taught, found by the ranking index as those
+/// sharing the largest part of their terms with it.
+const AROUND_CANDIDATES: usize = 32;
 /// Most learnings stored since the ranking index was built that [`settle`] reads in; more,
 /// and it leaves the drafts to be settled where they are first embedded.
 const UNINDEXED_MOST: usize = 256;
@@ -201,6 +204,90 @@ impl Known {
         // Only each one's text, status and origin are compared: the counts (support,
         // injected), a look-up in other tables per learning, are not read.
         Ok(Known::new(store.learnings_uncounted(true)?))
+    }
+
+    /// The known learnings a regeneration compares the `texts` it was taught with: for each
+    /// text, the [`AROUND_CANDIDATES`] learnings the project's ranking index (this database's)
+    /// finds sharing the largest part of their terms with it, those stored since the index was
+    /// built, and every archived learning (ranking holds none of them); the ranker's best for
+    /// each item are taken in as [`Known::decide`] asks for them. Reading and stemming every
+    /// learning, once per regeneration, was a third of a `gza work` task's worker at 10,000
+    /// learnings and grew with the history. Without a usable index, or with more than
+    /// [`UNINDEXED_MOST`] learnings stored since it was built, every learning is read
+    /// ([`Known::load`]), as before.
+    pub fn around(
+        project: &gza_core::project::Project,
+        store: &Store,
+        texts: &[&str],
+    ) -> Result<Known> {
+        let nonce = store.hook_version()?.1;
+        let Some(index) = super::index::Index::load(&super::index::path(&project.state_dir()))
+            .filter(|i| i.is_of(&nonce))
+        else {
+            return Known::load(store);
+        };
+        let wanted: Vec<std::collections::HashSet<u64>> = texts
+            .iter()
+            .map(|t| {
+                rank::terms(t)
+                    .iter()
+                    .map(|t| super::index::term_hash(t))
+                    .collect()
+            })
+            .collect();
+        let mut best: Vec<Vec<(f64, i64)>> = vec![Vec::new(); texts.len()];
+        let mut indexed_up_to = 0;
+        let mut own: Vec<u64> = Vec::new();
+        for e in index.entries(0) {
+            indexed_up_to = indexed_up_to.max(e.id);
+            own.clear();
+            own.extend(super::index::term_hashes(e.terms));
+            own.sort_unstable();
+            own.dedup();
+            for (terms, best) in wanted.iter().zip(best.iter_mut()) {
+                let shared = own.iter().filter(|h| terms.contains(h)).count();
+                if shared > 0 {
+                    let union = own.len() + terms.len() - shared;
+                    best.push((shared as f64 / union as f64, e.id));
+                }
+            }
+        }
+        let mut chosen: BTreeSet<i64> = BTreeSet::new();
+        for mut b in best {
+            b.sort_unstable_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+            chosen.extend(b.iter().take(AROUND_CANDIDATES).map(|&(_, id)| id));
+        }
+        let recent = store.learnings_after_at_most(indexed_up_to, UNINDEXED_MOST + 1)?;
+        if recent.len() > UNINDEXED_MOST {
+            return Known::load(store);
+        }
+        let chosen: Vec<i64> = chosen.into_iter().collect();
+        let mut learnings: Vec<Learning> = store.learnings_by_ids(&chosen)?.into_values().collect();
+        learnings.extend(recent);
+        learnings.extend(store.archived_learnings()?);
+        learnings.sort_by_key(|l| l.id);
+        learnings.dedup_by_key(|l| l.id);
+        Ok(Known::new(learnings))
+    }
+
+    /// Take in the learnings `ids` it does not hold yet (read by key).
+    fn take_in_ids(&mut self, store: &Store, ids: &[i64]) {
+        let missing: Vec<i64> = ids
+            .iter()
+            .copied()
+            .filter(|id| !self.by_id.contains_key(id))
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        let mut read: Vec<Learning> = store
+            .learnings_by_ids(&missing)
+            .map(|m| m.into_values().collect())
+            .unwrap_or_default();
+        read.sort_by_key(|l| l.id);
+        for l in read {
+            self.push(l);
+        }
     }
 
     /// Take in one learning stored since it was built (a no-op for one it holds), as
@@ -414,6 +501,7 @@ impl Known {
                     .collect(),
                 _ => Vec::new(),
             };
+            self.take_in_ids(store, &ranked);
             if let Some(id) =
                 self.find(store, &words, vector.as_deref(), ranker, &ranked, |_| false)
             {
@@ -736,6 +824,66 @@ mod tests {
             .rank_all(&store, "run nextest before committing", true)
             .unwrap();
         assert_eq!(unembedded(&store), 0, "a search embeds within its budget");
+    }
+
+    /// A regeneration prepares the learnings near what it was taught, not every one: among
+    /// 1,200 learnings, those the ranking index finds sharing most terms with each text, one
+    /// stored since the index was built, and the archived ones; the learning an item repeats
+    /// is among them (it is confirmed), and so is an archived one (confirmed, not taught again).
+    #[test]
+    fn a_regeneration_prepares_the_learnings_near_what_it_was_taught() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("gza.yaml"), "").unwrap();
+        let project = gza_core::project::Project::discover(dir.path()).unwrap();
+        std::fs::create_dir_all(project.state_dir()).unwrap();
+        let store = Store::create(&project.db_path()).unwrap();
+        let add = |text: &str| {
+            store
+                .add_learning(&NewLearning::new("General", text, Origin::User))
+                .unwrap()
+        };
+        for i in 0..1200 {
+            add(&format!(
+                "Keep the fixtures of module m{i} beside its tests t{i}"
+            ));
+        }
+        let nextest = add("Run cargo nextest before every commit");
+        let archived = add("Never push straight to the main branch");
+        store
+            .set_learning_status(archived, Status::Archived, None)
+            .unwrap();
+        rank::rebuild_index(&project, &store, None).unwrap();
+        let recent = add("Regenerate the client after editing users.graphql");
+        let taught = [
+            "Run cargo nextest before every commit.",
+            "Never push straight to the main branch",
+            "Regenerate the client after editing users.graphql",
+        ];
+        let mut known = Known::around(&project, &store, &taught).unwrap();
+        assert!(
+            known.learnings.len() <= 3 * AROUND_CANDIDATES + 2,
+            "{} of 1,203 prepared",
+            known.learnings.len()
+        );
+        for id in [nextest, archived, recent] {
+            assert!(known.by_id.contains_key(&id), "{id} prepared");
+        }
+        let item = |content: &str| Item {
+            section: "General".into(),
+            content: content.into(),
+            keywords: Vec::new(),
+            applies_when: Vec::new(),
+            priority: None,
+            confidence: None,
+            risk: None,
+        };
+        let items: Vec<Item> = taught.iter().map(|t| item(t)).collect();
+        let decided = known.decide(&items, Origin::Agent, None, &store);
+        assert!(
+            matches!(decided.as_slice(), [Taught::Confirms(a), Taught::Confirms(b), Taught::Confirms(c)]
+                if [*a, *b, *c] == [nextest, archived, recent]),
+            "{decided:?}"
+        );
     }
 
     /// Paraphrases that differ in inflections share their stems: with a meaning close enough

@@ -587,14 +587,22 @@ fn apply(
     };
     let now = chrono::Utc::now();
     let mut calls = CallsMade::default();
-    // The known learnings, read and prepared (each text stemmed) once per regeneration and
-    // kept up to date with what each extraction teaches: preparing them again for every task
-    // extracted made a regeneration's cost the learnings times the tasks. A rewrite (nothing
-    // to extract) never reads them.
+    // The known learnings near what was taught (`Known::around`), read and prepared (each
+    // text stemmed) once per regeneration and kept up to date with what each extraction
+    // teaches: preparing them again for every task extracted made a regeneration's cost the
+    // learnings times the tasks. A rewrite (nothing to extract) never reads them.
     let mut known = if tasks.is_empty() {
         super::dedupe::Known::new(Vec::new())
     } else {
-        super::dedupe::Known::load(store)?
+        let taught: Vec<&str> = results
+            .iter()
+            .filter_map(|r| match r {
+                Outcome::Extracted(ex) => Some(ex.items.iter().map(|i| i.content.as_str())),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        super::dedupe::Known::around(project, store, &taught)?
     };
     for (task, result) in tasks.iter().zip(results) {
         if calling.is_some() && !matches!(result, Outcome::Deferred) {

@@ -859,6 +859,18 @@ impl Store {
         self.every_learning(LEARNING_COLUMNS_UNCOUNTED, archived)
     }
 
+    /// The archived learnings (uncounted, as [`Store::learnings_uncounted`]), oldest first: a
+    /// regeneration compares what it is taught with them too (an archived learning is
+    /// confirmed, never taught again), though ranking never reads them.
+    pub fn archived_learnings(&self) -> Result<Vec<Learning>> {
+        let sql = format!(
+            "SELECT {LEARNING_COLUMNS_UNCOUNTED} FROM learnings l WHERE l.status = 'archived' ORDER BY l.id"
+        );
+        self.db
+            .query_map(&sql, params![], learning_from_row)
+            .map_err(|e| self.err(e))
+    }
+
     /// Every learning read with `columns` (one of the column lists `learning_from_row` reads),
     /// oldest first; archived ones only with `archived`.
     fn every_learning(&self, columns: &str, archived: bool) -> Result<Vec<Learning>> {
