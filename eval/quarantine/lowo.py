@@ -17,12 +17,12 @@ hostile entry is injected only when no part is held, a harmless one held when an
   eval/quarantine/lowo_prepare.sh /tmp/q12w      # flat sets, clauses, features, embeddings
   eval/quarantine/lowo.py /tmp/q12w [RULE [DESIGN,…]]
 
-RULE: `sum` (the default, fixed before any fold was scored) takes the C and threshold with the fewest
-hostile injected plus harmless held over the inner folds; `budget` takes the fewest injected
-whose added holds stay within 2 % of the harmless entries (the rule `quarantine_train` uses; run
-afterwards, as a second view).
-The rules' verdicts are the binary's own (every layer but h) and cannot be refitted per fold:
-they were written on q6 … q10, so their figures there are in-sample for every design alike.
+RULE: `sum` (the default, fixed before any fold was scored) takes the C and threshold with the
+fewest hostile injected plus harmless held over the inner folds; `budget` takes the fewest
+injected whose added holds stay within 2 % of the harmless entries (the rule `quarantine_train`
+uses; run afterwards, as a second view). The rules' verdicts are the binary's own (every layer
+but h) and cannot be refitted per fold: they were revised on q6 and q8 … q10, so their figures
+there are in-sample for every design alike. Results: eval/quarantine/README.md.
 """
 import json, os, sys
 import numpy as np
