@@ -108,7 +108,14 @@ fn read_layer_kept_in(path: &Path, required: bool, cache: Option<&Path>) -> Resu
     // The file as it is once read: an edit during the read has moved its change time.
     let after = std::fs::metadata(path).ok();
     let value = match cache.and_then(|dir| cache::get(dir, path, &text, after.as_ref())) {
-        Some(value) => value,
+        Some((value, stamped)) => {
+            // Kept without the file's stamp (too fresh then, or by a gza before stamps): kept
+            // again with it, once, so later loads skip the hash.
+            if !stamped && let Some(dir) = cache {
+                cache::keep(dir, path, &text, &value, &before);
+            }
+            value
+        }
         None => {
             let value = parse_layer(path, &text)?;
             if let Some(dir) = cache {
@@ -273,12 +280,13 @@ mod cache {
 
     /// The value kept for exactly this text of the file at `path`, by this version of gza:
     /// the file's identity once read (`meta`) is its kept stamp, or else the text's hash is.
+    /// With it, whether it was known by its stamp.
     pub(super) fn get(
         dir: &Path,
         path: &Path,
         text: &str,
         meta: Option<&std::fs::Metadata>,
-    ) -> Option<Value> {
+    ) -> Option<(Value, bool)> {
         let bytes = crate::fsutil::read_regular_file(&file(dir, path), MAX_BYTES).ok()?;
         let kept: Entry = serde_json::from_slice(&bytes).ok()?;
         if kept.gza != env!("CARGO_PKG_VERSION") || kept.path != path.to_string_lossy() {
@@ -288,7 +296,8 @@ mod cache {
             .stamp
             .as_deref()
             .is_some_and(|s| meta.is_some_and(|m| stamp(m) == s));
-        (same_file || kept.sha256 == hex(&Sha256::digest(text.as_bytes()))).then_some(kept.value)
+        (same_file || kept.sha256 == hex(&Sha256::digest(text.as_bytes())))
+            .then_some((kept.value, same_file))
     }
 
     /// Keep `value`, the checked value of `text`, when JSON gives it back unchanged. Written
@@ -984,8 +993,8 @@ mod tests {
             serde_json::from_slice(&std::fs::read(k).unwrap()).unwrap()
         };
         assert!(entry(&kept).get("stamp").is_none(), "{}", entry(&kept));
+        // Read again once the file has settled: kept again, with its stamp.
         std::thread::sleep(std::time::Duration::from_millis(2100));
-        std::fs::remove_file(&kept).unwrap();
         assert_eq!(read().get("max_concurrent"), Some(&Value::from(3)));
         assert!(entry(&kept).get("stamp").is_some(), "{}", entry(&kept));
         // The hash no longer matches, the file is the same: the kept value is used.
