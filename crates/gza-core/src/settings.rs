@@ -110,8 +110,12 @@ fn read_layer_kept_in(path: &Path, required: bool, cache: Option<&Path>) -> Resu
     let value = match cache.and_then(|dir| cache::get(dir, path, &text, after.as_ref())) {
         Some((value, stamped)) => {
             // Kept without the file's stamp (too fresh then, or by a gza before stamps): kept
-            // again with it, once, so later loads skip the hash.
-            if !stamped && let Some(dir) = cache {
+            // again with it once it has settled, so later loads skip the hash (not before: a
+            // hook a millisecond after an edit would rewrite the entry for nothing).
+            if !stamped
+                && cache::settled(&before)
+                && let Some(dir) = cache
+            {
                 cache::keep(dir, path, &text, &value, &before);
             }
             value
@@ -233,15 +237,18 @@ mod cache {
         )
     }
 
-    /// The stamp to keep for a file whose text is read now: none when it changed less than a
-    /// second ago (an edit within the same tick of its clock would keep its change time).
-    fn settled_stamp(meta: &std::fs::Metadata) -> Option<String> {
+    /// Whether the file last changed over a second ago (an edit within the same tick of its
+    /// clock would keep its change time).
+    pub(super) fn settled(meta: &std::fs::Metadata) -> bool {
         use std::os::unix::fs::MetadataExt;
-        let now = std::time::SystemTime::now()
+        std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .ok()?
-            .as_secs() as i64;
-        (meta.ctime() < now - 1).then(|| stamp(meta))
+            .is_ok_and(|now| meta.ctime() < now.as_secs() as i64 - 1)
+    }
+
+    /// The stamp to keep for a file whose text is read now: none until it has [`settled`].
+    fn settled_stamp(meta: &std::fs::Metadata) -> Option<String> {
+        settled(meta).then(|| stamp(meta))
     }
 
     fn hex(bytes: &[u8]) -> String {
@@ -993,6 +1000,14 @@ mod tests {
             serde_json::from_slice(&std::fs::read(k).unwrap()).unwrap()
         };
         assert!(entry(&kept).get("stamp").is_none(), "{}", entry(&kept));
+        // Read again at once: the entry is not written again (nothing to add yet).
+        let written = std::fs::metadata(&kept).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(read().get("max_concurrent"), Some(&Value::from(3)));
+        assert_eq!(
+            std::fs::metadata(&kept).unwrap().modified().unwrap(),
+            written
+        );
         // Read again once the file has settled: kept again, with its stamp.
         std::thread::sleep(std::time::Duration::from_millis(2100));
         assert_eq!(read().get("max_concurrent"), Some(&Value::from(3)));
