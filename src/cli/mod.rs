@@ -267,6 +267,9 @@ impl Context {
 /// Parse the command line, run the command, and turn its outcome into an exit code.
 pub fn main() -> ExitCode {
     crate::store::without_memory_statistics();
+    // Whatever changes learnings brings the hooks' snapshot and change marker up to date as
+    // its store closes, hooks included (a Stop hook's drafts).
+    crate::store::after_hook_change(crate::hooks::snapshot::after_write);
     // A hook handler must never fail on its arguments (exit 2 would block the tool), so it is
     // dispatched before they are parsed.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();

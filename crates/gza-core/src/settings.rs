@@ -91,7 +91,7 @@ fn read_layer(path: &Path, required: bool) -> Result<Option<Layer>> {
 
 /// [`read_layer`], its value kept in `cache` (see [`cache`]) when there is one.
 fn read_layer_kept_in(path: &Path, required: bool, cache: Option<&Path>) -> Result<Option<Layer>> {
-    match std::fs::metadata(path) {
+    let before = match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(None),
         Err(e) => return Err(Error::io(path, "read", e)),
         Ok(meta) if !meta.is_file() => {
@@ -102,15 +102,28 @@ fn read_layer_kept_in(path: &Path, required: bool, cache: Option<&Path>) -> Resu
                     .into(),
             });
         }
-        Ok(_) => {}
-    }
+        Ok(meta) => meta,
+    };
     let text = Config::read_text(path)?;
-    let value = match cache.and_then(|dir| cache::get(dir, path, &text)) {
-        Some(value) => value,
+    // The file as it is once read: an edit during the read has moved its change time.
+    let after = std::fs::metadata(path).ok();
+    let value = match cache.and_then(|dir| cache::get(dir, path, &text, after.as_ref())) {
+        Some((value, stamped)) => {
+            // Kept without the file's stamp (too fresh then, or by a gza before stamps): kept
+            // again with it once it has settled, so later loads skip the hash (not before: a
+            // hook a millisecond after an edit would rewrite the entry for nothing).
+            if !stamped
+                && cache::settled(&before)
+                && let Some(dir) = cache
+            {
+                cache::keep(dir, path, &text, &value, &before);
+            }
+            value
+        }
         None => {
             let value = parse_layer(path, &text)?;
             if let Some(dir) = cache {
-                cache::keep(dir, path, &text, &value);
+                cache::keep(dir, path, &text, &value, &before);
             }
             value
         }
@@ -175,7 +188,12 @@ fn parse_layer(path: &Path, text: &str) -> Result<Value> {
 /// (a comment-heavy gza.yaml took 3.6 M of a PreToolUse hook's 16 M instructions).
 ///
 /// Why it is safe: the key is the text itself (its hash), so an edit, however small and
-/// whatever the file's times, is parsed again. Nothing is kept in the project, so a repository
+/// whatever the file's times, is parsed again. The hash is skipped (0.86 M instructions of a
+/// hook for a 15.8 KB gza.yaml, this CPU having no SHA instructions) only when the file's
+/// identity is the one kept: device, inode, size, modification and change times, the change
+/// time older by a second than when the value was kept. Any write moves the change time,
+/// which no one can set back (unlike the modification time), and the second's margin keeps
+/// an edit in the same clock tick as the keeping from passing for the kept text. Nothing is kept in the project, so a repository
 /// cannot commit a cache (`.gza/` can be committed with `git add -f`) that would give gza
 /// values its `gza.yaml` does not hold; whoever can write the person's home can write
 /// `~/.gza/config.yaml` itself, and an agent under bwrap does not see the home's cache. Only a
@@ -197,7 +215,40 @@ mod cache {
         gza: String,
         path: String,
         sha256: String,
+        /// The file's identity when its text was read ([`stamp`]), when its change time was
+        /// a second old by then.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stamp: Option<String>,
         value: Value,
+    }
+
+    /// Device, inode, size, modification and change times (ns).
+    fn stamp(meta: &std::fs::Metadata) -> String {
+        use std::os::unix::fs::MetadataExt;
+        format!(
+            "{}:{}:{}:{}.{}:{}.{}",
+            meta.dev(),
+            meta.ino(),
+            meta.len(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.ctime(),
+            meta.ctime_nsec()
+        )
+    }
+
+    /// Whether the file last changed over a second ago (an edit within the same tick of its
+    /// clock would keep its change time).
+    pub(super) fn settled(meta: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .is_ok_and(|now| meta.ctime() < now.as_secs() as i64 - 1)
+    }
+
+    /// The stamp to keep for a file whose text is read now: none until it has [`settled`].
+    fn settled_stamp(meta: &std::fs::Metadata) -> Option<String> {
+        settled(meta).then(|| stamp(meta))
     }
 
     fn hex(bytes: &[u8]) -> String {
@@ -229,25 +280,48 @@ mod cache {
             gza: env!("CARGO_PKG_VERSION").to_string(),
             path: path.to_string_lossy().into_owned(),
             sha256: hex(&Sha256::digest(text.as_bytes())),
+            stamp: None,
             value,
         }
     }
 
-    /// The value kept for exactly this text of the file at `path`, by this version of gza.
-    pub(super) fn get(dir: &Path, path: &Path, text: &str) -> Option<Value> {
+    /// The value kept for exactly this text of the file at `path`, by this version of gza:
+    /// the file's identity once read (`meta`) is its kept stamp, or else the text's hash is.
+    /// With it, whether it was known by its stamp.
+    pub(super) fn get(
+        dir: &Path,
+        path: &Path,
+        text: &str,
+        meta: Option<&std::fs::Metadata>,
+    ) -> Option<(Value, bool)> {
         let bytes = crate::fsutil::read_regular_file(&file(dir, path), MAX_BYTES).ok()?;
         let kept: Entry = serde_json::from_slice(&bytes).ok()?;
-        let want = entry(path, text, Value::Null);
-        (kept.gza == want.gza && kept.path == want.path && kept.sha256 == want.sha256)
-            .then_some(kept.value)
+        if kept.gza != env!("CARGO_PKG_VERSION") || kept.path != path.to_string_lossy() {
+            return None;
+        }
+        let same_file = kept
+            .stamp
+            .as_deref()
+            .is_some_and(|s| meta.is_some_and(|m| stamp(m) == s));
+        (same_file || kept.sha256 == hex(&Sha256::digest(text.as_bytes())))
+            .then_some((kept.value, same_file))
     }
 
     /// Keep `value`, the checked value of `text`, when JSON gives it back unchanged. Written
     /// under a name of its own and renamed into place; not synced (a damaged file fails to
     /// parse and the text is parsed again).
-    pub(super) fn keep(dir: &Path, path: &Path, text: &str, value: &Value) {
+    pub(super) fn keep(
+        dir: &Path,
+        path: &Path,
+        text: &str,
+        value: &Value,
+        before: &std::fs::Metadata,
+    ) {
         let file = file(dir, path);
-        let Ok(bytes) = serde_json::to_vec(&entry(path, text, value.clone())) else {
+        let mut entry = entry(path, text, value.clone());
+        // The identity from before the read: a file changed since has another.
+        entry.stamp = settled_stamp(before);
+        let Ok(bytes) = serde_json::to_vec(&entry) else {
             return;
         };
         match serde_json::from_slice::<Entry>(&bytes) {
@@ -902,6 +976,54 @@ mod tests {
         std::fs::write(&file, "project: !tagged name\n").unwrap();
         let _ = read_layer_kept_in(&file, true, Some(cache.as_path()));
         assert!(!kept.exists());
+    }
+
+    /// A file whose identity (inode, size, times, its change time a second old) is the one
+    /// kept is not hashed again; any write to it, even one that puts its size and modification
+    /// time back, is read again from its text.
+    #[test]
+    fn a_kept_layer_is_known_by_its_file_and_any_write_reads_it_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let file = dir.path().join("gza.yaml");
+        std::fs::write(&file, "# settings\nmax_concurrent: 3\n").unwrap();
+        let read = || {
+            read_layer_kept_in(&file, true, Some(cache.as_path()))
+                .unwrap()
+                .unwrap()
+                .value
+        };
+        // Kept right after a write: no stamp (the change time is too recent to vouch).
+        assert_eq!(read().get("max_concurrent"), Some(&Value::from(3)));
+        let kept = cache::file(&cache, &file);
+        let entry = |k: &Path| -> serde_json::Value {
+            serde_json::from_slice(&std::fs::read(k).unwrap()).unwrap()
+        };
+        assert!(entry(&kept).get("stamp").is_none(), "{}", entry(&kept));
+        // Read again at once: the entry is not written again (nothing to add yet).
+        let written = std::fs::metadata(&kept).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(read().get("max_concurrent"), Some(&Value::from(3)));
+        assert_eq!(
+            std::fs::metadata(&kept).unwrap().modified().unwrap(),
+            written
+        );
+        // Read again once the file has settled: kept again, with its stamp.
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        assert_eq!(read().get("max_concurrent"), Some(&Value::from(3)));
+        assert!(entry(&kept).get("stamp").is_some(), "{}", entry(&kept));
+        // The hash no longer matches, the file is the same: the kept value is used.
+        let mut planted = entry(&kept);
+        planted["sha256"] = "0".repeat(64).into();
+        planted["value"]["max_concurrent"] = 9.into();
+        std::fs::write(&kept, planted.to_string()).unwrap();
+        assert_eq!(read().get("max_concurrent"), Some(&Value::from(9)));
+        // The same size and modification time, another text: read again.
+        let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+        std::fs::write(&file, "# settings\nmax_concurrent: 4\n").unwrap();
+        let f = std::fs::File::options().write(true).open(&file).unwrap();
+        f.set_modified(mtime).unwrap();
+        assert_eq!(read().get("max_concurrent"), Some(&Value::from(4)));
     }
 
     #[test]

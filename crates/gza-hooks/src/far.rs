@@ -192,7 +192,7 @@ fn now() -> u64 {
 }
 
 /// The person's key, from `~/.gza/hook-key` (64 hex digits), made when `create` and missing.
-fn key(create: bool) -> Option<[u8; 32]> {
+pub(crate) fn key(create: bool) -> Option<[u8; 32]> {
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
     let file = PathBuf::from(home).join(".gza").join(KEY_FILE);
     if let Ok(bytes) = gza_core::fsutil::read_regular_file(&file, 256) {
@@ -240,7 +240,7 @@ fn parse_key(bytes: &[u8]) -> Option<[u8; 32]> {
 use gza_core::text::hex;
 
 /// HMAC-SHA256 (RFC 2104) of `message` under `key`.
-fn hmac(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
+pub(crate) fn hmac(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
     use hmac::{KeyInit, Mac};
     let mut mac = hmac::Hmac::<hmac_sha2::Sha256>::new_from_slice(key)
         .expect("HMAC takes a key of any length");
@@ -249,7 +249,7 @@ fn hmac(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
 }
 
 /// Whether two MACs are equal, in time that does not depend on where they differ.
-fn same(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

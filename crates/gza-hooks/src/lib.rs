@@ -597,10 +597,19 @@ fn pre_tool_use(project: &Project, input: &Input) -> Result<Option<String>, Stri
     let Some(tool) = input.str("tool_name") else {
         return Err("PreToolUse input without tool_name".into());
     };
+    let drafts = project.config.learnings.inject_drafts;
+    // Most calls name a tool no trigger names: answered from the snapshot's signed header
+    // alone when the change marker says it is current, without opening SQLite (whose schema
+    // parse was half of this hook's CPU). See `snapshot::kept` for when that holds.
+    if !far::applies(project)
+        && let Some(kept) = snapshot::kept(project)
+        && !kept.names_tool(tool, drafts)
+    {
+        return Ok(None);
+    }
     let Some(source) = open_source(project, BUSY_BEFORE_A_TOOL)? else {
         return Ok(None);
     };
-    let drafts = project.config.learnings.inject_drafts;
     let snap = match &source {
         Source::Db(store) => {
             // The learnings with triggers as of the database's hook counter: one row and a

@@ -267,6 +267,74 @@ mod tests {
         (dir, store)
     }
 
+    /// A store knows when one of its statements moved the hooks' counter (through V27's
+    /// triggers), and runs what the process registered once, as it closes: every writer of
+    /// learnings refreshes the hooks' snapshot. Writes that leave the counter alone
+    /// (injections, a column the snapshot does not read) run nothing.
+    #[test]
+    fn a_store_that_moved_the_hooks_counter_refreshes_their_snapshot_as_it_closes() {
+        static CLOSED: std::sync::Mutex<Vec<std::path::PathBuf>> =
+            std::sync::Mutex::new(Vec::new());
+        fn note(store: &Store) {
+            let path = store.sqlite_path().expect("sqlite").to_path_buf();
+            CLOSED.lock().unwrap().push(path);
+        }
+        crate::after_hook_change(note);
+        let runs = |path: &std::path::Path| {
+            CLOSED
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|p| p.as_path() == path)
+                .count()
+        };
+        let (dir, store) = store();
+        let path = dir.path().join("gza.db");
+        // Creating it made the counter's row.
+        assert!(store.hook_changed());
+        store.announce_hook_change();
+        assert_eq!(runs(&path), 1);
+        assert!(!store.hook_changed());
+
+        let id = store
+            .add_learning(&NewLearning::new(
+                "General",
+                "Run make check before pushing",
+                Origin::User,
+            ))
+            .unwrap();
+        assert!(
+            store.hook_changed(),
+            "the insert's trigger moved the counter"
+        );
+        store.announce_hook_change();
+        assert_eq!(runs(&path), 2);
+
+        store
+            .db
+            .execute(
+                "UPDATE learnings SET section = 'Testing Patterns' WHERE id = ?1",
+                params![id],
+            )
+            .unwrap();
+        store
+            .record_injections(None, Some("s1"), "PreToolUse", &[id])
+            .unwrap();
+        assert!(!store.hook_changed(), "nothing the hooks read changed");
+        store.announce_hook_change();
+        assert_eq!(runs(&path), 2);
+
+        store
+            .db
+            .execute(
+                "UPDATE learnings SET text = 'Run make check before every push' WHERE id = ?1",
+                params![id],
+            )
+            .unwrap();
+        drop(store);
+        assert_eq!(runs(&path), 3, "closing the store ran it");
+    }
+
     /// Every column of `learnings` that the snapshot's queries name must move the counter when
     /// it changes (and nothing else may: validation rewrites its columns on every
     /// regeneration). A column added to the snapshot, or to what "in use" means, fails here

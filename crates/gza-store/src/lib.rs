@@ -158,6 +158,29 @@ pub struct Store {
     /// How long a statement waits for another process's write lock.
     busy: std::cell::Cell<Duration>,
     target: Target,
+    /// Set by SQLite (an update hook) when a statement on this connection moved V27's hook
+    /// counter, a trigger's doing included: what the hooks read changed, and the process
+    /// registered with [`after_hook_change`] brings their snapshot up to date before the store
+    /// is closed or given back to its pool ([`Store::announce_hook_change`]).
+    hook_changed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Drop for Store {
+    /// A command's store moved the hooks' counter: their snapshot follows before it closes.
+    fn drop(&mut self) {
+        self.announce_hook_change();
+    }
+}
+
+/// What the process does once a store moved the hooks' counter (registered once, by the
+/// binary: the hooks' snapshot lives above the store, in gza-hooks).
+static AFTER_HOOK_CHANGE: std::sync::OnceLock<fn(&Store)> = std::sync::OnceLock::new();
+
+/// Register what brings the hooks' snapshot up to date after a store changed what they read:
+/// every writer of learnings then refreshes it at write time, so a hook rarely has to (and
+/// the hooks' change marker follows every write gza makes, whatever path made it).
+pub fn after_hook_change(refresh: fn(&Store)) {
+    let _ = AFTER_HOOK_CHANGE.set(refresh);
 }
 
 /// Refuse a SQLite database that came with the repository (see `origin.rs`).
@@ -314,12 +337,53 @@ impl Store {
     }
 
     fn sqlite_store(conn: Connection, path: &Path) -> Store {
+        let changed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = changed.clone();
+        // Fires for rows a trigger changes too, which is how the counter moves.
+        conn.update_hook(Some(
+            move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
+                if table == "hook_state" {
+                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            },
+        ));
         Store {
             db: Db::sqlite(conn),
             path: path.to_path_buf(),
             identity: file_identity(path),
             busy: std::cell::Cell::new(BUSY_TIMEOUT),
             target: Target::Sqlite,
+            hook_changed: Some(changed),
+        }
+    }
+
+    /// The SQLite file this store is of (`None` on PostgreSQL).
+    pub fn sqlite_path(&self) -> Option<&Path> {
+        matches!(self.target, Target::Sqlite).then_some(self.path.as_path())
+    }
+
+    /// Whether a statement on this connection moved the hooks' counter since the last
+    /// [`Store::announce_hook_change`] (or since it was opened).
+    pub fn hook_changed(&self) -> bool {
+        self.hook_changed
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// When this connection moved the hooks' counter and no transaction is open: run what the
+    /// process registered ([`after_hook_change`]) once. Called when a store is closed or given
+    /// back to its pool; a long-lived caller may call it after a write. A rolled-back change
+    /// only costs a refresh that finds nothing new.
+    pub fn announce_hook_change(&self) {
+        let Some(changed) = &self.hook_changed else {
+            return;
+        };
+        let open_transaction = self.db.sqlite_conn().is_some_and(|c| !c.is_autocommit());
+        if open_transaction || !changed.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        if let Some(refresh) = AFTER_HOOK_CHANGE.get() {
+            refresh(self);
         }
     }
 
@@ -424,6 +488,7 @@ impl Store {
                 schema,
                 display,
             },
+            hook_changed: None,
         };
         store.set_busy_timeout(busy.unwrap_or(BUSY_TIMEOUT))?;
         store.migrate_pg(create)?;

@@ -86,6 +86,11 @@ impl std::ops::Deref for Pooled<'_> {
 
 impl Drop for Pooled<'_> {
     fn drop(&mut self) {
+        // What this use of it changed reaches the hooks now, not when the run ends (and
+        // before the pool's lock is taken: other threads do not wait on the refresh).
+        if let Some(store) = &self.store {
+            store.announce_hook_change();
+        }
         if let Some(store) = self.store.take()
             && let Ok(mut idle) = self.pool.idle.lock()
         {
