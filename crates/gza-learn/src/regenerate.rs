@@ -594,13 +594,22 @@ fn apply(
     let mut known = if tasks.is_empty() {
         super::dedupe::Known::new(Vec::new())
     } else {
+        // What each task teaches: its extraction, or (a failed call) the agent's own list,
+        // which stands in below.
+        let stand_ins: Vec<Extraction> = tasks
+            .iter()
+            .zip(&results)
+            .filter(|(_, r)| matches!(r, Outcome::Failed(_)))
+            .map(|(t, _)| extract::from_agent(t, sections))
+            .collect();
         let taught: Vec<&str> = results
             .iter()
             .filter_map(|r| match r {
-                Outcome::Extracted(ex) => Some(ex.items.iter().map(|i| i.content.as_str())),
+                Outcome::Extracted(ex) => Some(ex),
                 _ => None,
             })
-            .flatten()
+            .chain(&stand_ins)
+            .flat_map(|ex| ex.items.iter().map(|i| i.content.as_str()))
             .collect();
         super::dedupe::Known::around(project, store, &taught)?
     };
