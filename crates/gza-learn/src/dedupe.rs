@@ -59,13 +59,14 @@ pub const POSTINGS_WALKED: usize = 2048;
 /// For each extracted item: the learning it re-confirms (active or archived: a learning a person
 /// archived is confirmed, never brought back), or a new learning.
 ///
-/// With a model, meaning is decided on the texts alone, embedded now: the item's, and each
+/// With a model, meaning is decided on the texts alone: the item's, embedded now, and each
 /// candidate's (the best [`CANDIDATES`] the ranker finds for the item, and the
-/// [`WORD_CANDIDATES`] sharing most of its words, [`Known::word_candidates`]). Stored vectors
-/// are not compared directly: they embed a learning's "applies when" hints too, and a learning
-/// taught a moment ago has none yet (the background job embeds it later), so "Run cargo
-/// nextest before every commit" and "... before each commit" (0.988 by their texts) were both
-/// kept. Linear in `known` once (their words, stemmed), then bounded per item.
+/// [`WORD_CANDIDATES`] sharing most of its words, [`Known::word_candidates`]). A candidate's
+/// stored vector stands for its text only when it has no hints in words (then it is the text's
+/// embedding, [`Known::stored_text_vectors`]); one with hints, or taught a moment ago and not
+/// yet embedded by the background job, has its text embedded now: comparing stored vectors
+/// with hints kept "Run cargo nextest before every commit" and "... before each commit" (0.988
+/// by their texts) both. Linear in `known` once (their words, stemmed), then bounded per item.
 pub fn decide(
     extracted: &[Item],
     origin: Origin,
