@@ -125,6 +125,12 @@ pub fn cmd_merge(ctx: &Context, args: MergeArgs) -> anyhow::Result<()> {
             merged.branch,
             merged.hooks_not_run.join(", ")
         )?;
+    } else if !merged.hooks_skipped.is_empty() {
+        writeln!(
+            output::stderr(),
+            "note: the merge ran without your git hooks ({}): a hook may run what the branch changed; read the merged change, then run them yourself if you want them",
+            merged.hooks_skipped.join(", ")
+        )?;
     }
     match merged.deletion {
         Deletion::NotAsked => {}

@@ -148,8 +148,16 @@ fn event_line(event: &Event) -> String {
                 crate::branch::Deletion::Kept(why) => format!("; branch kept: {why}"),
                 crate::branch::Deletion::NotAsked => String::new(),
             };
+            let hooks = if merged.hooks_skipped.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; your git hooks did not run ({}): a hook may run what the branch changed",
+                    merged.hooks_skipped.join(", ")
+                )
+            };
             format!(
-                "{ok} merged {} into {} (task {owner}){deleted}",
+                "{ok} merged {} into {} (task {owner}){deleted}{hooks}",
                 merged.branch, merged.into
             )
         }

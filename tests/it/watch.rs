@@ -596,8 +596,7 @@ fn commit_husky_post_merge(p: &TestProject, mark: &std::path::Path) {
 
 /// An agent that rewrites the checkout's own hooks (`core.hooksPath: .husky`): watch never
 /// merges that unattended (git would run the new hooks on this machine during and after the
-/// merge); `gza merge` by the person merges with hooks off and says so. Hooks the branch did not
-/// touch still run as plain git would run them.
+/// merge); `gza merge` by the person merges with hooks off and says so.
 #[test]
 fn a_branch_that_rewrites_the_checkouts_hooks_is_not_merged_under_them() {
     let marks = tempfile::tempdir().unwrap();
@@ -635,17 +634,73 @@ esac
     assert!(!own.exists(), "no hook runs for that merge");
 }
 
-/// The same checkout's hooks run at `gza merge` of a branch that leaves them alone.
+/// No git hook runs at a merge gza makes, even one the branch did not touch: a hook may run
+/// whatever the branch changed. Husky 9's layout (`core.hooksPath: .husky/_`, whose stubs run
+/// the scripts one folder up, outside the hooks folder) with an agent that rewrites
+/// `.husky/post-merge`: neither its script nor the person's runs, at `gza merge` or a squash
+/// merge's commit, and the person is told which of their hooks did not run.
 #[test]
-fn hooks_a_branch_leaves_alone_run_at_its_merge() {
+fn no_git_hook_runs_at_a_merge_and_the_person_is_told() {
     let marks = tempfile::tempdir().unwrap();
+    let planted = marks.path().join("planted-ran");
     let own = marks.path().join("own-hook-ran");
-    let p = project_with(APPROVING_AGENT, "");
-    commit_husky_post_merge(&p, &own);
-    p.add(&["Add a hello file"]);
-    p.ok(&["work"]);
-    let merged = p.run(&["merge", "1"]);
-    assert_eq!(merged.code, 0, "{merged}");
-    assert!(!merged.stderr.contains("without hooks"), "{merged}");
-    assert!(own.exists(), "the person's own hook did not run");
+    for squash in [false, true] {
+        let agent = format!(
+            r#"prompt=$(cat)
+case "$prompt" in
+  "Complete this task: Review task"*) printf '## Verdict\n\nAPPROVED\n' ;;
+  *) printf '#!/bin/sh\ntouch {}\n' > .husky/post-merge; printf '#!/bin/sh\ntouch {}\n' > .husky/post-commit; echo hello > hello.txt; echo 'Added hello' ;;
+esac
+"#,
+            planted.display(),
+            planted.display()
+        );
+        let p = project_with(&agent, "");
+        std::fs::create_dir_all(p.path(".husky/_")).unwrap();
+        for hook in ["post-merge", "post-commit", "prepare-commit-msg"] {
+            let script = p.path(&format!(".husky/{hook}"));
+            std::fs::write(&script, format!("#!/bin/sh\ntouch {}\n", own.display())).unwrap();
+            // husky 9's stub: run the script of the same name one folder up.
+            let stub = p.path(&format!(".husky/_/{hook}"));
+            std::fs::write(
+                &stub,
+                "#!/bin/sh\nexec sh \"$(dirname \"$0\")/../$(basename \"$0\")\" \"$@\"\n",
+            )
+            .unwrap();
+            for f in [&script, &stub] {
+                std::fs::set_permissions(f, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                    .unwrap();
+            }
+        }
+        std::fs::write(p.path(".husky/.gitignore"), "_\n").unwrap();
+        p.git(&["add", "--all"]);
+        p.git(&["commit", "--quiet", "-m", "husky 9 hooks"]);
+        p.git(&["config", "core.hooksPath", ".husky/_"]);
+        p.add(&["Add a hello file"]);
+        p.ok(&["work"]);
+        let args: &[&str] = if squash {
+            &["merge", "1", "--squash"]
+        } else {
+            &["merge", "1"]
+        };
+        let merged = p.run(args);
+        assert_eq!(merged.code, 0, "{merged}");
+        assert!(p.path("hello.txt").exists(), "{merged}");
+        assert!(
+            !planted.exists(),
+            "the agent's hook ran at the merge (squash: {squash})"
+        );
+        assert!(!own.exists(), "a hook ran at the merge (squash: {squash})");
+        assert!(
+            merged.stderr.contains(
+                "the merge ran without your git hooks (prepare-commit-msg, post-commit, post-merge)"
+            ),
+            "{merged}"
+        );
+        // The person's own git, afterwards, runs them as ever.
+        p.git(&["commit", "--quiet", "--allow-empty", "-m", "by hand"]);
+        assert!(own.exists(), "git itself still runs the hooks");
+        std::fs::remove_file(&own).unwrap();
+        let _ = std::fs::remove_file(&planted);
+    }
 }

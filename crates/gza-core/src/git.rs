@@ -294,9 +294,8 @@ fn traced(dir: &Path, args: &[&str], started: std::time::Instant, status: ExitSt
 
 /// Run git in `dir`; stdout on success, an [`Error::Git`] naming the command otherwise. Callers
 /// for whom a failure is an answer (does this branch exist?) turn it into one with `.ok()`.
-/// [`output`] of a `git merge` on the person's checkout with their hooks off: for a branch that
-/// changes the hooks themselves ([`hooks_in_tree`]), whose new versions would run during and
-/// after the merge.
+/// [`output`] of a `git merge` (or its commit) on the person's checkout with their hooks off:
+/// a hook may run whatever the branch changed, so none runs at a merge gza makes.
 pub fn output_without_hooks(dir: &Path, args: &[&str]) -> Result<Output> {
     let started = std::time::Instant::now();
     let out = command_with(dir, args, Hooks::Off)?
@@ -304,6 +303,36 @@ pub fn output_without_hooks(dir: &Path, args: &[&str]) -> Result<Output> {
         .map_err(|e| start_error(dir, e))?;
     traced(dir, args, started, out.status);
     Ok(out)
+}
+
+/// Which of the hooks `names` the checkout at `root` has: executable files in the folder git
+/// runs hooks from (`core.hooksPath`, else `.git/hooks`), as git would find them. Said to the
+/// person when gza runs git without them.
+pub fn hooks_present(root: &Path, names: &[&str]) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(mut cmd) = command_with(
+        root,
+        &["rev-parse", "--path-format=absolute", "--git-path", "hooks"],
+        Hooks::Person,
+    ) else {
+        return Vec::new();
+    };
+    let Some(dir) = cmd
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim_end()))
+    else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .filter(|n| {
+            std::fs::metadata(dir.join(n))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .map(|n| n.to_string())
+        .collect()
 }
 
 /// The folder the person's hooks run from when it is part of the checkout's files

@@ -163,6 +163,9 @@ pub struct Merged {
     /// The hook files (under the checkout's `core.hooksPath`) the branch changed: the person's
     /// hooks were off for this merge, so none of them ran.
     pub hooks_not_run: Vec<String>,
+    /// The person's hooks a merge would run that were there and did not run (no hook runs at
+    /// a merge gza makes).
+    pub hooks_skipped: Vec<String>,
     /// The branch was merged before (when and into what) and deleted since: `already` too.
     pub deleted_after: Option<gza_core::task::Merge>,
 }
@@ -199,6 +202,7 @@ pub fn merge(
                     head: String::new(),
                     deletion: Deletion::NotAsked,
                     hooks_not_run: Vec::new(),
+                    hooks_skipped: Vec::new(),
                     deleted_after: Some(merged.clone()),
                 });
             }
@@ -231,10 +235,14 @@ pub fn merge(
         "the working tree",
         &format!("run `gza merge {}` again", task.id),
     )?;
-    // Hooks that are the checkout's own files (`core.hooksPath: .husky`) are what the branch
-    // says they are once merged, and git runs them during and after the merge: a branch an
-    // agent wrote must not choose what runs on this machine. The merge then runs with hooks off
-    // (said to the person), and unattended it is not made at all.
+    // No git hook runs at a merge gza makes. A hook runs on this machine, outside any
+    // sandbox, and may run whatever the branch changed: the branch's own versions of hooks kept
+    // in the checkout (`core.hooksPath: .husky`; husky 9's stubs in `.husky/_` run the scripts
+    // one folder up), a hook manager's committed configuration (lefthook.yml,
+    // .pre-commit-config.yaml), `post-merge: npm install` running the branch's package.json.
+    // No list of files says what a hook reads, so none runs, and the person is told which of
+    // theirs did not. A branch that changes the checkout's hooks folder itself is not merged
+    // unattended either: the person's next git command would run them.
     let hooks_changed = hooks_changed_by(root, &before, &branch.tip);
     if !hooks_changed.is_empty() && options.unattended {
         return Err(Error::Usage(format!(
@@ -244,16 +252,12 @@ pub fn merge(
             task.id
         )));
     }
-    let hooks = if hooks_changed.is_empty() {
-        Hooks::Person
-    } else {
-        Hooks::Off
-    };
+    let hooks_skipped = git::hooks_present(root, MERGE_HOOKS);
     // Both kinds of merge find out for themselves when the branch is merged already.
     let already = if options.squash {
-        !squash_merge(root, task, &branch, &before, hooks)?
+        !squash_merge(root, task, &branch, &before)?
     } else {
-        !plain_merge(root, task, &branch, &into, &before, hooks)?
+        !plain_merge(root, task, &branch, &into, &before)?
     };
     store.record_merge(branch.owner.id, &into)?;
     let deletion = if options.delete_branch {
@@ -273,24 +277,20 @@ pub fn merge(
         head,
         deletion,
         hooks_not_run: hooks_changed,
+        hooks_skipped: if already { Vec::new() } else { hooks_skipped },
         deleted_after: None,
     })
 }
 
-/// Whether `git merge` runs the person's hooks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Hooks {
-    Person,
-    Off,
-}
-
-/// `git merge ARGS` in the person's checkout, with their hooks or without.
-fn git_merge(root: &Path, args: &[&str], hooks: Hooks) -> Result<std::process::Output> {
-    match hooks {
-        Hooks::Person => git::output(root, args),
-        Hooks::Off => git::output_without_hooks(root, args),
-    }
-}
+/// The hooks a merge or a squash merge's commit would run: none runs (see [`merge`]).
+const MERGE_HOOKS: &[&str] = &[
+    "pre-merge-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "pre-commit",
+    "post-commit",
+    "post-merge",
+];
 
 /// The files under the checkout's hooks folder, when it is part of the checkout
 /// ([`git::hooks_in_tree`]), that `tip` changes since it left `base`. When git cannot say, the
@@ -341,7 +341,6 @@ fn plain_merge(
     branch: &TaskBranch,
     into: &str,
     before: &str,
-    hooks: Hooks,
 ) -> Result<bool> {
     let message = format!(
         "Merge task {}: {}\n\nTask-Id: {}",
@@ -349,11 +348,8 @@ fn plain_merge(
         title(&branch.owner.prompt),
         task.id
     );
-    let out = git_merge(
-        root,
-        &["merge", "--no-edit", "-m", &message, &branch.tip],
-        hooks,
-    )?;
+    let out =
+        git::output_without_hooks(root, &["merge", "--no-edit", "-m", &message, &branch.tip])?;
     if out.status.success() {
         // git's messages are in English here (see git::command).
         let said = String::from_utf8_lossy(&out.stdout);
@@ -379,14 +375,8 @@ fn plain_merge(
 
 /// `git merge --squash` and one commit; returns false when the branch brought no change (it
 /// was merged before). On a conflict everything is reset to `before`.
-fn squash_merge(
-    root: &Path,
-    task: &Task,
-    branch: &TaskBranch,
-    before: &str,
-    hooks: Hooks,
-) -> Result<bool> {
-    let out = git_merge(root, &["merge", "--squash", &branch.tip], hooks)?;
+fn squash_merge(root: &Path, task: &Task, branch: &TaskBranch, before: &str) -> Result<bool> {
+    let out = git::output_without_hooks(root, &["merge", "--squash", &branch.tip])?;
     if !out.status.success() {
         let conflicts = conflicted_files(root);
         let _ = git::output(root, &["reset", "--merge"]);
@@ -412,10 +402,18 @@ fn squash_merge(
         prompt,
         task.id
     );
-    if let Err(e) = git::run(root, &["commit", "--quiet", "--no-verify", "-m", &message]) {
+    // Without hooks: prepare-commit-msg and post-commit run even with --no-verify, from the
+    // checkout that now holds the branch's files.
+    let out =
+        git::output_without_hooks(root, &["commit", "--quiet", "--no-verify", "-m", &message])?;
+    if !out.status.success() {
         let _ = git::output(root, &["reset", "--merge"]);
         restored(root, before, "reset --merge")?;
-        return Err(e);
+        return Err(Error::Usage(format!(
+            "git could not commit the squash merge of {}: {}; nothing was changed",
+            branch.name,
+            git::one_line(&String::from_utf8_lossy(&out.stderr))
+        )));
     }
     Ok(true)
 }
