@@ -485,7 +485,6 @@ fn links_and_names_planted_inside_gzas_state_write_nothing_outside() {
     plant(&format!(".gza/logs/{id}.outcome.json"), "important.txt");
     plant(&format!(".gza/logs/{id}.jsonl"), "agent-out.txt");
     plant(&format!(".gza/logs/{id}.stderr.log"), "other.txt");
-    plant(".gza/learnings.lock", "lock");
     std::fs::create_dir_all(p.path(".gza/spool")).unwrap();
     std::fs::write(p.path(".gza/spool/x\ntouch PWNED\n#.json"), "not json").unwrap();
     let record = serde_json::json!({
@@ -544,6 +543,21 @@ fn links_and_names_planted_inside_gzas_state_write_nothing_outside() {
         assert_ne!(l["status"], "active", "{l}");
         assert_ne!(l["origin"], "user", "{l}");
     }
+    // A link among `.gza`'s own entries (the lock here) is refused outright, whatever its name:
+    // one line, and nothing is written through it.
+    plant(".gza/learnings.lock", "lock");
+    let refused = p.run(&["learnings", "update"]);
+    assert_eq!(refused.code, 1, "{refused}");
+    assert!(
+        refused
+            .stderr
+            .contains(".gza/learnings.lock is a symbolic link"),
+        "{refused}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(victim("lock")).unwrap(),
+        "ORIGINAL lock\n"
+    );
 }
 
 #[test]

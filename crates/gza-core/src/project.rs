@@ -25,10 +25,12 @@ pub struct Project {
     recorded_name: std::sync::OnceLock<Option<String>>,
 }
 
-/// The entries of `.gza/` gza writes: none may be a link a repository committed to send gza's
-/// writes elsewhere. (learnings.md, which is committed, may be a link inside the project: its
-/// readers confine it, and gza replaces it rather than writing through it.)
-const STATE_ENTRIES: [&str; 5] = ["gza.db", "logs", "reports", "worktrees", "spool"];
+/// The one entry of `.gza/` that may be a link: learnings.md, which is committed, may link
+/// inside the project (its readers confine it, and gza replaces it rather than writing through
+/// it). Every other entry is gza's state, which no link a repository committed may send
+/// elsewhere: a list of the entries gza writes missed one (`sandbox`, whose sweep deleted
+/// through a committed link), so none is listed.
+const LINK_ALLOWED: &str = "learnings.md";
 
 impl Project {
     /// A project at `root` with `config`, nothing in it ignored or confined for want of trust.
@@ -267,9 +269,22 @@ fn check_state_dir(root: &Path) -> Result<()> {
     let state = root.join(STATE_DIR);
     let linked =
         |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    // The entries' types come with the directory's listing (no stat per entry): a hook pays
+    // for one short read_dir.
+    let entries = || {
+        std::fs::read_dir(&state)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                (e.file_name() != LINK_ALLOWED && e.file_type().is_ok_and(|t| t.is_symlink()))
+                    .then(|| e.path())
+            })
+    };
     let found = std::iter::once(state.clone())
-        .chain(STATE_ENTRIES.iter().map(|e| state.join(e)))
-        .find(|p| linked(p));
+        .filter(|p| linked(p))
+        .chain(entries())
+        .next();
     match found {
         Some(path) => Err(Error::Usage(format!(
             "{} is a symbolic link; gza keeps its state in real files inside the project, so a \
@@ -306,6 +321,35 @@ fn check_config_entry(root: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No entry of `.gza/` but learnings.md may be a link, whatever its name: a repository
+    /// that commits `.gza/sandbox -> ../../elsewhere` had gza create and sweep (delete)
+    /// directories outside the project through it.
+    #[test]
+    fn a_link_among_the_state_entries_is_refused_whatever_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join(STATE_DIR)).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink("../p-notes.md", root.join(STATE_DIR).join("learnings.md"))
+            .unwrap();
+        assert!(check_state_dir(&root).is_ok(), "learnings.md may link");
+        for name in ["sandbox", "hook-sessions", "gza.db", "anything-new"] {
+            let link = root.join(STATE_DIR).join(name);
+            std::os::unix::fs::symlink(&outside, &link).unwrap();
+            let err = check_state_dir(&root).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("{name} is a symbolic link")),
+                "{name}: {err}"
+            );
+            std::fs::remove_file(&link).unwrap();
+        }
+        assert!(check_state_dir(&root).is_ok());
+        std::fs::remove_dir_all(root.join(STATE_DIR)).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join(STATE_DIR)).unwrap();
+        assert!(check_state_dir(&root).is_err(), ".gza itself");
+    }
 
     #[test]
     fn git_knows_where_task_worktrees_are() {
