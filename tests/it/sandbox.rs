@@ -83,6 +83,58 @@ fn an_in_place_task_in_bwrap_writes_the_project_but_not_gza() {
     );
 }
 
+/// An in-place task's agent cannot plant a git hook in the checkout: the person's hooks folder,
+/// when it is part of the checkout (`core.hooksPath`), is read-only to it, and husky 9's
+/// layout (stubs in `.husky/_` running the scripts one folder up) keeps the folder above too.
+/// A hook planted there would run on this machine at the person's next git command.
+#[test]
+fn an_in_place_agent_cannot_plant_a_hook_in_the_checkouts_hooks_folder() {
+    for hooks_path in [".husky", ".husky/_", "tools/git-hooks"] {
+        let p = TestProject::in_git_repo();
+        let folder = if hooks_path == ".husky/_" {
+            ".husky"
+        } else {
+            hooks_path
+        };
+        std::fs::create_dir_all(p.path(hooks_path)).unwrap();
+        p.git(&["config", "core.hooksPath", hooks_path]);
+        // The script inside the project, which the in-place sandbox shows (HOME is hidden).
+        std::fs::write(
+            p.path("agent.sh"),
+            format!(
+                "echo evil > {folder}/post-merge 2>/dev/null && echo planted\n\
+                 echo evil > {hooks_path}/pre-commit 2>/dev/null && echo planted\n\
+                 echo notes > explored.txt\necho done\n"
+            ),
+        )
+        .unwrap();
+        p.config(&format!(
+            "provider: command\nproviders:\n  command:\n    command: [sh, {}]\nsandbox: bwrap\n",
+            serde_json::to_string(&p.path("agent.sh").to_string_lossy()).unwrap()
+        ));
+        p.add(&["Explore", "--type", "explore"]);
+        let run = p.run(&["work"]);
+        assert_eq!(run.code, 0, "{hooks_path}: {run}");
+        let t = p.json(&["show", "1", "--json"]);
+        let output = t["output"].as_str().unwrap_or_default();
+        assert!(!output.contains("planted"), "{hooks_path}: {t}");
+        assert!(
+            !p.path(&format!("{folder}/post-merge")).exists(),
+            "{hooks_path}"
+        );
+        assert!(
+            !p.path(&format!("{hooks_path}/pre-commit")).exists(),
+            "{hooks_path}"
+        );
+        // The control: the agent does write the checkout elsewhere.
+        assert_eq!(
+            std::fs::read_to_string(p.path("explored.txt")).unwrap(),
+            "notes\n",
+            "{hooks_path}"
+        );
+    }
+}
+
 /// A command agent that records that it ran; `sandbox` and `path` set the rest.
 fn marker_project(extra: &str) -> (TestProject, std::path::PathBuf) {
     let p = TestProject::new();

@@ -451,6 +451,25 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Result<Invocation, String
             let path = at_root(".mcp.json");
             a.extend(["--ro-bind".into(), path.clone(), path]);
         }
+        // The person's hooks folder when it is part of the checkout (`core.hooksPath: .husky`):
+        // read-only, or the agent could plant a hook that runs on this machine, outside any
+        // sandbox, at the person's next git command (hostile review 13). husky 9 keeps stubs in
+        // `.husky/_` that run the scripts one folder up: that folder is kept instead. One that
+        // does not exist is an empty read-only folder, as the settings folders above.
+        if let Some(rel) = gza_core::git::hooks_in_tree(place.project_root) {
+            let rel = match rel.parent() {
+                Some(parent) if rel.file_name() == Some("_".as_ref()) => parent.to_path_buf(),
+                _ => rel,
+            };
+            if !rel.as_os_str().is_empty() {
+                let path = s(&place.project_root.join(&rel));
+                if place.project_root.join(&rel).is_dir() {
+                    a.extend(["--ro-bind".into(), path.clone(), path]);
+                } else {
+                    a.extend(["--tmpfs".into(), path.clone(), "--remount-ro".into(), path]);
+                }
+            }
+        }
         if place.git_dir.is_none() {
             // No repository: an agent must not make one that gza's own git commands would
             // then read as the project's. (The empty `.git` left behind is no repository.)
