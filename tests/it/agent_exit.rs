@@ -142,3 +142,45 @@ fn a_silent_command_agent_is_judged_by_its_exit_status() {
     assert_eq!(p.task_field::<String>(2, "status"), "failed");
     assert_eq!(p.task_field::<String>(2, "failure_reason"), "AGENT_EXIT");
 }
+
+/// A file gza would read without bound is never committed: a sparse file takes no disk, but
+/// `git add` reads and compresses every byte of its length (a 1 TiB one, hours of CPU) and puts
+/// it in the branch. Over 100 MiB a file (or 1 GiB in all) the task fails GIT_ERROR at once,
+/// saying which file, and its worktree keeps everything for the person. (150 MiB here, so that
+/// without the check the test fails in seconds rather than reading a terabyte.)
+#[test]
+fn a_file_too_large_to_commit_fails_the_task_at_once_and_nothing_is_read() {
+    let p = TestProject::in_git_repo();
+    p.command_agent(
+        "cat >/dev/null\necho small > made.txt\ntruncate -s 150M big.bin\necho done\n",
+        "",
+    );
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "configure"]);
+    p.add(&["leave a huge sparse file"]);
+    let started = std::time::Instant::now();
+    let run = p.run(&["work"]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "the file was read: {run}"
+    );
+    assert_eq!(p.task_field::<String>(1, "status"), "failed", "{run}");
+    assert_eq!(p.task_field::<String>(1, "failure_reason"), "GIT_ERROR");
+    assert!(
+        run.stderr.contains("the agent left big.bin (150.0 MiB")
+            && run
+                .stderr
+                .contains("more than gza commits (100.0 MiB a file, 1.0 GiB in all)"),
+        "{run}"
+    );
+    let branch: String = p.task_field(1, "branch");
+    assert!(
+        !p.git_ok(&["cat-file", "-e", &format!("{branch}:big.bin")]),
+        "committed"
+    );
+    let kept = std::fs::read_dir(p.path(".gza/worktrees"))
+        .unwrap()
+        .flatten()
+        .any(|e| e.path().join("big.bin").exists());
+    assert!(kept, "the worktree keeps the agent's files");
+}

@@ -368,8 +368,69 @@ fn remove_abandoned_adds(root: &Path) -> bool {
     removed
 }
 
+/// The largest file of an agent's that gza commits (GitHub refuses larger ones too).
+pub const MAX_COMMITTED_FILE_BYTES: u64 = 100 * 1024 * 1024;
+/// The most an agent's changed files may hold in all for gza to commit them.
+pub const MAX_COMMITTED_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// Refuse to commit what `git add` would read without bound: a file over
+/// [`MAX_COMMITTED_FILE_BYTES`], or changed files over [`MAX_COMMITTED_BYTES`] in all. A sparse
+/// file takes no disk but `git add` reads and compresses every byte of its length (about 16 s of
+/// CPU per GiB; a 1 TiB one, hours), and would put it in the branch (hostile review 13).
+fn check_sizes(worktree: &Path) -> Result<()> {
+    // Without optional locks: status would otherwise refresh and write the index, which on a
+    // full disk fails before `git add` can say so in the form that waits for space.
+    let listed = git(
+        worktree,
+        &[
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+        ],
+    )?;
+    let mut total: u64 = 0;
+    for entry in listed.split('\0') {
+        let Some(path) = entry.get(3..).filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(worktree.join(path)) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let size = meta.len();
+        total = total.saturating_add(size);
+        if size > MAX_COMMITTED_FILE_BYTES || total > MAX_COMMITTED_BYTES {
+            return Err(Error::Usage(format!(
+                "the agent left {path} ({}; {} in all so far), more than gza commits ({} a file, {} in all); nothing was committed: the worktree {} keeps it, to shrink or commit by hand",
+                human_bytes(size),
+                human_bytes(total),
+                human_bytes(MAX_COMMITTED_FILE_BYTES),
+                human_bytes(MAX_COMMITTED_BYTES),
+                worktree.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn human_bytes(n: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if n >= 1024 * MIB {
+        format!("{:.1} GiB", n as f64 / (1024 * MIB) as f64)
+    } else {
+        format!("{:.1} MiB", n as f64 / MIB as f64)
+    }
+}
+
 /// Commit everything the agent changed in `worktree`; returns false when there was nothing.
+/// Files too large to commit ([`check_sizes`]) fail it before anything is read.
 pub fn commit_all(worktree: &Path, message: &str) -> Result<bool> {
+    check_sizes(worktree)?;
     git(worktree, &["add", "--all"])?;
     if git(worktree, &["diff", "--cached", "--quiet"]).is_ok() {
         return Ok(false);
