@@ -9,6 +9,22 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
+/// gza's folder in the person's cache: `$XDG_CACHE_HOME/gza`, else `~/.cache/gza`; `None`
+/// without either. What gza keeps there is the person's own (never the project's): settings'
+/// parsed values, what validation found in the tree.
+pub fn cache_dir() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })
+        .map(|c| c.join("gza"))
+}
+
 /// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
 /// crash never leaves half a file. The temporary file gets a fresh random name, created with
 /// `O_EXCL` (never opening whatever was planted there: a FIFO, a symlink), so two writers of

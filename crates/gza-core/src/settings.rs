@@ -258,15 +258,7 @@ mod cache {
     /// Where settings files' values are kept: in gza's cache folder, as the int8 model's
     /// stamps are (`$XDG_CACHE_HOME/gza`, else `~/.cache/gza`).
     pub(super) fn dir() -> Option<PathBuf> {
-        std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .filter(|h| !h.is_empty())
-                    .map(|h| PathBuf::from(h).join(".cache"))
-            })
-            .map(|c| c.join("gza/settings-v1"))
+        crate::fsutil::cache_dir().map(|c| c.join("settings-v1"))
     }
 
     /// Where the value of the settings file at `path` is kept in `dir`.

@@ -18,6 +18,8 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, Sink, SinkMatch};
 use regex::Regex;
 
+pub mod kept;
+
 /// Files over this size are not read (generated or vendored blobs).
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
@@ -208,6 +210,8 @@ pub struct Found {
 pub struct Scan {
     pub found: Vec<Found>,
     pub files_searched: usize,
+    /// Files whose text was read: all of them but those [`kept`] holds unchanged.
+    pub files_read: usize,
     /// Entries that could not be read (permissions, vanished, symlink loops).
     pub unreadable: usize,
 }
@@ -323,6 +327,70 @@ impl Sink for Collect<'_> {
 
 /// Search the tree under `root` for every learning's terms, on `threads` threads.
 pub fn scan(root: &Path, exclude: &GlobSet, wanted: &[Wanted], threads: usize) -> Scan {
+    scan_with(root, exclude, wanted, threads, None)
+}
+
+/// The matchers for a set of terms: lines holding any of them, then which ones.
+struct Matchers {
+    finder: TermFinder,
+    matcher: grep_regex::RegexMatcher,
+    /// The path terms, with their indices into the terms matched.
+    path_terms: Vec<(usize, String)>,
+}
+
+impl Matchers {
+    fn new(terms: &[Term]) -> Matchers {
+        let literals: Vec<&str> = terms.iter().map(|t| t.text.as_str()).collect();
+        Matchers {
+            finder: TermFinder::new(terms),
+            matcher: RegexMatcherBuilder::new()
+                .fixed_strings(true)
+                .case_insensitive(true)
+                .build_literals(&literals)
+                .expect("literals always compile"),
+            path_terms: terms
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.path)
+                .map(|(i, t)| (i, t.text.clone()))
+                .collect(),
+        }
+    }
+
+    /// The indices of the terms the file at `path` (`rel` under the root) holds; `None` when
+    /// it could not be read.
+    fn search(
+        &self,
+        searcher: &mut grep_searcher::Searcher,
+        path: &Path,
+        rel: &str,
+    ) -> Option<HashSet<usize>> {
+        let mut sink = Collect {
+            finder: &self.finder,
+            found: HashSet::new(),
+        };
+        for (i, p) in &self.path_terms {
+            if rel.contains(p.as_str()) {
+                sink.found.insert(*i);
+            }
+        }
+        searcher
+            .search_path(&self.matcher, path, &mut sink)
+            .ok()
+            .map(|()| sink.found)
+    }
+}
+
+/// [`scan`], reading only what changed since what `kept` holds (the last search's files by
+/// stamp, see [`kept`]) and keeping what this one found in it: a file whose stamp is kept is
+/// searched only for the terms no kept search looked for. The outcome is [`scan`]'s.
+pub fn scan_with(
+    root: &Path,
+    exclude: &GlobSet,
+    wanted: &[Wanted],
+    threads: usize,
+    kept: Option<&mut kept::Kept>,
+) -> Scan {
     let mut all: Vec<Term> = wanted.iter().flat_map(|w| w.terms.clone()).collect();
     all.sort();
     all.dedup();
@@ -346,22 +414,39 @@ pub fn scan(root: &Path, exclude: &GlobSet, wanted: &[Wanted], threads: usize) -
             users[index[t]].push(w_i);
         }
     }
-    let finder = TermFinder::new(&all);
-    let path_terms: Vec<(usize, &str)> = all
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.path)
-        .map(|(i, t)| (i, t.text.as_str()))
-        .collect();
-    let literals: Vec<&str> = all.iter().map(|t| t.text.as_str()).collect();
-    let matcher = RegexMatcherBuilder::new()
-        .fixed_strings(true)
-        .case_insensitive(true)
-        .build_literals(&literals)
-        .expect("literals always compile");
+    // What was kept: each kept term's index here (none when no learning names it now), and
+    // the terms no kept search looked for.
+    let (remap, fresh): (Vec<Option<usize>>, Vec<usize>) = match kept.as_deref() {
+        Some(k) => {
+            // By reference: the kept terms are not copied.
+            let here: HashMap<(&str, bool, bool), usize> = all
+                .iter()
+                .enumerate()
+                .map(|(i, t)| ((t.text.as_str(), t.exact, t.path), i))
+                .collect();
+            let remap: Vec<Option<usize>> = k
+                .terms
+                .iter()
+                .map(|(text, exact, path)| here.get(&(text.as_str(), *exact, *path)).copied())
+                .collect();
+            let mut known = vec![false; all.len()];
+            for i in remap.iter().flatten() {
+                known[*i] = true;
+            }
+            (remap, (0..all.len()).filter(|i| !known[*i]).collect())
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    let fresh_terms: Vec<Term> = fresh.iter().map(|&i| all[i].clone()).collect();
+    // Built when first needed: with nothing changed, no file is searched for every term.
+    let every = std::sync::OnceLock::new();
+    let only_fresh = (!fresh_terms.is_empty()).then(|| Matchers::new(&fresh_terms));
 
-    let per_file: Mutex<Vec<(String, Vec<usize>)>> = Mutex::new(Vec::new());
+    // Each file searched: its path, its stamp (when it is kept), its terms.
+    type Searched = (String, Option<kept::Stamp>, Vec<usize>);
+    let per_file: Mutex<Vec<Searched>> = Mutex::new(Vec::new());
     let searched = std::sync::atomic::AtomicUsize::new(0);
+    let read = std::sync::atomic::AtomicUsize::new(0);
     let unreadable = std::sync::atomic::AtomicUsize::new(0);
     let exclude = Arc::new(exclude.clone());
     let root_buf: PathBuf = root.to_path_buf();
@@ -381,17 +466,21 @@ pub fn scan(root: &Path, exclude: &GlobSet, wanted: &[Wanted], threads: usize) -
             })
             .build_parallel()
     };
+    let view = kept.as_deref();
     walker.run(|| {
         let mut searcher = SearcherBuilder::new()
             .binary_detection(BinaryDetection::quit(0))
             .line_number(false)
             .build();
-        let matcher = &matcher;
-        let finder = &finder;
+        let every = &every;
+        let all = &all;
+        let only_fresh = &only_fresh;
+        let fresh = &fresh;
+        let remap = &remap;
         let per_file = &per_file;
         let searched = &searched;
+        let read = &read;
         let unreadable = &unreadable;
-        let path_terms = &path_terms;
         let root = &root_buf;
         Box::new(move |entry| {
             let entry = match entry {
@@ -411,32 +500,60 @@ pub fn scan(root: &Path, exclude: &GlobSet, wanted: &[Wanted], threads: usize) -
                 .unwrap_or(entry.path())
                 .to_string_lossy()
                 .into_owned();
-            let mut sink = Collect {
-                finder,
-                found: HashSet::new(),
-            };
-            for (i, p) in path_terms {
-                if rel.contains(p) {
-                    sink.found.insert(*i);
+            // Stamped before it is read: a write after this changes the stamp kept.
+            let stamp = view.and_then(|k| {
+                entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| kept::stamp(&m, k.settle_seconds))
+            });
+            let known = view
+                .and_then(|k| k.files.get(&rel))
+                .filter(|(s, _)| stamp.as_ref() == Some(s));
+            let found: Option<Vec<usize>> = match known {
+                Some((_, terms)) if only_fresh.is_none() => Some(
+                    terms
+                        .iter()
+                        .filter_map(|&i| remap.get(i as usize).copied().flatten())
+                        .collect(),
+                ),
+                Some((_, terms)) => {
+                    let mut found: Vec<usize> = terms
+                        .iter()
+                        .filter_map(|&i| remap.get(i as usize).copied().flatten())
+                        .collect();
+                    let m = only_fresh.as_ref().expect("fresh terms to look for");
+                    read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    m.search(&mut searcher, entry.path(), &rel).map(|more| {
+                        found.extend(more.into_iter().map(|i| fresh[i]));
+                        found
+                    })
                 }
-            }
-            if searcher
-                .search_path(matcher, entry.path(), &mut sink)
-                .is_err()
-            {
-                unreadable.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
-            if !sink.found.is_empty() {
-                let terms: Vec<usize> = sink.found.into_iter().collect();
-                per_file
-                    .lock()
-                    .expect("no panics hold it")
-                    .push((rel, terms));
+                None => {
+                    read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    every
+                        .get_or_init(|| Matchers::new(all))
+                        .search(&mut searcher, entry.path(), &rel)
+                        .map(|f| f.into_iter().collect())
+                }
+            };
+            match found {
+                None => {
+                    unreadable.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                Some(terms) if !terms.is_empty() || view.is_some() => {
+                    per_file
+                        .lock()
+                        .expect("no panics hold it")
+                        .push((rel, stamp, terms));
+                }
+                Some(_) => {}
             }
             ignore::WalkState::Continue
         })
     });
 
+    let per_file = per_file.into_inner().expect("no panics hold it");
     let mut found: Vec<Found> = wanted
         .iter()
         .map(|w| Found {
@@ -445,18 +562,25 @@ pub fn scan(root: &Path, exclude: &GlobSet, wanted: &[Wanted], threads: usize) -
         })
         .collect();
     let mut files: Vec<Vec<String>> = vec![Vec::new(); wanted.len()];
-    for (rel, terms) in per_file.into_inner().expect("no panics hold it") {
-        let mut hits: HashMap<usize, usize> = HashMap::new();
+    // Per file, how many of each learning's terms it holds: counted in one array for every
+    // file (only the learnings a file touched are reset), not a map per file.
+    let mut hits: Vec<u32> = vec![0; wanted.len()];
+    let mut touched: Vec<usize> = Vec::new();
+    for (rel, _, terms) in &per_file {
         for t in terms {
-            for &w in &users[t] {
-                *hits.entry(w).or_default() += 1;
+            for &w in &users[*t] {
+                if hits[w] == 0 {
+                    touched.push(w);
+                }
+                hits[w] += 1;
             }
         }
-        for (w, n) in hits {
-            if n >= needed(wanted[w].terms.len()) {
+        for w in touched.drain(..) {
+            if hits[w] as usize >= needed(wanted[w].terms.len()) {
                 found[w].count += 1;
                 files[w].push(rel.clone());
             }
+            hits[w] = 0;
         }
     }
     for (f, mut list) in found.iter_mut().zip(files) {
@@ -464,9 +588,19 @@ pub fn scan(root: &Path, exclude: &GlobSet, wanted: &[Wanted], threads: usize) -
         list.truncate(KEPT_FILES);
         f.files = list;
     }
+    if let Some(k) = kept {
+        let files = per_file
+            .into_iter()
+            .filter_map(|(rel, stamp, terms)| {
+                stamp.map(|s| (rel, s, terms.into_iter().map(|t| t as u32).collect()))
+            })
+            .collect();
+        k.replace(&all, files);
+    }
     Scan {
         found,
         files_searched: searched.into_inner(),
+        files_read: read.into_inner(),
         unreadable: unreadable.into_inner(),
     }
 }
@@ -518,6 +652,130 @@ mod tests {
             ["open_for_reading", "Cargo.toml"]
         );
         assert_eq!(texts("Pass --no-verify never"), ["--no-verify"]);
+    }
+
+    /// What a search finds per learning: its count and files.
+    fn outcome(scan: &Scan) -> Vec<(i64, usize, Vec<String>)> {
+        scan.found
+            .iter()
+            .map(|f| (f.id, f.count, f.files.clone()))
+            .collect()
+    }
+
+    fn wanted(learnings: &[(i64, &str)]) -> Vec<Wanted> {
+        learnings
+            .iter()
+            .map(|(id, text)| Wanted {
+                id: *id,
+                terms: derive_terms(text, &[]),
+            })
+            .collect()
+    }
+
+    /// Searching with what the last search kept finds what a whole search finds, through every
+    /// kind of change to the tree and to the learnings, and reads only the files that changed
+    /// (all of them, but for the new terms only, when a learning names terms not looked for).
+    #[test]
+    fn a_search_with_what_was_kept_finds_what_a_whole_one_finds_and_reads_only_what_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            "src/store.rs",
+            "fn open_for_reading() {}\nuse thiserror::Error;\n",
+        );
+        write("src/cli.rs", "// open_for_reading here too\n");
+        write("docs/testing.md", "Run cargo nextest before a commit.\n");
+        write(
+            "src/migrations/V1__init.sql",
+            "-- read with sqlx::query_as\n",
+        );
+        write("notes.txt", "nothing to find\n");
+        let exclude = exclude_set(&[]).unwrap();
+        let mut learnings = vec![
+            (1, "Call open_for_reading() in read-only commands"),
+            (2, "Errors use thiserror and run nextest"),
+            (3, "Migrations live in src/migrations"),
+        ];
+        let mut kept = kept::Kept::fresh(root);
+        kept.settle_seconds = -10; // every file kept at once
+        let mut step = |learnings: &[(i64, &str)], reads: usize, what: &str| {
+            let w = wanted(learnings);
+            let whole = scan(root, &exclude, &w, 2);
+            let with = scan_with(root, &exclude, &w, 2, Some(&mut kept));
+            assert_eq!(outcome(&with), outcome(&whole), "{what}");
+            assert_eq!(with.files_searched, whole.files_searched, "{what}");
+            assert_eq!(with.files_read, reads, "{what}: files read");
+        };
+        step(&learnings, 5, "the first search reads every file");
+        step(&learnings, 0, "nothing changed");
+        learnings.push((4, "Queries go through sqlx::query_as in the store"));
+        step(
+            &learnings,
+            5,
+            "a learning with new terms: every file, for those",
+        );
+        step(&learnings, 0, "nothing changed again");
+        write("notes.txt", "now it mentions nextest and thiserror\n");
+        step(&learnings, 1, "a file edited");
+        std::fs::remove_file(root.join("src/cli.rs")).unwrap();
+        step(&learnings, 0, "a file deleted");
+        write("src/extra/more.rs", "open_for_reading(); thiserror\n");
+        step(&learnings, 1, "a file added");
+        std::fs::create_dir(root.join("db")).unwrap();
+        std::fs::rename(
+            root.join("src/migrations/V1__init.sql"),
+            root.join("db/V1__init.sql"),
+        )
+        .unwrap();
+        step(&learnings, 1, "a file moved out of a path term");
+        learnings.retain(|(id, _)| *id != 2);
+        step(&learnings, 0, "a learning removed");
+        learnings.push((2, "Errors use thiserror"));
+        step(
+            &learnings,
+            5,
+            "a term no learning named last time: every file, for it",
+        );
+        step(&learnings, 0, "nothing changed at the end");
+        // What was kept, written and read back, serves the next search as well.
+        let at = root.join("kept.json");
+        kept.save(&at);
+        let mut back = kept::Kept::load(&at, root);
+        back.settle_seconds = -10;
+        let w = wanted(&learnings);
+        let again = scan_with(root, &exclude, &w, 2, Some(&mut back));
+        assert_eq!(outcome(&again), outcome(&scan(root, &exclude, &w, 2)));
+        assert_eq!(
+            again.files_read, 1,
+            "only kept.json, written since, is read"
+        );
+        // Kept for another tree, or by a file that is not JSON: nothing is used.
+        assert!(kept::Kept::load(&at, &root.join("src")).is_empty());
+        std::fs::write(&at, "{not json").unwrap();
+        assert!(kept::Kept::load(&at, root).is_empty());
+    }
+
+    /// A file changed within the last seconds is searched again, even with its stamp kept: a
+    /// second write in the same clock tick would leave the same stamp.
+    #[test]
+    fn a_file_changed_just_now_is_never_taken_from_what_was_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.rs"), "open_for_reading()\n").unwrap();
+        let exclude = exclude_set(&[]).unwrap();
+        let w = wanted(&[(1, "Call open_for_reading() in read-only commands")]);
+        let mut kept = kept::Kept::fresh(root);
+        assert_eq!(kept.settle_seconds, kept::SETTLE_SECONDS);
+        for _ in 0..2 {
+            let s = scan_with(root, &exclude, &w, 1, Some(&mut kept));
+            assert_eq!(s.files_read, 1);
+            assert_eq!(s.found[0].count, 1);
+        }
     }
 
     #[test]

@@ -614,7 +614,7 @@ fn regenerate_and_log(
 
 /// Check every learning against the tree after a regeneration (seed 002); logged, never fails.
 pub fn validate_and_log(project: &Project, store: &Store) {
-    match validate::validate(project, store, None, false) {
+    match validate::validate_reading(project, store, None, false, validate::Reading::Changed) {
         Ok(r) => {
             if let Some(e) = &r.export_error {
                 log(project, &format!("expertise export refused: {e}"));
@@ -631,9 +631,10 @@ pub fn validate_and_log(project: &Project, store: &Store) {
             log(
                 project,
                 &format!(
-                    "validated {} learnings against {} files in {} ms: {promoted} promoted, {stale} stale",
+                    "validated {} learnings against {} files ({} read) in {} ms: {promoted} promoted, {stale} stale",
                     r.checked.len(),
                     r.files_searched,
+                    r.files_read,
                     r.duration_ms
                 ),
             );

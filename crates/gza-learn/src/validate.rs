@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use super::evidence::kept::Kept;
 use super::evidence::{self, Wanted};
 use gza_core::error::{Error, Result};
 use gza_core::learning::{Evidence, Learning, Status, TIER2_HIGH_FILES, TIER2_MEDIUM_FILES};
@@ -31,7 +32,14 @@ pub struct Checked {
 #[derive(Debug, Default, serde::Serialize)]
 pub struct Report {
     pub checked: Vec<Checked>,
+    /// The commit checked out in the tree searched; none outside git.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
     pub files_searched: usize,
+    /// Of those, the files whose text was read (the others were unchanged since the last
+    /// search, [`Reading::Changed`]).
+    #[serde(skip)]
+    pub files_read: usize,
     pub unreadable: usize,
     pub duration_ms: u64,
     pub dry_run: bool,
@@ -59,6 +67,7 @@ fn decide(
     terms: Vec<String>,
     count: usize,
     files: Vec<String>,
+    commit: Option<&str>,
 ) -> (TierChange, Checked) {
     let now = gza_core::task::now_timestamp();
     let (tier, level) = if terms.is_empty() {
@@ -105,6 +114,7 @@ fn decide(
         count,
         files: files.clone(),
         at: now,
+        commit: commit.map(str::to_string),
     });
     let record = TierChange {
         id: l.id,
@@ -129,7 +139,8 @@ fn decide(
 }
 
 /// Whether `change` records what `l` already holds: the same tier, level, staleness and
-/// evidence (its terms, count and files; not the time it was found), no event to log, and `l`
+/// evidence (its terms, count and files; not the time or commit it was found at), no event to
+/// log, and `l`
 /// validated before. Such a row is not written again: a regeneration validates every learning
 /// in use, and rewriting each one's row (and its `validated_at`) was a third of a
 /// regeneration's cost at 10,000 learnings, growing with them, to record nothing new. So a
@@ -157,7 +168,31 @@ pub fn validate(
     ids: Option<&[i64]>,
     dry_run: bool,
 ) -> Result<Report> {
-    let mut report = search(project, store, ids, !dry_run)?;
+    validate_reading(project, store, ids, dry_run, Reading::Whole)
+}
+
+/// How much of the tree a validation reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// Every file, for every term (what `gza learnings validate` does); what it finds is kept
+    /// for the next [`Reading::Changed`].
+    Whole,
+    /// Only what changed since the last search kept what it found ([`evidence::kept`]): files
+    /// whose stamp changed, terms no kept search looked for, learnings whose text changed. The
+    /// outcome is [`Reading::Whole`]'s; after a regeneration, at 10,000 learnings, a fraction of
+    /// its cost.
+    Changed,
+}
+
+/// [`validate`], reading the tree as `reading` says.
+pub fn validate_reading(
+    project: &Project,
+    store: &Store,
+    ids: Option<&[i64]>,
+    dry_run: bool,
+    reading: Reading,
+) -> Result<Report> {
+    let mut report = search_reading(project, store, ids, !dry_run, reading)?;
     if !dry_run && exports_on_validate(project) {
         // The tiers are recorded whatever happens to the export.
         match super::expertise::export(project, store, None) {
@@ -192,7 +227,29 @@ pub fn search(
     ids: Option<&[i64]>,
     record: bool,
 ) -> Result<Report> {
+    search_reading(project, store, ids, record, Reading::Changed)
+}
+
+/// [`search`], reading the tree as `reading` says. What a search of every learning in use
+/// found is kept for the next; a search of some (`ids`) reads what was kept and keeps nothing
+/// (it would forget the others' terms).
+fn search_reading(
+    project: &Project,
+    store: &Store,
+    ids: Option<&[i64]>,
+    record: bool,
+    reading: Reading,
+) -> Result<Report> {
     let started = Instant::now();
+    // The commit the tree is of, named in the evidence found (issue 21: each clone validates
+    // its own tree).
+    let commit = gza_core::git::run(
+        &project.root,
+        &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+    )
+    .ok()
+    .map(|s| s.trim().to_string())
+    .filter(|s| !s.is_empty());
     let learnings: Vec<Learning> = store
         .learnings_uncounted(false)?
         .into_iter()
@@ -201,24 +258,39 @@ pub fn search(
         .collect();
     let exclude = evidence::exclude_set(&project.config.learnings.evidence_exclude)
         .map_err(|e| Error::Usage(format!("learnings.evidence_exclude: {e}")))?;
+    let kept_at = evidence::kept::path_for(&project.root);
+    let mut kept = kept_at.as_deref().map(|at| match reading {
+        Reading::Changed => Kept::load(at, &project.root),
+        Reading::Whole => Kept::fresh(&project.root),
+    });
     let wanted: Vec<Wanted> = learnings
         .iter()
         .map(|l| Wanted {
             id: l.id,
-            terms: evidence::derive_terms(&l.text, &l.keywords),
+            terms: match kept.as_mut() {
+                Some(k) => k.terms_of(l.id, &l.text, &l.keywords),
+                None => evidence::derive_terms(&l.text, &l.keywords),
+            },
         })
         .collect();
-    let scan = evidence::scan(&project.root, &exclude, &wanted, THREADS);
+    let scan = evidence::scan_with(&project.root, &exclude, &wanted, THREADS, kept.as_mut());
+    if ids.is_none()
+        && let (Some(k), Some(at)) = (&kept, &kept_at)
+    {
+        k.save(at);
+    }
     let mut changes = Vec::with_capacity(learnings.len());
     let mut report = Report {
+        commit: commit.clone(),
         files_searched: scan.files_searched,
+        files_read: scan.files_read,
         unreadable: scan.unreadable,
         dry_run: !record,
         ..Report::default()
     };
     for ((l, w), found) in learnings.iter().zip(&wanted).zip(scan.found) {
         let terms = w.terms.iter().map(|t| t.text.clone()).collect();
-        let (change, checked) = decide(l, terms, found.count, found.files);
+        let (change, checked) = decide(l, terms, found.count, found.files, commit.as_deref());
         if !unchanged(l, &change) {
             changes.push(change);
         }

@@ -52,8 +52,13 @@ pub(super) fn validate_cmd(ctx: &Context, args: ValidateArgs) -> anyhow::Result<
     }
     writeln!(
         out,
-        "Searched {} files for {} learnings{}",
+        "Searched {} files{} for {} learnings{}",
         report.files_searched,
+        report
+            .commit
+            .as_deref()
+            .map(|c| format!(" at commit {}", &c[..c.len().min(12)]))
+            .unwrap_or_default(),
         report.checked.len(),
         if report.unreadable > 0 {
             format!(" ({} could not be read)", report.unreadable)
