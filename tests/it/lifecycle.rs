@@ -192,6 +192,32 @@ fn evidence_tree(p: &TestProject) {
     std::fs::write(odd, b"// nothing here\n").unwrap();
 }
 
+/// Evidence names the commit of the tree it was found in (issue 21: each clone validates its
+/// own tree, so the team sees which code it is of), in `show` and in `validate`'s report.
+#[test]
+fn evidence_names_the_commit_it_was_found_at() {
+    let p = TestProject::in_git_repo();
+    evidence_tree(&p);
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "the code"]);
+    let head = p.git(&["rev-parse", "HEAD"]).trim().to_string();
+    p.ok(&["learnings", "add", "Library errors are thiserror enums"]);
+    let out = p.ok(&["learnings", "validate"]);
+    assert!(
+        out.starts_with("Searched ") && out.contains(&format!("at commit {}", &head[..12])),
+        "{out}"
+    );
+    let json = p.json(&["learnings", "show", "L1", "--json"]);
+    assert_eq!(json["evidence"]["commit"], head.as_str(), "{json}");
+    let shown = p.ok(&["learnings", "show", "L1"]);
+    assert!(
+        shown.contains(&format!("found at commit {}", &head[..12])),
+        "{shown}"
+    );
+    let report = p.json(&["learnings", "validate", "--json"]);
+    assert_eq!(report["commit"], head.as_str(), "{report}");
+}
+
 #[test]
 fn validate_promotes_by_evidence_and_flags_stale_when_it_goes() {
     let p = TestProject::new();

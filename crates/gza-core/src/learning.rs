@@ -195,6 +195,11 @@ pub struct Evidence {
     /// Up to ten of them, relative to the project root.
     pub files: Vec<String>,
     pub at: String,
+    /// The commit checked out in the clone that found it (its tree may have held changes not
+    /// committed yet); none outside git. In team mode each clone validates its own tree, so
+    /// this says which code the evidence is of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
 
 /// Files a learning's terms must appear in for it to become tier 2, and for `high`.

@@ -415,6 +415,14 @@ pub(super) fn describe(
         }
         if !e.files.is_empty() {
             writeln!(out, "  Evidence     {}", e.files.join(", "))?;
+            if let Some(c) = &e.commit {
+                writeln!(
+                    out,
+                    "               found at commit {} ({})",
+                    &c[..c.len().min(12)],
+                    e.at
+                )?;
+            }
         }
     }
     if let Some(s) = &lc.stale_reason {
