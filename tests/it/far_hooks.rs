@@ -8,7 +8,7 @@
 use std::net::TcpListener;
 use std::path::Path;
 
-use crate::hooks::{conversation, run_claude};
+use crate::hooks::{conversation, hmac_hex, run_claude};
 use crate::support::claude::claude_bin;
 use crate::support::fake_anthropic::{FakeAnthropic, Reply};
 use crate::support::project::{TestProject, wait_until};
@@ -317,26 +317,6 @@ fn a_prompt_file_line_changed_on_disk_is_never_given_and_the_next_refresh_replac
     let seen = session(&p, &claude, "Bump the plugin version for the new feature");
     assert!(!seen.contains("evil.example"), "{seen}");
     assert!(seen.contains("follow semver"), "{seen}\n{}", hooks_log(&p));
-}
-
-/// HMAC-SHA256, as a forger with a key of their own would make it.
-fn hmac_hex(key: &[u8; 32], message: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    let mut ipad = [0x36u8; 64];
-    let mut opad = [0x5cu8; 64];
-    for (i, k) in key.iter().enumerate() {
-        ipad[i] ^= k;
-        opad[i] ^= k;
-    }
-    let inner = Sha256::new()
-        .chain_update(ipad)
-        .chain_update(message)
-        .finalize();
-    let outer = Sha256::new()
-        .chain_update(opad)
-        .chain_update(inner)
-        .finalize();
-    outer.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The background job a hook starts, against a database that takes the connection and never

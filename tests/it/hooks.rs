@@ -1083,7 +1083,7 @@ fn uuid() -> String {
 }
 
 /// HMAC-SHA256 as the person's gza (or a forger with a key of their own) makes it.
-fn hmac_hex(key: &[u8; 32], message: &[u8]) -> String {
+pub(crate) fn hmac_hex(key: &[u8; 32], message: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     let mut ipad = [0x36u8; 64];
     let mut opad = [0x5cu8; 64];

@@ -772,7 +772,10 @@ mod tests {
                 Origin::User,
             ))
             .unwrap();
-        store.store_embeddings(&model, &[(id, planted)]).unwrap();
+        let rows = store.rank_rows_of(&[id]).unwrap();
+        store
+            .store_embeddings_if_current(&model, &[&rows[0]], &[(id, planted)])
+            .unwrap();
         let item = Item {
             section: "General".into(),
             content: "Run cargo nextest before each commit".into(),

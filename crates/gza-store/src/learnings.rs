@@ -1590,25 +1590,8 @@ impl Store {
             .collect())
     }
 
-    /// Keep embeddings made by `model` (replacing any older ones of those learnings).
-    pub fn store_embeddings(&self, model: &str, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
-        if vectors.is_empty() {
-            return Ok(());
-        }
-        self.immediate(|tx| {
-            for (id, v) in vectors {
-                tx.execute(
-                    "INSERT INTO learning_embeddings (learning_id, model, vector) \
-                     SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM learnings WHERE id = ?1) \
-                     ON CONFLICT (learning_id) DO UPDATE SET model = excluded.model, vector = excluded.vector",
-                    params![id, model, encode_vector(v)],)?;
-            }
-            Ok(())
-        })
-    }
-
-    /// [`Store::store_embeddings`] for vectors made from `rows` (matched by id), each kept
-    /// only while its learning still says what it was made from (text and `applies_when`, what
+    /// Keep embeddings made by `model` from `rows` (matched by id; replacing any older ones of
+    /// those learnings), each kept only while its learning still says what it was made from (text and `applies_when`, what
     /// a learning's vector is made of). A process that read a learning before it was edited
     /// (the background job, another command) would otherwise write the old text's vector over
     /// the one the edit made, for good: the learning then ranked by what it no longer says.
@@ -1621,6 +1604,7 @@ impl Store {
         if vectors.is_empty() {
             return Ok(());
         }
+        // The only writer of vectors: an unguarded one would let the race below back in.
         self.immediate(|tx| {
             for (id, v) in vectors {
                 let Some(row) = rows.iter().find(|r| r.id == *id) else {

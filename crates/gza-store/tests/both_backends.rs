@@ -966,11 +966,17 @@ fn scenario(store: &Store) -> String {
             .map(|r| r.id)
             .collect::<Vec<_>>()
     );
+    let rows = store.rank_rows_of(&[l1, l2]).unwrap();
+    let rows: Vec<&RankRow> = rows.iter().collect();
     store
-        .store_embeddings("fp1", &[(l1, vec![0.5, -1.25, 3.0]), (l2, vec![1.0; 3])])
+        .store_embeddings_if_current(
+            "fp1",
+            &rows,
+            &[(l1, vec![0.5, -1.25, 3.0]), (l2, vec![1.0; 3])],
+        )
         .unwrap();
     store
-        .store_embeddings("fp1", &[(l1, vec![0.75, 0.0, -2.0])])
+        .store_embeddings_if_current("fp1", &rows, &[(l1, vec![0.75, 0.0, -2.0])])
         .unwrap();
     say!("embeddings", store.learning_embeddings("fp1").unwrap());
     say!(
@@ -1034,6 +1040,7 @@ fn scenario(store: &Store) -> String {
                 count: 6,
                 files: vec!["a.rs".into()],
                 at: "2026-01-01T00:00:00Z".into(),
+                commit: Some("8f3c2a1d9e0b7c6a5f4e3d2c1b0a998877665544".into()),
             }),
             stale_reason: None,
             event: Some(("tier 2".into(), "high: 6 files".into())),
@@ -1560,16 +1567,14 @@ fn ranking_generation_transcript(store: &Store) -> String {
                 .unwrap(),
         )
     });
-    step("store a vector", &|| {
+    let store_vector = |v: Vec<f32>| {
+        let rows = store.rank_rows_of(&[other.get()]).unwrap();
         store
-            .store_embeddings("m", &[(other.get(), vec![0.5, -0.25])])
+            .store_embeddings_if_current("m", &[&rows[0]], &[(other.get(), v)])
             .unwrap()
-    });
-    step("replace it", &|| {
-        store
-            .store_embeddings("m", &[(other.get(), vec![0.25, 0.5])])
-            .unwrap()
-    });
+    };
+    step("store a vector", &|| store_vector(vec![0.5, -0.25]));
+    step("replace it", &|| store_vector(vec![0.25, 0.5]));
     step("archive", &|| {
         db.execute(
             "UPDATE learnings SET status = 'archived' WHERE id = ?1",
