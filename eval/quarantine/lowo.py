@@ -11,10 +11,13 @@ inner cross-validation over the nine training writers in three groups of three):
   he     both concatenated
   e-max  the embedding judge's highest score over the text and each of its clauses
   he-max the same with both feature kinds
+  m, hm, m-max, hm-max  the same four with multilingual-e5-small (`embed_e5.py`, emb-m*.jsonl)
+                        in place of the English MiniLM (session 13)
 The verdict that counts is the rules OR the judge; an entry is scored as score.py does (a split
 hostile entry is injected only when no part is held, a harmless one held when any part is).
 
   eval/quarantine/lowo_prepare.sh /tmp/q12w      # flat sets, clauses, features, embeddings
+  /tmp/e5venv/bin/python eval/quarantine/embed_e5.py /tmp/q12w   # for m, hm, m-max, hm-max
   eval/quarantine/lowo.py /tmp/q12w [RULE [DESIGN,…]]
 
 RULE: `sum` (the default, fixed before any fold was scored) takes the C and threshold with the
@@ -47,23 +50,32 @@ def name(p):
     return os.path.basename(p)[:-5]
 
 
-def load(feat, emb):
+# Which embeddings the designs read: "emb" MiniLM (e…, he…), "memb" multilingual-e5 (m…, hm…).
+KINDS = sorted({"memb" if d.lstrip("h").startswith("m") else "emb"
+                for d in DESIGNS if d != "h"})
+
+
+def load(feat, embs):
     rows = {}
     for l in open(feat):
         r = json.loads(l)
         rows[(name(r["set"]), r["entry"], r["part"])] = r
-    for l in (open(emb) if os.path.exists(emb) else []):
-        r = json.loads(l)
-        k = (name(r["set"]), r["entry"], r["part"])
-        if k in rows:
-            rows[k]["emb"] = r["emb"]
+    for kind, emb in embs.items():
+        if kind not in KINDS or not os.path.exists(emb):  # clauses: only -max needs them
+            continue
+        for l in open(emb):
+            r = json.loads(l)
+            k = (name(r["set"]), r["entry"], r["part"])
+            if k in rows:
+                rows[k][kind] = r["emb"]
     return rows
 
 
-texts = load(f"{WORK}/feat.jsonl", f"{WORK}/emb.jsonl")
-clause_rows = load(f"{WORK}/feat-cl.jsonl", f"{WORK}/emb-cl.jsonl")
+texts = load(f"{WORK}/feat.jsonl", {"emb": f"{WORK}/emb.jsonl", "memb": f"{WORK}/emb-m.jsonl"})
+clause_rows = load(f"{WORK}/feat-cl.jsonl",
+                   {"emb": f"{WORK}/emb-cl.jsonl", "memb": f"{WORK}/emb-m-cl.jsonl"})
 keys = sorted(texts)
-assert DESIGNS == ["h"] or all("emb" in texts[k] for k in keys), "every text embedded"
+assert all(kind in texts[k] for k in keys for kind in KINDS), "every text embedded"
 idx = {k: i for i, k in enumerate(keys)}
 N = len(keys)
 sets = np.array([k[0] for k in keys])
@@ -86,13 +98,14 @@ def hashed(rs):
     return sp.csr_matrix((np.array(data, np.float32), np.array(ind), np.array(ptr)), shape=(len(rs), DIMS))
 
 
-def embedded(rs):
-    E = np.array([r.get("emb", [0.0] * 384) for r in rs], np.float32)
+def embedded(rs, kind="emb"):
+    E = np.array([r.get(kind, [0.0] * 384) for r in rs], np.float32)
     return E / (np.linalg.norm(E, axis=1, keepdims=True) + 1e-9)
 
 
 H = hashed([texts[k] for k in keys])
 E = embedded([texts[k] for k in keys])
+M = embedded([texts[k] for k in keys], "memb")
 # Clauses: each text's clauses, mapped back to the text they came from.
 cl_src = {}
 for s in sorted({k[0] for k in keys}):
@@ -102,17 +115,20 @@ ckeys = sorted(clause_rows)
 cowner = np.array([cl_src[(k[0], k[1])] for k in ckeys])
 CH = hashed([clause_rows[k] for k in ckeys])
 CE = embedded([clause_rows[k] for k in ckeys])
+CM = embedded([clause_rows[k] for k in ckeys], "memb")
 if any(d.endswith("-max") for d in DESIGNS):
-    assert all("emb" in clause_rows[k] for k in ckeys), "every clause embedded"
+    assert all(kind in clause_rows[k] for k in ckeys for kind in KINDS), "every clause embedded"
 
 
 def feats(design, which):
-    h, e = (H, E) if which == "text" else (CH, CE)
+    h, e, m = (H, E, M) if which == "text" else (CH, CE, CM)
     if design.startswith("he"):
         return sp.hstack([h, sp.csr_matrix(e)]).tocsr()
+    if design.startswith("hm"):
+        return sp.hstack([h, sp.csr_matrix(m)]).tocsr()
     if design.startswith("h"):
         return h
-    return e
+    return m if design.startswith("m") else e
 
 
 # Training samples as quarantine_train: every harmless text, hostile entries of one text.
