@@ -434,14 +434,12 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Result<Invocation, String
         }
         a.extend(["--tmpfs".into(), at_root(gza_core::project::STATE_DIR)]);
         a.extend(["--remount-ro".into(), at_root(gza_core::project::STATE_DIR)]);
-        // The agent CLIs' settings folders are read-only too: hooks and MCP servers an agent
-        // wrote there would run on the host at the next session, and gza trusts only what the
-        // repository committed once the person says so (docs/security.md §4). One that does
-        // not exist is an empty read-only folder (its empty mount point stays behind, which
-        // reads as no settings).
-        for dir in [".claude", ".gemini", ".codex"] {
-            let path = at_root(dir);
-            if place.project_root.join(dir).is_dir() {
+        // The folders whose content runs on the host later (agent CLIs' settings, the person's
+        // hooks): read-only; one that does not exist is an empty read-only folder (its empty
+        // mount point stays behind, which reads as nothing there).
+        for (rel, exists) in in_place_read_only_folders(place.project_root) {
+            let path = at_root(&rel);
+            if exists {
                 a.extend(["--ro-bind".into(), path.clone(), path]);
             } else {
                 a.extend(["--tmpfs".into(), path.clone(), "--remount-ro".into(), path]);
@@ -450,25 +448,6 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Result<Invocation, String
         if place.project_root.join(".mcp.json").is_file() {
             let path = at_root(".mcp.json");
             a.extend(["--ro-bind".into(), path.clone(), path]);
-        }
-        // The person's hooks folder when it is part of the checkout (`core.hooksPath: .husky`):
-        // read-only, or the agent could plant a hook that runs on this machine, outside any
-        // sandbox, at the person's next git command (hostile review 13). husky 9 keeps stubs in
-        // `.husky/_` that run the scripts one folder up: that folder is kept instead. One that
-        // does not exist is an empty read-only folder, as the settings folders above.
-        if let Some(rel) = gza_core::git::hooks_in_tree(place.project_root) {
-            let rel = match rel.parent() {
-                Some(parent) if rel.file_name() == Some("_".as_ref()) => parent.to_path_buf(),
-                _ => rel,
-            };
-            if !rel.as_os_str().is_empty() {
-                let path = s(&place.project_root.join(&rel));
-                if place.project_root.join(&rel).is_dir() {
-                    a.extend(["--ro-bind".into(), path.clone(), path]);
-                } else {
-                    a.extend(["--tmpfs".into(), path.clone(), "--remount-ro".into(), path]);
-                }
-            }
         }
         if place.git_dir.is_none() {
             // No repository: an agent must not make one that gza's own git commands would
@@ -592,6 +571,39 @@ pub fn clean_up(kind: SandboxKind, place: &Place) {
     }
 }
 
+/// The folders of the checkout an in-place agent may not write, relative to the project root,
+/// each with whether it exists (a sandbox shows a missing one as an empty read-only folder, so
+/// the agent cannot create it either), for bwrap and docker alike:
+/// - the agent CLIs' settings folders: hooks and MCP servers an agent wrote there would run on
+///   the host at the next session, and gza trusts only what the repository committed once the
+///   person says so (docs/security.md §4);
+/// - the person's hooks folder when it is part of the checkout (`core.hooksPath: .husky`), or
+///   the agent could plant a hook that runs on this machine, outside any sandbox, at the
+///   person's next git command (hostile review 13). husky 9 keeps stubs in `.husky/_` that run
+///   the scripts one folder up: that folder is kept instead.
+fn in_place_read_only_folders(project_root: &Path) -> Vec<(String, bool)> {
+    let mut folders: Vec<PathBuf> = [".claude", ".gemini", ".codex"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    if let Some(rel) = gza_core::git::hooks_in_tree(project_root) {
+        let rel = match rel.parent() {
+            Some(parent) if rel.file_name() == Some("_".as_ref()) => parent.to_path_buf(),
+            _ => rel,
+        };
+        if !rel.as_os_str().is_empty() && !folders.contains(&rel) {
+            folders.push(rel);
+        }
+    }
+    folders
+        .into_iter()
+        .map(|rel| {
+            let exists = project_root.join(&rel).is_dir();
+            (s(&rel), exists)
+        })
+        .collect()
+}
+
 /// `docker run`: the task's directory at /workspace; for a worktree, the project's `.git` at
 /// its own path, read-only, so the worktree's `.git` file (which names that path) resolves and
 /// no container can prune another task's worktree. The agent binary is the image's (its file
@@ -705,6 +717,23 @@ fn docker_invocation(place: &Place, inv: Invocation) -> Result<Invocation, Strin
             "--tmpfs".into(),
             format!("{CONTAINER_WORKDIR}/{}:ro", gza_core::project::STATE_DIR),
         ]);
+        // As for bwrap: what runs on the host later is read-only (an empty read-only folder
+        // where there is none), and a committed `.mcp.json` too.
+        for (rel, exists) in in_place_read_only_folders(place.project_root) {
+            if exists {
+                let host = s(&place.project_root.join(&rel));
+                a.extend(["-v".into(), format!("{host}:{CONTAINER_WORKDIR}/{rel}:ro")]);
+            } else {
+                a.extend(["--tmpfs".into(), format!("{CONTAINER_WORKDIR}/{rel}:ro")]);
+            }
+        }
+        let mcp = place.project_root.join(".mcp.json");
+        if mcp.is_file() {
+            a.extend([
+                "-v".into(),
+                format!("{}:{CONTAINER_WORKDIR}/.mcp.json:ro", s(&mcp)),
+            ]);
+        }
     }
     // Only the allowed variables, by name: docker takes each value from its own environment.
     for (key, _) in agent_environment(place.provider, place.sandbox_env, place.home.as_deref()) {
@@ -849,6 +878,61 @@ mod tests {
             "in place, the index is the task's: {line}"
         );
         clean_up(SandboxKind::Bwrap, &place);
+    }
+
+    /// An in-place container, as an in-place bwrap sandbox: the agent CLIs' settings folders,
+    /// the person's hooks folder in the checkout (husky 9's folder above `.husky/_`) and a
+    /// committed `.mcp.json` are read-only, and a missing settings folder is an empty read-only
+    /// one, since what an agent wrote there would run on the host later.
+    #[test]
+    fn docker_in_place_keeps_what_runs_on_the_host_read_only() {
+        let root = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .arg("-C")
+                .arg(root.path())
+                .args(args)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "--quiet"]);
+        git(&["config", "core.hooksPath", ".husky/_"]);
+        std::fs::create_dir_all(root.path().join(".husky/_")).unwrap();
+        std::fs::create_dir_all(root.path().join(".claude")).unwrap();
+        std::fs::write(root.path().join(".mcp.json"), "{}").unwrap();
+        let place = Place {
+            task_id: gza_core::task::TaskId(3),
+            provider: ProviderKind::Claude,
+            project_root: root.path(),
+            workdir: root.path(),
+            home: None,
+            docker_image: Some("agents:1"),
+            git_dir: Some(root.path().join(".git")),
+            sandbox_env: &[],
+        };
+        let w = wrap(SandboxKind::Docker, &place, inv()).unwrap();
+        let line = w.args.join(" ");
+        let r = root.path().display();
+        for mount in [
+            format!("-v {r}/.claude:/workspace/.claude:ro"),
+            format!("-v {r}/.husky:/workspace/.husky:ro"),
+            format!("-v {r}/.mcp.json:/workspace/.mcp.json:ro"),
+            "--tmpfs /workspace/.gemini:ro".to_string(),
+            "--tmpfs /workspace/.codex:ro".to_string(),
+        ] {
+            assert!(line.contains(&mount), "{mount} in {line}");
+        }
+        // The workspace itself stays writable: these are mounted over it, after it.
+        let at = |m: &str| line.find(m).unwrap();
+        assert!(
+            at(&format!("{r}:/workspace ")) < at("/workspace/.claude:ro"),
+            "{line}"
+        );
+        clean_up(SandboxKind::Docker, &place);
     }
 
     #[test]
