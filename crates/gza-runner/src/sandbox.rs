@@ -451,6 +451,18 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Result<Invocation, String
             let path = at_root(".mcp.json");
             a.extend(["--ro-bind".into(), path.clone(), path]);
         }
+        // What a git hook manager reads (lefthook.yml, .pre-commit-config.yaml, package.json's
+        // husky and lint-staged keys and scripts): it runs on this machine, outside any
+        // sandbox, at the person's next git command. Those that exist are read-only; one the
+        // agent creates is named to the person when the task ends (an empty mount point per
+        // absent name would litter the checkout).
+        for name in gza_core::git::HOOK_MANAGER_FILES {
+            let path = place.project_root.join(name);
+            if path.exists() {
+                let path = s(&path);
+                a.extend(["--ro-bind".into(), path.clone(), path]);
+            }
+        }
         // The person's hooks folder when it is part of the checkout (`core.hooksPath: .husky`):
         // read-only, or the agent could plant a hook that runs on this machine, outside any
         // sandbox, at the person's next git command (hostile review 13). husky 9 keeps stubs in
@@ -705,6 +717,16 @@ fn docker_invocation(place: &Place, inv: Invocation) -> Result<Invocation, Strin
             "--tmpfs".into(),
             format!("{CONTAINER_WORKDIR}/{}:ro", gza_core::project::STATE_DIR),
         ]);
+        // As in bwrap: what a git hook manager reads is read-only where it exists.
+        for name in gza_core::git::HOOK_MANAGER_FILES {
+            let path = place.project_root.join(name);
+            if path.exists() {
+                a.extend([
+                    "-v".into(),
+                    format!("{}:{CONTAINER_WORKDIR}/{name}:ro", s(&path)),
+                ]);
+            }
+        }
     }
     // Only the allowed variables, by name: docker takes each value from its own environment.
     for (key, _) in agent_environment(place.provider, place.sandbox_env, place.home.as_deref()) {
