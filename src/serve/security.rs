@@ -302,7 +302,9 @@ impl Security {
             .flat_map(|v| v.split(';'))
             .filter_map(|pair| pair.trim().split_once('='))
             .any(|(k, v)| {
-                k == name && self.token.is_some() && same(v.trim().as_bytes(), self.session.as_bytes())
+                k == name
+                    && self.token.is_some()
+                    && same(v.trim().as_bytes(), self.session.as_bytes())
             });
         let from_header = headers
             .get(header::AUTHORIZATION)

@@ -144,7 +144,10 @@ fn an_in_place_agent_cannot_plant_a_hook_in_the_checkouts_hooks_folder() {
 fn an_in_place_agent_cannot_rewrite_what_a_hook_manager_runs_and_a_new_one_is_named() {
     let p = TestProject::in_git_repo();
     let originals = [
-        ("lefthook.yml", "pre-commit:\n  commands:\n    lint:\n      run: cargo fmt --check\n"),
+        (
+            "lefthook.yml",
+            "pre-commit:\n  commands:\n    lint:\n      run: cargo fmt --check\n",
+        ),
         (
             ".pre-commit-config.yaml",
             "repos:\n  - repo: local\n    hooks:\n      - id: fmt\n        name: fmt\n        entry: cargo fmt --check\n        language: system\n",
@@ -180,13 +183,18 @@ fn an_in_place_agent_cannot_rewrite_what_a_hook_manager_runs_and_a_new_one_is_na
     assert!(output.contains("done"), "{t}");
     assert!(!output.contains("changed-"), "{t}");
     for (name, text) in originals {
-        assert_eq!(std::fs::read_to_string(p.path(name)).unwrap(), text, "{name}");
+        assert_eq!(
+            std::fs::read_to_string(p.path(name)).unwrap(),
+            text,
+            "{name}"
+        );
     }
     assert!(!p.path("moved.json").exists());
     // The one it could create is named, with what to do.
     assert!(p.path("lefthook-local.yml").exists());
     assert!(
-        run.stderr.contains("changed lefthook-local.yml, which a git hook manager")
+        run.stderr
+            .contains("changed lefthook-local.yml, which a git hook manager")
             && run.stderr.contains("read it before you commit or push"),
         "{run}"
     );

@@ -661,9 +661,13 @@ esac
     p.git(&["commit", "--quiet", "-m", "lefthook"]);
     // lefthook's stub, as `lefthook install` writes it (it runs what lefthook.yml says).
     let stub = p.path(".git/hooks/pre-commit");
-    std::fs::write(&stub, "#!/bin/sh
+    std::fs::write(
+        &stub,
+        "#!/bin/sh
 exit 0
-").unwrap();
+",
+    )
+    .unwrap();
     std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     p.add(&["Tidy the lint setup"]);
     let run = p.run(&["watch"]);
@@ -676,7 +680,9 @@ exit 0
     let merged = p.run(&["merge", "1"]);
     assert_eq!(merged.code, 0, "{merged}");
     assert!(
-        merged.stderr.contains("changes the git hooks this checkout runs (lefthook.yml); the merge ran without hooks"),
+        merged.stderr.contains(
+            "changes the git hooks this checkout runs (lefthook.yml); the merge ran without hooks"
+        ),
         "{merged}"
     );
     assert!(p.path("hello.txt").exists());

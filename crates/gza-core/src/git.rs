@@ -409,12 +409,15 @@ pub const HOOK_MANAGER_FILES: &[&str] = &[
     ".overcommit.yml",
 ];
 
+/// A file's size, modification time and mode (a folder's folded with its entries').
+pub type Stamp = (u64, i128, u32);
+
 /// Each of [`HOOK_MANAGER_FILES`] under `root` as it is now: its size, modification time and
 /// kind (a folder by its entries' too), `None` when absent. Two readings that differ name what
 /// changed in between.
-pub fn hook_manager_stamps(root: &Path) -> Vec<(&'static str, Option<(u64, i128, u32)>)> {
+pub fn hook_manager_stamps(root: &Path) -> Vec<(&'static str, Option<Stamp>)> {
     use std::os::unix::fs::MetadataExt;
-    fn stamp(path: &Path, depth: u32) -> Option<(u64, i128, u32)> {
+    fn stamp(path: &Path, depth: u32) -> Option<Stamp> {
         let m = std::fs::symlink_metadata(path).ok()?;
         let mut acc = (
             m.size(),

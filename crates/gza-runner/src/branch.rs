@@ -319,7 +319,11 @@ fn hooks_changed_by(root: &Path, base: &str, tip: &str) -> Vec<String> {
         paths.push(dir.to_string_lossy().into_owned());
     }
     if !git::hooks_present(root, MANAGED_HOOKS).is_empty() {
-        paths.extend(git::HOOK_MANAGER_FILES.iter().map(|f| format!(":(literal){f}")));
+        paths.extend(
+            git::HOOK_MANAGER_FILES
+                .iter()
+                .map(|f| format!(":(literal){f}")),
+        );
     }
     if paths.is_empty() {
         return Vec::new();
