@@ -381,10 +381,9 @@ pub fn run_task(
     // What a git hook manager reads runs at the person's next git command: an in-place agent
     // that created, changed or removed one (ignored files included, which git status omits) is
     // named apart, whatever the sandbox.
-    let hook_files_before = prepared
-        .workspace
-        .worktree
-        .is_none()
+    // (Outside a repository no git hook runs.)
+    let hook_files_before = checkout_before
+        .is_some()
         .then(|| gza_core::git::hook_manager_stamps(&prepared.workspace.dir));
     let running = match spawn(project, store, &task, &prepared, ui) {
         Ok(r) => r,

@@ -456,7 +456,11 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Result<Invocation, String
         // sandbox, at the person's next git command. Those that exist are read-only; one the
         // agent creates is named to the person when the task ends (an empty mount point per
         // absent name would litter the checkout).
-        for name in gza_core::git::HOOK_MANAGER_FILES {
+        // (Outside a repository no git hook runs, and a task there may need package.json.)
+        for name in gza_core::git::HOOK_MANAGER_FILES
+            .iter()
+            .filter(|_| place.git_dir.is_some())
+        {
             let path = place.project_root.join(name);
             if path.exists() {
                 let path = s(&path);
@@ -718,7 +722,10 @@ fn docker_invocation(place: &Place, inv: Invocation) -> Result<Invocation, Strin
             format!("{CONTAINER_WORKDIR}/{}:ro", gza_core::project::STATE_DIR),
         ]);
         // As in bwrap: what a git hook manager reads is read-only where it exists.
-        for name in gza_core::git::HOOK_MANAGER_FILES {
+        for name in gza_core::git::HOOK_MANAGER_FILES
+            .iter()
+            .filter(|_| place.git_dir.is_some())
+        {
             let path = place.project_root.join(name);
             if path.exists() {
                 a.extend([
