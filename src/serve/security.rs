@@ -3,8 +3,9 @@
 //! - it binds 127.0.0.1 unless told otherwise; any other address needs the access token, and
 //!   `gza serve` refuses to start there without one. The token is 32 random bytes, printed once
 //!   by `gza serve --new-token`; only its SHA-256 is kept, in `~/.gza/serve-token` (mode 0600,
-//!   refused when others can read it). A browser signs in once at `/login`; the token then rides
-//!   in an HttpOnly, SameSite=Strict cookie;
+//!   refused when others can read it). A browser signs in once at `/login`; an HttpOnly,
+//!   SameSite=Strict cookie then holds this run's session, never the token (a browser sends a
+//!   host's cookies to every port of it);
 //! - every request's Host header must name the bound address (or a name given with
 //!   `--allow-host`): a page of another site whose name was re-pointed at 127.0.0.1 (DNS
 //!   rebinding) is refused before anything is read;
@@ -159,6 +160,12 @@ pub struct Security {
     /// The token is this run's sign-in code (the loopback default), which the address printed
     /// at start carries: a browser may sign in by opening it.
     run_code: bool,
+    /// What a signed-in browser's cookie holds: 32 random bytes of this run, never the token
+    /// or the code. Browsers send a host's cookies to every port of it, so whatever listens on
+    /// another port of the name (another user's server, an agent's, a team's service on the
+    /// same machine) that the browser visits receives the cookie: it must not be the kept token,
+    /// which outlives the run.
+    session: String,
     csrf: String,
 }
 
@@ -223,6 +230,7 @@ impl Security {
             wildcard: addr.ip().is_unspecified(),
             token,
             run_code,
+            session: format!("gzc_{}", random_hex(32)?),
             csrf: random_hex(32)?,
         })
     }
@@ -255,7 +263,13 @@ impl Security {
         &self.csrf
     }
 
-    /// The cookie carrying the access token (named per port: cookies are shared across ports).
+    /// The value of a signed-in browser's cookie: this run's session, not the token.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// The cookie carrying this run's session (named per port, so runs on two ports keep
+    /// theirs; the name does not keep another port's server from receiving it).
     pub fn cookie_name(&self) -> String {
         format!("gza_token_{}", self.addr.port())
     }
@@ -287,7 +301,11 @@ impl Security {
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(';'))
             .filter_map(|pair| pair.trim().split_once('='))
-            .any(|(k, v)| k == name && self.token_ok(v));
+            .any(|(k, v)| {
+                k == name
+                    && self.token.is_some()
+                    && same(v.trim().as_bytes(), self.session.as_bytes())
+            });
         let from_header = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())

@@ -135,6 +135,76 @@ fn an_in_place_agent_cannot_plant_a_hook_in_the_checkouts_hooks_folder() {
     }
 }
 
+/// An in-place task's agent cannot change what a git hook manager runs at the person's next git
+/// command (hostile review 14: lefthook.yml, .pre-commit-config.yaml and package.json's scripts
+/// were the agent's to rewrite): those that exist are read-only in bubblewrap, and one it
+/// creates (an ignored `lefthook-local.yml`, which `git status` does not show) is named when the
+/// task ends.
+#[test]
+fn an_in_place_agent_cannot_rewrite_what_a_hook_manager_runs_and_a_new_one_is_named() {
+    let p = TestProject::in_git_repo();
+    let originals = [
+        (
+            "lefthook.yml",
+            "pre-commit:\n  commands:\n    lint:\n      run: cargo fmt --check\n",
+        ),
+        (
+            ".pre-commit-config.yaml",
+            "repos:\n  - repo: local\n    hooks:\n      - id: fmt\n        name: fmt\n        entry: cargo fmt --check\n        language: system\n",
+        ),
+        (
+            "package.json",
+            "{\"scripts\": {\"test\": \"node test.js\"}, \"husky\": {\"hooks\": {\"pre-commit\": \"npm test\"}}}\n",
+        ),
+    ];
+    for (name, text) in originals {
+        std::fs::write(p.path(name), text).unwrap();
+    }
+    std::fs::write(p.path(".gitignore"), "lefthook-local.yml\n").unwrap();
+    std::fs::write(
+        p.path("agent.sh"),
+        "echo '    evil: {run: touch /tmp/pwned}' >> lefthook.yml 2>/dev/null && echo changed-lefthook\n\
+         echo 'evil' >> .pre-commit-config.yaml 2>/dev/null && echo changed-pre-commit\n\
+         echo '{\"scripts\": {\"test\": \"touch /tmp/pwned\"}}' > package.json 2>/dev/null && echo changed-package\n\
+         rm -f lefthook.yml 2>/dev/null; mv package.json moved.json 2>/dev/null\n\
+         printf 'pre-commit:\\n  commands:\\n    evil:\\n      run: touch /tmp/pwned\\n' > lefthook-local.yml\n\
+         echo notes > explored.txt\necho done\n",
+    )
+    .unwrap();
+    p.config(&format!(
+        "provider: command\nproviders:\n  command:\n    command: [sh, {}]\nsandbox: bwrap\n",
+        serde_json::to_string(&p.path("agent.sh").to_string_lossy()).unwrap()
+    ));
+    p.add(&["Explore", "--type", "explore"]);
+    let run = p.run(&["work"]);
+    assert_eq!(run.code, 0, "{run}");
+    let t = p.json(&["show", "1", "--json"]);
+    let output = t["output"].as_str().unwrap_or_default();
+    assert!(output.contains("done"), "{t}");
+    assert!(!output.contains("changed-"), "{t}");
+    for (name, text) in originals {
+        assert_eq!(
+            std::fs::read_to_string(p.path(name)).unwrap(),
+            text,
+            "{name}"
+        );
+    }
+    assert!(!p.path("moved.json").exists());
+    // The one it could create is named, with what to do.
+    assert!(p.path("lefthook-local.yml").exists());
+    assert!(
+        run.stderr
+            .contains("changed lefthook-local.yml, which a git hook manager")
+            && run.stderr.contains("read it before you commit or push"),
+        "{run}"
+    );
+    // The control: the agent does write the checkout elsewhere.
+    assert_eq!(
+        std::fs::read_to_string(p.path("explored.txt")).unwrap(),
+        "notes\n"
+    );
+}
+
 /// A command agent that records that it ran; `sandbox` and `path` set the rest.
 fn marker_project(extra: &str) -> (TestProject, std::path::PathBuf) {
     let p = TestProject::new();

@@ -81,8 +81,9 @@ impl Server {
         });
         // Signed in as the person's browser is, once it opened the address.
         let cookie = sign_in.as_ref().map(|address| {
-            let code = address.rsplit('=').next().unwrap();
-            format!("gza_token_{port}={code}")
+            let r = client().get(address).send().unwrap();
+            assert_eq!(r.status(), 303, "the sign-in address did not sign in");
+            sign_in_cookie(&r)
         });
         Server {
             child,
@@ -1463,6 +1464,47 @@ fn on_loopback_by_default_only_the_printed_sign_in_address_lets_a_browser_in() {
         stderr.contains("--no-token: any process of this machine"),
         "{stderr}"
     );
+}
+
+/// Browsers send a host's cookies to every port of it: a server another user (or an agent)
+/// runs on 127.0.0.1:8080 that the person's browser visits receives the dashboard's cookie.
+/// So the cookie holds this run's session, never the kept token (which outlives the run and
+/// signs in anywhere) nor the run's code, and it signs nobody in once the run ends (hostile
+/// review 14: the cookie was the token itself).
+#[test]
+fn the_sign_in_cookie_carries_neither_the_token_nor_the_code_and_dies_with_the_run() {
+    let p = TestProject::new();
+    let token = p.ok(&["serve", "--new-token"]).trim().to_string();
+    let s = Server::start(&p, &["--token"]);
+    let csrf = login_csrf(&s.page("/login"));
+    let r = s.post_raw("/login", &[("csrf", &csrf), ("token", &token)], &[]);
+    assert_eq!(r.status(), 303);
+    let cookie = sign_in_cookie(&r);
+    assert!(!cookie.contains(&token[4..]), "{cookie}");
+    let signed_in = |s: &Server, cookie: &str| {
+        client()
+            .get(format!("{}/api/hub", s.url))
+            .header(header::COOKIE, cookie)
+            .send()
+            .unwrap()
+            .status()
+            == 200
+    };
+    assert!(signed_in(&s, &cookie));
+    // What a server on another port received is worth nothing to the next run.
+    drop(s);
+    let again = Server::start(&p, &["--token"]);
+    let value = cookie.split_once('=').unwrap().1;
+    let cookie = format!("gza_token_{}={value}", again.port);
+    assert!(!signed_in(&again, &cookie), "{cookie}");
+    drop(again);
+    // The run's code is not in the cookie either.
+    let s = Server::start(&p, &[]);
+    let address = s.sign_in.clone().unwrap();
+    let code = address.rsplit('=').next().unwrap();
+    let cookie = s.cookie();
+    assert!(!cookie.contains(&code[4..]), "{cookie}");
+    assert!(signed_in(&s, &cookie));
 }
 
 /// The CSRF token of the sign-in page's form.

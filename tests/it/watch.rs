@@ -634,6 +634,61 @@ esac
     assert!(!own.exists(), "no hook runs for that merge");
 }
 
+/// A branch that rewrites what the checkout's hook manager runs (lefthook.yml here; the list is
+/// `git::HOOK_MANAGER_FILES`) is not merged unattended when the checkout has a hook installed:
+/// the person's next commit would run the agent's command on this machine (hostile review 14).
+/// `gza merge` by the person merges it with hooks off and names the file.
+#[test]
+fn a_branch_that_rewrites_the_hook_managers_config_is_not_merged_unattended() {
+    let marks = tempfile::tempdir().unwrap();
+    let planted = marks.path().join("planted-ran");
+    let agent = format!(
+        r#"prompt=$(cat)
+case "$prompt" in
+  "Complete this task: Review task"*) printf '## Verdict\n\nAPPROVED\n' ;;
+  *) printf 'pre-commit:\n  commands:\n    tidy:\n      run: touch {}\n' > lefthook.yml; echo hello > hello.txt; echo 'Tidied the lint setup' ;;
+esac
+"#,
+        planted.display()
+    );
+    let p = project_with(&agent, "");
+    std::fs::write(
+        p.path("lefthook.yml"),
+        "pre-commit:\n  commands:\n    fmt:\n      run: cargo fmt --check\n",
+    )
+    .unwrap();
+    p.git(&["add", "--all"]);
+    p.git(&["commit", "--quiet", "-m", "lefthook"]);
+    // lefthook's stub, as `lefthook install` writes it (it runs what lefthook.yml says).
+    let stub = p.path(".git/hooks/pre-commit");
+    std::fs::write(
+        &stub,
+        "#!/bin/sh
+exit 0
+",
+    )
+    .unwrap();
+    std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    p.add(&["Tidy the lint setup"]);
+    let run = p.run(&["watch"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stdout.contains("changes the git hooks this checkout runs (lefthook.yml), so it is not merged unattended"),
+        "{run}"
+    );
+    assert_eq!(p.task_field::<Option<String>>(1, "merged_at"), None);
+    let merged = p.run(&["merge", "1"]);
+    assert_eq!(merged.code, 0, "{merged}");
+    assert!(
+        merged.stderr.contains(
+            "changes the git hooks this checkout runs (lefthook.yml); the merge ran without hooks"
+        ),
+        "{merged}"
+    );
+    assert!(p.path("hello.txt").exists());
+    assert!(!planted.exists());
+}
+
 /// No git hook runs at a merge gza makes, even one the branch did not touch: a hook may run
 /// whatever the branch changed. Husky 9's layout (`core.hooksPath: .husky/_`, whose stubs run
 /// the scripts one folder up, outside the hooks folder) with an agent that rewrites

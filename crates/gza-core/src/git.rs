@@ -335,6 +335,117 @@ pub fn hooks_present(root: &Path, names: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// Files and folders of the checkout that a git hook manager reads when the person's hooks run
+/// (lefthook, pre-commit, husky 4, simple-git-hooks, lint-staged, commitlint, overcommit):
+/// what they say runs on this machine, outside any sandbox, at the person's next `git commit`
+/// or `git push`. `package.json` carries husky 4's, simple-git-hooks' and lint-staged's keys
+/// and the scripts a hook runs (`npm test`). An in-place agent may not change them (bwrap
+/// binds those that exist read-only), and gza says after an in-place task which of them it
+/// created, changed or removed (docs/security.md §2).
+pub const HOOK_MANAGER_FILES: &[&str] = &[
+    "lefthook.yml",
+    "lefthook.yaml",
+    "lefthook.json",
+    "lefthook.jsonc",
+    "lefthook.toml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    ".lefthook.json",
+    ".lefthook.jsonc",
+    ".lefthook.toml",
+    "lefthook-local.yml",
+    "lefthook-local.yaml",
+    "lefthook-local.json",
+    "lefthook-local.jsonc",
+    "lefthook-local.toml",
+    ".lefthook-local.yml",
+    ".lefthook-local.yaml",
+    ".lefthook-local.json",
+    ".lefthook-local.jsonc",
+    ".lefthook-local.toml",
+    ".config/lefthook.yml",
+    ".config/lefthook.yaml",
+    ".config/lefthook-local.yml",
+    ".config/lefthook-local.yaml",
+    ".lefthook",
+    ".lefthook-local",
+    ".pre-commit-config.yaml",
+    ".pre-commit-config.yml",
+    "package.json",
+    ".huskyrc",
+    ".huskyrc.json",
+    ".huskyrc.yaml",
+    ".huskyrc.yml",
+    ".huskyrc.js",
+    ".huskyrc.cjs",
+    "husky.config.js",
+    "husky.config.cjs",
+    ".simple-git-hooks.json",
+    ".simple-git-hooks.js",
+    ".simple-git-hooks.cjs",
+    "simple-git-hooks.json",
+    "simple-git-hooks.js",
+    "simple-git-hooks.cjs",
+    ".lintstagedrc",
+    ".lintstagedrc.json",
+    ".lintstagedrc.yaml",
+    ".lintstagedrc.yml",
+    ".lintstagedrc.js",
+    ".lintstagedrc.cjs",
+    ".lintstagedrc.mjs",
+    "lint-staged.config.js",
+    "lint-staged.config.cjs",
+    "lint-staged.config.mjs",
+    ".commitlintrc",
+    ".commitlintrc.json",
+    ".commitlintrc.yaml",
+    ".commitlintrc.yml",
+    ".commitlintrc.js",
+    ".commitlintrc.cjs",
+    "commitlint.config.js",
+    "commitlint.config.cjs",
+    "commitlint.config.mjs",
+    "commitlint.config.ts",
+    ".overcommit.yml",
+];
+
+/// A file's size, modification time and mode (a folder's folded with its entries').
+pub type Stamp = (u64, i128, u32);
+
+/// Each of [`HOOK_MANAGER_FILES`] under `root` as it is now: its size, modification time and
+/// kind (a folder by its entries' too), `None` when absent. Two readings that differ name what
+/// changed in between.
+pub fn hook_manager_stamps(root: &Path) -> Vec<(&'static str, Option<Stamp>)> {
+    use std::os::unix::fs::MetadataExt;
+    fn stamp(path: &Path, depth: u32) -> Option<Stamp> {
+        let m = std::fs::symlink_metadata(path).ok()?;
+        let mut acc = (
+            m.size(),
+            i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+            m.mode(),
+        );
+        if m.is_dir() && depth < 4 {
+            let mut entries: Vec<_> = std::fs::read_dir(path)
+                .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+                .unwrap_or_default();
+            entries.sort();
+            for (i, entry) in entries.iter().take(1000).enumerate() {
+                if let Some((size, time, mode)) = stamp(entry, depth + 1) {
+                    let i = i as u64 + 1;
+                    acc.0 = acc.0.wrapping_mul(31).wrapping_add(size ^ i);
+                    acc.1 = acc.1.wrapping_mul(31).wrapping_add(time);
+                    acc.2 = acc.2.wrapping_mul(31).wrapping_add(mode);
+                }
+            }
+        }
+        Some(acc)
+    }
+    HOOK_MANAGER_FILES
+        .iter()
+        .map(|name| (*name, stamp(&root.join(name), 0)))
+        .collect()
+}
+
 /// The folder the person's hooks run from when it is part of the checkout's files
 /// (`core.hooksPath` set to `.husky`, say), relative to `root`: a branch can then change the
 /// hooks it is merged under. `None` for hooks in `.git` (no commit reaches them) or outside.

@@ -349,7 +349,7 @@ impl Desk {
             let group = t
                 .group
                 .as_deref()
-                .map(|g| format!(" [{}]", one_line(g, 40)))
+                .map(|g| format!(" [{}]", one_line(&redact(g), 40)))
                 .unwrap_or_default();
             let after = t
                 .depends_on
@@ -626,9 +626,6 @@ fn task_text(task: &Task) -> String {
         task.status(),
         task.task_type
     );
-    if let Some(g) = &task.group {
-        let _ = writeln!(out, "group: {}", one_line(g, 100));
-    }
     if let Some(d) = task.depends_on {
         let _ = writeln!(out, "runs after task {d}");
     }
@@ -663,7 +660,12 @@ fn task_text(task: &Task) -> String {
     // Only a prompt's start and an output's end are shown, so only they are redacted (a prompt
     // can be megabytes); the margin keeps a secret across the cut whole.
     let prompt = head_bytes(&task.prompt, 8 * 1024);
-    let mut data = format!("prompt: {}\n", one_line(&redact(prompt), 600));
+    let mut data = String::new();
+    // A group is anyone's text (an agent's `add_task` names one): data, inside the fence.
+    if let Some(g) = &task.group {
+        let _ = writeln!(data, "group: {}", one_line(&redact(g), 100));
+    }
+    let _ = writeln!(data, "prompt: {}", one_line(&redact(prompt), 600));
     if let Some(output) = task.output.as_deref().filter(|o| !o.trim().is_empty()) {
         let output = output.trim_end();
         let output = &output

@@ -292,19 +292,51 @@ const MERGE_HOOKS: &[&str] = &[
     "post-merge",
 ];
 
-/// The files under the checkout's hooks folder, when it is part of the checkout
-/// ([`git::hooks_in_tree`]), that `tip` changes since it left `base`. When git cannot say, the
-/// whole folder counts as changed: the merge then runs without hooks rather than with ones
-/// nobody looked at.
+/// The hooks a hook manager installs (lefthook, pre-commit, husky 4, simple-git-hooks): when
+/// the checkout has one of them, what the manager reads runs at the person's next git command.
+const MANAGED_HOOKS: &[&str] = &[
+    "pre-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-merge-commit",
+    "post-merge",
+    "post-checkout",
+    "post-rewrite",
+    "pre-rebase",
+    "pre-push",
+];
+
+/// The files the person's next git command runs that `tip` changes since it left `base`: those
+/// under the checkout's hooks folder, when it is part of the checkout ([`git::hooks_in_tree`]),
+/// and, when the checkout has a hook installed, what a hook manager reads
+/// ([`git::HOOK_MANAGER_FILES`]: lefthook.yml, .pre-commit-config.yaml, package.json; hostile
+/// review 14). When git cannot say, they all count as changed: the merge then runs without
+/// hooks rather than with ones nobody looked at.
 fn hooks_changed_by(root: &Path, base: &str, tip: &str) -> Vec<String> {
-    let Some(dir) = git::hooks_in_tree(root) else {
+    let mut paths: Vec<String> = Vec::new();
+    if let Some(dir) = git::hooks_in_tree(root) {
+        paths.push(dir.to_string_lossy().into_owned());
+    }
+    if !git::hooks_present(root, MANAGED_HOOKS).is_empty() {
+        paths.extend(
+            git::HOOK_MANAGER_FILES
+                .iter()
+                .map(|f| format!(":(literal){f}")),
+        );
+    }
+    if paths.is_empty() {
         return Vec::new();
-    };
-    let dir = dir.to_string_lossy().into_owned();
+    }
     let range = format!("{base}...{tip}");
-    match git::run(root, &["diff", "--name-only", &range, "--", &dir]) {
+    let mut args = vec!["diff", "--name-only", &range, "--"];
+    args.extend(paths.iter().map(String::as_str));
+    match git::run(root, &args) {
         Ok(names) => names.lines().map(str::to_string).collect(),
-        Err(_) => vec![dir],
+        Err(_) => paths
+            .iter()
+            .map(|p| p.trim_start_matches(":(literal)").to_string())
+            .collect(),
     }
 }
 

@@ -378,6 +378,13 @@ pub fn run_task(
         .is_none()
         .then(|| CheckoutState::read(&prepared.workspace.dir))
         .flatten();
+    // What a git hook manager reads runs at the person's next git command: an in-place agent
+    // that created, changed or removed one (ignored files included, which git status omits) is
+    // named apart, whatever the sandbox.
+    // (Outside a repository no git hook runs.)
+    let hook_files_before = checkout_before
+        .is_some()
+        .then(|| gza_core::git::hook_manager_stamps(&prepared.workspace.dir));
     let running = match spawn(project, store, &task, &prepared, ui) {
         Ok(r) => r,
         Err(Stop::Early(e)) => return early(e),
@@ -402,6 +409,26 @@ pub fn run_task(
         );
         tracing::warn!(task = %task.id, %change, "an in-place task changed the main checkout");
         ui.warn(&message);
+    }
+    if let Some(before) = &hook_files_before {
+        let after = gza_core::git::hook_manager_stamps(&prepared.workspace.dir);
+        let changed: Vec<&str> = before
+            .iter()
+            .zip(&after)
+            .filter(|(b, a)| b.1 != a.1)
+            .map(|(b, _)| b.0)
+            .collect();
+        if !changed.is_empty() {
+            let message = format!(
+                "task {} ({}) changed {}, which a git hook manager (lefthook, pre-commit, husky, lint-staged) runs on this machine at your next git command: read {} before you commit or push",
+                task.id,
+                task.task_type,
+                changed.join(", "),
+                if changed.len() == 1 { "it" } else { "them" }
+            );
+            tracing::warn!(task = %task.id, files = %changed.join(", "), "an in-place task changed a hook manager's files");
+            ui.warn(&message);
+        }
     }
     let catch_all = catch_all_section(project);
     // Drafts the agent wrote (to learnings.md in place, or LEARNINGS.md in its worktree).

@@ -445,8 +445,13 @@ fn bwrap_invocation(place: &Place, inv: Invocation) -> Result<Invocation, String
                 a.extend(["--tmpfs".into(), path.clone(), "--remount-ro".into(), path]);
             }
         }
-        if place.project_root.join(".mcp.json").is_file() {
-            let path = at_root(".mcp.json");
+        // What a git hook manager reads (lefthook.yml, .pre-commit-config.yaml, package.json's
+        // husky and lint-staged keys and scripts) runs on this machine, outside any sandbox, at
+        // the person's next git command: those that exist are read-only; one the agent creates
+        // is named to the person when the task ends (an empty mount point per absent name would
+        // litter the checkout).
+        for name in in_place_read_only_files(place.project_root, place.git_dir.is_some()) {
+            let path = at_root(&name);
             a.extend(["--ro-bind".into(), path.clone(), path]);
         }
         if place.git_dir.is_none() {
@@ -604,6 +609,23 @@ fn in_place_read_only_folders(project_root: &Path) -> Vec<(String, bool)> {
         .collect()
 }
 
+/// The files of the checkout an in-place agent may not write, relative to the project root,
+/// those that exist: a committed `.mcp.json` (its servers run at the person's next session),
+/// and, in a git repository, what a hook manager reads ([`gza_core::git::HOOK_MANAGER_FILES`]).
+/// Outside a repository no git hook runs, and a task there may need `package.json`.
+fn in_place_read_only_files(project_root: &Path, in_git: bool) -> Vec<String> {
+    std::iter::once(".mcp.json")
+        .chain(
+            gza_core::git::HOOK_MANAGER_FILES
+                .iter()
+                .copied()
+                .filter(|_| in_git),
+        )
+        .filter(|name| project_root.join(name).exists())
+        .map(str::to_string)
+        .collect()
+}
+
 /// `docker run`: the task's directory at /workspace; for a worktree, the project's `.git` at
 /// its own path, read-only, so the worktree's `.git` file (which names that path) resolves and
 /// no container can prune another task's worktree. The agent binary is the image's (its file
@@ -718,7 +740,7 @@ fn docker_invocation(place: &Place, inv: Invocation) -> Result<Invocation, Strin
             format!("{CONTAINER_WORKDIR}/{}:ro", gza_core::project::STATE_DIR),
         ]);
         // As for bwrap: what runs on the host later is read-only (an empty read-only folder
-        // where there is none), and a committed `.mcp.json` too.
+        // where there is none), and so are the hook managers' files and a committed `.mcp.json`.
         for (rel, exists) in in_place_read_only_folders(place.project_root) {
             if exists {
                 let host = s(&place.project_root.join(&rel));
@@ -727,12 +749,9 @@ fn docker_invocation(place: &Place, inv: Invocation) -> Result<Invocation, Strin
                 a.extend(["--tmpfs".into(), format!("{CONTAINER_WORKDIR}/{rel}:ro")]);
             }
         }
-        let mcp = place.project_root.join(".mcp.json");
-        if mcp.is_file() {
-            a.extend([
-                "-v".into(),
-                format!("{}:{CONTAINER_WORKDIR}/.mcp.json:ro", s(&mcp)),
-            ]);
+        for name in in_place_read_only_files(place.project_root, place.git_dir.is_some()) {
+            let host = s(&place.project_root.join(&name));
+            a.extend(["-v".into(), format!("{host}:{CONTAINER_WORKDIR}/{name}:ro")]);
         }
     }
     // Only the allowed variables, by name: docker takes each value from its own environment.
@@ -904,6 +923,7 @@ mod tests {
         std::fs::create_dir_all(root.path().join(".husky/_")).unwrap();
         std::fs::create_dir_all(root.path().join(".claude")).unwrap();
         std::fs::write(root.path().join(".mcp.json"), "{}").unwrap();
+        std::fs::write(root.path().join("lefthook.yml"), "pre-commit: {}").unwrap();
         let place = Place {
             task_id: gza_core::task::TaskId(3),
             provider: ProviderKind::Claude,
@@ -921,6 +941,7 @@ mod tests {
             format!("-v {r}/.claude:/workspace/.claude:ro"),
             format!("-v {r}/.husky:/workspace/.husky:ro"),
             format!("-v {r}/.mcp.json:/workspace/.mcp.json:ro"),
+            format!("-v {r}/lefthook.yml:/workspace/lefthook.yml:ro"),
             "--tmpfs /workspace/.gemini:ro".to_string(),
             "--tmpfs /workspace/.codex:ro".to_string(),
         ] {

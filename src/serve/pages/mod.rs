@@ -358,7 +358,7 @@ async fn login_page(
 ) -> Response {
     match query.token {
         Some(code) if app.security.signs_in_by_address() && app.security.token_ok(&code) => {
-            sign_in_response(&app, &code)
+            sign_in_response(&app)
         }
         Some(_) => (
             StatusCode::UNAUTHORIZED,
@@ -372,13 +372,13 @@ async fn login_page(
     }
 }
 
-/// Sign the browser in with `token` (a cookie only this dashboard's pages send) and go to the
-/// board.
-fn sign_in_response(app: &App, token: &str) -> Response {
+/// Sign the browser in (a cookie holding this run's session, never the token or code: a
+/// browser sends it to every port of the host) and go to the board.
+fn sign_in_response(app: &App) -> Response {
     let cookie = format!(
         "{}={}; HttpOnly; SameSite=Strict; Path=/",
         app.security.cookie_name(),
-        token.trim()
+        app.security.session()
     );
     let mut response = Redirect::to("/").into_response();
     if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
@@ -437,7 +437,7 @@ async fn login(State(app): State<Arc<App>>, axum::Form(form): axum::Form<LoginFo
         )
             .into_response();
     }
-    sign_in_response(&app, &form.token)
+    sign_in_response(&app)
 }
 
 #[cfg(test)]
