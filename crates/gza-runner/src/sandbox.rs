@@ -600,12 +600,18 @@ fn in_place_read_only_folders(project_root: &Path) -> Vec<(String, bool)> {
             folders.push(rel);
         }
     }
+    // A symbolic link is never mounted: binding it would bind what it names, which may be
+    // outside the project (a committed `.claude -> ~/.claude` would show the person's own
+    // folder to the agent), and a mount over it would be made where it points.
     folders
         .into_iter()
-        .map(|rel| {
-            let exists = project_root.join(&rel).is_dir();
-            (s(&rel), exists)
-        })
+        .filter_map(
+            |rel| match std::fs::symlink_metadata(project_root.join(&rel)) {
+                Ok(m) if m.file_type().is_symlink() => None,
+                Ok(m) => Some((s(&rel), m.is_dir())),
+                Err(_) => Some((s(&rel), false)),
+            },
+        )
         .collect()
 }
 
@@ -621,7 +627,11 @@ fn in_place_read_only_files(project_root: &Path, in_git: bool) -> Vec<String> {
                 .copied()
                 .filter(|_| in_git),
         )
-        .filter(|name| project_root.join(name).exists())
+        // Never a symbolic link, as for the folders above: binding one binds what it names.
+        .filter(|name| {
+            std::fs::symlink_metadata(project_root.join(name))
+                .is_ok_and(|m| !m.file_type().is_symlink())
+        })
         .map(str::to_string)
         .collect()
 }
@@ -954,6 +964,39 @@ mod tests {
             "{line}"
         );
         clean_up(SandboxKind::Docker, &place);
+    }
+
+    /// A committed symbolic link among those names is never mounted: binding it would show
+    /// what it names (the person's own `~/.claude`, a key) inside the sandbox.
+    #[test]
+    fn in_place_mounts_never_follow_a_link_out_of_the_project() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "key").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join(".claude")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), root.path().join(".mcp.json"))
+            .unwrap();
+        let place = Place {
+            task_id: gza_core::task::TaskId(4),
+            provider: ProviderKind::Claude,
+            project_root: root.path(),
+            workdir: root.path(),
+            home: None,
+            docker_image: Some("agents:1"),
+            git_dir: None,
+            sandbox_env: &[],
+        };
+        for kind in [SandboxKind::Docker, SandboxKind::Bwrap] {
+            let w = wrap(kind, &place, inv()).unwrap();
+            let line = w.args.join(" ");
+            assert!(!line.contains(".claude"), "{line}");
+            assert!(!line.contains(".mcp.json"), "{line}");
+            assert!(
+                !line.contains(&outside.path().display().to_string()),
+                "{line}"
+            );
+            clean_up(kind, &place);
+        }
     }
 
     #[test]
