@@ -108,10 +108,7 @@ fn an_in_place_agent_cannot_plant_a_hook_in_the_checkouts_hooks_folder() {
             ),
         )
         .unwrap();
-        p.config(&format!(
-            "provider: command\nproviders:\n  command:\n    command: [sh, {}]\nsandbox: bwrap\n",
-            serde_json::to_string(&p.path("agent.sh").to_string_lossy()).unwrap()
-        ));
+        in_place_bwrap_agent(&p);
         p.add(&["Explore", "--type", "explore"]);
         let run = p.run(&["work"]);
         assert_eq!(run.code, 0, "{hooks_path}: {run}");
@@ -171,10 +168,7 @@ fn an_in_place_agent_cannot_rewrite_what_a_hook_manager_runs_and_a_new_one_is_na
          echo notes > explored.txt\necho done\n",
     )
     .unwrap();
-    p.config(&format!(
-        "provider: command\nproviders:\n  command:\n    command: [sh, {}]\nsandbox: bwrap\n",
-        serde_json::to_string(&p.path("agent.sh").to_string_lossy()).unwrap()
-    ));
+    in_place_bwrap_agent(&p);
     p.add(&["Explore", "--type", "explore"]);
     let run = p.run(&["work"]);
     assert_eq!(run.code, 0, "{run}");
@@ -203,6 +197,15 @@ fn an_in_place_agent_cannot_rewrite_what_a_hook_manager_runs_and_a_new_one_is_na
         std::fs::read_to_string(p.path("explored.txt")).unwrap(),
         "notes\n"
     );
+}
+
+/// The project's agent: `sh agent.sh` (a script inside the project, which the in-place sandbox
+/// shows; HOME is hidden) in bubblewrap.
+fn in_place_bwrap_agent(p: &TestProject) {
+    p.config(&format!(
+        "provider: command\nproviders:\n  command:\n    command: [sh, {}]\nsandbox: bwrap\n",
+        serde_json::to_string(&p.path("agent.sh").to_string_lossy()).unwrap()
+    ));
 }
 
 /// A command agent that records that it ran; `sandbox` and `path` set the rest.

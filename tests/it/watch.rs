@@ -661,13 +661,7 @@ esac
     p.git(&["commit", "--quiet", "-m", "lefthook"]);
     // lefthook's stub, as `lefthook install` writes it (it runs what lefthook.yml says).
     let stub = p.path(".git/hooks/pre-commit");
-    std::fs::write(
-        &stub,
-        "#!/bin/sh
-exit 0
-",
-    )
-    .unwrap();
+    std::fs::write(&stub, "#!/bin/sh\nexit 0\n").unwrap();
     std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     p.add(&["Tidy the lint setup"]);
     let run = p.run(&["watch"]);
