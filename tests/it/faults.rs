@@ -346,10 +346,19 @@ fn storm(cluster: Option<&Cluster>, clones: usize) {
                         "check that it runs and the database setting (or GZA_DATABASE_URL) names it",
                     )
                     && err.contains("cannot reach PostgreSQL");
-                assert!(
-                    started_in_the_restart && !respawned_after_restart[n],
-                    "worker {n} ended on its own ({exit}): {err}"
-                );
+                if !started_in_the_restart || respawned_after_restart[n] {
+                    // What the clone's workers traced (warnings among them) says which step
+                    // gave up.
+                    let log =
+                        std::fs::read_to_string(projects[n % clones].path(".gza/logs/work.log"))
+                            .unwrap_or_default();
+                    let tail: Vec<&str> = log.lines().rev().take(60).collect();
+                    let tail: Vec<&str> = tail.into_iter().rev().collect();
+                    panic!(
+                        "worker {n} ended on its own ({exit}): {err}\nthe clone's work.log ends:\n{}",
+                        tail.join("\n")
+                    );
+                }
                 respawned_after_restart[n] = true;
                 workers[n] = spawn(n);
                 spawned_at[n] = std::time::Instant::now();

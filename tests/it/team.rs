@@ -1343,3 +1343,121 @@ fn db_status_json_says_in_json_that_the_database_cannot_be_reached() {
     p.ok(&["init"]);
     assert_eq!(p.json(&["db", "status", "--json"])["connection"], "ok");
 }
+
+/// A proxy to the test cluster whose first connection is ended as a restarting server ends
+/// its sessions, once the server has said it is ready for a query `answers` times: the next
+/// thing gza sends is not passed on, and gza is told `FATAL 57P01 terminating connection due
+/// to administrator command` (what `pg_ctl restart -m fast` sends to every session) and the
+/// connection closed. Later connections pass untouched, as to the restarted server. Returns
+/// its port. For connections without TLS (`sslmode=disable`).
+fn ended_as_by_a_restart_after(answers: usize) -> u16 {
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let first = Arc::new(AtomicBool::new(true));
+    proxy_to_cluster(move |mut client, mut server| {
+        if !first.swap(false, Ordering::SeqCst) {
+            let (mut from_client, mut to_server) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || std::io::copy(&mut from_client, &mut to_server));
+            let _ = std::io::copy(&mut server, &mut client);
+            return;
+        }
+        let ready = Arc::new(AtomicUsize::new(0));
+        let (mut from_client, mut to_server, mut to_client) = (
+            client.try_clone().unwrap(),
+            server.try_clone().unwrap(),
+            client.try_clone().unwrap(),
+        );
+        let seen = Arc::clone(&ready);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                let n = match from_client.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                if seen.load(Ordering::SeqCst) >= answers {
+                    let mut fields = Vec::new();
+                    for (code, text) in [
+                        (b'S', "FATAL"),
+                        (b'V', "FATAL"),
+                        (b'C', "57P01"),
+                        (b'M', "terminating connection due to administrator command"),
+                    ] {
+                        fields.push(code);
+                        fields.extend_from_slice(text.as_bytes());
+                        fields.push(0);
+                    }
+                    fields.push(0);
+                    let mut message = vec![b'E'];
+                    message.extend_from_slice(&(fields.len() as u32 + 4).to_be_bytes());
+                    message.extend_from_slice(&fields);
+                    let _ = to_client.write_all(&message);
+                    break;
+                }
+                if to_server.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+            let _ = to_client.shutdown(std::net::Shutdown::Both);
+            let _ = to_server.shutdown(std::net::Shutdown::Both);
+        });
+        let mut pending = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            let n = match server.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            pending.extend_from_slice(&buf[..n]);
+            while pending.len() >= 5 {
+                let len = u32::from_be_bytes(pending[1..5].try_into().unwrap()) as usize;
+                if pending.len() < 1 + len {
+                    break;
+                }
+                let message: Vec<u8> = pending.drain(..1 + len).collect();
+                // Counted before gza can see it, so what gza sends after is never passed on.
+                if message[0] == b'Z' {
+                    ready.fetch_add(1, Ordering::SeqCst);
+                }
+                if client.write_all(&message).is_err() {
+                    return;
+                }
+            }
+        }
+    })
+}
+
+/// A server that restarts while a command opens its project ends the new connection at
+/// whichever statement it is on: the lookup in the register of projects right after the
+/// connection opened, or the statements setting up the store after it. The command waits the
+/// restart out and does its work, as it does for a connection lost later. Only the connection
+/// itself was waited for: a storm's worker started just before a restart ended at once with
+/// "PostgreSQL … is shutting down or restarting" when the register's lookup was cut.
+#[test]
+fn a_restart_while_a_command_opens_its_project_is_waited_out_at_every_statement() {
+    let mut p = TestProject::empty_postgres();
+    p.ok(&["init"]);
+    p.add(&["already there"]);
+    let db = p.pg_database().unwrap().to_string();
+    for answers in 1..=6 {
+        for (n, args) in [&["history"][..], &["add", "added"]].iter().enumerate() {
+            let port = ended_as_by_a_restart_after(answers);
+            p.set_env(
+                "GZA_DATABASE_URL",
+                &format!("postgres://gza@127.0.0.1:{port}/{db}?sslmode=disable&connect_timeout=5"),
+            );
+            let run = p.run(args);
+            assert!(run.code == 0, "{args:?} cut after {answers} answers: {run}");
+            if n == 0 {
+                assert!(run.stdout.contains("already there"), "{run}");
+            }
+        }
+    }
+    p.unset_env("GZA_DATABASE_URL");
+    p.set_env("GZA_DATABASE_URL", &postgres::cluster().url(&db));
+    let history = p.ok(&["history"]);
+    // Each add stored once, whichever statement was cut.
+    assert_eq!(history.matches("added").count(), 6, "{history}");
+}

@@ -778,6 +778,15 @@ fn lost(e: &DbError) -> Option<Lost> {
     let DbError::Postgres(e) = e else {
         return None;
     };
+    lost_how(e)
+}
+
+/// Whether `e` says the connection was lost, or ended by a server shutting down or restarting.
+pub(crate) fn lost_pg(e: &postgres::Error) -> bool {
+    lost_how(e).is_some()
+}
+
+fn lost_how(e: &postgres::Error) -> Option<Lost> {
     if crate::pg::passing_state(e) {
         return Some(Lost::Aborted);
     }
@@ -803,7 +812,7 @@ pub fn reconnect_budget() -> Duration {
 /// The pause before reconnect attempt `attempt` (from 0): doubling from 100 ms up to 2 s,
 /// each jittered to between half and all of it, so workers cut off together do not come back
 /// together.
-fn backoff(attempt: u32) -> Duration {
+pub(crate) fn backoff(attempt: u32) -> Duration {
     use std::hash::{BuildHasher, Hasher};
     let full = Duration::from_millis(100)
         .saturating_mul(1u32 << attempt.min(5))

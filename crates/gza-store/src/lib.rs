@@ -413,6 +413,11 @@ impl Store {
 
     /// Connect to the project's schema in a shared PostgreSQL database, migrating it (and, with
     /// `create`, making it) first.
+    ///
+    /// A restart under way is waited out within the reconnect budget, but never by a hook
+    /// (`busy` given), which must not hold up a session: not only the connection itself but
+    /// what follows it (the register's lookup, the busy timeout, the schema's version), since a
+    /// server that goes down between them ends the new connection as it ends any other.
     fn connect_pg(
         spec: &gza_core::database::DatabaseSpec,
         project: &str,
@@ -420,14 +425,48 @@ impl Store {
         busy: Option<Duration>,
     ) -> Result<Store> {
         let resolved = pg::resolve(spec)?;
-        // A restart under way is waited out within the reconnect budget, but never by a hook
-        // (`busy` given), which must not hold up a session.
         let patience = if busy.is_some() {
             Duration::ZERO
         } else {
             db::reconnect_budget()
         };
-        let (mut client, socket) = pg::connect(&resolved, None, patience)?;
+        let started = std::time::Instant::now();
+        let mut attempt = 0;
+        loop {
+            let left = patience.saturating_sub(started.elapsed());
+            match Store::open_pg_once(&resolved, project, create, busy, left) {
+                Ok(store) => return Ok(store),
+                Err(Opening::Lost(e))
+                    if !left.is_zero() && !gza_core::process::stop_requested() =>
+                {
+                    tracing::warn!(error = %e, "PostgreSQL went away while the project was being opened; opening it again");
+                    std::thread::sleep(db::backoff(attempt).min(left));
+                    attempt += 1;
+                }
+                Err(Opening::Lost(e) | Opening::Failed(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// One attempt of [`Store::connect_pg`], waiting at most `patience` for the connection.
+    fn open_pg_once(
+        resolved: &pg::Resolved,
+        project: &str,
+        create: bool,
+        busy: Option<Duration>,
+        patience: Duration,
+    ) -> std::result::Result<Store, Opening> {
+        let (mut client, socket) =
+            pg::connect(resolved, None, patience).map_err(Opening::Failed)?;
+        let resolved = resolved.clone();
+        // What failed on the new connection because the server went away is tried again whole.
+        let refused = |client: &postgres::Client, e: postgres::Error, registering: bool| {
+            if client.is_closed() || db::lost_pg(&e) {
+                Opening::Lost(register_refused(&resolved, e, registering))
+            } else {
+                Opening::Failed(register_refused(&resolved, e, registering))
+            }
+        };
         let display = resolved.display();
         // The schema is the one the register gives this project's full name, never one derived
         // from the name and trusted: a name made to hash as another's (the 40-character slug
@@ -438,35 +477,41 @@ impl Store {
                 .map(|(socket, within)| deadline::arm(socket, within));
             let found = pg::registered(&mut client, project);
             if armed.is_some_and(deadline::Guard::disarm) {
-                return Err(classify(
+                return Err(Opening::Failed(classify(
                     Path::new(&format!("{display} (project {project})")),
                     DbError::Silent(deadline::statement_deadline().unwrap_or_default()),
-                ));
+                )));
             }
             found
         };
-        let schema = match looked_up.map_err(|e| register_refused(&resolved, e, false))? {
+        let looked_up = match looked_up {
+            Ok(found) => found,
+            Err(e) => return Err(refused(&client, e, false)),
+        };
+        let schema = match looked_up {
             Some(found) if found.exists && !found.usable => {
-                return Err(Error::Unreachable(format!(
+                return Err(Opening::Failed(Error::Unreachable(format!(
                     "PostgreSQL at {display} does not let user {user} use schema {schema} of project {project:?}; its owner grants it (GRANT USAGE ON SCHEMA {schema} TO {user}; GRANT ALL ON ALL TABLES IN SCHEMA {schema} TO {user}; the same ON ALL SEQUENCES), or connect as the user that made it",
                     user = resolved.user,
                     schema = found.schema,
-                )));
+                ))));
             }
             Some(found) if found.exists || create => found.schema,
             _ if !create => {
-                return Err(Error::MissingProject {
+                return Err(Opening::Failed(Error::MissingProject {
                     project: project.to_string(),
                     database: display,
-                });
+                }));
             }
-            _ => pg::register(&mut client, project)
-                .map_err(|e| register_refused(&resolved, e, true))?
-                .ok_or_else(|| {
-                    Error::Busy(format!(
+            _ => match pg::register(&mut client, project) {
+                Ok(Some(schema)) => schema,
+                Ok(None) => {
+                    return Err(Opening::Failed(Error::Busy(format!(
                         "another gza has been migrating {display} for a minute; wait for it and try again"
-                    ))
-                })?,
+                    ))));
+                }
+                Err(e) => return Err(refused(&client, e, true)),
+            },
         };
         let write_lock = pg::lock_key(&format!("{schema}:write"));
         // A connection lost later (the server restarted, the network went) is opened again
@@ -490,9 +535,17 @@ impl Store {
             },
             hook_changed: None,
         };
-        store.set_busy_timeout(busy.unwrap_or(BUSY_TIMEOUT))?;
-        store.migrate_pg(create)?;
-        Ok(store)
+        // Statements on the store replace a lost connection themselves, but not under the
+        // migration lock, which goes with it: a connection found lost is an attempt to repeat
+        // (migrations are transactional).
+        let settled = store
+            .set_busy_timeout(busy.unwrap_or(BUSY_TIMEOUT))
+            .and_then(|()| store.migrate_pg(create));
+        match settled {
+            Ok(()) => Ok(store),
+            Err(e) if store.db.is_broken() => Err(Opening::Lost(e)),
+            Err(e) => Err(Opening::Failed(e)),
+        }
     }
 
     /// The project's regeneration lock across machines, if nobody holds it: in team mode one
@@ -871,6 +924,14 @@ impl Store {
 
 /// The register of projects (`gza.projects`) could not be read or written, in one line: a role
 /// refused there is told what to grant, never to run `gza init` (which it could not do either).
+/// How an attempt to open a project in PostgreSQL failed ([`Store::connect_pg`]).
+enum Opening {
+    /// The server went away under it (restarting, or the connection dropped): worth another
+    /// attempt while the reconnect budget lasts.
+    Lost(Error),
+    Failed(Error),
+}
+
 fn register_refused(r: &pg::Resolved, e: postgres::Error, registering: bool) -> Error {
     use postgres::error::SqlState;
     let at = r.display();
