@@ -1858,9 +1858,33 @@ impl Store {
                 })
                 .map_err(|e| self.err(e))
         };
+        // One statement per table where one serves: each is a round trip, and on PostgreSQL a
+        // parse and a plan, at every call (`learnings stats` asked 38 statements).
+        let (active, archived, drafts) = self
+            .db
+            .query_row(
+                "SELECT COUNT(CASE WHEN status = 'active' THEN 1 END), \
+                        COUNT(CASE WHEN status = 'archived' THEN 1 END), \
+                        COUNT(CASE WHEN status = 'draft' THEN 1 END) FROM learnings",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| self.err(e))?;
+        // From the counters the triggers keep (V52/V22), not the injections themselves.
+        let events = grouped("SELECT event, n FROM injection_event_counts ORDER BY 2 DESC, 1")?;
+        let (regenerations, llm_calls, input_tokens, output_tokens) = self
+            .db
+            .query_row(
+                "SELECT COUNT(*), CAST(COALESCE(SUM(llm_calls), 0) AS BIGINT), \
+                        CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT), \
+                        CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) FROM learnings_versions",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .map_err(|e| self.err(e))?;
         let mut t = LearningsTotals {
-            active: q("SELECT COUNT(*) FROM learnings WHERE status = 'active'")?,
-            archived: q("SELECT COUNT(*) FROM learnings WHERE status = 'archived'")?,
+            active,
+            archived,
             by_section: grouped(
                 "SELECT section, COUNT(*) FROM learnings WHERE status = 'active' GROUP BY section ORDER BY 2 DESC, 1",
             )?,
@@ -1871,14 +1895,9 @@ impl Store {
             by_origin: grouped(
                 "SELECT origin, COUNT(*) FROM learnings WHERE status = 'active' GROUP BY origin ORDER BY 1",
             )?,
-            // From the counters the triggers keep (V52/V22), not the injections themselves.
-            injections: q(
-                "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM injection_event_counts",
-            )?,
-            injections_by_event: grouped(
-                "SELECT event, n FROM injection_event_counts WHERE n > 0 ORDER BY 2 DESC, 1",
-            )?,
-            drafts: q("SELECT COUNT(*) FROM learnings WHERE status = 'draft'")?,
+            injections: events.iter().map(|e| e.count).sum(),
+            injections_by_event: events.into_iter().filter(|e| e.count > 0).collect(),
+            drafts,
             // Not COUNT(DISTINCT session_id): that reads every injection given to a session,
             // so it grew with the history (a session is given learnings at each prompt). This
             // skips from one session to the next through the index on session_id (each step is
@@ -1899,16 +1918,10 @@ impl Store {
                 "SELECT CAST(COALESCE(SUM(given - injected), 0) AS BIGINT) FROM learning_injection_counts",
             )?,
             tasks_extracted: q("SELECT COUNT(*) FROM learning_extractions")?,
-            regenerations: q("SELECT COUNT(*) FROM learnings_versions")?,
-            llm_calls: q(
-                "SELECT CAST(COALESCE(SUM(llm_calls), 0) AS BIGINT) FROM learnings_versions",
-            )?,
-            input_tokens: q(
-                "SELECT CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) FROM learnings_versions",
-            )?,
-            output_tokens: q(
-                "SELECT CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) FROM learnings_versions",
-            )?,
+            regenerations,
+            llm_calls,
+            input_tokens,
+            output_tokens,
             last: None,
         };
         if t.sessions > SESSIONS_COUNTED {

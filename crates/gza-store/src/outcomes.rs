@@ -721,19 +721,39 @@ impl Store {
         use chrono::SubsecRound;
         // Stored times are to the second: a bound with fractions would sort after its own second.
         let now = now.trunc_subsecs(0);
-        let mut out = Vec::with_capacity(weeks as usize);
-        for ago in (0..i64::from(weeks)).rev() {
-            let to = now - chrono::Duration::weeks(ago);
-            let from = to - chrono::Duration::weeks(1);
-            let n: i64 = self
-                .db
-                .one(
-                    "SELECT COUNT(*) FROM learnings WHERE created_at > ?1 AND created_at <= ?2",
-                    params![gza_core::time::to_db(&from), gza_core::time::to_db(&to)],
-                )
-                .map_err(|e| self.err(e))?;
-            out.push(n);
+        if weeks == 0 {
+            return Ok(Vec::new());
         }
+        // Week k (oldest first) is (bounds[k], bounds[k + 1]]; all of them in one statement.
+        let bounds: Vec<String> = (0..=i64::from(weeks))
+            .rev()
+            .map(|ago| gza_core::time::to_db(&(now - chrono::Duration::weeks(ago))))
+            .collect();
+        let counts: Vec<String> = (1..=weeks as usize)
+            .map(|k| {
+                format!(
+                    "COUNT(CASE WHEN created_at > ?{k} AND created_at <= ?{} THEN 1 END)",
+                    k + 1
+                )
+            })
+            .collect();
+        let sql = format!(
+            "SELECT {} FROM learnings WHERE created_at > ?1 AND created_at <= ?{}",
+            counts.join(", "),
+            weeks + 1
+        );
+        let values: Vec<&dyn crate::db::ToParam> = bounds
+            .iter()
+            .map(|b| b as &dyn crate::db::ToParam)
+            .collect();
+        let out = self
+            .db
+            .query_row(&sql, &values, |r| {
+                (0..weeks as usize)
+                    .map(|k| r.get(k))
+                    .collect::<DbResult<Vec<i64>>>()
+            })
+            .map_err(|e| self.err(e))?;
         Ok(out)
     }
 }
