@@ -668,3 +668,33 @@ fn near_duplicates_take_one_slot_in_a_search_even_when_one_has_hints() {
     let twins = ids.iter().filter(|id| ["L1", "L2"].contains(id)).count();
     assert_eq!(twins, 1, "one of the two near-duplicates: {hits}");
 }
+
+/// A task prompt longer than the part of it that is embedded (its first 96 tokens): a ticket
+/// whose template boilerplate comes first and whose problem comes last. Only its start was
+/// read by meaning, so the learning its problem calls for was never found; read by its
+/// sentences too, it is (and the unrelated ones stay out).
+#[test]
+fn a_long_prompts_problem_after_its_boilerplate_finds_its_learning() {
+    let mut p = TestProject::new();
+    p.use_model();
+    for text in [
+        "The invoice PDF renderer crashes with newer system fonts: pin the fonts package version in the Dockerfile",
+        "Run cargo sqlx prepare after changing any SQL query so the offline cache stays current",
+        "Weekly summary emails are scheduled in the customer's time zone, not UTC",
+        "Use the feature flag service for anything customer-visible; never hard-code rollouts",
+        "Newsletter copy lives in the marketing repo, not here",
+        "Settings page forms use the shared FormField component with zod schemas",
+    ] {
+        p.ok(&["learnings", "add", text]);
+    }
+    let prompt = "Ticket opened from the support portal. Please read the contribution guide before \
+        picking this up. Reviewers expect small pull requests, a linked ticket, a short \
+        description of the change and screenshots for anything visible. Keep commits focused and \
+        rebase on the main branch before asking for review. If you are unsure about scope, ask in \
+        the team channel first. Remember that Friday afternoons are reserved for demos, so plan \
+        your review requests accordingly. The on-call rotation is posted in the wiki. Thanks for \
+        helping keep the queue short!\n\
+        Problem: the nightly export job crashed with a segfault inside the PDF renderer right \
+        after the font package was upgraded on the build image.";
+    assert_eq!(search(&p, prompt), ["L1"]);
+}

@@ -321,6 +321,20 @@ impl Embedder {
         self.embed_prefix(text, self.max_tokens)
     }
 
+    /// Whether all of `text` is within `max_tokens` tokens (and the model's limit), so that
+    /// [`Embedder::embed_prefix`] reads the whole of it, not only its start.
+    pub fn fits(&self, text: &str, max_tokens: usize) -> bool {
+        let limit = max_tokens.min(self.max_tokens);
+        self.tokenizer.encode(text, limit + 1).len() <= limit
+    }
+
+    /// How many tokens [`Embedder::embed_prefix`] reads of `text` with `max_tokens`.
+    pub fn tokens(&self, text: &str, max_tokens: usize) -> usize {
+        self.tokenizer
+            .encode(text, max_tokens.min(self.max_tokens))
+            .len()
+    }
+
     /// The embedding of the start of `text`: at most `max_tokens` tokens (and the model's limit).
     /// Time grows with the tokens, so a long query is embedded by its start.
     pub fn embed_prefix(&self, text: &str, max_tokens: usize) -> Vec<f32> {
