@@ -922,8 +922,6 @@ impl Store {
     }
 }
 
-/// The register of projects (`gza.projects`) could not be read or written, in one line: a role
-/// refused there is told what to grant, never to run `gza init` (which it could not do either).
 /// How an attempt to open a project in PostgreSQL failed ([`Store::connect_pg`]).
 enum Opening {
     /// The server went away under it (restarting, or the connection dropped): worth another
@@ -932,6 +930,8 @@ enum Opening {
     Failed(Error),
 }
 
+/// The register of projects (`gza.projects`) could not be read or written, in one line: a role
+/// refused there is told what to grant, never to run `gza init` (which it could not do either).
 fn register_refused(r: &pg::Resolved, e: postgres::Error, registering: bool) -> Error {
     use postgres::error::SqlState;
     let at = r.display();
